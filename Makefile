@@ -1,0 +1,37 @@
+# Two commands: `make run` and `make test`. Everything they need is installed from the npm registry
+# (Bun itself comes from the `bun` package), so a machine with only Node 20 + npm is enough.
+BUN      := node_modules/.bin/bun
+TSC      := node_modules/.bin/tsc
+CONFIG   ?= conf/default.toml
+STAMP    := node_modules/.install-stamp
+
+.PHONY: run test typecheck bench build clean deps
+
+deps: $(STAMP)
+
+# `npm install` rather than `npm ci`: npm 11 writes lock files that omit other platforms' optional
+# packages (msgpackr-extract for darwin/win32) and then `npm ci` refuses them as out of sync.
+# `npm install` still installs the versions pinned in package-lock.json.
+$(STAMP): package.json package-lock.json
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+run: deps
+	$(BUN) src/main.ts --config $(CONFIG)
+
+typecheck: deps
+	$(TSC) --noEmit -p tsconfig.json
+
+test: deps typecheck
+	$(BUN) test --timeout 60000
+
+bench: deps
+	$(BUN) bench/ingest.ts
+	$(BUN) bench/s3-latency.ts
+	$(BUN) bench/updates-api.ts
+
+build: deps
+	$(BUN) build --compile --minify src/main.ts --outfile dist/doi-holdings
+
+clean:
+	rm -rf dist var/db

@@ -1,0 +1,28 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { S3BucketSettings } from '../config/index.ts';
+
+/** An S3 client for one configured bucket, with timeouts so a slow server cannot hang a sync. */
+export function s3ClientFor(settings: S3BucketSettings): S3Client {
+  return new S3Client({
+    endpoint: settings.endpoint,
+    region: settings.region,
+    forcePathStyle: settings.forcePathStyle,
+    credentials: settings.credentials,
+    maxAttempts: 2,
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000, requestTimeout: 60_000 }),
+  });
+}
+
+/** Words an operator can act on for the errors S3 servers give. */
+export function describeS3Error(e: unknown, settings: S3BucketSettings): { code: string; message: string } {
+  const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; code?: string };
+  const where = `S3 bucket "${settings.bucket}"${settings.endpoint ? ` at ${settings.endpoint}` : ''}`;
+  const status = err.$metadata?.httpStatusCode;
+  const name = err.name ?? err.code ?? 'Error';
+  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken'].includes(name) || status === 403)
+    return { code: 'S3_CREDENTIALS', message: `${where}: access refused (${name}): check the credentials from ${settings.credentialSource}` };
+  if (name === 'NoSuchBucket') return { code: 'S3_NO_SUCH_BUCKET', message: `${where}: the bucket does not exist` };
+  if (status !== undefined && status >= 500) return { code: 'S3_SERVER_ERROR', message: `${where}: server error ${status} (${name})` };
+  return { code: 'S3_UNREACHABLE', message: `${where}: ${name}: ${err.message ?? String(e)}` };
+}

@@ -1,0 +1,205 @@
+import { mkdirSync, renameSync, existsSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync-client';
+import type { S3BucketSettings } from '../config/index.ts';
+import type { Logger } from '../log.ts';
+import { describeS3Error, s3ClientFor } from './s3-client.ts';
+import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
+
+/**
+ * Mirrors an S3 bucket (under its prefix) into a local folder that is then ingested like a local bucket.
+ *
+ * s3-sync-client does the download and sets the file's mtime to the object's LastModified, but it writes in
+ * place and compares by size and mtime only. So: we list with ListObjectsV2 to keep each ETag, download into a
+ * hidden `.s3-partial/` folder the watcher ignores (GetObject with If-Match, so the bytes are those listed) and
+ * rename into place. Objects deleted from the bucket are never deleted here; a key re-uploaded with other
+ * content keeps its old copy under `.superseded/` (raw deposits are never lost) and the new one is handed on,
+ * where the ledger quarantines it as a same-key conflict.
+ */
+
+const PARTIAL = '.s3-partial';
+const SUPERSEDED = '.superseded';
+const CONCURRENCY = 8;
+const MAX_BACKOFF_MS = 5 * 60_000;
+/**
+ * S3 gives LastModified to the second. An object is taken only once its LastModified second had ended before
+ * the listing began: then every object of that second is in the same listing, and files reach the ingestor
+ * in (LastModified, key) order whether a replica sees them one by one or all at once (DESIGN section 2).
+ */
+const SAME_SECOND_GUARD_MS = 1000;
+
+export interface SyncResult {
+  listed: number;
+  downloaded: string[];
+  skippedKeys: string[];
+}
+
+export interface S3MirrorOptions {
+  settings: S3BucketSettings;
+  log: Logger;
+  envName: string;
+  /** keys downloaded by one complete sync round, handed on together so they can be applied in order */
+  onChange?: (keys: string[]) => void | Promise<void>;
+  client?: S3Client;
+}
+
+export class S3Mirror {
+  private readonly client: S3Client;
+  private readonly sync: S3SyncClient;
+  private readonly state: Map<string, MirroredObject>;
+  private readonly warned = new Set<string>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private inFlight: Promise<unknown> | undefined;
+  private failures = 0;
+  private closed = false;
+  lastError: { code: string; message: string } | undefined;
+  lastSuccessAt = 0;
+
+  constructor(private readonly opts: S3MirrorOptions) {
+    this.client = opts.client ?? s3ClientFor(opts.settings);
+    this.sync = new S3SyncClient({ client: this.client });
+    mkdirSync(opts.settings.path, { recursive: true });
+    rmSync(join(opts.settings.path, PARTIAL), { recursive: true, force: true }); // leftovers of a crash
+    this.state = loadMirrorState(opts.settings.path);
+  }
+
+  /** Syncs now, then every pollMs; failures back off exponentially and never stop the loop. */
+  start(): void {
+    this.tick();
+  }
+
+  private tick(): void {
+    if (this.closed) return;
+    this.inFlight = this.syncOnce()
+      .then(() => {
+        this.failures = 0;
+      })
+      .catch(() => {
+        this.failures++;
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+        if (this.closed) return;
+        const { pollMs } = this.opts.settings;
+        const delay = this.failures === 0 ? pollMs : Math.min(MAX_BACKOFF_MS, Math.max(pollMs, 1000 * 2 ** (this.failures - 1)));
+        this.timer = setTimeout(() => this.tick(), delay);
+      });
+  }
+
+  /** One complete round: list, download what is new or changed, hand the new keys on. Throws on failure. */
+  async syncOnce(): Promise<SyncResult> {
+    const { settings, log, envName, onChange } = this.opts;
+    let objects: { key: string; rel: string; etag: string; size: number; lastModified: number }[];
+    const listStart = Date.now();
+    try {
+      objects = await this.list();
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
+    const todo = objects.filter((o) => {
+      if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
+      const known = this.state.get(o.rel);
+      return !known || known.etag !== o.etag || known.size !== o.size;
+    });
+    const downloaded: string[] = [];
+    let firstError: unknown;
+    for (let i = 0; i < todo.length; i += CONCURRENCY) {
+      const results = await Promise.allSettled(todo.slice(i, i + CONCURRENCY).map((o) => this.download(o)));
+      results.forEach((r, j) => {
+        if (r.status === 'fulfilled') downloaded.push(todo[i + j]!.rel);
+        else firstError ??= r.reason;
+      });
+      if (downloaded.length > 0) saveMirrorState(settings.path, this.state);
+    }
+    if (downloaded.length > 0) {
+      log.log('info', 's3.synced', { env: envName, bucket: settings.bucket, listed: objects.length, downloaded: downloaded.length });
+      await onChange?.(downloaded);
+    }
+    if (firstError) {
+      this.fail(firstError);
+      throw firstError;
+    }
+    if (this.lastError) log.log('info', 's3.recovered', { env: envName, bucket: settings.bucket });
+    this.lastError = undefined;
+    this.lastSuccessAt = Date.now();
+    return { listed: objects.length, downloaded, skippedKeys: [...this.warned] };
+  }
+
+  private async list() {
+    const { settings } = this.opts;
+    const out: { key: string; rel: string; etag: string; size: number; lastModified: number }[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix || undefined, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) {
+        if (!o.Key || o.Key.endsWith('/')) continue;
+        const rel = o.Key.slice(settings.prefix.length);
+        if (!safeRelativeKey(rel)) {
+          this.warnOnce(o.Key, 'the key would lead outside the mirror folder; not mirrored');
+          continue;
+        }
+        out.push({ key: o.Key, rel, etag: o.ETag ?? '', size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 });
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return out;
+  }
+
+  private async download(o: { key: string; rel: string; etag: string; size: number; lastModified: number }): Promise<void> {
+    const { settings } = this.opts;
+    const partialDir = join(settings.path, PARTIAL);
+    const tmpName = `${crypto.randomUUID()}.partial`;
+    mkdirSync(partialDir, { recursive: true });
+    const tmp = join(partialDir, tmpName);
+    try {
+      await this.sync.send(
+        new DownloadBucketObjectCommand({
+          bucketObject: new BucketObject({ id: tmpName, key: o.key, bucket: settings.bucket, lastModified: o.lastModified, size: o.size }),
+          localDir: partialDir,
+          commandInput: o.etag ? { IfMatch: o.etag } : undefined,
+        }),
+      );
+      const final = join(settings.path, o.rel);
+      mkdirSync(dirname(final), { recursive: true });
+      const previous = this.state.get(o.rel);
+      if (previous && existsSync(final)) {
+        const keep = join(settings.path, SUPERSEDED, `${o.rel}.${previous.etag.replace(/[^0-9a-zA-Z-]/g, '')}`);
+        mkdirSync(dirname(keep), { recursive: true });
+        renameSync(final, keep);
+      }
+      renameSync(tmp, final);
+      this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  private fail(e: unknown): void {
+    const { settings, log, envName } = this.opts;
+    this.lastError = describeS3Error(e, settings);
+    log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });
+  }
+
+  private warnOnce(key: string, why: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, why });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.inFlight;
+    this.client.destroy();
+  }
+}
+
+/** A key that stays inside the mirror folder and does not collide with its hidden bookkeeping. */
+function safeRelativeKey(rel: string): boolean {
+  if (rel === '' || rel.startsWith('/') || rel.includes('\\') || /[\u0000-\u001f]/.test(rel)) return false;
+  return !rel.split('/').some((p) => p === '..' || p === '.' || p === '');
+}

@@ -1,0 +1,103 @@
+import { fault, type Fault } from '../fault.ts';
+import type { EnvName } from '../config/index.ts';
+
+/** DESIGN section 7: one program, one command per invocation. */
+export type Command =
+  | { kind: 'serve' }
+  | { kind: 'dump'; platform?: string; doi?: string }
+  | { kind: 'validate'; files: string[] }
+  | { kind: 'ingest'; files: string[] }
+  | { kind: 'import-updates'; source: string; format?: 'retraction-watch-csv' | 'crossref-json' }
+  | { kind: 'failures' }
+  | { kind: 'retry'; key: string }
+  | { kind: 'help' }
+  | { kind: 'version' };
+
+export interface Invocation {
+  command: Command;
+  configPath?: string;
+  env: EnvName;
+}
+
+const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format']);
+
+export function parseArgs(argv: readonly string[]): Invocation | Fault {
+  const flags = new Map<string, string>();
+  const seen: string[] = [];
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq > 0 ? a.slice(0, eq) : a;
+      seen.push(name);
+      if (TAKES_VALUE.has(name)) {
+        const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
+        if (v === undefined || v === '') return fault('USAGE', `${name} needs a value`);
+        flags.set(name, v);
+      } else if (eq > 0) return fault('USAGE', `${name} takes no value`);
+      else flags.set(name, '');
+    } else if (a === '-h') flags.set('--help', '');
+    else positional.push(a);
+  }
+  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version']);
+  const unknown = seen.find((s) => !known.has(s));
+  if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
+  const env = flags.get('--env') ?? 'production';
+  if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
+  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version'].filter((m) => flags.has(m));
+  if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
+  const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
+  const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
+  const base = { configPath: flags.get('--config'), env: env as EnvName };
+  const noPositional = (cmd: Command): Invocation | Fault =>
+    rest.length > 0 ? fault('USAGE', `unexpected argument ${JSON.stringify(rest[0])}`) : { ...base, command: cmd };
+  switch (mode) {
+    case undefined:
+    case 'serve':
+      return noPositional({ kind: 'serve' });
+    case '--help':
+      return { ...base, command: { kind: 'help' } };
+    case '--version':
+      return { ...base, command: { kind: 'version' } };
+    case '--dump':
+      return noPositional({ kind: 'dump', platform: flags.get('--platform'), doi: flags.get('--doi') });
+    case '--failures':
+      return noPositional({ kind: 'failures' });
+    case '--validate':
+    case '--ingest':
+      if (rest.length === 0) return fault('USAGE', `${mode} needs at least one FILE`);
+      return { ...base, command: { kind: mode === '--validate' ? 'validate' : 'ingest', files: rest } };
+    case '--retry':
+      if (rest.length !== 1) return fault('USAGE', '--retry needs exactly one KEY (<platform>/<name>.jsonl.gz, see --failures)');
+      return { ...base, command: { kind: 'retry', key: rest[0]! } };
+    case '--import-updates': {
+      if (rest.length !== 1) return fault('USAGE', '--import-updates needs exactly one PATH or URL');
+      const format = flags.get('--format');
+      if (format !== undefined && format !== 'retraction-watch-csv' && format !== 'crossref-json')
+        return fault('USAGE', '--format must be retraction-watch-csv or crossref-json');
+      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format } };
+    }
+    default:
+      return fault('USAGE', `unknown mode ${mode}`);
+  }
+}
+
+export const HELP = `doi-holdings: DOI holdings ingestion and Updates API service
+
+Usage:
+  doi-holdings [serve] [--config PATH]        run the daemon (the default)
+  doi-holdings --dump [--env staging] [--platform P] [--doi D]
+                                              print live holdings as JSON lines, store order
+  doi-holdings --validate FILE...             a publisher's dry run: report every rejected line; no store touched
+  doi-holdings --ingest [--env staging] FILE...
+                                              apply files given as <platform>/<name>.jsonl.gz paths, in order
+  doi-holdings --import-updates [--env staging] [--format retraction-watch-csv|crossref-json] PATH|URL
+                                              import Retraction Watch CSV or Crossref works JSON
+  doi-holdings --failures [--env staging]     quarantined files and same-key conflicts, with reasons
+  doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
+  doi-holdings --help | --version
+
+Config: --config PATH, else $DOI_HOLDINGS_CONFIG, else conf/default.toml.
+Exit codes: 0 ok, 1 input faults found (a rejected line or file), 2 usage or config error.
+`;

@@ -1,0 +1,134 @@
+import { basename, dirname, resolve } from 'node:path';
+import type { Config, EnvName } from '../config/index.ts';
+import { doiKey, fileNameProblem, normaliseDoiInput, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
+import { ingestFileNow, type IngestOutcome } from '../ingest/index.ts';
+import type { Store } from '../store/index.ts';
+import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
+
+/** --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block). */
+export function dumpCommand(store: Store, filter: { platform?: string; doi?: string }, io: Output): number {
+  const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
+  for (const line of store.dump({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(line));
+  return EXIT_OK;
+}
+
+/** --validate: a publisher's dry run. Same parser as ingestion, nothing stored. */
+export async function validateCommand(files: string[], config: Config, io: Output): Promise<number> {
+  const platforms = new Set(config.platforms.map((p) => p.name));
+  let faults = 0;
+  for (const path of files) {
+    const nameProblem = fileNameProblem(basename(path));
+    const folder = basename(dirname(resolve(path)));
+    if (!nameProblem && !platforms.has(folder))
+      io.out(`${path}: note: "${folder}" is not a registered platform; deposit it as <platform>/${basename(path)}`);
+    let parsed: ParsedDeposit | { code: string; message: string };
+    try {
+      parsed = await parseDepositFile(new Uint8Array(await Bun.file(path).arrayBuffer()), { maxDecompressedBytes: config.ingest.maxDecompressedBytes });
+    } catch (e) {
+      parsed = { code: 'READ_FAILED', message: `cannot read: ${(e as Error).message}` };
+    }
+    if (nameProblem) {
+      faults++;
+      io.out(`${path}: REJECTED ${nameProblem.code}: ${nameProblem.message}`);
+    }
+    if ('code' in parsed) {
+      faults++;
+      io.out(`${path}: REJECTED ${parsed.code}: ${parsed.message}; nothing of this file would be applied`);
+      continue;
+    }
+    const valid = parsed.records.length;
+    io.out(`${path}: ${parsed.recordLines} records, ${valid} valid DOIs, ${parsed.rejected.length} rejected lines${parsed.superseded ? `, ${parsed.superseded} superseded by a later line` : ''}`);
+    for (const r of parsed.rejected) io.out(`  line ${r.line}${r.path ? ` ${r.path}` : ''}: ${r.code}: ${r.message}`);
+    if (parsed.rejected.length > 0) faults++;
+  }
+  return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
+}
+
+/** --ingest: applies files given as .../<platform>/<name>.jsonl.gz, in the order given. */
+export async function ingestCommand(files: string[], store: Store, config: Config, io: Output): Promise<number> {
+  const platforms = new Set(config.platforms.map((p) => p.name));
+  let faults = 0;
+  for (const path of files) {
+    const abs = resolve(path);
+    const root = dirname(dirname(abs));
+    const outcome = await ingestFileNow(store, root, bucketKeyOf(abs), platforms, config.ingest);
+    io.out(JSON.stringify(describeOutcome(store.env, outcome)));
+    if (isFault(outcome)) faults++;
+  }
+  return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
+}
+
+/** --failures: quarantined files and same-key conflicts, one JSON line each. */
+export function failuresCommand(store: Store, io: Output): number {
+  for (const f of store.failures()) {
+    if (f.kind === 'quarantined') {
+      const { key, code, message, tries, lastModified, recordedAt } = f.entry;
+      io.out(JSON.stringify({ env: store.env, kind: 'quarantined', key, code, message, tries, lastModified: new Date(lastModified).toISOString(), recordedAt }));
+    } else {
+      const { key, hash, appliedHash, recordedAt } = f.conflict;
+      io.out(
+        JSON.stringify({
+          env: store.env,
+          kind: 'conflict',
+          key,
+          code: 'KEY_REUSED',
+          message: `${key} was already applied with other content (sha256 ${appliedHash.slice(0, 12)}); this content (sha256 ${hash.slice(0, 12)}) is not applied: file names must be unique`,
+          recordedAt,
+        }),
+      );
+    }
+  }
+  return EXIT_OK;
+}
+
+/** --retry KEY: clears the quarantine and applies the file from the environment's bucket folder now. */
+export async function retryCommand(key: string, store: Store, env: EnvName, config: Config, io: Output): Promise<number> {
+  const bucket = config.buckets[env];
+  if (!bucket) {
+    io.err(`no bucket is configured for ${env}`);
+    return EXIT_USAGE;
+  }
+  const entry = store.fileEntry(key);
+  if (!entry) {
+    io.err(`${key}: not in the ${env} ledger; --failures lists what can be retried`);
+    return EXIT_USAGE;
+  }
+  if (entry.outcome === 'applied') {
+    const conflicts = [...store.failures()].filter((f) => f.kind === 'conflict' && f.conflict.key === key);
+    io.err(
+      conflicts.length > 0
+        ? `${key}: a file with this key was already applied; the conflicting content cannot be applied under the same name. Ask the platform to deposit it under a new file name.`
+        : `${key}: already applied; nothing to retry`,
+    );
+    return EXIT_USAGE;
+  }
+  const platforms = new Set(config.platforms.map((p) => p.name));
+  const outcome = await ingestFileNow(store, bucket.path, key, platforms, config.ingest, { retry: true });
+  io.out(JSON.stringify(describeOutcome(env, outcome)));
+  return isFault(outcome) ? EXIT_INPUT_FAULTS : EXIT_OK;
+}
+
+function isFault(o: IngestOutcome): boolean {
+  if (o.status === 'applied') return (o.entry.counts?.rejected ?? 0) > 0;
+  return o.status !== 'duplicate';
+}
+
+function describeOutcome(env: EnvName, o: IngestOutcome): Record<string, unknown> {
+  switch (o.status) {
+    case 'applied':
+      return { env, key: o.entry.key, outcome: 'applied', counts: o.entry.counts, rejectedLines: o.entry.rejectedLines };
+    case 'duplicate':
+      return { env, key: o.entry.key, outcome: 'duplicate', message: 'the same file was applied before; nothing done' };
+    case 'conflict':
+      return { env, key: o.conflict.key, outcome: 'conflict', code: 'KEY_REUSED', message: `${o.conflict.key} was already applied with other content; not applied (file names must be unique)` };
+    case 'quarantined':
+      return { env, key: o.entry.key, outcome: 'quarantined', code: o.entry.code, message: o.entry.message };
+    case 'missing':
+      return { env, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
+  }
+}
+
+/** `<platform>/<name>` from a file path: the last two segments. */
+function bucketKeyOf(path: string): string {
+  return `${basename(dirname(path))}/${basename(path)}`;
+}

@@ -1,0 +1,2 @@
+export { loadConfig, resolveConfig } from './load.ts';
+export * from './resolved.ts';

@@ -1,0 +1,169 @@
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ConfigFile } from './schema.ts';
+import { DEFAULT_INGEST, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
+import { fault, FaultError } from '../fault.ts';
+
+const checkConfig = TypeCompiler.Compile(ConfigFile);
+
+/**
+ * Reads, validates and resolves a TOML config. Every fault is listed with its path; `env` is passed in
+ * (not read from process.env here) so tests control it.
+ */
+export interface LoadOptions {
+  /** serve needs every secret; CLI commands that never reach S3 or HTTP do not (false) */
+  requireSecrets?: boolean;
+}
+
+export function loadConfig(path: string, env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new FaultError(fault('CONFIG_UNREADABLE', `config ${path}: cannot read: ${(e as Error).message}`));
+  }
+  let raw: unknown;
+  try {
+    raw = Bun.TOML.parse(text);
+  } catch (e) {
+    throw new FaultError(fault('CONFIG_NOT_TOML', `config ${path}: not valid TOML: ${(e as Error).message}`));
+  }
+  return resolveConfig(raw, path, env, opts);
+}
+
+export function resolveConfig(raw: unknown, path: string, env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
+  const problems = [...checkConfig.Errors(raw)].map((e) => `  ${e.path || '/'}: ${e.message}`);
+  if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true));
+  if (problems.length > 0) {
+    const unique = [...new Set(problems)];
+    throw new FaultError(fault('CONFIG_INVALID', `config ${path} is invalid:\n${unique.join('\n')}`));
+  }
+  const file = raw as ConfigFile;
+  const base = dirname(resolve(path));
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
+  const [host, port] = splitListen(file.server?.listen ?? '127.0.0.1:8080');
+
+  const buckets = {} as Config['buckets'];
+  for (const name of ENV_NAMES) {
+    const b = file.buckets[name];
+    if (b) buckets[name] = resolveBucket(b, abs, env);
+  }
+  return {
+    source: resolve(path),
+    server: { host, port, maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024 },
+    store: {
+      dir: abs(file.store?.dir ?? 'var/db'),
+      mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
+    },
+    ingest: { ...DEFAULT_INGEST, ...stripUndefined(file.ingest ?? {}) },
+    buckets,
+    platforms: file.platforms.map((p) => ({
+      name: p.name,
+      entitlementUrl: p.entitlementUrl,
+      entitlementHeader: p.entitlementHeader ?? 'authorization',
+      entitlementSecret: p.entitlementSecretEnv ? env[p.entitlementSecretEnv] : undefined,
+      entitlementTimeoutMs: p.entitlementTimeoutMs ?? 2000,
+      entitlementConcurrency: p.entitlementConcurrency ?? 64,
+    })),
+    integrators: (file.integrators ?? []).flatMap((i) => {
+      const apiKey = i.apiKey ?? env[i.apiKeyEnv!];
+      return apiKey === undefined ? [] : [{ name: i.name, apiKey, updates: i.updates ?? false }];
+    }),
+    updates: {
+      dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
+      urls: (file.updates?.urls ?? []).map((u) => ({
+        url: u.url,
+        format: u.format,
+        everyMs: Math.round((u.everyMinutes ?? 1440) * 60_000),
+      })),
+    },
+  };
+}
+
+/** Rules the schema cannot say: uniqueness, either/or fields, environment variables that must be set. */
+function semanticProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  file.platforms.forEach((p, i) => {
+    if (seen.has(p.name)) out.push(`  /platforms/${i}/name: platform "${p.name}" is registered twice`);
+    seen.add(p.name);
+    if (requireSecrets && p.entitlementSecretEnv && env[p.entitlementSecretEnv] === undefined)
+      out.push(`  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set`);
+  });
+  const names = new Set<string>();
+  const keys = new Set<string>();
+  (file.integrators ?? []).forEach((it, i) => {
+    if (names.has(it.name)) out.push(`  /integrators/${i}/name: integrator "${it.name}" is configured twice`);
+    names.add(it.name);
+    if ((it.apiKey === undefined) === (it.apiKeyEnv === undefined)) {
+      out.push(`  /integrators/${i}: give exactly one of apiKey or apiKeyEnv`);
+      return;
+    }
+    const key = it.apiKey ?? env[it.apiKeyEnv!];
+    if (key === undefined) {
+      if (requireSecrets) out.push(`  /integrators/${i}/apiKeyEnv: environment variable ${it.apiKeyEnv} is not set`);
+    }
+    else if (key.length < 8) out.push(`  /integrators/${i}/apiKeyEnv: the key in ${it.apiKeyEnv} is shorter than 8 characters`);
+    else if (keys.has(key)) out.push(`  /integrators/${i}: the same API key is given to two integrators`);
+    if (key !== undefined) keys.add(key);
+  });
+  for (const name of ENV_NAMES) {
+    const b = file.buckets[name];
+    if (b?.kind !== 's3') continue;
+    if ((b.accessKeyIdEnv === undefined) !== (b.secretAccessKeyEnv === undefined))
+      out.push(`  /buckets/${name}: give both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
+    for (const field of ['accessKeyIdEnv', 'secretAccessKeyEnv'] as const) {
+      const v = b[field];
+      if (requireSecrets && v !== undefined && env[v] === undefined)
+        out.push(`  /buckets/${name}/${field}: environment variable ${v} is not set`);
+    }
+  }
+  if (file.buckets.staging && resolveSame(file.buckets.production.path, file.buckets.staging.path))
+    out.push('  /buckets/staging/path: staging must not share the production bucket folder');
+  const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
+  if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
+  return out;
+}
+
+function resolveSame(a: string, b: string): boolean {
+  return resolve(a) === resolve(b);
+}
+
+function resolveBucket(
+  b: ConfigFile['buckets']['production'],
+  abs: (p: string) => string,
+  env: Record<string, string | undefined>,
+): BucketSettings {
+  if (b.kind === 'local') return { kind: 'local', path: abs(b.path) };
+  const credentials =
+    b.accessKeyIdEnv && b.secretAccessKeyEnv && env[b.accessKeyIdEnv] !== undefined && env[b.secretAccessKeyEnv] !== undefined
+      ? { accessKeyId: env[b.accessKeyIdEnv]!, secretAccessKey: env[b.secretAccessKeyEnv]! }
+      : undefined;
+  return {
+    kind: 's3',
+    path: abs(b.path),
+    endpoint: b.endpoint,
+    region: b.region ?? 'us-east-1',
+    bucket: b.bucket,
+    prefix: normalisePrefix(b.prefix ?? ''),
+    forcePathStyle: b.forcePathStyle ?? false,
+    credentials,
+    credentialSource: credentials ? `${b.accessKeyIdEnv}/${b.secretAccessKeyEnv}` : 'the default AWS credential chain',
+    pollMs: Math.round((b.pollSeconds ?? 30) * 1000),
+  };
+}
+
+function normalisePrefix(p: string): string {
+  const trimmed = p.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+function splitListen(listen: string): [string, number] {
+  const i = listen.lastIndexOf(':');
+  return [listen.slice(0, i), Number(listen.slice(i + 1))];
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,118 @@
+import { Type as t, type Static } from '@sinclair/typebox';
+
+/** The TOML shape of DESIGN section 8, as written by the operator (paths may be relative to the file). */
+
+const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', description: 'the bucket folder of its files' });
+
+export const LocalBucket = t.Object(
+  {
+    kind: t.Literal('local'),
+    path: t.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const S3Bucket = t.Object(
+  {
+    kind: t.Literal('s3'),
+    /** the local mirror folder */
+    path: t.String({ minLength: 1 }),
+    endpoint: t.Optional(t.String({ pattern: '^https?://' })),
+    region: t.String({ minLength: 1, default: 'us-east-1' }),
+    bucket: t.String({ minLength: 3 }),
+    prefix: t.Optional(t.String()),
+    forcePathStyle: t.Optional(t.Boolean()),
+    accessKeyIdEnv: t.Optional(t.String({ minLength: 1 })),
+    secretAccessKeyEnv: t.Optional(t.String({ minLength: 1 })),
+    pollSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+  },
+  { additionalProperties: false },
+);
+
+export const BucketConfig = t.Union([LocalBucket, S3Bucket]);
+export type BucketConfig = Static<typeof BucketConfig>;
+
+export const PlatformConfig = t.Object(
+  {
+    name: PlatformName,
+    entitlementUrl: t.Optional(t.String({ pattern: '^https?://' })),
+    entitlementHeader: t.Optional(t.String({ minLength: 1 })),
+    entitlementSecretEnv: t.Optional(t.String({ minLength: 1 })),
+    entitlementTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 60000 })),
+    entitlementConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 1024 })),
+  },
+  { additionalProperties: false },
+);
+
+export const IntegratorConfig = t.Object(
+  {
+    name: t.String({ minLength: 1 }),
+    apiKey: t.Optional(t.String({ minLength: 8 })),
+    apiKeyEnv: t.Optional(t.String({ minLength: 1 })),
+    updates: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateUrlSource = t.Object(
+  {
+    url: t.String({ pattern: '^https?://' }),
+    format: t.Union([t.Literal('retraction-watch-csv'), t.Literal('crossref-json')]),
+    everyMinutes: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFile = t.Object(
+  {
+    server: t.Optional(
+      t.Object(
+        {
+          listen: t.Optional(t.String({ pattern: '^[^:]+:[0-9]{1,5}$' })),
+          maxBodyBytes: t.Optional(t.Integer({ minimum: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    store: t.Optional(
+      t.Object(
+        {
+          dir: t.Optional(t.String({ minLength: 1 })),
+          mapSizeGiB: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    ingest: t.Optional(
+      t.Object(
+        {
+          maxDecompressedBytes: t.Optional(t.Integer({ minimum: 1024 })),
+          maxTries: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
+          retryBaseMs: t.Optional(t.Integer({ minimum: 1 })),
+          settleMs: t.Optional(t.Integer({ minimum: 0, maximum: 60000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    buckets: t.Object(
+      {
+        production: BucketConfig,
+        staging: t.Optional(BucketConfig),
+      },
+      { additionalProperties: false },
+    ),
+    platforms: t.Array(PlatformConfig, { minItems: 1 }),
+    integrators: t.Optional(t.Array(IntegratorConfig)),
+    updates: t.Optional(
+      t.Object(
+        {
+          dropDir: t.Optional(t.String({ minLength: 1 })),
+          urls: t.Optional(t.Array(UpdateUrlSource)),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ConfigFile = Static<typeof ConfigFile>;

@@ -1,0 +1,53 @@
+import type { BucketSettings, Config, EnvName } from '../config/index.ts';
+import { FolderWatch, S3Mirror } from '../bucket/index.ts';
+import { Ingestor } from '../ingest/index.ts';
+import type { Logger } from '../log.ts';
+import { Store } from '../store/index.ts';
+
+/** One deployment environment inside the daemon: its store, its bucket folder watch and its ingestor. */
+export class EnvironmentRunner {
+  readonly store: Store;
+  readonly ingestor: Ingestor;
+  private readonly watch: FolderWatch;
+  readonly mirror: S3Mirror | undefined;
+
+  constructor(
+    readonly env: EnvName,
+    readonly bucket: BucketSettings,
+    config: Config,
+    log: Logger,
+  ) {
+    this.store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes });
+    this.ingestor = new Ingestor({
+      env,
+      store: this.store,
+      root: bucket.path,
+      platforms: new Set(config.platforms.map((p) => p.name)),
+      settings: config.ingest,
+      log,
+    });
+    this.watch = new FolderWatch({
+      root: bucket.path,
+      settleMs: config.ingest.settleMs,
+      live: bucket.kind === 'local',
+      log,
+      envName: env,
+      onFiles: (keys) => this.ingestor.submit(keys),
+    });
+
+    if (bucket.kind === 's3')
+      this.mirror = new S3Mirror({ settings: bucket, log, envName: env, onChange: (keys) => this.ingestor.submit(keys) });
+  }
+
+  async start(): Promise<void> {
+    await this.watch.start();
+    this.mirror?.start();
+  }
+
+  async close(): Promise<void> {
+    await this.mirror?.close();
+    await this.watch.close();
+    await this.ingestor.close();
+    await this.store.close();
+  }
+}

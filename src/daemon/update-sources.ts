@@ -1,0 +1,110 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { UpdateUrlSettings } from '../config/index.ts';
+import { scanBucketFolder } from '../bucket/index.ts';
+import { importSource, type ConditionalState } from '../ingest/index.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/index.ts';
+
+/**
+ * Update information sources the daemon follows (DESIGN section 5): files dropped into a folder, and URLs
+ * fetched on a schedule with conditional GET. Imports run one at a time; each goes to every environment.
+ */
+export class UpdateSources {
+  private watcher: FSWatcher | undefined;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly opts: { dropDir?: string; urls: readonly UpdateUrlSettings[]; stores: readonly Store[]; log: Logger },
+  ) {}
+
+  async start(): Promise<void> {
+    const { dropDir, urls } = this.opts;
+    if (dropDir) {
+      mkdirSync(dropDir, { recursive: true });
+      this.watcher = watch(dropDir, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 300, pollInterval: 50 }, depth: 0 });
+      const onFile = (path: string) => this.enqueue(() => this.importFile(path));
+      this.watcher.on('add', onFile).on('change', onFile);
+      await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
+      const existing = (await scanBucketFolder(dropDir))
+        .filter((k) => !k.includes('/'))
+        .map((k) => join(dropDir, k))
+        .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+      for (const path of existing) this.enqueue(() => this.importFile(path));
+    }
+    for (const u of urls) {
+      this.enqueue(() => this.importUrl(u));
+      this.timers.push(setInterval(() => this.enqueue(() => this.importUrl(u)), u.everyMs));
+    }
+  }
+
+  /** Resolves when every queued import has finished (tests). */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.watcher?.close();
+    await this.chain;
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { error: String(e) }));
+  }
+
+  private get meta() {
+    return this.opts.stores[0]!.dbs.meta;
+  }
+
+  /** A dropped file already imported with the same size and mtime is not read again. */
+  private async importFile(path: string): Promise<void> {
+    let s;
+    try {
+      s = statSync(path);
+    } catch {
+      return;
+    }
+    const key = `updatesFile:${path}`;
+    const seen = this.meta.get(key) as { size: number; mtimeMs: number } | undefined;
+    if (seen && seen.size === s.size && seen.mtimeMs === s.mtimeMs) return;
+    if (await this.run(path, {})) await this.meta.put(key, { size: s.size, mtimeMs: s.mtimeMs });
+  }
+
+  private async importUrl(u: UpdateUrlSettings): Promise<void> {
+    const key = `updatesUrl:${u.url}`;
+    const conditional = (this.meta.get(key) as ConditionalState | undefined) ?? {};
+    const state = await this.run(u.url, { format: u.format, conditional });
+    if (state && typeof state === 'object') await this.meta.put(key, state);
+  }
+
+  /** Imports one source; true (or the new HTTP validators) when it was read whole. */
+  private async run(source: string, opts: { format?: UpdateUrlSettings['format']; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
+    const { stores, log } = this.opts;
+    const started = performance.now();
+    const result = await importSource(stores, source, opts);
+    if ('notModified' in result) {
+      log.log('info', 'updates.not_modified', { source });
+      return false;
+    }
+    if ('code' in result) {
+      log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });
+      return false;
+    }
+    log.log(Object.keys(result.parsed.report.skipped).length ? 'warn' : 'info', 'updates.imported', {
+      source,
+      format: result.format,
+      rows: result.parsed.report.rows,
+      works: result.parsed.works.size,
+      skipped: result.parsed.report.skipped,
+      firstSkipped: result.parsed.report.examples.slice(0, 3),
+      applied: result.applied,
+      ms: Math.round(performance.now() - started),
+    });
+    return result.state ?? true;
+  }
+}

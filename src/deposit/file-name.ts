@@ -1,0 +1,41 @@
+import { fault, type Fault } from '../fault.ts';
+
+/** Bucket path rules (DESIGN section 2): `<platform>/<name>.jsonl.gz`, the name containing an RFC 4122 UUID. */
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export interface DepositPath {
+  platform: string;
+  name: string;
+  /** `<platform>/<name>`: the file's key in the bucket and the ledger */
+  key: string;
+}
+
+/** Checks a bucket-relative key; `platforms` are the registered platform names. */
+export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault {
+  if (CONTROL.test(key)) return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
+  const parts = key.split('/');
+  if (parts.some((p) => p === '..' || p === '.'))
+    return fault('BAD_PATH', `${key}: the path contains "." or ".." segments`);
+  if (parts.length === 1) return fault('NOT_IN_PLATFORM_FOLDER', `${key}: files must be inside a platform folder (<platform>/<name>.jsonl.gz)`);
+  if (parts.length > 2 || parts.some((p) => p === ''))
+    return fault('NESTED_PATH', `${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`);
+  const [platform, name] = parts as [string, string];
+  if (!platforms.has(platform)) return fault('UNKNOWN_PLATFORM', `${key}: platform "${platform}" is not registered in the config`);
+  const nameFault = fileNameProblem(name);
+  if (nameFault) return fault(nameFault.code, `${key}: ${nameFault.message}`);
+  return { platform, name, key };
+}
+
+/** The rules on the file name alone (interface 4.1): a UUID, and the .jsonl.gz extension. */
+export function fileNameProblem(name: string): Fault | undefined {
+  if (!name.endsWith('.jsonl.gz')) return fault('BAD_EXTENSION', 'the file name must end in .jsonl.gz');
+  if (!UUID.test(name)) return fault('NAME_WITHOUT_UUID', 'the file name must contain a UUID (RFC 4122) so that it is unique');
+  return undefined;
+}
+
+/** A key is a deposit candidate at all (used to ignore our own temp files and dotfiles in a mirror). */
+export function isHiddenOrTemp(key: string): boolean {
+  return key.split('/').some((p) => p.startsWith('.')) || key.endsWith('.partial') || key.endsWith('~');
+}

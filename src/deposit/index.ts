@@ -1,0 +1,14 @@
+export * from './schema.ts';
+export { doiKey, doiProblem, normaliseDoiInput, MAX_DOI_BYTES } from './doi.ts';
+export { parseDepositPath, fileNameProblem, isHiddenOrTemp, type DepositPath } from './file-name.ts';
+export {
+  parseDepositFile,
+  parseDepositText,
+  parseRecordLine,
+  MAX_LINE_BYTES,
+  MAX_RECORDS_PER_FILE,
+  type ParsedDeposit,
+  type ParsedRecord,
+  type RejectedLine,
+  type ParseOptions,
+} from './parse.ts';

@@ -1,0 +1,32 @@
+import { Type as t, type Static } from '@sinclair/typebox';
+
+/** Interface section 2.1/2.2: one schema each, no extra properties. */
+
+export const ACCESS_TYPES = ['paid', 'open', 'free', 'permFree'] as const;
+export const CONTENT_TYPES = ['application/pdf', 'text/html', 'application/epub+zip', 'other'] as const;
+
+export const AccessType = t.Union(ACCESS_TYPES.map((a) => t.Literal(a)));
+export type AccessType = Static<typeof AccessType>;
+
+export const ContentType = t.Union(CONTENT_TYPES.map((c) => t.Literal(c)));
+export type ContentType = Static<typeof ContentType>;
+
+export const VorItem = t.Object(
+  {
+    url: t.String({ pattern: '^https?://' }),
+    contentType: t.Optional(ContentType),
+  },
+  { additionalProperties: false },
+);
+export type VorItem = Static<typeof VorItem>;
+
+export const DepositRecord = t.Object(
+  {
+    doi: t.String(),
+    accessType: t.Optional(AccessType),
+    deleted: t.Optional(t.Boolean()),
+    vor: t.Optional(t.Array(VorItem, { minItems: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type DepositRecord = Static<typeof DepositRecord>;

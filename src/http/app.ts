@@ -1,0 +1,75 @@
+import { Elysia } from 'elysia';
+import type { EnvName, IntegratorSettings } from '../config/index.ts';
+import type { IngestStats } from '../ingest/index.ts';
+import type { Store } from '../store/index.ts';
+import { ApiKeys } from './auth.ts';
+import { errorResponse, jsonResponse } from './errors.ts';
+import { renderMetrics, RequestCounters } from './metrics.ts';
+import { openApiDocument } from './openapi.ts';
+import { handleUpdates } from './updates-route.ts';
+
+export interface EnvHandles {
+  store: Store;
+  ingest?: IngestStats;
+}
+
+export interface HttpDeps {
+  integrators: readonly IntegratorSettings[];
+  maxBodyBytes: number;
+  envs: { production: EnvHandles; staging?: EnvHandles };
+  health: () => { ok: boolean; checks: Record<string, unknown> };
+  version: string;
+  now?: () => number;
+}
+
+const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
+
+/**
+ * The HTTP face (DESIGN section 6). Operations routes (/healthz, /metrics, /openapi.json) carry no key: they
+ * are for the operator's network, behind the proxy that faces integrators.
+ */
+export function createApp(deps: HttpDeps) {
+  const keys = new ApiKeys(deps.integrators);
+  const requests = new RequestCounters();
+  const openapi = JSON.stringify(openApiDocument(deps.version));
+  const now = deps.now ?? Date.now;
+  const counted = (route: string, r: Response) => {
+    requests.note(route, r.status);
+    return r;
+  };
+  let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error }) => {
+    if (code === 'NOT_FOUND') return counted('other', errorResponse(404, 'NOT_FOUND', 'no such route'));
+    return counted('other', errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`));
+  });
+  for (const env of ['production', 'staging'] as EnvName[]) {
+    const prefix = env === 'production' ? '' : '/staging';
+    for (const path of UPDATE_PATHS) {
+      const route = `${prefix}${path}`;
+      app = app
+        .post(
+          route,
+          async ({ request }) =>
+            counted(route, await handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, deps.maxBodyBytes)),
+          { parse: 'none' },
+        )
+        .all(route, ({ request }) =>
+          counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use POST`, { allow: 'POST' })),
+        );
+    }
+  }
+  return app
+    .get('/openapi.json', () => jsonResponse(openapi))
+    .get('/healthz', () => {
+      const h = deps.health();
+      return counted('/healthz', jsonResponse(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', ...h.checks }), h.ok ? 200 : 503));
+    })
+    .get('/metrics', () => {
+      const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
+        const h = deps.envs[env];
+        return h ? [{ env, store: h.store, ingest: h.ingest }] : [];
+      });
+      return new Response(renderMetrics(sources, requests, now()), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
+    });
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,60 @@
+import type { EnvName } from '../config/index.ts';
+import type { IngestStats } from '../ingest/index.ts';
+import type { Store } from '../store/index.ts';
+
+/** Prometheus text exposition (format 0.0.4) of the stores, the ingestors and the HTTP counters. */
+
+export class RequestCounters {
+  private readonly counts = new Map<string, number>();
+  note(route: string, status: number): void {
+    const k = `${route}\u0000${status}`;
+    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+  }
+  *entries(): Generator<[string, number, number]> {
+    for (const [k, v] of this.counts) {
+      const [route, status] = k.split('\u0000');
+      yield [route!, Number(status), v];
+    }
+  }
+}
+
+export interface MetricsSource {
+  env: EnvName;
+  store: Store;
+  ingest?: IngestStats;
+}
+
+export function renderMetrics(sources: readonly MetricsSource[], requests: RequestCounters, now: number): string {
+  const out: string[] = [];
+  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: [Record<string, string | number>, number][]) => {
+    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [labels, value] of samples) out.push(`${name}${labelText(labels)} ${value}`);
+  };
+  family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
+  family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]));
+  const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
+  family('doi_holdings_files_applied_total', 'counter', 'Deposit files applied since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]));
+  family('doi_holdings_files_quarantined_total', 'counter', 'Deposit files quarantined since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.quarantined]));
+  family('doi_holdings_file_conflicts_total', 'counter', 'Same-key-other-content deposits since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.conflicts]));
+  family('doi_holdings_file_retries_total', 'counter', 'Recoverable faults retried since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.retries]));
+  family('doi_holdings_ingest_queue_depth', 'gauge', 'Files waiting to be applied.', ingest.map(({ env, ingest: i }) => [{ env }, i.queueDepth]));
+  family(
+    'doi_holdings_records_total',
+    'counter',
+    'Deposit records by outcome since start.',
+    ingest.flatMap(({ env, ingest: i }) => Object.entries(i.records).map(([outcome, n]) => [{ env, outcome }, n] as [Record<string, string>, number])),
+  );
+  family(
+    'doi_holdings_seconds_since_progress',
+    'gauge',
+    'Seconds since the ingestor last finished a file (-1: none yet).',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.lastProgressAt ? Math.round((now - i.lastProgressAt) / 1000) : -1]),
+  );
+  family('doi_holdings_http_requests_total', 'counter', 'HTTP requests by route and status.', [...requests.entries()].map(([route, status, n]) => [{ route, status }, n]));
+  return `${out.join('\n')}\n`;
+}
+
+function labelText(labels: Record<string, string | number>): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}

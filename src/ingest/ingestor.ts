@@ -1,0 +1,272 @@
+import type { EnvName, IngestSettings } from '../config/index.ts';
+import { isHiddenOrTemp, parseDepositPath } from '../deposit/index.ts';
+import type { Logger } from '../log.ts';
+import type { ApplyStatus, FileEntry, PreparedFile, Store } from '../store/index.ts';
+import { prepareFile, RECOVERABLE_FILE_FAULTS } from './prepare.ts';
+import { readBucketFile, statBucketFile, type BucketFile } from './read-bucket-file.ts';
+import { IngestStats } from './stats.ts';
+
+/** A cold replica applies several queued files per transaction (DESIGN section 4): bounded by files and records. */
+const MAX_BATCH_FILES = 8;
+const MAX_BATCH_RECORDS = 40_000;
+
+interface Pending {
+  key: string;
+  lastModified: number;
+  tries: number;
+  /** not before (ms, from the injected clock) */
+  due: number;
+  retry?: boolean;
+}
+
+export interface IngestorOptions {
+  env: EnvName;
+  store: Store;
+  /** the bucket folder (a local bucket, or an S3 mirror) */
+  root: string;
+  platforms: ReadonlySet<string>;
+  settings: IngestSettings;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. Files already in the
+ * ledger with the same identity are no-ops; recoverable faults are retried with backoff, then quarantined.
+ */
+export class Ingestor {
+  readonly stats = new IngestStats();
+  private readonly pending = new Map<string, Pending>();
+  private running: Promise<void> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  private readonly now: () => number;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly opts: IngestorOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Queues bucket keys (relative paths); cheap to call with keys already applied. */
+  async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
+    for (const key of keys) {
+      if (this.closed || isHiddenOrTemp(key)) continue;
+      let s: { size: number; lastModified: number };
+      try {
+        s = await statBucketFile(this.opts.root, key);
+      } catch {
+        continue; // vanished: nothing to apply
+      }
+      if (!opts.retry && this.alreadyLedgered(key, s)) continue;
+      const prev = this.pending.get(key);
+      this.pending.set(key, { key, lastModified: s.lastModified, tries: prev?.tries ?? 0, due: prev?.due ?? 0, retry: opts.retry || prev?.retry });
+    }
+    this.stats.queueDepth = this.pending.size;
+    this.kick();
+  }
+
+  /** Resolves once nothing is pending or in flight (tests, CLI). */
+  idle(): Promise<void> {
+    if (this.pending.size === 0 && !this.running) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    this.pending.clear();
+    this.wakeIdle();
+  }
+
+  private alreadyLedgered(key: string, s: { size: number; lastModified: number }): boolean {
+    const entry = this.opts.store.fileEntry(key);
+    // Same size and LastModified as the ledgered file: the same deposit (a changed object gets a new LastModified).
+    return entry !== undefined && entry.size === s.size && entry.lastModified === s.lastModified;
+  }
+
+  private kick(): void {
+    if (this.running || this.closed) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      this.stats.queueDepth = this.pending.size;
+      if (this.pending.size > 0 && !this.closed) this.schedule();
+      else this.wakeIdle();
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const next = Math.min(...[...this.pending.values()].map((p) => this.dueAt(p)));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, Math.max(0, next - this.now()));
+  }
+
+  private wakeIdle(): void {
+    const w = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const f of w) f();
+  }
+
+  /** When a pending file may be applied: after its retry backoff. */
+  private dueAt(p: Pending): number {
+    return p.due;
+  }
+
+  /** The next due files in apply order. */
+  private nextDue(): Pending[] {
+    const t = this.now();
+    return [...this.pending.values()].filter((p) => this.dueAt(p) <= t).sort(applyOrder);
+  }
+
+  private async drain(): Promise<void> {
+    let inFlight: Promise<void> | undefined;
+    for (;;) {
+      if (this.closed) break;
+      const due = this.nextDue();
+      // An earlier file still waiting for a retry holds back later ones, to keep the apply order.
+      const waiting = [...this.pending.values()].filter((p) => this.dueAt(p) > this.now()).sort(applyOrder)[0];
+      const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
+      if (ready.length === 0) break;
+      const batch: PreparedFile[] = [];
+      let records = 0;
+      for (const p of ready) {
+        if (batch.length >= MAX_BATCH_FILES || records >= MAX_BATCH_RECORDS) break;
+        this.pending.delete(p.key);
+        const prepared = await this.prepare(p);
+        if (prepared === 'retry') break; // keep order: nothing after a file waiting for a retry
+        if (prepared === undefined) continue;
+        batch.push(prepared);
+        records += prepared.parsed.records.length;
+      }
+      await inFlight; // one transaction in flight while the next batch is parsed
+      if (batch.length > 0) inFlight = this.applyBatch(batch);
+    }
+    await inFlight;
+  }
+
+  /** Reads and parses one pending file; quarantines file-level faults; undefined when there is nothing to apply. */
+  private async prepare(p: Pending): Promise<PreparedFile | undefined | 'retry'> {
+    const { root, platforms, settings, store, log, env } = this.opts;
+    const tries = p.tries + 1;
+    const pathCheck = parseDepositPath(p.key, platforms);
+    if ('code' in pathCheck) {
+      const s = await statBucketFile(root, p.key).catch(() => undefined);
+      if (!s) return undefined;
+      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code: pathCheck.code, message: pathCheck.message, tries, recordedAt: '' });
+      return undefined;
+    }
+    let file: BucketFile;
+    const t0 = performance.now();
+    try {
+      file = await readBucketFile(root, p.key);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT') return undefined;
+      return this.retryOrQuarantine(p, tries, 'READ_FAILED', `${p.key}: cannot read: ${err.message}`);
+    }
+    const readMs = Math.round((performance.now() - t0) * 10) / 10;
+    const existing = store.fileEntry(p.key);
+    if (existing && existing.hash === file.hash && !p.retry) return undefined;
+    if (existing?.outcome === 'applied' && existing.hash !== file.hash) {
+      const conflict = await store.recordConflict(file);
+      if (conflict) this.report({ status: 'conflict', conflict, entry: existing }, 0);
+      return undefined;
+    }
+    const prepared = await prepareFile(file, platforms, settings.maxDecompressedBytes, tries);
+    if ('code' in prepared) {
+      if (RECOVERABLE_FILE_FAULTS.has(prepared.code) && tries < settings.maxTries)
+        return this.retryOrQuarantine(p, tries, prepared.code, `${p.key}: ${prepared.message}`);
+      await this.quarantine({
+        key: p.key,
+        platform: prepared.platform,
+        size: file.size,
+        hash: file.hash,
+        lastModified: file.lastModified,
+        code: prepared.code,
+        message: `${p.key}: ${prepared.message}`,
+        tries,
+        recordedAt: '',
+      });
+      return undefined;
+    }
+    prepared.timings.readMs = readMs;
+    prepared.retry = p.retry;
+    log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.parsed.records.length });
+    return prepared;
+  }
+
+  private async retryOrQuarantine(p: Pending, tries: number, code: string, message: string): Promise<'retry' | undefined> {
+    const { settings, log, env } = this.opts;
+    if (tries >= settings.maxTries) {
+      const s = await statBucketFile(this.opts.root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }));
+      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code, message: `${message} (gave up after ${tries} tries)`, tries, recordedAt: '' });
+      return undefined;
+    }
+    const delay = settings.retryBaseMs * 2 ** (tries - 1);
+    log.log('warn', 'file.retry', { env, key: p.key, code, message, tries, retryInMs: delay });
+    this.stats.retries++;
+    this.pending.set(p.key, { ...p, tries, due: this.now() + delay });
+    return 'retry';
+  }
+
+  private async applyBatch(batch: PreparedFile[]): Promise<void> {
+    const { store, log, env } = this.opts;
+    let results: ApplyStatus[];
+    const t0 = performance.now();
+    try {
+      results = await store.applyFiles(batch);
+    } catch (e) {
+      // Nothing of the batch was committed. Apply its files one by one so one bad file cannot hold back or
+      // quarantine the others; a single file that fails is retried later (map full, disk error...).
+      if (batch.length > 1) {
+        for (const f of batch) await this.applyBatch([f]);
+        return;
+      }
+      const f = batch[0]!;
+      const p: Pending = { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
+      await this.retryOrQuarantine(p, f.tries, 'APPLY_FAILED', `${f.key}: the store transaction failed: ${(e as Error).message}`);
+      return;
+    }
+    const ms = performance.now() - t0;
+    for (const r of results) this.report(r, ms / results.length);
+    this.stats.lastProgressAt = this.now();
+    log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
+  }
+
+  private report(r: ApplyStatus, ms: number): void {
+    const { log, env } = this.opts;
+    if (r.status === 'applied') {
+      this.stats.noteApplied(r.entry, ms);
+      log.log(r.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', {
+        env,
+        key: r.entry.key,
+        ...r.entry.counts,
+        firstRejected: r.entry.rejectedLines?.slice(0, 3),
+      });
+    } else if (r.status === 'conflict') {
+      this.stats.conflicts++;
+      log.log('error', 'file.conflict', {
+        env,
+        key: r.conflict.key,
+        code: 'KEY_REUSED',
+        message: `${r.conflict.key}: this key was already applied with other content; the new content is quarantined (file names must be unique)`,
+      });
+    }
+  }
+
+  private async quarantine(entry: Omit<FileEntry, 'outcome'>): Promise<void> {
+    const { store, log, env } = this.opts;
+    await store.quarantine({ ...entry, recordedAt: new Date(this.now()).toISOString() });
+    this.stats.quarantined++;
+    this.stats.lastProgressAt = this.now();
+    log.log('error', 'file.quarantined', { env, key: entry.key, code: entry.code, message: entry.message });
+  }
+}
+
+/** DESIGN section 2: files apply in (bucket LastModified, key) order. */
+function applyOrder(a: Pending, b: Pending): number {
+  return a.lastModified - b.lastModified || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}

@@ -1,0 +1,36 @@
+import { parseDepositFile, parseDepositPath } from '../deposit/index.ts';
+import type { Fault } from '../fault.ts';
+import type { PreparedFile } from '../store/index.ts';
+import type { BucketFile } from './read-bucket-file.ts';
+
+/** File-level faults that may be a file still being written: retried before they quarantine the file. */
+export const RECOVERABLE_FILE_FAULTS = new Set(['GZIP_TRUNCATED']);
+
+/** Path rules, then gunzip + parse: a file ready for the store, or the fault that stops the whole file. */
+export async function prepareFile(
+  file: BucketFile,
+  platforms: ReadonlySet<string>,
+  maxDecompressedBytes: number,
+  tries: number,
+): Promise<PreparedFile | (Fault & { platform?: string })> {
+  const path = parseDepositPath(file.key, platforms);
+  if ('code' in path) return path;
+  const t0 = performance.now();
+  const parsed = await parseDepositFile(file.bytes, { maxDecompressedBytes });
+  const parseMs = round(performance.now() - t0);
+  if ('code' in parsed) return { ...parsed, platform: path.platform };
+  return {
+    key: file.key,
+    platform: path.platform,
+    size: file.size,
+    hash: file.hash,
+    lastModified: file.lastModified,
+    parsed,
+    timings: { readMs: 0, parseMs },
+    tries,
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

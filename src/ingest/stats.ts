@@ -1,0 +1,25 @@
+import type { FileEntry } from '../store/index.ts';
+
+/** In-memory ingest counters for /metrics and /healthz (the ledger holds the durable reports). */
+export class IngestStats {
+  filesApplied = 0;
+  quarantined = 0;
+  conflicts = 0;
+  retries = 0;
+  queueDepth = 0;
+  lastProgressAt = 0;
+  readonly records = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, rejected: 0 };
+  applyMsTotal = 0;
+
+  noteApplied(entry: FileEntry, ms: number): void {
+    this.filesApplied++;
+    this.applyMsTotal += ms;
+    const c = entry.counts!;
+    this.records.added += c.added;
+    this.records.updated += c.updated;
+    this.records.removed += c.removed;
+    this.records.unchanged += c.unchanged;
+    this.records.noopRemovals += c.noopRemovals;
+    this.records.rejected += c.rejected;
+  }
+}

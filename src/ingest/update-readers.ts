@@ -1,0 +1,43 @@
+import { doiKey } from '../deposit/index.ts';
+import type { WorkUpdates } from '../store/index.ts';
+import { newReport, readCrossref, readRetractionWatch, type ImportReport, type WorkUpdate } from '../updates/index.ts';
+
+export type UpdateFormat = 'retraction-watch-csv' | 'crossref-json';
+
+export interface ParsedUpdates {
+  /** DOI key -> the work's updates from this source, one per (source, updateDoi, updateType): the later row wins */
+  works: Map<string, WorkUpdates>;
+  report: ImportReport;
+}
+
+/** Reads a whole source into per-work update lists (65k rows are a few MB: held in memory, rows streamed). */
+export async function readUpdates(
+  format: UpdateFormat,
+  chunks: AsyncIterable<Uint8Array>,
+  onProgress?: (rows: number, bytes: number) => void,
+): Promise<ParsedUpdates> {
+  const report = newReport();
+  let bytes = 0;
+  const counted = (async function* () {
+    for await (const c of chunks) {
+      bytes += c.length;
+      yield c;
+    }
+  })();
+  const progress = onProgress ? (rows: number) => onProgress(rows, bytes) : undefined;
+  const updates = format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
+  const works = await collect(updates);
+  onProgress?.(report.rows, bytes);
+  return { works, report };
+}
+
+async function collect(updates: AsyncIterable<WorkUpdate>): Promise<Map<string, WorkUpdates>> {
+  const byWork = new Map<string, { doi: string; byId: Map<string, WorkUpdate['update']> }>();
+  for await (const { doi, update } of updates) {
+    const key = doiKey(doi);
+    let w = byWork.get(key);
+    if (!w) byWork.set(key, (w = { doi, byId: new Map() }));
+    w.byId.set(`${update.source}\u0000${update.updateDoi ?? ''}\u0000${update.updateType}`, update);
+  }
+  return new Map([...byWork].map(([key, w]) => [key, { doi: w.doi, updates: [...w.byId.values()] }]));
+}

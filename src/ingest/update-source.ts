@@ -1,0 +1,85 @@
+import { RetractionWatchHeaderError } from '../updates/index.ts';
+import type { Store } from '../store/index.ts';
+import { detectFormat, importUpdates } from './import-updates.ts';
+import type { ParsedUpdates, UpdateFormat } from './update-readers.ts';
+import type { ReplaceReport } from '../store/index.ts';
+import { fault, type Fault } from '../fault.ts';
+
+/** Where update information comes from: a file path or an http(s) URL. */
+export interface SourceResult {
+  source: string;
+  format: UpdateFormat;
+  parsed: ParsedUpdates;
+  applied: Record<string, ReplaceReport>;
+  /** validators of an HTTP source, for the next conditional GET */
+  state?: ConditionalState;
+}
+
+export interface ConditionalState {
+  etag?: string;
+  lastModified?: string;
+}
+
+/** Opens a path or URL as a byte stream (gunzipped when it ends in .gz). `notModified` for a 304 answer. */
+export async function openSource(
+  source: string,
+  conditional: ConditionalState = {},
+  fetchImpl: typeof fetch = fetch,
+): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; state?: ConditionalState } | { notModified: true } | Fault> {
+  if (/^https?:\/\//i.test(source)) {
+    const headers: Record<string, string> = {};
+    if (conditional.etag) headers['if-none-match'] = conditional.etag;
+    if (conditional.lastModified) headers['if-modified-since'] = conditional.lastModified;
+    let res: Response;
+    try {
+      res = await fetchImpl(source, { headers, signal: AbortSignal.timeout(10 * 60_000) });
+    } catch (e) {
+      return fault('SOURCE_UNREACHABLE', `${source}: ${(e as Error).message}`);
+    }
+    if (res.status === 304) return { notModified: true };
+    if (!res.ok || !res.body) return fault('SOURCE_HTTP_ERROR', `${source}: HTTP ${res.status} ${res.statusText}`);
+    const state = { etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
+    return { chunks: maybeGunzip(source, res.body), name: new URL(source).pathname, state };
+  }
+  const file = Bun.file(source);
+  if (!(await file.exists())) return fault('SOURCE_NOT_FOUND', `${source}: no such file`);
+  return { chunks: maybeGunzip(source, file.stream()), name: source };
+}
+
+function maybeGunzip(name: string, body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
+  const stream = /\.gz($|[?#])/i.test(name) ? body.pipeThrough(new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>) : body;
+  return stream as unknown as AsyncIterable<Uint8Array>;
+}
+
+/** Reads and applies one source; the format from the option, the name, or the first bytes. */
+export async function importSource(
+  stores: readonly Store[],
+  source: string,
+  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void } = {},
+): Promise<SourceResult | { notModified: true } | Fault> {
+  const opened = await openSource(source, opts.conditional);
+  if ('code' in opened || 'notModified' in opened) return opened;
+  const { chunks, first } = await peek(opened.chunks);
+  const format = opts.format ?? detectFormat(opened.name, first);
+  try {
+    const { parsed, applied } = await importUpdates(stores, format, chunks, opts.onProgress);
+    return { source, format, parsed, applied, ...(opened.state ? { state: opened.state } : {}) };
+  } catch (e) {
+    if (e instanceof RetractionWatchHeaderError) return { ...e.fault, message: `${source}: ${e.fault.message}` };
+    return fault('SOURCE_READ_FAILED', `${source}: ${(e as Error).message}`);
+  }
+}
+
+/** The first chunk, for format detection, without losing it. */
+async function peek(chunks: AsyncIterable<Uint8Array>): Promise<{ chunks: AsyncIterable<Uint8Array>; first?: Uint8Array }> {
+  const it = chunks[Symbol.asyncIterator]();
+  const head = await it.next();
+  const first = head.done ? undefined : head.value;
+  return {
+    first,
+    chunks: (async function* () {
+      if (first) yield first;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    })(),
+  };
+}

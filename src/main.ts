@@ -1,0 +1,101 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import embeddedDefault from '../conf/default.toml' with { type: 'text' };
+import pkg from '../package.json' with { type: 'json' };
+import { HELP, parseArgs } from './cli/args.ts';
+import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
+import { importUpdatesCommand } from './cli/import-updates-command.ts';
+import { EXIT_OK, EXIT_USAGE, processOutput as io } from './cli/output.ts';
+import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
+import { Daemon } from './daemon/daemon.ts';
+import { FaultError } from './fault.ts';
+import { jsonLogger } from './log.ts';
+import { Store } from './store/index.ts';
+
+/** Wires the parts: parse arguments, load config, run one command or the daemon. */
+async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const inv = parseArgs(argv);
+  if ('code' in inv) {
+    io.err(`doi-holdings: ${inv.message}`);
+    return EXIT_USAGE;
+  }
+  const { command } = inv;
+  if (command.kind === 'help') {
+    io.out(HELP);
+    return EXIT_OK;
+  }
+  if (command.kind === 'version') {
+    io.out(`doi-holdings ${pkg.version}`);
+    return EXIT_OK;
+  }
+  const config = readConfig(inv.configPath ?? env.DOI_HOLDINGS_CONFIG, env, command.kind === 'serve');
+  if (command.kind === 'validate') return validateCommand(command.files, config, io);
+  if (command.kind === 'serve') return serve(config);
+
+  if (!config.buckets[inv.env]) {
+    io.err(`doi-holdings: no bucket is configured for the ${inv.env} environment in ${config.source}`);
+    return EXIT_USAGE;
+  }
+  const store = Store.open(config.store.dir, inv.env, { mapSizeBytes: config.store.mapSizeBytes });
+  try {
+    switch (command.kind) {
+      case 'dump':
+        return dumpCommand(store, command, io);
+      case 'ingest':
+        return await ingestCommand(command.files, store, config, io);
+      case 'failures':
+        return failuresCommand(store, io);
+      case 'retry':
+        return await retryCommand(command.key, store, inv.env, config, io);
+      case 'import-updates':
+        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, process.stderr.isTTY === true);
+      default:
+        return EXIT_USAGE;
+    }
+  } finally {
+    await store.close();
+    for (const s of opened) await s.close();
+  }
+}
+
+const opened: Store[] = [];
+/** Update information goes to every configured environment. */
+function otherStores(config: Config, env: EnvName): Store[] {
+  for (const other of ENV_NAMES) {
+    if (other !== env && config.buckets[other]) opened.push(Store.open(config.store.dir, other, { mapSizeBytes: config.store.mapSizeBytes }));
+  }
+  return opened;
+}
+
+/** --config, else $DOI_HOLDINGS_CONFIG, else conf/default.toml, else the copy embedded in the binary. */
+function readConfig(path: string | undefined, env: Record<string, string | undefined>, requireSecrets: boolean): Config {
+  if (path !== undefined) return loadConfig(path, env, { requireSecrets });
+  const local = resolve('conf/default.toml');
+  if (existsSync(local)) return loadConfig(local, env, { requireSecrets });
+  return resolveConfig(Bun.TOML.parse(embeddedDefault), local, env, { requireSecrets });
+}
+
+async function serve(config: Config): Promise<number> {
+  const log = jsonLogger();
+  const daemon = new Daemon(config, log, pkg.version);
+  const stopped = new Promise<void>((resolveStop) => {
+    const stop = (signal: string) => {
+      log.log('info', 'daemon.signal', { signal });
+      void daemon.close().then(resolveStop);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await daemon.start();
+  await stopped;
+  return EXIT_OK;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2), process.env);
+} catch (e) {
+  if (e instanceof FaultError) {
+    io.err(`doi-holdings: ${e.message}`);
+    process.exitCode = EXIT_USAGE;
+  } else throw e;
+}

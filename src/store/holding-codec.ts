@@ -1,0 +1,246 @@
+import type { AccessType, ContentType, VorItem } from '../deposit/index.ts';
+
+/**
+ * Compact binary value of one holding (bytes per holding is a tracked figure, DESIGN section 4):
+ *
+ *   u8 flags (bit0: live; a tombstone keeps only its history)
+ *   varint stateLen, then the state: u8 access | varint doiLen + DOI (0 when equal to the key) | varint vorCount,
+ *     per item: u8 (contentType code | 0x80 when the URL embeds the DOI), varint len + bytes (the URL, or the parts
+ *     before and after the DOI)
+ *   u48 updated (ms, LastModified of the file that last changed the holding)
+ *   events to the end, each: u8 kind, u48 time (ms), varint fileSeq, u8 oldAccess, u8 newAccess
+ *
+ * The state bytes come first so that "record equal to the stored state" is one byte comparison, no decode.
+ */
+
+export const ACCESS_CODES: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
+const CONTENT_CODES: readonly (ContentType | undefined)[] = [undefined, 'application/pdf', 'text/html', 'application/epub+zip', 'other'];
+const accessCode = new Map(ACCESS_CODES.map((a, i) => [a, i]));
+const contentCode = new Map(CONTENT_CODES.map((c, i) => [c, i]));
+
+export type EventKind = 'added' | 'updated' | 'removed' | 're-added';
+const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-added'];
+
+export interface HoldingEvent {
+  kind: EventKind;
+  time: number;
+  fileSeq: number;
+  oldAccess?: AccessType;
+  newAccess?: AccessType;
+}
+
+export interface HoldingState {
+  doi: string;
+  accessType?: AccessType;
+  vor?: VorItem[];
+}
+
+export interface DecodedHolding {
+  live: boolean;
+  /** present when live */
+  state?: HoldingState;
+  updated: number;
+  events: HoldingEvent[];
+}
+
+const EVENT_MAX = 1 + 6 + 5 + 2;
+const utf8 = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+/** A reusable writer: one per store, so encoding allocates nothing per record until the final copy. */
+export class ByteWriter {
+  buf = new Uint8Array(1 << 16);
+  pos = 0;
+  reset(): void {
+    this.pos = 0;
+  }
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+  varint(v: number): void {
+    this.ensure(5);
+    while (v >= 0x80) {
+      this.buf[this.pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[this.pos++] = v;
+  }
+  u48(v: number): void {
+    this.ensure(6);
+    const hi = Math.floor(v / 0x1000000);
+    const lo = v - hi * 0x1000000;
+    const b = this.buf;
+    b[this.pos++] = hi >>> 16;
+    b[this.pos++] = (hi >>> 8) & 0xff;
+    b[this.pos++] = hi & 0xff;
+    b[this.pos++] = lo >>> 16;
+    b[this.pos++] = (lo >>> 8) & 0xff;
+    b[this.pos++] = lo & 0xff;
+  }
+  str(s: string): void {
+    // ASCII fast path: most DOIs and URLs are ASCII
+    this.ensure(5 + s.length * 3);
+    const lenAt = this.pos;
+    this.varint(s.length); // provisional; rewritten if the UTF-8 length differs
+    const start = this.pos;
+    const { written } = utf8.encodeInto(s, this.buf.subarray(start));
+    if (written !== s.length) {
+      // non-ASCII: re-write with the byte length as prefix
+      const bytes = utf8.encode(s);
+      this.pos = lenAt;
+      this.varint(bytes.length);
+      this.ensure(bytes.length);
+      this.buf.set(bytes, this.pos);
+      this.pos += bytes.length;
+      return;
+    }
+    this.pos = start + written;
+  }
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+  event(e: HoldingEvent): void {
+    this.ensure(EVENT_MAX);
+    this.u8(EVENT_KINDS.indexOf(e.kind) + 1);
+    this.u48(e.time);
+    this.varint(e.fileSeq);
+    this.u8(accessCode.get(e.oldAccess) ?? 0);
+    this.u8(accessCode.get(e.newAccess) ?? 0);
+  }
+}
+
+class ByteReader {
+  pos: number;
+  constructor(
+    readonly buf: Uint8Array,
+    pos = 0,
+  ) {
+    this.pos = pos;
+  }
+  u8(): number {
+    return this.buf[this.pos++]!;
+  }
+  varint(): number {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = this.buf[this.pos++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+      shift += 7;
+    }
+  }
+  u48(): number {
+    const b = this.buf;
+    const p = this.pos;
+    this.pos += 6;
+    return ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!);
+  }
+  str(): string {
+    const n = this.varint();
+    const s = textDecoder.decode(this.buf.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    return s;
+  }
+}
+
+/** Writes the state part of a live holding (access, DOI when it differs from the key, vor). */
+export function writeState(w: ByteWriter, key: string, doi: string, accessType: AccessType | undefined, vor: VorItem[] | undefined): void {
+  w.u8(accessCode.get(accessType) ?? 0);
+  if (doi === key) w.varint(0);
+  else w.str(doi);
+  if (!vor) {
+    w.varint(0);
+    return;
+  }
+  w.varint(vor.length);
+  for (const item of vor) {
+    const ct = contentCode.get(item.contentType) ?? 0;
+    const at = item.url.indexOf(doi);
+    if (at < 0) {
+      w.u8(ct);
+      w.str(item.url);
+    } else {
+      // URLs usually embed the DOI: store only what surrounds it
+      w.u8(ct | 0x80);
+      w.str(item.url.slice(0, at));
+      w.str(item.url.slice(at + doi.length));
+    }
+  }
+}
+
+/** Offsets of a stored value's parts, read without decoding anything. */
+export interface ValueLayout {
+  live: boolean;
+  stateStart: number;
+  stateEnd: number;
+  /** start of the event list (after `updated`) */
+  eventsStart: number;
+}
+
+export function layoutOf(value: Uint8Array): ValueLayout {
+  const r = new ByteReader(value, 1);
+  const stateLen = r.varint();
+  const stateStart = r.pos;
+  const stateEnd = stateStart + stateLen;
+  return { live: (value[0]! & 1) === 1, stateStart, stateEnd, eventsStart: stateEnd + 6 };
+}
+
+export function accessOfState(value: Uint8Array, layout: ValueLayout): AccessType | undefined {
+  return layout.live ? ACCESS_CODES[value[layout.stateStart]!] : undefined;
+}
+
+export function decodeHolding(key: string, value: Uint8Array): DecodedHolding {
+  const layout = layoutOf(value);
+  const r = new ByteReader(value, layout.stateStart);
+  let state: HoldingState | undefined;
+  if (layout.live) {
+    const accessType = ACCESS_CODES[r.u8()];
+    const doiLen = r.varint();
+    let doi = key;
+    if (doiLen > 0) {
+      doi = textDecoder.decode(value.subarray(r.pos, r.pos + doiLen));
+      r.pos += doiLen;
+    }
+    const n = r.varint();
+    let vor: VorItem[] | undefined;
+    if (n > 0) {
+      vor = [];
+      for (let i = 0; i < n; i++) {
+        const tag = r.u8();
+        const url = tag & 0x80 ? r.str() + doi + r.str() : r.str();
+        const contentType = CONTENT_CODES[tag & 0x7f];
+        vor.push(contentType ? { url, contentType } : { url });
+      }
+    }
+    state = { doi };
+    if (accessType) state.accessType = accessType;
+    if (vor) state.vor = vor;
+  }
+  r.pos = layout.stateEnd;
+  const updated = r.u48();
+  const events: HoldingEvent[] = [];
+  while (r.pos < value.length) {
+    const kind = EVENT_KINDS[r.u8() - 1]!;
+    const time = r.u48();
+    const fileSeq = r.varint();
+    const oldAccess = ACCESS_CODES[r.u8()];
+    const newAccess = ACCESS_CODES[r.u8()];
+    const e: HoldingEvent = { kind, time, fileSeq };
+    if (oldAccess) e.oldAccess = oldAccess;
+    if (newAccess) e.newAccess = newAccess;
+    events.push(e);
+  }
+  return { live: layout.live, state, updated, events };
+}
+
+export { ByteReader };

@@ -1,0 +1,22 @@
+/** Holding keys: utf8(doiKey) 0x00 utf8(platform). 0x00 sorts below every DOI byte, so all platforms of a DOI
+ * are one contiguous range, and the store's order is "DOI key, then platform". */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function holdingKey(doiKey: string, platform: string): Buffer {
+  return Buffer.from(`${doiKey}\u0000${platform}`, 'utf8');
+}
+
+export function doiRange(doiKey: string): { start: Buffer; end: Buffer } {
+  const start = Buffer.from(`${doiKey}\u0000`, 'utf8');
+  const end = Buffer.from(`${doiKey}\u0001`, 'utf8');
+  return { start, end };
+}
+
+export function splitHoldingKey(key: Uint8Array): { doiKey: string; platform: string } {
+  const at = key.indexOf(0);
+  return { doiKey: decoder.decode(key.subarray(0, at)), platform: decoder.decode(key.subarray(at + 1)) };
+}
+
+export { encoder as keyTextEncoder };

@@ -1,0 +1,152 @@
+import { doiProblem, normaliseDoiInput } from '../deposit/doi.ts';
+import { fromDateParts, parseSourceDate } from './dates.ts';
+import { skip, type ImportReport } from './import-report.ts';
+import type { UpdateObject, WorkUpdate } from './schema.ts';
+import { normaliseUpdateType } from './update-type.ts';
+
+/**
+ * Crossref works JSON: a REST response (`{"message": work}` or `{"message": {"items": [...]}}`), a bare work, an
+ * array of works, or JSON lines. `update-to` on a notice attaches an update to each target; `updated-by` on a
+ * work attaches to the work itself. Crossmark entries carry no reasons, so `reasons` stays empty.
+ */
+
+interface CrossrefUpdateEntry {
+  DOI?: unknown;
+  type?: unknown;
+  source?: unknown;
+  updated?: { 'date-parts'?: unknown; 'date-time'?: unknown; timestamp?: unknown };
+}
+
+interface CrossrefWork {
+  DOI?: unknown;
+  'update-to'?: unknown;
+  'updated-by'?: unknown;
+}
+
+/** Works from any of the accepted shapes; JSON lines are read one line at a time. */
+export async function* crossrefWorks(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<{ work: CrossrefWork; line: number }> {
+  const decoder = new TextDecoder();
+  let head = '';
+  let mode: 'unknown' | 'lines' | 'document' = 'unknown';
+  let lineNo = 0;
+  for await (const chunk of chunks) {
+    head += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    if (mode === 'unknown') mode = detectMode(head);
+    if (mode !== 'lines') continue;
+    let nl: number;
+    while ((nl = head.indexOf('\n')) >= 0) {
+      lineNo++;
+      const line = head.slice(0, nl);
+      head = head.slice(nl + 1);
+      yield* worksOfLine(line, lineNo, report);
+    }
+  }
+  head += decoder.decode();
+  if (mode === 'lines' || detectMode(head) === 'lines') {
+    for (const line of head.split('\n')) yield* worksOfLine(line, ++lineNo, report);
+    return;
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(head.replace(/^\uFEFF/, ''));
+  } catch (e) {
+    skip(report, 1, 'INVALID_JSON', `not valid JSON: ${(e as Error).message}`);
+    return;
+  }
+  for (const work of worksOf(doc)) yield { work, line: 1 };
+}
+
+/** A document whose first value is complete before the first newline (and more follows) is JSON lines. */
+function detectMode(text: string): 'unknown' | 'lines' | 'document' {
+  const t = text.replace(/^\uFEFF/, '').trimStart();
+  if (t === '') return 'unknown';
+  if (t[0] === '[') return 'document';
+  const nl = t.indexOf('\n');
+  if (nl < 0) return 'unknown';
+  try {
+    JSON.parse(t.slice(0, nl));
+    return 'lines';
+  } catch {
+    return 'document';
+  }
+}
+
+function* worksOfLine(line: string, lineNo: number, report: ImportReport): Generator<{ work: CrossrefWork; line: number }> {
+  const t = line.trim();
+  if (t === '') return;
+  try {
+    for (const work of worksOf(JSON.parse(t))) yield { work, line: lineNo };
+  } catch (e) {
+    report.rows++;
+    skip(report, lineNo, 'INVALID_JSON', `line ${lineNo}: not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function worksOf(doc: unknown): CrossrefWork[] {
+  if (Array.isArray(doc)) return doc.flatMap(worksOf);
+  if (!isObject(doc)) return [];
+  const message = doc.message;
+  if (isObject(message)) return Array.isArray(message.items) ? (message.items as unknown[]).flatMap(worksOf) : worksOf(message);
+  if (Array.isArray(doc.items)) return (doc.items as unknown[]).flatMap(worksOf);
+  return [doc as CrossrefWork];
+}
+
+/** Every update the works carry, attached to the work it updates. */
+export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<WorkUpdate> {
+  for await (const { work, line } of crossrefWorks(chunks, report)) {
+    report.rows++;
+    const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
+    for (const entry of entries(work['update-to'])) {
+      // this work is the notice; the entry names the work it updates
+      const target = typeof entry.DOI === 'string' ? bareDoi(entry.DOI) : undefined;
+      if (!target) {
+        skip(report, line, 'BAD_DOI', `line ${line}: an update-to entry of ${String(work.DOI)} has no usable DOI`);
+        continue;
+      }
+      const u = updateOf(entry, own ?? null, report, line);
+      if (u) yield { doi: target, update: u };
+    }
+    for (const entry of entries(work['updated-by'])) {
+      if (!own) {
+        skip(report, line, 'BAD_DOI', `line ${line}: a work with updated-by entries has no usable DOI`);
+        break;
+      }
+      const notice = typeof entry.DOI === 'string' ? (bareDoi(entry.DOI) ?? null) : null;
+      const u = updateOf(entry, notice, report, line);
+      if (u) yield { doi: own, update: u };
+    }
+  }
+}
+
+function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: ImportReport, line: number): UpdateObject | undefined {
+  const type = typeof entry.type === 'string' ? normaliseUpdateType(entry.type) : '';
+  if (!type) {
+    skip(report, line, 'NO_UPDATE_TYPE', `line ${line}: an update entry has no type`);
+    return undefined;
+  }
+  const u = entry.updated;
+  const date =
+    fromDateParts(u?.['date-parts']) ??
+    (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
+    (typeof u?.timestamp === 'number' ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined);
+  if (!date) {
+    skip(report, line, 'BAD_DATE', `line ${line}: the ${type} entry has no usable updated date`);
+    return undefined;
+  }
+  report.used++;
+  const source = typeof entry.source === 'string' && entry.source.toLowerCase() === 'retraction-watch' ? 'retraction-watch' : 'crossref';
+  return { updateDoi, source, updateType: type, updateDate: date, reasons: [], urls: updateDoi ? [`https://doi.org/${updateDoi}`] : [] };
+}
+
+function entries(v: unknown): CrossrefUpdateEntry[] {
+  return Array.isArray(v) ? v.filter(isObject) : [];
+}
+
+function bareDoi(raw: string): string | undefined {
+  const doi = normaliseDoiInput(raw);
+  return doiProblem(doi) ? undefined : doi;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

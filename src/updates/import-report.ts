@@ -1,0 +1,22 @@
+/** What an import of one update source did with its rows: counted, never thrown. */
+export interface ImportReport {
+  /** data rows (CSV) or works (JSON) read */
+  rows: number;
+  /** update objects produced */
+  used: number;
+  /** reason code -> rows skipped for it */
+  skipped: Record<string, number>;
+  /** the first few skipped rows, for the operator */
+  examples: { line: number; code: string; message: string }[];
+}
+
+export const MAX_EXAMPLES = 20;
+
+export function newReport(): ImportReport {
+  return { rows: 0, used: 0, skipped: {}, examples: [] };
+}
+
+export function skip(report: ImportReport, line: number, code: string, message: string): void {
+  report.skipped[code] = (report.skipped[code] ?? 0) + 1;
+  if (report.examples.length < MAX_EXAMPLES) report.examples.push({ line, code, message });
+}

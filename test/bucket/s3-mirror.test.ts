@@ -1,0 +1,143 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { S3Mirror } from '../../src/bucket/index.ts';
+import type { S3BucketSettings } from '../../src/config/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { tempDir, waitFor } from '../support/fixtures.ts';
+import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+
+let s3: S3Server;
+let dir: ReturnType<typeof tempDir>;
+let bucketNo = 0;
+let bucket: string;
+const mirrors: S3Mirror[] = [];
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+});
+afterAll(async () => {
+  await s3.dispose();
+});
+beforeEach(async () => {
+  dir = tempDir();
+  bucket = `mirror-test-${++bucketNo}`;
+  await s3.createBucket(bucket);
+});
+afterEach(async () => {
+  await Promise.all(mirrors.splice(0).map((m) => m.close()));
+  dir.remove();
+});
+
+function settings(extra: Partial<S3BucketSettings> = {}): S3BucketSettings {
+  return {
+    kind: 's3',
+    path: join(dir.path, 'mirror'),
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    bucket,
+    prefix: '',
+    forcePathStyle: true,
+    credentials: S3_CREDENTIALS,
+    credentialSource: 'TEST_KEY_ID/TEST_SECRET',
+    pollMs: 200,
+    ...extra,
+  };
+}
+
+function mirror(extra: Partial<S3BucketSettings> = {}, onChange?: (keys: string[]) => void): S3Mirror {
+  const m = new S3Mirror({ settings: settings(extra), log: silentLogger, envName: 'production', onChange });
+  mirrors.push(m);
+  return m;
+}
+
+/** Syncs until `n` objects were downloaded in total (objects uploaded this second wait for the next round). */
+async function syncUntil(m: S3Mirror, n: number): Promise<string[]> {
+  const got: string[] = [];
+  await waitFor(async () => {
+    got.push(...(await m.syncOnce()).downloaded);
+    return got.length >= n;
+  }, `${n} downloads`);
+  return got;
+}
+
+test('objects are mirrored with their content and LastModified as mtime; a second sync downloads nothing', async () => {
+  await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz', 'one');
+  await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000002.jsonl.gz', 'two');
+  const m = mirror();
+  expect((await syncUntil(m, 2)).sort()).toEqual(['acme/00000000-0000-4000-8000-000000000001.jsonl.gz', 'acme/00000000-0000-4000-8000-000000000002.jsonl.gz']);
+  const path = join(settings().path, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz');
+  expect(readFileSync(path, 'utf8')).toBe('one');
+  const head = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz' }));
+  expect(Math.floor(statSync(path).mtimeMs)).toBe(head.LastModified!.getTime());
+  expect((await m.syncOnce()).downloaded).toEqual([]);
+});
+
+test('a re-upload of a key with other content is mirrored and the old copy is kept under .superseded', async () => {
+  const key = 'acme/00000000-0000-4000-8000-000000000003.jsonl.gz';
+  await s3.put(bucket, key, 'first');
+  const m = mirror();
+  await syncUntil(m, 1);
+  await s3.put(bucket, key, 'second version');
+  await syncUntil(m, 1);
+  expect(readFileSync(join(settings().path, key), 'utf8')).toBe('second version');
+  const kept = readdirSync(join(settings().path, '.superseded', 'acme'));
+  expect(kept).toHaveLength(1);
+  expect(readFileSync(join(settings().path, '.superseded', 'acme', kept[0]!), 'utf8')).toBe('first');
+});
+
+test('an object deleted from the bucket stays in the mirror', async () => {
+  const key = 'acme/00000000-0000-4000-8000-000000000004.jsonl.gz';
+  await s3.put(bucket, key, 'keep me');
+  const m = mirror();
+  await syncUntil(m, 1);
+  await s3.remove(bucket, key);
+  await m.syncOnce();
+  expect(readFileSync(join(settings().path, key), 'utf8')).toBe('keep me');
+});
+
+test('a 0-byte object and a root-level object are mirrored as they are (ingestion judges them)', async () => {
+  await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000005.jsonl.gz', '');
+  await s3.put(bucket, 'stray.txt', 'x');
+  const m = mirror();
+  await syncUntil(m, 2);
+  expect(statSync(join(settings().path, 'acme/00000000-0000-4000-8000-000000000005.jsonl.gz')).size).toBe(0);
+  expect(existsSync(join(settings().path, 'stray.txt'))).toBe(true);
+});
+
+test('only keys under the prefix are mirrored, without the prefix', async () => {
+  await s3.put(bucket, 'deposits/acme/00000000-0000-4000-8000-000000000006.jsonl.gz', 'in');
+  await s3.put(bucket, 'elsewhere/acme/00000000-0000-4000-8000-000000000007.jsonl.gz', 'out');
+  const m = mirror({ prefix: 'deposits/' });
+  expect(await syncUntil(m, 1)).toEqual(['acme/00000000-0000-4000-8000-000000000006.jsonl.gz']);
+  expect(existsSync(join(settings().path, 'elsewhere'))).toBe(false);
+});
+
+test('bad credentials give an error naming the bucket and the credential source', async () => {
+  await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000008.jsonl.gz', 'x');
+  const m = mirror({ credentials: { accessKeyId: 'WRONG', secretAccessKey: 'WRONG' } });
+  await expect(m.syncOnce()).rejects.toThrow();
+  expect(m.lastError!.code).toBe('S3_CREDENTIALS');
+  expect(m.lastError!.message).toContain(`S3 bucket "${bucket}"`);
+  expect(m.lastError!.message).toContain('TEST_KEY_ID/TEST_SECRET');
+});
+
+test('the server going away fails a sync without partial files; the loop recovers when it is back', async () => {
+  const keys = Array.from({ length: 5 }, (_, i) => `acme/00000000-0000-4000-8000-00000000010${i}.jsonl.gz`);
+  for (const k of keys) await s3.put(bucket, k, `content ${k}`);
+  await Bun.sleep(1100); // past the same-second guard, so the first round takes all of them
+  await s3.stop();
+  const seen: string[] = [];
+  const m = mirror({}, (k) => void seen.push(...k));
+  await expect(m.syncOnce()).rejects.toThrow();
+  expect(m.lastError!.code).toBe('S3_UNREACHABLE');
+  expect(existsSync(join(settings().path, 'acme'))).toBe(false);
+  m.start(); // the loop keeps retrying with backoff
+  await Bun.sleep(300);
+  await s3.restart();
+  await waitFor(() => seen.length === 5, 'all five mirrored after the restart', 20_000);
+  expect(m.lastError).toBeUndefined();
+  for (const k of keys) expect(readFileSync(join(settings().path, k), 'utf8')).toBe(`content ${k}`);
+  expect(readdirSync(join(settings().path, '.s3-partial'))).toEqual([]);
+});

@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { dump, gzLines, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+
+let dir: ReturnType<typeof tempDir>;
+let cfg: TestConfig;
+
+beforeEach(() => {
+  dir = tempDir();
+  cfg = writeConfig(dir.path);
+});
+afterEach(() => dir.remove());
+
+describe('--validate', () => {
+  test('reports every rejected line with line number, field path and reason, exits 1, and touches no store', async () => {
+    const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok' }, '', { doi: '10.5555/x', vor: [{ url: 'ftp://nope' }] }, 'not json']);
+    const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('3 records, 1 valid DOIs, 2 rejected lines');
+    expect(r.stdout).toContain("line 3 /vor/0/url: SCHEMA: /vor/0/url: Expected string to match '^https?://'");
+    expect(r.stdout).toContain('line 4: INVALID_JSON');
+    expect(existsSync(cfg.store)).toBe(false);
+  });
+
+  test('a clean file exits 0', async () => {
+    const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok', accessType: 'free' }]);
+    const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('1 records, 1 valid DOIs, 0 rejected lines');
+  });
+
+  test('a file-level fault and a bad name are reported and exit 1', async () => {
+    const bad = join(dir.path, 'holdings.jsonl.gz');
+    writeFileSync(bad, 'plain text');
+    const r = await runCli(['--validate', '--config', cfg.path, bad]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('NAME_WITHOUT_UUID');
+    expect(r.stdout).toContain('NOT_GZIP');
+  });
+});
+
+describe('--ingest', () => {
+  test('applies files in the order given and reports each; exit 1 when a line is rejected', async () => {
+    const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'paid' }], { mtime: 5000 }));
+    const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'open' }, { doi: 'junk' }], { mtime: 1000 }));
+    const r = await runCli(['--ingest', '--config', cfg.path, a, b]);
+    expect(r.code).toBe(1);
+    expect(r.lines.map((l) => JSON.parse(l).outcome)).toEqual(['applied', 'applied']);
+    expect(JSON.parse(r.lines[1]!).rejectedLines[0]).toMatchObject({ line: 2, code: 'INVALID_DOI' });
+    expect((await dump(cfg.path)).map((l) => l.accessType)).toEqual(['open']);
+  });
+
+  test('ingesting the same file again is a duplicate no-op with exit 0', async () => {
+    const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/d' }]));
+    expect((await runCli(['--ingest', '--config', cfg.path, a])).code).toBe(0);
+    const again = await runCli(['--ingest', '--config', cfg.path, a]);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.lines[0]!).outcome).toBe('duplicate');
+  });
+});
+
+describe('--failures and --retry', () => {
+  test('lists a quarantined file with its reason; --retry applies it once the platform is registered', async () => {
+    const path = join(cfg.bucket, writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/g', accessType: 'open' }]));
+    const first = await runCli(['--ingest', '--config', cfg.path, path]);
+    expect(first.code).toBe(1);
+    const failures = (await runCli(['--failures', '--config', cfg.path])).lines.map((l) => JSON.parse(l));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ kind: 'quarantined', code: 'UNKNOWN_PLATFORM' });
+    writeFileSync(cfg.path, `${await Bun.file(cfg.path).text()}\n[[platforms]]\nname = "gamma"\n`);
+    const retry = await runCli(['--retry', '--config', cfg.path, failures[0].key]);
+    expect(retry.code).toBe(0);
+    expect(JSON.parse(retry.lines[0]!).outcome).toBe('applied');
+    expect((await dump(cfg.path)).map((l) => l.platform)).toEqual(['gamma']);
+    expect((await runCli(['--failures', '--config', cfg.path])).lines).toEqual([]);
+  });
+
+  test('--retry of a key that is not quarantined is a usage error', async () => {
+    const r = await runCli(['--retry', '--config', cfg.path, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not in the production ledger');
+  });
+
+  test('a same-key conflict is listed and cannot be retried', async () => {
+    const key = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/c1' }]);
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+    writeFileSync(join(cfg.bucket, key), gzLines([{ doi: '10.5555/c2' }]));
+    const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({ outcome: 'conflict', code: 'KEY_REUSED' });
+    const failures = (await runCli(['--failures', '--config', cfg.path])).lines.map((l) => JSON.parse(l));
+    expect(failures).toMatchObject([{ kind: 'conflict', key, code: 'KEY_REUSED' }]);
+    const retry = await runCli(['--retry', '--config', cfg.path, key]);
+    expect(retry.code).toBe(2);
+    expect(retry.stderr).toContain('new file name');
+  });
+});
+
+describe('usage and config', () => {
+  test('--help and --version exit 0', async () => {
+    expect((await runCli(['--help'])).stdout).toContain('--dump');
+    const v = await runCli(['--version']);
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(/^doi-holdings \d+\.\d+\.\d+/);
+  });
+
+  test('an unknown option is a usage error with exit 2', async () => {
+    const r = await runCli(['--frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown option --frobnicate');
+  });
+
+  test('a bad config stops start-up with every fault listed by path, exit 2', async () => {
+    const bad = join(dir.path, 'bad.toml');
+    writeFileSync(bad, '[server]\nlisten = "nowhere"\n[buckets.production]\nkind = "ftp"\npath = "x"\n[[platforms]]\nname = "Bad Name"\n[[integrators]]\nname = "i"\n');
+    const r = await runCli(['--config', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('/server/listen');
+    expect(r.stderr).toContain('/buckets/production');
+    expect(r.stderr).toContain('/platforms/0/name');
+  });
+
+  test('--dump selects by --platform and by --doi in any DOI form', async () => {
+    const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Q' }, { doi: '10.5555/r' }]));
+    const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/q' }]));
+    await runCli(['--ingest', '--config', cfg.path, a, b]);
+    expect((await dump(cfg.path, ['--platform', 'beta'])).map((l) => l.doi)).toEqual(['10.5555/q']);
+    expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555/q'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
+  });
+});

@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { dump, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+
+let dir: ReturnType<typeof tempDir>;
+let cfg: TestConfig;
+let daemons: { stop(): Promise<number> }[] = [];
+
+beforeEach(() => {
+  dir = tempDir();
+  cfg = writeConfig(dir.path);
+});
+afterEach(async () => {
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  dir.remove();
+});
+
+function daemon() {
+  const d = startDaemon(cfg.path);
+  daemons.push(d);
+  return d;
+}
+
+test('a file dropped into the bucket folder while the daemon runs shows up in --dump', async () => {
+  const d = daemon();
+  await waitForLog(d, 'daemon.started');
+  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Live.1', accessType: 'open', vor: [{ url: 'https://acme.example/pdf/10.5555/Live.1' }] }]);
+  const lines = await waitFor(async () => {
+    const l = await dump(cfg.path);
+    return l.length === 1 ? l : undefined;
+  }, 'the holding in --dump');
+  expect(lines[0]).toMatchObject({ env: 'production', platform: 'acme', doi: '10.5555/Live.1', accessType: 'open' });
+});
+
+test('a restart applies the files that arrived while the daemon was down, in LastModified order', async () => {
+  const first = daemon();
+  await waitForLog(first, 'daemon.started');
+  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/a', accessType: 'paid' }]);
+  await waitFor(async () => (await dump(cfg.path)).length === 1, 'first file applied');
+  expect(await first.stop()).toBe(0);
+  daemons = [];
+  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/b', accessType: 'open' }, { doi: '10.5555/a', deleted: true }], { mtime: Date.now() / 1000 + 20 });
+  writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/b', accessType: 'free' }, { doi: '10.5555/a', accessType: 'free' }], { mtime: Date.now() / 1000 + 10 });
+  const second = daemon();
+  await waitForLog(second, 'daemon.started');
+  const lines = await waitFor(async () => {
+    const l = await dump(cfg.path);
+    return l.length === 3 ? l : undefined;
+  }, 'three holdings');
+  expect(lines.map((l) => `${l.doi}@${l.platform}:${l.accessType}`)).toEqual(['10.5555/a@beta:free', '10.5555/b@acme:open', '10.5555/b@beta:free']);
+});
+
+test('files deposited to staging are not visible in production, only with --env staging', async () => {
+  const d = daemon();
+  await waitForLog(d, 'daemon.started');
+  writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/trial', accessType: 'open' }]);
+  const staged = await waitFor(async () => {
+    const l = await dump(cfg.path, ['--env', 'staging']);
+    return l.length === 1 ? l : undefined;
+  }, 'staging holding');
+  expect(staged[0]).toMatchObject({ env: 'staging', doi: '10.5555/trial' });
+  expect(await dump(cfg.path)).toEqual([]);
+});
+
+test('SIGTERM stops the daemon cleanly with exit code 0', async () => {
+  const d = daemon();
+  await waitForLog(d, 'daemon.started');
+  expect(await d.stop()).toBe(0);
+  daemons = [];
+  expect(existsSync(join(cfg.store, 'production', 'data.mdb'))).toBe(true);
+});

@@ -1,0 +1,192 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Store } from '../../src/store/index.ts';
+import { dump, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog } from '../support/fixtures.ts';
+import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+
+let s3: S3Server;
+let dir: ReturnType<typeof tempDir>;
+let n = 0;
+let prodBucket: string;
+let stagingBucket: string;
+let daemons: { stop(): Promise<number>; log(): string }[] = [];
+const ENV = { TEST_S3_KEY: S3_CREDENTIALS.accessKeyId, TEST_S3_SECRET: S3_CREDENTIALS.secretAccessKey };
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+});
+afterAll(async () => {
+  await s3.dispose();
+});
+beforeEach(async () => {
+  dir = tempDir();
+  n++;
+  prodBucket = `prod-${n}`;
+  stagingBucket = `staging-${n}`;
+  await s3.createBucket(prodBucket);
+  await s3.createBucket(stagingBucket);
+});
+afterEach(async () => {
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  dir.remove();
+});
+
+/** A replica: its own config, mirror folders and store, pointed at the shared buckets. */
+function replica(name: string): string {
+  const path = join(dir.path, `${name}.toml`);
+  const bucket = (b: string, mirror: string) => `kind = "s3"
+path = "${name}/${mirror}"
+endpoint = "${s3.endpoint}"
+region = "us-east-1"
+bucket = "${b}"
+forcePathStyle = true
+accessKeyIdEnv = "TEST_S3_KEY"
+secretAccessKeyEnv = "TEST_S3_SECRET"
+pollSeconds = 0.2`;
+  writeFileSync(
+    path,
+    `[server]
+listen = "127.0.0.1:0"
+[store]
+dir = "${name}/db"
+mapSizeGiB = 1
+[ingest]
+retryBaseMs = 20
+[buckets.production]
+${bucket(prodBucket, 'mirror')}
+[buckets.staging]
+${bucket(stagingBucket, 'staging-mirror')}
+[[platforms]]
+name = "acme"
+[[platforms]]
+name = "beta"
+`,
+  );
+  return path;
+}
+
+function daemon(config: string) {
+  const d = startDaemon(config, ENV);
+  daemons.push(d);
+  return d;
+}
+
+async function upload(bucket: string, platform: string, lines: object[]): Promise<string> {
+  const key = `${platform}/${uuid()}.jsonl.gz`;
+  await s3.put(bucket, key, gzLines(lines));
+  return key;
+}
+
+async function dumpUntil(config: string, count: number, extra: string[] = []) {
+  return waitFor(async () => {
+    const l = await dump(config, extra);
+    return l.length === count ? l : undefined;
+  }, `${count} holdings in --dump ${extra.join(' ')}`, 30_000);
+}
+
+test('files uploaded while the daemon runs are mirrored and applied', async () => {
+  const cfg = replica('a');
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  await upload(prodBucket, 'acme', [{ doi: '10.7777/s3.live', accessType: 'open' }]);
+  const lines = await dumpUntil(cfg, 1);
+  expect(lines[0]).toMatchObject({ platform: 'acme', doi: '10.7777/s3.live', accessType: 'open' });
+});
+
+test('files uploaded while the daemon is down are applied when it starts', async () => {
+  const cfg = replica('a');
+  await upload(prodBucket, 'acme', [{ doi: '10.7777/down.1' }]);
+  await upload(prodBucket, 'beta', [{ doi: '10.7777/down.2', accessType: 'free' }]);
+  daemon(cfg);
+  expect((await dumpUntil(cfg, 2)).map((l) => l.doi)).toEqual(['10.7777/down.1', '10.7777/down.2']);
+});
+
+test('the S3 server stopped mid-way and restarted: the daemon keeps running and catches up', async () => {
+  const cfg = replica('a');
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  await upload(prodBucket, 'acme', [{ doi: '10.7777/before' }]);
+  await dumpUntil(cfg, 1);
+  await s3.stop();
+  await waitForLog(d, 's3.sync_failed');
+  await s3.restart();
+  await upload(prodBucket, 'acme', [{ doi: '10.7777/after' }]);
+  expect((await dumpUntil(cfg, 2)).map((l) => l.doi)).toEqual(['10.7777/after', '10.7777/before']);
+  expect(d.log()).toContain('s3.recovered');
+});
+
+test('a re-upload of the same key with other content is quarantined, not applied', async () => {
+  const cfg = replica('a');
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  const key = await upload(prodBucket, 'acme', [{ doi: '10.7777/orig', accessType: 'paid' }]);
+  await dumpUntil(cfg, 1);
+  await s3.put(prodBucket, key, gzLines([{ doi: '10.7777/sneaky', accessType: 'open' }]));
+  const failures = await waitFor(async () => {
+    const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
+    return f.length > 0 ? f : undefined;
+  }, 'a conflict in --failures', 30_000);
+  expect(failures).toMatchObject([{ kind: 'conflict', key, code: 'KEY_REUSED' }]);
+  expect((await dump(cfg)).map((l) => l.doi)).toEqual(['10.7777/orig']);
+});
+
+test('staging deposits stay out of production answers', async () => {
+  const cfg = replica('a');
+  daemon(cfg);
+  await upload(stagingBucket, 'acme', [{ doi: '10.7777/trial' }]);
+  await dumpUntil(cfg, 1, ['--env', 'staging']);
+  expect(await dump(cfg)).toEqual([]);
+});
+
+test('an object outside any platform folder and a 0-byte object are quarantined with reasons', async () => {
+  const cfg = replica('a');
+  daemon(cfg);
+  await s3.put(prodBucket, `${uuid()}.jsonl.gz`, gzLines([{ doi: '10.7777/root' }]));
+  await s3.put(prodBucket, `acme/${uuid()}.jsonl.gz`, '');
+  const failures = await waitFor(async () => {
+    const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
+    return f.length === 2 ? f : undefined;
+  }, 'two quarantined files', 30_000);
+  expect(failures.map((f) => f.code).sort()).toEqual(['EMPTY_FILE', 'NOT_IN_PLATFORM_FOLDER']);
+  expect(await dump(cfg)).toEqual([]);
+});
+
+test('two replicas converge: one saw the files arrive one by one, the other started after all were uploaded', async () => {
+  const a = replica('a');
+  const first = daemon(a);
+  await waitForLog(first, 'daemon.started');
+  const steps: [string, object[]][] = [
+    ['acme', [{ doi: '10.7777/r1', accessType: 'paid' }, { doi: '10.7777/r2', accessType: 'open' }]],
+    ['beta', [{ doi: '10.7777/r1', accessType: 'free' }]],
+    ['acme', [{ doi: '10.7777/r1', accessType: 'open' }, { doi: '10.7777/r2', deleted: true }]],
+    ['acme', [{ doi: '10.7777/r2', accessType: 'permFree' }, { doi: '10.7777/R3' }]],
+    ['beta', [{ doi: '10.7777/r1', deleted: true }, { doi: '10.7777/r3', accessType: 'paid' }]],
+  ];
+  let expected = 0;
+  for (const [platform, lines] of steps) {
+    await upload(prodBucket, platform, lines);
+    // several uploads within one second too: order must still be (LastModified, key)
+    await upload(prodBucket, platform, [{ doi: `10.7777/extra.${++expected}` }]);
+  }
+  const finalCount = 4 + expected; // r1@acme, r2@acme, R3@acme, r3@beta + extras
+  const dumpA = await dumpUntil(a, finalCount);
+  const b = replica('b');
+  daemon(b);
+  const dumpB = await dumpUntil(b, finalCount);
+  expect(JSON.stringify(dumpB)).toBe(JSON.stringify(dumpA));
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  const history = (name: string) => {
+    const store = Store.open(join(dir.path, name, 'db'), 'production', { mapSizeBytes: 1 << 30 });
+    const out = ['10.7777/r1', '10.7777/r2', '10.7777/r3'].map((k) =>
+      store.holdingsOf(k).map((h) => ({ platform: h.platform, live: h.live, events: h.events.map((e) => ({ ...e, fileSeq: store.fileKeyOfSeq(e.fileSeq) })) })),
+    );
+    void store.close();
+    return out;
+  };
+  const histA = history('a');
+  expect(histA[1]![0]!.events.map((e) => e.kind)).toEqual(['added', 'removed', 're-added']);
+  expect(history('b')).toEqual(histA);
+});

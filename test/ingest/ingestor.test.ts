@@ -1,0 +1,139 @@
+import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_INGEST } from '../../src/config/index.ts';
+import { Ingestor } from '../../src/ingest/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { Store } from '../../src/store/index.ts';
+import { gzLines, tempDir, writeDeposit } from '../support/fixtures.ts';
+
+let dir: ReturnType<typeof tempDir>;
+let store: Store;
+let bucket: string;
+let ingestor: Ingestor;
+
+beforeEach(() => {
+  dir = tempDir();
+  bucket = join(dir.path, 'bucket');
+  store = Store.open(join(dir.path, 'db'), 'production', { mapSizeBytes: 1 << 30 });
+  ingestor = new Ingestor({
+    env: 'production',
+    store,
+    root: bucket,
+    platforms: new Set(['acme', 'beta']),
+    settings: { ...DEFAULT_INGEST, retryBaseMs: 10, maxTries: 3 },
+    log: silentLogger,
+  });
+});
+afterEach(async () => {
+  await ingestor.close();
+  await store.close();
+  dir.remove();
+});
+
+async function ingest(keys: string[]) {
+  await ingestor.submit(keys);
+  await ingestor.idle();
+}
+
+test('files apply in (LastModified, key) order whatever order they are submitted in', async () => {
+  const late = writeDeposit(bucket, 'acme', [{ doi: '10.1234/x', accessType: 'open' }], { mtime: 2000 });
+  const early = writeDeposit(bucket, 'acme', [{ doi: '10.1234/x', accessType: 'paid' }], { mtime: 1000 });
+  await ingest([late, early]);
+  expect([...store.dump()][0]!.accessType).toBe('open');
+  expect(store.holdingsOf('10.1234/x')[0]!.events.map((e) => e.newAccess)).toEqual(['paid', 'open']);
+});
+
+test('equal LastModified: the key decides the order', async () => {
+  const b = writeDeposit(bucket, 'acme', [{ doi: '10.1234/y', accessType: 'free' }], { mtime: 1000, name: 'b0000000-0000-4000-8000-000000000000.jsonl.gz' });
+  const a = writeDeposit(bucket, 'acme', [{ doi: '10.1234/y', accessType: 'paid' }], { mtime: 1000, name: 'a0000000-0000-4000-8000-000000000000.jsonl.gz' });
+  await ingest([b, a]);
+  expect([...store.dump()][0]!.accessType).toBe('free');
+});
+
+test('a file with 10,001 records changes nothing and is quarantined', async () => {
+  const lines = Array.from({ length: 10_001 }, (_, i) => ({ doi: `10.1234/n${i}`, accessType: 'open' }));
+  const key = writeDeposit(bucket, 'acme', lines);
+  await ingest([key]);
+  expect([...store.dump()]).toHaveLength(0);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'TOO_MANY_RECORDS' });
+});
+
+test('a file with one bad line applies the rest and reports the one', async () => {
+  const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/good1' }, { doi: '10.1234/bad', accessType: 'gratis' }, { doi: '10.1234/good2' }]);
+  await ingest([key]);
+  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/good1', '10.1234/good2']);
+  const entry = store.fileEntry(key)!;
+  expect(entry.counts).toMatchObject({ added: 2, rejected: 1 });
+  expect(entry.rejectedLines).toEqual([{ line: 2, path: '/accessType', code: 'SCHEMA', message: '/accessType: must be one of paid, open, free, permFree' }]);
+});
+
+test('path rules: root-level, nested, unknown platform, wrong extension and names without a UUID are quarantined with a reason', async () => {
+  mkdirSync(bucket, { recursive: true });
+  writeFileSync(join(bucket, '00000000-0000-4000-8000-00000000abcd.jsonl.gz'), gzLines([{ doi: '10.1234/root' }]));
+  const nested = writeDeposit(bucket, 'acme/sub', [{ doi: '10.1234/nested' }]);
+  const unknown = writeDeposit(bucket, 'gamma', [{ doi: '10.1234/unknown' }]);
+  const ext = writeDeposit(bucket, 'acme', [{ doi: '10.1234/ext' }], { name: '00000000-0000-4000-8000-00000000beef.json.gz' });
+  const noUuid = writeDeposit(bucket, 'acme', [{ doi: '10.1234/nouuid' }], { name: 'holdings-2026.jsonl.gz' });
+  await ingest(['00000000-0000-4000-8000-00000000abcd.jsonl.gz', nested, unknown, ext, noUuid]);
+  expect([...store.dump()]).toHaveLength(0);
+  const codes = Object.fromEntries([...store.failures()].map((f) => (f.kind === 'quarantined' ? [f.entry.key, f.entry.code] : ['', ''])));
+  expect(codes).toEqual({
+    '00000000-0000-4000-8000-00000000abcd.jsonl.gz': 'NOT_IN_PLATFORM_FOLDER',
+    [nested]: 'NESTED_PATH',
+    [unknown]: 'UNKNOWN_PLATFORM',
+    [ext]: 'BAD_EXTENSION',
+    [noUuid]: 'NAME_WITHOUT_UUID',
+  });
+});
+
+test('the same file seen again is a no-op', async () => {
+  const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/once', accessType: 'paid' }]);
+  await ingest([key]);
+  await ingest([key]);
+  expect(store.fileEntry(key)!.seq).toBe(1);
+  expect(ingestor.stats.filesApplied).toBe(1);
+});
+
+test('the same key with other content is quarantined as a conflict and not applied', async () => {
+  const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/v1', accessType: 'paid' }], { mtime: 1000 });
+  await ingest([key]);
+  writeFileSync(join(bucket, key), gzLines([{ doi: '10.1234/v2', accessType: 'open' }]));
+  await ingest([key]);
+  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/v1']);
+  expect([...store.failures()].map((f) => [f.kind, f.kind === 'conflict' ? f.conflict.key : ''])).toEqual([['conflict', key]]);
+});
+
+test('corrupt and non-gzip files are quarantined; hidden and temp files are ignored', async () => {
+  const corrupt = writeDeposit(bucket, 'acme', [], { bytes: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]) });
+  const plain = writeDeposit(bucket, 'acme', [], { bytes: Buffer.from('{"doi":"10.1234/plain"}\n') });
+  const hidden = writeDeposit(bucket, 'acme', [{ doi: '10.1234/hidden' }], { name: '.00000000-0000-4000-8000-000000000001.jsonl.gz' });
+  await ingest([corrupt, plain, hidden]);
+  expect(store.fileEntry(corrupt)!.outcome).toBe('quarantined');
+  expect(store.fileEntry(plain)).toMatchObject({ outcome: 'quarantined', code: 'NOT_GZIP' });
+  expect(store.fileEntry(hidden)).toBeUndefined();
+});
+
+test('a truncated gzip (a file still being written) is retried with backoff, then quarantined', async () => {
+  const full = gzLines([{ doi: '10.1234/slow' }]);
+  const key = writeDeposit(bucket, 'acme', [], { bytes: full.subarray(0, full.length - 6) });
+  await ingest([key]);
+  expect(ingestor.stats.retries).toBe(2);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'GZIP_TRUNCATED', tries: 3 });
+});
+
+test('a truncated file completed before its retry is applied', async () => {
+  const full = gzLines([{ doi: '10.1234/finished', accessType: 'open' }]);
+  const key = writeDeposit(bucket, 'acme', [], { bytes: full.subarray(0, full.length - 6) });
+  await ingestor.submit([key]);
+  writeFileSync(join(bucket, key), full);
+  await ingestor.idle();
+  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/finished']);
+});
+
+test('queued files are applied in batches, each whole with its own ledger entry', async () => {
+  const keys = Array.from({ length: 20 }, (_, i) => writeDeposit(bucket, i % 2 ? 'acme' : 'beta', [{ doi: `10.1234/b${i}` }], { mtime: 1000 + i }));
+  await ingest(keys);
+  expect([...store.dump()]).toHaveLength(20);
+  expect(keys.map((k) => store.fileEntry(k)!.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+});

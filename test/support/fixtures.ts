@@ -1,0 +1,160 @@
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** Shared test fixtures: temp folders, deposit files, waiting for conditions, running the real program. */
+
+export const REPO = join(import.meta.dir, '..', '..');
+export const BUN = process.execPath;
+
+export function tempDir(prefix = 'doi-holdings-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function gzLines(lines: readonly (object | string)[], ending = '\n'): Uint8Array {
+  const text = lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join(ending);
+  return Bun.gzipSync(Buffer.from(text));
+}
+
+let counter = 0;
+/** A fresh RFC 4122-looking UUID, deterministic per run order so keys sort predictably. */
+export function uuid(): string {
+  counter++;
+  const hex = counter.toString(16).padStart(12, '0');
+  return `00000000-0000-4000-8000-${hex}`;
+}
+
+/** Writes `<root>/<platform>/<uuid>.jsonl.gz` with the given mtime (seconds); returns the bucket key. */
+export function writeDeposit(
+  root: string,
+  platform: string,
+  lines: readonly (object | string)[],
+  opts: { mtime?: number; name?: string; bytes?: Uint8Array } = {},
+): string {
+  const key = `${platform}/${opts.name ?? `${uuid()}.jsonl.gz`}`;
+  const path = join(root, key);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, opts.bytes ?? gzLines(lines));
+  if (opts.mtime !== undefined) utimesSync(path, opts.mtime, opts.mtime);
+  return key;
+}
+
+type Falsy = undefined | null | false | 0 | '';
+export async function waitFor<T>(probe: () => T | Falsy | Promise<T | Falsy>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | Falsy = undefined;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (last) return last as T;
+    await Bun.sleep(25);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last value: ${JSON.stringify(last)})`);
+}
+
+export interface TestConfig {
+  dir: string;
+  path: string;
+  bucket: string;
+  staging: string;
+  store: string;
+}
+
+/** A config file in `dir` with local production and staging buckets and platforms acme + beta. */
+export function writeConfig(dir: string, extra = ''): TestConfig {
+  const bucket = join(dir, 'bucket');
+  const staging = join(dir, 'staging-bucket');
+  const store = join(dir, 'db');
+  const path = join(dir, 'test.toml');
+  writeFileSync(
+    path,
+    `[server]
+listen = "127.0.0.1:0"
+
+[store]
+dir = "db"
+mapSizeGiB = 1
+
+[ingest]
+settleMs = 50
+retryBaseMs = 20
+maxTries = 3
+
+[buckets.production]
+kind = "local"
+path = "bucket"
+
+[buckets.staging]
+kind = "local"
+path = "staging-bucket"
+
+[[platforms]]
+name = "acme"
+
+[[platforms]]
+name = "beta"
+
+[[integrators]]
+name = "tester"
+apiKey = "test-key-123"
+updates = true
+${extra}`,
+  );
+  mkdirSync(bucket, { recursive: true });
+  mkdirSync(staging, { recursive: true });
+  return { dir, path, bucket, staging, store };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  lines: string[];
+}
+
+/** Runs the real program (`bun src/main.ts ARGS`) as a separate process. */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), ...args], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr, lines: stdout.split('\n').filter((l) => l !== '') };
+}
+
+export async function dump(configPath: string, extra: string[] = []): Promise<Record<string, unknown>[]> {
+  const r = await runCli(['--dump', '--config', configPath, ...extra]);
+  if (r.code !== 0) throw new Error(`--dump failed (${r.code}): ${r.stderr}`);
+  return r.lines.map((l) => JSON.parse(l));
+}
+
+/** The daemon as a real process; `stop()` sends SIGTERM and waits. */
+export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string } {
+  let log = '';
+  const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', configPath], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of proc.stderr) log += decoder.decode(chunk);
+  })();
+  void (async () => {
+    for await (const chunk of proc.stdout) log += decoder.decode(chunk);
+  })();
+  return {
+    async stop() {
+      proc.kill('SIGTERM');
+      return proc.exited;
+    },
+    log: () => log,
+  };
+}
+
+export async function waitForLog(daemon: { log(): string }, needle: string, timeoutMs = 15_000): Promise<void> {
+  await waitFor(() => daemon.log().includes(needle), `log line containing ${needle}`, timeoutMs);
+}
