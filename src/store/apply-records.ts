@@ -10,7 +10,7 @@ import type { FileCounts } from './ledger-types.ts';
  * appends an event stamped with the file's LastModified (never the wall clock) and apply sequence number.
  */
 export function applyRecords(
-  holdings: Database<Uint8Array, Buffer>,
+  holdings: Database<Uint8Array, Uint8Array>,
   records: readonly ParsedRecord[],
   platform: string,
   time: number,
@@ -34,7 +34,7 @@ export function applyRecords(
       out.u48(time);
       out.bytes(old.subarray(layout!.eventsStart));
       out.event({ kind: 'removed', time, fileSeq, oldAccess: accessOfState(old, layout!) });
-      holdings.putSync(k, out.buf.slice(0, out.pos));
+      holdings.putSync(k, out.view());
       counts.removed++;
       continue;
     }
@@ -54,7 +54,7 @@ export function applyRecords(
     out.u48(time);
     if (old) out.bytes(old.subarray(layout!.eventsStart));
     out.event({ kind, time, fileSeq, oldAccess: old ? accessOfState(old, layout!) : undefined, newAccess: record.accessType });
-    holdings.putSync(k, out.buf.slice(0, out.pos));
+    holdings.putSync(k, out.view());
     if (kind === 'updated') counts.updated++;
     else counts.added++;
   }
@@ -69,7 +69,7 @@ function sameBytes(old: Uint8Array, start: number, end: number, w: ByteWriter): 
 
 /** getBinaryFast may hand back lmdb-js's shared buffer, longer than the value: cut it to the value's size.
  * The bytes are valid until the next read, which is all this loop needs. */
-function readFast(db: Database<Uint8Array, Buffer>, key: Buffer): Uint8Array | undefined {
+function readFast(db: Database<Uint8Array, Uint8Array>, key: Uint8Array): Uint8Array | undefined {
   const raw = db.getBinaryFast(key);
   return raw && raw.subarray(0, (db as unknown as { lastSize: number }).lastSize);
 }

@@ -11,7 +11,7 @@ export const SCHEMA_VERSION = 1;
 export interface StoreDbs {
   root: RootDatabase;
   /** key: utf8(doiKey) 0x00 utf8(platform); value: holding-codec bytes */
-  holdings: Database<Uint8Array, Buffer>;
+  holdings: Database<Uint8Array, Uint8Array>;
   /** key: doiKey; value: UpdatesEntry (msgpack) */
   updates: Database<any, string>;
   /** key: file key; value: FileEntry */

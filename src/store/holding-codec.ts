@@ -85,23 +85,33 @@ export class ByteWriter {
     b[this.pos++] = lo & 0xff;
   }
   str(s: string): void {
-    // ASCII fast path: most DOIs and URLs are ASCII
+    // ASCII fast path, byte by byte: most DOIs and URLs are ASCII and short
     this.ensure(5 + s.length * 3);
     const lenAt = this.pos;
     this.varint(s.length); // provisional; rewritten if the UTF-8 length differs
-    const start = this.pos;
-    const { written } = utf8.encodeInto(s, this.buf.subarray(start));
-    if (written !== s.length) {
-      // non-ASCII: re-write with the byte length as prefix
-      const bytes = utf8.encode(s);
-      this.pos = lenAt;
-      this.varint(bytes.length);
-      this.ensure(bytes.length);
-      this.buf.set(bytes, this.pos);
-      this.pos += bytes.length;
-      return;
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        // non-ASCII: re-write with the byte length as prefix
+        const bytes = utf8.encode(s);
+        this.pos = lenAt;
+        this.varint(bytes.length);
+        this.ensure(bytes.length);
+        this.buf.set(bytes, this.pos);
+        this.pos += bytes.length;
+        return;
+      }
+      b[p++] = c;
     }
-    this.pos = start + written;
+    this.pos = p;
+  }
+  /** The bytes written so far, as a view (no copy): valid until the next write, which is all a putSync needs
+   * (the value is copied into the transaction at once). One long-lived buffer also keeps lmdb-js from
+   * resolving a new ArrayBuffer's address on every put. */
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
   }
   bytes(b: Uint8Array): void {
     this.ensure(b.length);
