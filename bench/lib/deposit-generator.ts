@@ -138,8 +138,9 @@ export class DepositGenerator {
   initialFile(fileIndex: number, records: number): Deposit {
     const p = this.platformOf(fileIndex);
     const removals = p.minted.length > 0 ? Math.round(records * 0.03) : 0;
-    const lines = this.mintLines(p, records - removals);
-    lines.push(...this.removalLines(p, removals, new Set()));
+    // removals first: they target DOIs of earlier files, not the ones minted here
+    const lines = this.removalLines(p, removals, new Set());
+    lines.push(...this.mintLines(p, records - removals));
     return { platform: p.name, lines: this.shuffleLight(lines) };
   }
 
