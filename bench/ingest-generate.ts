@@ -15,7 +15,7 @@ export interface Manifest {
   c: string[];
 }
 
-export const GENERATOR_VERSION = 1;
+import { GENERATOR_VERSION } from './lib/ingest-data.ts';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: bun bench/ingest-generate.ts DIR');

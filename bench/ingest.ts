@@ -6,28 +6,11 @@
  * Each part runs in its own process so one's heap and page cache state do not pollute another's figures.
  *   bun bench/ingest.ts            (deposits are generated once into .bench/ingest-data-v<N>/)
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { BENCH_DIR as BENCH, ingestData, runBench as run } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
 
-const GENERATOR_VERSION = 2;
-const REPO = join(import.meta.dir, '..');
-const BENCH = join(REPO, '.bench');
-const data = join(BENCH, `ingest-data-v${GENERATOR_VERSION}`);
-
-async function run(script: string, ...args: string[]): Promise<string> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, script), ...args], { stdout: 'pipe', stderr: 'inherit', cwd: REPO });
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  if (code !== 0) throw new Error(`${script} exited with ${code}`);
-  return out.trim().split('\n').pop()!;
-}
-
-if (!existsSync(join(data, 'manifest.json'))) {
-  rmSync(data, { recursive: true, force: true });
-  mkdirSync(data, { recursive: true });
-  console.log(`generating deposits into ${data} ...`);
-  await run('ingest-generate.ts', data);
-}
+const { dir: data } = await ingestData();
 
 interface Scenario {
   files: number;
