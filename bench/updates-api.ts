@@ -1,0 +1,184 @@
+/**
+ * Updates API benchmark (issue 12): the real daemon (its own process) with 1.1M holdings ingested from the
+ * generated deposits and the 3,000-record Retraction Watch sample imported; load from wrk (Debian's package,
+ * installed here if missing) on 127.0.0.1, 2 threads, 50 connections, 10 s per run. Bodies of 1 and 100 DOIs,
+ * ~5% of them DOIs with updates, the rest holdings without. In the same run, the ceiling: a bare Bun server that
+ * parses the body and returns a fixed reply. Prints req/s, p50, p99 and the ratios.
+ */
+import { createReadStream, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { tempDir } from '../test/support/fixtures.ts';
+import { csvRecords } from '../src/updates/index.ts';
+import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
+import { ingestData, REPO } from './lib/ingest-data.ts';
+import { fmt } from './lib/measure.ts';
+
+const SAMPLE = join(REPO, '..', 'shared', 'data', 'retraction_watch_sample.csv');
+const KEY = 'bench-key-0123456789';
+const DURATION = '10s';
+const CONNECTIONS = 50;
+
+async function sh(cmd: string[]): Promise<{ code: number; out: string }> {
+  const p = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, out: out + err };
+}
+
+async function ensureWrk(): Promise<void> {
+  if ((await sh(['sh', '-c', 'command -v wrk'])).code === 0) return;
+  console.log('installing wrk from Debian packages ...');
+  const r = await sh(['sh', '-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk']);
+  if (r.code !== 0) throw new Error(`cannot install wrk: ${r.out.slice(-500)}`);
+}
+
+/** DOIs of the store's holdings (from a few deposit files) and DOIs with updates (from the sample). */
+async function doiPools(data: string, keys: string[]): Promise<{ plain: string[]; withUpdates: string[] }> {
+  const plain: string[] = [];
+  for (const key of keys) {
+    let text = '';
+    for await (const c of createReadStream(join(data, 'bucket', key)).pipe(createGunzip())) text += c;
+    for (const line of text.split('\n')) if (line) plain.push((JSON.parse(line) as { doi: string }).doi);
+  }
+  const withUpdates: string[] = [];
+  let col = -1;
+  for await (const { fields } of csvRecords(createReadStream(SAMPLE))) {
+    if (col < 0) col = fields.indexOf('OriginalPaperDOI');
+    else if (fields[col]?.startsWith('10.')) withUpdates.push(fields[col]!);
+  }
+  return { plain, withUpdates };
+}
+
+function bodies(n: number, count: number, pools: { plain: string[]; withUpdates: string[] }): string[] {
+  const rand = prng(n);
+  const pick = (a: string[]) => a[Math.floor(rand() * a.length)]!;
+  return Array.from({ length: count }, () => JSON.stringify({ dois: Array.from({ length: n }, () => (rand() < 0.05 ? pick(pools.withUpdates) : pick(pools.plain))) }));
+}
+
+function wrkScript(dir: string, name: string, list: string[]): string {
+  const path = join(dir, `${name}.lua`);
+  const luaString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  writeFileSync(
+    path,
+    `local bodies = {${list.map(luaString).join(',\n')}}
+local i = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["x-api-key"] = "${KEY}"
+request = function()
+  i = i % #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[i])
+end
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+`,
+  );
+  return path;
+}
+
+interface Load {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+async function wrk(url: string, script: string): Promise<Load> {
+  const r = await sh(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${DURATION}`, '-s', script, url]);
+  const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(r.out);
+  if (!m) throw new Error(`wrk printed no result: ${r.out}`);
+  const [requests, durationUs, p50, p99, statusErrors, socketErrors] = m.slice(1).map(Number) as number[];
+  return { rps: requests! / (durationUs! / 1e6), p50Ms: p50! / 1000, p99Ms: p99! / 1000, errors: statusErrors! + socketErrors! };
+}
+
+async function startProcess(cmd: string[], ready: (out: string) => string | undefined): Promise<{ url: string; stop(): Promise<void> }> {
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO });
+  let out = '';
+  const decoder = new TextDecoder();
+  for (const s of [proc.stdout, proc.stderr])
+    void (async () => {
+      for await (const c of s) out += decoder.decode(c);
+    })();
+  const deadline = Date.now() + 120_000;
+  let url: string | undefined;
+  while (!(url = ready(out))) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
+    await Bun.sleep(50);
+  }
+  return {
+    url,
+    async stop() {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    },
+  };
+}
+
+await ensureWrk();
+const { dir: data, manifest } = await ingestData();
+const work = tempDir('doi-holdings-bench-api-');
+try {
+  const config = join(work.path, 'api.toml');
+  writeFileSync(
+    config,
+    `[server]
+listen = "127.0.0.1:0"
+[store]
+dir = "db"
+mapSizeGiB = 16
+[buckets.production]
+kind = "local"
+path = "${join(data, 'bucket')}"
+${PLATFORM_NAMES.map((p) => `[[platforms]]\nname = "${p}"`).join('\n')}
+[[integrators]]
+name = "bench"
+apiKey = "${KEY}"
+updates = true
+`,
+  );
+  const imported = await sh([process.execPath, join(REPO, 'src/main.ts'), '--import-updates', SAMPLE, '--config', config]);
+  if (imported.code > 1) throw new Error(`import failed: ${imported.out}`);
+  console.log('starting the daemon and ingesting 120 deposit files (1.1M holdings) ...');
+  const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  const files = manifest.a.length + manifest.b.length;
+  for (;;) {
+    const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as { production: { filesApplied: number; queueDepth: number } };
+    if (h.production.filesApplied >= files && h.production.queueDepth === 0) break;
+    await Bun.sleep(250);
+  }
+  const metrics = await (await fetch(`${daemon.url}/metrics`)).text();
+  const live = [...metrics.matchAll(/^doi_holdings_live\{[^}]*\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  const withUpdates = /^doi_holdings_works_with_updates\{[^}]*\} (\d+)$/m.exec(metrics)?.[1];
+
+  const pools = await doiPools(data, manifest.a.slice(0, 30));
+  const scripts = { one: wrkScript(work.path, 'one', bodies(1, 2000, pools)), hundred: wrkScript(work.path, 'hundred', bodies(100, 300, pools)) };
+  // a sanity check that the bodies reach real answers: some updates come back
+  const probe = (await (await fetch(`${daemon.url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: bodies(100, 1, pools)[0] })).json()) as {
+    documents: { statusCode: number; updates: unknown[] }[];
+  };
+  const answered = probe.documents.filter((d) => d.statusCode === 200).length;
+  const hits = probe.documents.filter((d) => d.updates.length > 0).length;
+
+  const ceiling = await startProcess([process.execPath, join(REPO, 'bench/ceiling-server.ts')], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
+  const results: Record<string, { api: Load; ceiling: Load }> = {};
+  for (const [name, script] of Object.entries(scripts)) {
+    const api = await wrk(`${daemon.url}/v2.2/updates`, script);
+    const ceil = await wrk(ceiling.url, script);
+    results[name] = { api, ceiling: ceil };
+  }
+  await ceiling.stop();
+  await daemon.stop();
+
+  console.log(`\nUpdates API: ${fmt(live)} live holdings, ${withUpdates} works with updates; wrk -t2 -c${CONNECTIONS} -d${DURATION} on 127.0.0.1 (client and server share the 2 cores)`);
+  console.log(`probe: a 100-DOI body got ${answered} statusCode 200 documents, ${hits} with updates\n`);
+  console.log('| body | daemon req/s | p50 ms | p99 ms | errors | ceiling req/s | ceiling p50 | ceiling p99 | ratio | target |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+  const target = { one: '>= 0.70 of the ceiling, p99 <= 20 ms', hundred: '>= 10,000 req/s, >= 0.45 of the ceiling' };
+  for (const [name, { api, ceiling: c }] of Object.entries(results))
+    console.log(
+      `| ${name === 'one' ? '1 DOI' : '100 DOIs'} | ${fmt(api.rps)} | ${fmt(api.p50Ms, 2)} | ${fmt(api.p99Ms, 2)} | ${api.errors} | ${fmt(c.rps)} | ${fmt(c.p50Ms, 2)} | ${fmt(c.p99Ms, 2)} | ${fmt(api.rps / c.rps, 2)} | ${target[name as 'one' | 'hundred']} |`,
+    );
+} finally {
+  work.remove();
+}
