@@ -22,6 +22,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
+  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -33,14 +34,14 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       seen.push(name);
       if (TAKES_VALUE.has(name)) {
         const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
-        if (v === undefined || v === '') return fault('USAGE', `${name} needs a value`);
+        // `--platform --doi X` is a missing value, not a platform named "--doi" (use --name=VALUE for such values)
+        if (v === undefined || v === '' || (eq < 0 && v.startsWith('--'))) return fault('USAGE', `${name} needs a value`);
         flags.set(name, v);
-      } else if (eq > 0) return fault('USAGE', `${name} takes no value`);
+      } else if (eq > 0) return fault('USAGE', known.has(name) ? `${name} takes no value` : `unknown option ${name} (see --help)`);
       else flags.set(name, '');
     } else if (a === '-h') flags.set('--help', '');
     else positional.push(a);
   }
-  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version']);
   const unknown = seen.find((s) => !known.has(s));
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';

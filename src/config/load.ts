@@ -1,6 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
 import { DEFAULT_INGEST, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
@@ -33,8 +34,8 @@ export function loadConfig(path: string, env: Record<string, string | undefined>
 }
 
 export function resolveConfig(raw: unknown, path: string, env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
-  const problems = [...checkConfig.Errors(raw)].map((e) => `  ${e.path || '/'}: ${e.message}`);
-  if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true));
+  const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
+  if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
   if (problems.length > 0) {
     const unique = [...new Set(problems)];
     throw new FaultError(fault('CONFIG_INVALID', `config ${path} is invalid:\n${unique.join('\n')}`));
@@ -81,8 +82,22 @@ export function resolveConfig(raw: unknown, path: string, env: Record<string, st
   };
 }
 
+/**
+ * One schema error as printed lines. A union (a bucket block) that fails reports only "Expected union value";
+ * when exactly one variant accepts the block's `kind`, that variant's own errors are listed instead, each
+ * with its path (DESIGN section 8: every fault printed with its path).
+ */
+function describeError(e: ValueError): string[] {
+  if (e.type === ValueErrorType.Union) {
+    const variants = e.errors.map((it) => [...it]);
+    const chosen = variants.filter((errs) => !errs.some((x) => x.path === `${e.path}/kind`));
+    if (chosen.length === 1 && chosen[0]!.length > 0) return chosen[0]!.flatMap(describeError);
+  }
+  return [`  ${e.path || '/'}: ${e.message}`];
+}
+
 /** Rules the schema cannot say: uniqueness, either/or fields, environment variables that must be set. */
-function semanticProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean): string[] {
+function semanticProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean, base: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   file.platforms.forEach((p, i) => {
@@ -119,15 +134,11 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
         out.push(`  /buckets/${name}/${field}: environment variable ${v} is not set`);
     }
   }
-  if (file.buckets.staging && resolveSame(file.buckets.production.path, file.buckets.staging.path))
+  if (file.buckets.staging && resolve(base, file.buckets.production.path) === resolve(base, file.buckets.staging.path))
     out.push('  /buckets/staging/path: staging must not share the production bucket folder');
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
   return out;
-}
-
-function resolveSame(a: string, b: string): boolean {
-  return resolve(a) === resolve(b);
 }
 
 function resolveBucket(

@@ -18,7 +18,7 @@ export const S3Bucket = t.Object(
     /** the local mirror folder */
     path: t.String({ minLength: 1 }),
     endpoint: t.Optional(t.String({ pattern: '^https?://' })),
-    region: t.String({ minLength: 1, default: 'us-east-1' }),
+    region: t.Optional(t.String({ minLength: 1 })), // 'us-east-1' when absent (load.ts)
     bucket: t.String({ minLength: 3 }),
     prefix: t.Optional(t.String()),
     forcePathStyle: t.Optional(t.Boolean()),

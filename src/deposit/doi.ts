@@ -38,6 +38,27 @@ export function normaliseDoiInput(input: string): string {
   return s;
 }
 
+/**
+ * The API's fast path for the common input, a bare printable-ASCII DOI: one pass over the characters that both
+ * validates it (same rule as normaliseDoiInput + doiProblem) and lower-cases it into its key. Returns undefined
+ * for anything else (prefixed forms, spaces, non-ASCII, invalid), which then takes the general path.
+ */
+export function quickDoiKey(input: string): string | undefined {
+  const n = input.length;
+  if (n < 9 || n > MAX_DOI_BYTES || input.charCodeAt(0) !== 0x31 || input.charCodeAt(1) !== 0x30 || input.charCodeAt(2) !== 0x2e) return undefined;
+  let i = 3;
+  while (i < n && input.charCodeAt(i) >= 0x30 && input.charCodeAt(i) <= 0x39) i++;
+  const digits = i - 3;
+  if (digits < 4 || digits > 9 || i + 1 >= n || input.charCodeAt(i) !== 0x2f) return undefined;
+  let upper = false;
+  for (let j = i + 1; j < n; j++) {
+    const c = input.charCodeAt(j);
+    if (c <= 0x20 || c >= 0x7f) return undefined;
+    if (c >= 0x41 && c <= 0x5a) upper = true;
+  }
+  return upper ? doiKey(input) : input;
+}
+
 function codePoint(ch: string): string {
   return ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
 }

@@ -6,6 +6,8 @@ import type { IntegratorSettings } from '../config/index.ts';
  */
 export class ApiKeys {
   private readonly byDigest = new Map<string, IntegratorSettings>();
+  /** keys already matched through their digest: an integrator's next request skips the hashing */
+  private readonly known = new Map<string, IntegratorSettings>();
 
   constructor(integrators: readonly IntegratorSettings[]) {
     for (const i of integrators) this.byDigest.set(digest(i.apiKey), i);
@@ -13,7 +15,11 @@ export class ApiKeys {
 
   find(key: string | null): IntegratorSettings | undefined {
     if (!key) return undefined;
-    return this.byDigest.get(digest(key));
+    const seen = this.known.get(key);
+    if (seen) return seen;
+    const found = this.byDigest.get(digest(key));
+    if (found) this.known.set(key, found);
+    return found;
   }
 }
 

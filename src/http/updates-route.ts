@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { doiKey, doiProblem, normaliseDoiInput } from '../deposit/index.ts';
+import { doiKey, doiProblem, normaliseDoiInput, quickDoiKey } from '../deposit/index.ts';
 import type { UpdatesIndex } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
 import { readJsonBody } from './body.ts';
@@ -21,19 +21,33 @@ export async function handleUpdates(request: Request, keys: ApiKeys, index: Upda
   if (!checkRequest.Check(body.value)) return errorResponse(400, 'BAD_REQUEST', describe(body.value));
   if (!index) return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
   const dois = (body.value as UpdatesRequest).dois;
+  const table = index.table();
   let out = '{"documents":[';
   for (let i = 0; i < dois.length; i++) {
     const sent = dois[i]!;
     if (i > 0) out += ',';
-    const bare = normaliseDoiInput(sent);
-    const problem = doiProblem(bare);
-    if (problem) {
-      out += `{"doi":${JSON.stringify(sent)},"statusCode":400,"updates":[],"message":${JSON.stringify(problem)}}`;
-      continue;
+    let key = quickDoiKey(sent);
+    if (key === undefined) {
+      const bare = normaliseDoiInput(sent);
+      const problem = doiProblem(bare);
+      if (problem) {
+        out += `{"doi":${JSON.stringify(sent)},"statusCode":400,"updates":[],"message":${JSON.stringify(problem)}}`;
+        continue;
+      }
+      key = doiKey(bare);
     }
-    out += `{"doi":${JSON.stringify(sent)},"statusCode":200,"updates":${index.updatesJson(doiKey(bare))}}`;
+    out += `{"doi":${jsonString(sent)},"statusCode":200,"updates":${table.get(key) ?? '[]'}}`;
   }
   return jsonResponse(`${out}]}`);
+}
+
+/** JSON text of a string; printable ASCII without quote or backslash (nearly every DOI) needs no escaping. */
+function jsonString(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) return JSON.stringify(s);
+  }
+  return `"${s}"`;
 }
 
 /** The first schema fault, with its path, in words an integrator can act on. */

@@ -24,6 +24,12 @@ export class UpdatesIndex {
     return this.json.get(doiKey) ?? '[]';
   }
 
+  /** The current table (DOI key -> JSON array text), refreshed once: a 100-DOI request looks up in one snapshot. */
+  table(): ReadonlyMap<string, string> {
+    this.refresh();
+    return this.json;
+  }
+
   has(doiKey: string): boolean {
     this.refresh();
     return this.json.has(doiKey);

@@ -1,0 +1,564 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSettings } from '../../src/config/index.ts';
+import { FaultError } from '../../src/fault.ts';
+import { tempDir } from '../support/fixtures.ts';
+
+/** DESIGN section 8: TOML, validated at start-up, every fault with its path, paths relative to the file's folder. */
+
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  dir = tempDir('doi-holdings-config-');
+});
+afterEach(() => dir.remove());
+
+const MINIMAL = `
+[buckets.production]
+kind = "local"
+path = "bucket"
+
+[[platforms]]
+name = "acme"
+`;
+
+function write(toml: string, name = 'c.toml', sub = ''): string {
+  const folder = join(dir.path, sub);
+  mkdirSync(folder, { recursive: true });
+  const path = join(folder, name);
+  writeFileSync(path, toml);
+  return path;
+}
+
+/** The fault a config load throws; fails the test when it loads. */
+function failure(load: () => Config): FaultError {
+  try {
+    load();
+  } catch (e) {
+    if (e instanceof FaultError) return e;
+    throw e;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+/** The listed problems of a CONFIG_INVALID fault, one per line, without the heading. */
+function problems(e: FaultError): string[] {
+  expect(e.code).toBe('CONFIG_INVALID');
+  const [, ...rest] = e.message.split('\n');
+  return rest.map((l) => l.trim());
+}
+
+describe('a valid config', () => {
+  test('a minimal file loads with every default applied', () => {
+    const path = write(MINIMAL);
+    const c = loadConfig(path, {});
+    expect(c).toEqual({
+      source: path,
+      server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536 },
+      store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3 },
+      ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200 },
+      buckets: { production: { kind: 'local', path: join(dir.path, 'bucket') } },
+      platforms: [
+        {
+          name: 'acme',
+          entitlementUrl: undefined,
+          entitlementHeader: 'authorization',
+          entitlementSecret: undefined,
+          entitlementTimeoutMs: 2000,
+          entitlementConcurrency: 64,
+        },
+      ],
+      integrators: [],
+      updates: { dropDir: undefined, urls: [] },
+    });
+    expect(c.ingest).toEqual(DEFAULT_INGEST);
+  });
+
+  test('given values override the defaults; unset ingest fields keep theirs', () => {
+    const path = write(`
+[server]
+listen = "0.0.0.0:9090"
+maxBodyBytes = 2048
+
+[store]
+dir = "data/db"
+mapSizeGiB = 0.5
+
+[ingest]
+maxDecompressedBytes = 1048576
+maxTries = 2
+
+${MINIMAL}
+entitlementUrl = "https://acme.example/entitlements"
+entitlementHeader = "x-api-key"
+entitlementSecretEnv = "ACME_SECRET"
+entitlementTimeoutMs = 500
+entitlementConcurrency = 4
+
+[[platforms]]
+name = "beta.press_2"
+
+[[integrators]]
+name = "tool"
+apiKey = "0123456789"
+updates = true
+
+[[integrators]]
+name = "other"
+apiKey = "abcdefghij"
+
+[updates]
+dropDir = "drop"
+urls = [
+  { url = "https://rw.example/rw.csv", format = "retraction-watch-csv" },
+  { url = "http://cr.example/works.json", format = "crossref-json", everyMinutes = 0.5 },
+]
+`);
+    const c = loadConfig(path, { ACME_SECRET: 's3cret' });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048 });
+    expect(c.store).toEqual({ dir: join(dir.path, 'data/db'), mapSizeBytes: 512 * 1024 ** 2 });
+    expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200 });
+    expect(c.platforms).toEqual([
+      {
+        name: 'acme',
+        entitlementUrl: 'https://acme.example/entitlements',
+        entitlementHeader: 'x-api-key',
+        entitlementSecret: 's3cret',
+        entitlementTimeoutMs: 500,
+        entitlementConcurrency: 4,
+      },
+      {
+        name: 'beta.press_2',
+        entitlementUrl: undefined,
+        entitlementHeader: 'authorization',
+        entitlementSecret: undefined,
+        entitlementTimeoutMs: 2000,
+        entitlementConcurrency: 64,
+      },
+    ]);
+    expect(c.integrators).toEqual([
+      { name: 'tool', apiKey: '0123456789', updates: true },
+      { name: 'other', apiKey: 'abcdefghij', updates: false },
+    ]);
+    expect(c.updates).toEqual({
+      dropDir: join(dir.path, 'drop'),
+      urls: [
+        { url: 'https://rw.example/rw.csv', format: 'retraction-watch-csv', everyMs: 1440 * 60_000 },
+        { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000 },
+      ],
+    });
+  });
+
+  test('the shipped example configs load', () => {
+    const env = { DOI_HOLDINGS_S3_KEY_ID: 'id', DOI_HOLDINGS_S3_SECRET: 'secret', DOI_HOLDINGS_KEY_DISCOVERY: 'discovery-key' };
+    const repo = join(import.meta.dir, '..', '..');
+    const prod = loadConfig(join(repo, 'conf/doi-holdings.toml'), env);
+    expect(prod.buckets.production.kind).toBe('s3');
+    expect(prod.integrators).toEqual([{ name: 'discovery-tool', apiKey: 'discovery-key', updates: true }]);
+    const def = loadConfig(join(repo, 'conf/default.toml'), {});
+    expect(def.buckets.production).toEqual({ kind: 'local', path: join(repo, 'var/bucket') });
+  });
+});
+
+describe('relative paths resolve against the config file folder', () => {
+  test('relative, parent-relative and absolute paths', () => {
+    const abs = join(dir.path, 'elsewhere', 'staging');
+    const path = write(
+      `
+[store]
+dir = "../db"
+
+[buckets.production]
+kind = "local"
+path = "./bucket/prod"
+
+[buckets.staging]
+kind = "local"
+path = ${JSON.stringify(abs)}
+
+[[platforms]]
+name = "acme"
+
+[updates]
+dropDir = "updates"
+`,
+      'c.toml',
+      'etc/conf',
+    );
+    const c = loadConfig(path, {});
+    expect(c.source).toBe(path);
+    expect(c.store.dir).toBe(join(dir.path, 'etc', 'db'));
+    expect(c.buckets.production).toEqual({ kind: 'local', path: join(dir.path, 'etc/conf/bucket/prod') });
+    expect(c.buckets.staging).toEqual({ kind: 'local', path: abs });
+    expect(c.updates.dropDir).toBe(join(dir.path, 'etc/conf/updates'));
+  });
+
+  test('not against the working directory, even when the config path itself is relative', () => {
+    const path = write(MINIMAL, 'rel.toml', 'a/b');
+    const rel = relative(process.cwd(), path);
+    expect(rel.startsWith('/')).toBe(false);
+    const c = loadConfig(rel, {});
+    expect(c.source).toBe(path);
+    expect(c.buckets.production.path).toBe(join(dir.path, 'a/b/bucket'));
+    expect(c.store.dir).toBe(join(dir.path, 'a/b/var/db'));
+  });
+
+  test('the S3 mirror folder is resolved too', () => {
+    const path = write(`
+[buckets.production]
+kind = "s3"
+path = "mirror"
+bucket = "deposits"
+
+[[platforms]]
+name = "acme"
+`);
+    expect(loadConfig(path, {}).buckets.production.path).toBe(join(dir.path, 'mirror'));
+  });
+
+  test('staging may not share the production folder, also when one is given relative and the other absolute', () => {
+    const same = write(`
+[buckets.production]
+kind = "local"
+path = "bucket"
+
+[buckets.staging]
+kind = "local"
+path = ${JSON.stringify(join(dir.path, 'bucket'))}
+
+[[platforms]]
+name = "acme"
+`);
+    expect(problems(failure(() => loadConfig(same, {})))).toEqual(['/buckets/staging/path: staging must not share the production bucket folder']);
+    const alsoSame = write(MINIMAL.replace('path = "bucket"', 'path = "x/../bucket"') + '\n[buckets.staging]\nkind = "local"\npath = "./bucket"\n', 'd.toml');
+    expect(problems(failure(() => loadConfig(alsoSame, {})))).toEqual(['/buckets/staging/path: staging must not share the production bucket folder']);
+  });
+});
+
+describe('a bad config lists every fault by path', () => {
+  test('several schema faults at once', () => {
+    const path = write(`
+[server]
+listen = "localhost"
+maxBodyBytes = 10
+
+[store]
+mapSizeGiB = 0
+
+[ingest]
+maxTries = 0
+settleMs = -1
+
+[buckets.production]
+kind = "local"
+path = ""
+
+[[platforms]]
+name = "Acme Press"
+
+[[integrators]]
+name = "tool"
+apiKey = "short"
+updates = "yes"
+
+[updates]
+urls = [{ url = "ftp://x.example/rw.csv", format = "csv" }]
+`);
+    const e = failure(() => loadConfig(path, {}));
+    expect(e).toBeInstanceOf(FaultError);
+    expect(e.message.split('\n')[0]).toBe(`config ${path} is invalid:`);
+    expect(problems(e)).toEqual([
+      "/server/listen: Expected string to match '^[^:]+:[0-9]{1,5}$'",
+      '/server/maxBodyBytes: Expected integer to be greater or equal to 1024',
+      '/store/mapSizeGiB: Expected number to be greater than 0',
+      '/ingest/maxTries: Expected integer to be greater or equal to 1',
+      '/ingest/settleMs: Expected integer to be greater or equal to 0',
+      '/buckets/production/path: Expected string length greater or equal to 1',
+      "/platforms/0/name: Expected string to match '^[a-z0-9][a-z0-9._-]{0,63}$'",
+      '/integrators/0/apiKey: Expected string length greater or equal to 8',
+      '/integrators/0/updates: Expected boolean',
+      "/updates/urls/0/url: Expected string to match '^https?://'",
+      '/updates/urls/0/format: Expected union value',
+    ]);
+  });
+
+  test('required sections missing', () => {
+    const path = write('[server]\nlisten = "127.0.0.1:8080"\n');
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/buckets: Expected required property', '/platforms: Expected required property', '/buckets: Expected object', '/platforms: Expected array']);
+  });
+
+  test('at least one platform', () => {
+    const path = write('platforms = []\n' + MINIMAL.replace('[[platforms]]\nname = "acme"', ''));
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms: Expected array length to be greater or equal to 1']);
+  });
+
+  test('unknown keys are rejected wherever they appear', () => {
+    const path = write(`
+colour = "blue"
+
+[server]
+listen = "127.0.0.1:8080"
+port = 8080
+
+[buckets.production]
+kind = "local"
+path = "bucket"
+watch = true
+
+[buckets.test]
+kind = "local"
+path = "test-bucket"
+
+[[platforms]]
+name = "acme"
+entitlementURL = "https://acme.example"
+
+[[integrators]]
+name = "tool"
+apiKey = "0123456789"
+feature = "updates"
+
+[updates]
+dropdir = "drop"
+`);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/colour: Unexpected property',
+      '/server/port: Unexpected property',
+      '/buckets/test: Unexpected property',
+      '/buckets/production/watch: Unexpected property',
+      '/platforms/0/entitlementURL: Unexpected property',
+      '/integrators/0/feature: Unexpected property',
+      '/updates/dropdir: Unexpected property',
+    ]);
+  });
+
+  test('semantic faults (duplicates, either/or, port range) are listed together', () => {
+    const path = write(`
+[server]
+listen = "127.0.0.1:70000"
+
+${MINIMAL}
+
+[[platforms]]
+name = "acme"
+
+[[integrators]]
+name = "one"
+apiKey = "same-key-123"
+
+[[integrators]]
+name = "one"
+apiKey = "same-key-123"
+
+[[integrators]]
+name = "both"
+apiKey = "0123456789"
+apiKeyEnv = "BOTH_KEY"
+
+[[integrators]]
+name = "neither"
+`);
+    expect(problems(failure(() => loadConfig(path, { BOTH_KEY: '0123456789' })))).toEqual([
+      '/platforms/1/name: platform "acme" is registered twice',
+      '/integrators/1/name: integrator "one" is configured twice',
+      '/integrators/1: the same API key is given to two integrators',
+      '/integrators/2: give exactly one of apiKey or apiKeyEnv',
+      '/integrators/3: give exactly one of apiKey or apiKeyEnv',
+      '/server/listen: port 70000 is out of range',
+    ]);
+  });
+
+  test('a file that is not TOML', () => {
+    const path = write('[buckets.production\nkind = local\n');
+    const e = failure(() => loadConfig(path, {}));
+    expect(e.code).toBe('CONFIG_NOT_TOML');
+    expect(e.message.startsWith(`config ${path}: not valid TOML: `)).toBe(true);
+  });
+
+  test('a file that cannot be read', () => {
+    const path = join(dir.path, 'missing.toml');
+    const e = failure(() => loadConfig(path, {}));
+    expect(e.code).toBe('CONFIG_UNREADABLE');
+    expect(e.message.startsWith(`config ${path}: cannot read: `)).toBe(true);
+  });
+
+  test('resolveConfig validates a parsed value the same way', () => {
+    const e = failure(() => resolveConfig({ buckets: { production: { kind: 'local', path: 'b' } }, platforms: [{ name: 'acme', x: 1 }] }, '/etc/x.toml', {}));
+    expect(e.message).toBe('config /etc/x.toml is invalid:\n  /platforms/0/x: Unexpected property');
+    expect(() => resolveConfig(null, '/etc/x.toml', {})).toThrow(FaultError);
+  });
+});
+
+describe('secrets come from the env argument, only required when asked', () => {
+  const WITH_ENV_KEY = `${MINIMAL}
+[[integrators]]
+name = "env-tool"
+apiKeyEnv = "TOOL_KEY"
+updates = true
+
+[[integrators]]
+name = "inline"
+apiKey = "inline-key-1"
+`;
+
+  test('apiKeyEnv is read from the env given', () => {
+    const c = loadConfig(write(WITH_ENV_KEY), { TOOL_KEY: 'from-the-env-1' });
+    expect(c.integrators).toEqual([
+      { name: 'env-tool', apiKey: 'from-the-env-1', updates: true },
+      { name: 'inline', apiKey: 'inline-key-1', updates: false },
+    ]);
+  });
+
+  test('an unset apiKeyEnv is a fault when secrets are required (the default)', () => {
+    const path = write(WITH_ENV_KEY);
+    const expected = ['/integrators/0/apiKeyEnv: environment variable TOOL_KEY is not set'];
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(expected);
+    expect(problems(failure(() => loadConfig(path, {}, { requireSecrets: true })))).toEqual(expected);
+  });
+
+  test('process.env is not consulted', () => {
+    const path = write(WITH_ENV_KEY);
+    process.env.TOOL_KEY = 'from-process-env';
+    try {
+      expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/integrators/0/apiKeyEnv: environment variable TOOL_KEY is not set']);
+      expect(loadConfig(path, {}, { requireSecrets: false }).integrators.map((i) => i.name)).toEqual(['inline']);
+    } finally {
+      delete process.env.TOOL_KEY;
+    }
+  });
+
+  test('without required secrets an unset apiKeyEnv is allowed and that integrator is left out', () => {
+    const c = loadConfig(write(WITH_ENV_KEY), {}, { requireSecrets: false });
+    expect(c.integrators).toEqual([{ name: 'inline', apiKey: 'inline-key-1', updates: false }]);
+  });
+
+  test('a key from the env that is too short or shared is a fault even without required secrets', () => {
+    const path = write(WITH_ENV_KEY);
+    expect(problems(failure(() => loadConfig(path, { TOOL_KEY: 'short' }, { requireSecrets: false })))).toEqual([
+      '/integrators/0/apiKeyEnv: the key in TOOL_KEY is shorter than 8 characters',
+    ]);
+    expect(problems(failure(() => loadConfig(path, { TOOL_KEY: 'inline-key-1' })))).toEqual(['/integrators/1: the same API key is given to two integrators']);
+  });
+
+  test('a platform entitlementSecretEnv is required only when secrets are', () => {
+    const path = write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "ACME_SECRET"\n`);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set']);
+    expect(loadConfig(path, {}, { requireSecrets: false }).platforms[0]!.entitlementSecret).toBeUndefined();
+    expect(loadConfig(path, { ACME_SECRET: 'xyz' }).platforms[0]!.entitlementSecret).toBe('xyz');
+  });
+});
+
+describe('an S3 bucket block', () => {
+  const s3 = (fields: string, env: 'production' | 'staging' = 'production') =>
+    (env === 'production'
+      ? `[buckets.production]\n${fields}\n`
+      : `[buckets.production]\nkind = "local"\npath = "bucket"\n\n[buckets.staging]\n${fields}\n`) + '\n[[platforms]]\nname = "acme"\n';
+
+  test('a full block resolves with credentials from the env', () => {
+    const path = write(
+      s3(`kind = "s3"
+path = "mirror/prod"
+endpoint = "http://127.0.0.1:4568"
+region = "eu-west-1"
+bucket = "deposits"
+prefix = "/holdings/in/"
+forcePathStyle = true
+accessKeyIdEnv = "KEY_ID"
+secretAccessKeyEnv = "SECRET"
+pollSeconds = 2.5`),
+    );
+    const b = loadConfig(path, { KEY_ID: 'AKIA', SECRET: 'shh' }).buckets.production as S3BucketSettings;
+    expect(b).toEqual({
+      kind: 's3',
+      path: join(dir.path, 'mirror/prod'),
+      endpoint: 'http://127.0.0.1:4568',
+      region: 'eu-west-1',
+      bucket: 'deposits',
+      prefix: 'holdings/in/',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKIA', secretAccessKey: 'shh' },
+      credentialSource: 'KEY_ID/SECRET',
+      pollMs: 2500,
+    });
+  });
+
+  test('a minimal block gets defaults: region us-east-1, no prefix, default credential chain, 30 s polling', () => {
+    const b = loadConfig(write(s3('kind = "s3"\npath = "mirror"\nbucket = "deposits"')), {}).buckets.production as S3BucketSettings;
+    expect(b).toEqual({
+      kind: 's3',
+      path: join(dir.path, 'mirror'),
+      endpoint: undefined,
+      region: 'us-east-1',
+      bucket: 'deposits',
+      prefix: '',
+      forcePathStyle: false,
+      credentials: undefined,
+      credentialSource: 'the default AWS credential chain',
+      pollMs: 30_000,
+    });
+  });
+
+  test('prefixes are normalised to "" or "<prefix>/"', () => {
+    for (const [given, want] of [
+      ['', ''],
+      ['/', ''],
+      ['in', 'in/'],
+      ['in/', 'in/'],
+      ['//a/b//', 'a/b/'],
+    ] as const) {
+      const b = loadConfig(write(s3(`kind = "s3"\npath = "m"\nbucket = "deposits"\nprefix = ${JSON.stringify(given)}`)), {}).buckets
+        .production as S3BucketSettings;
+      expect(b.prefix).toBe(want);
+    }
+  });
+
+  test('each field fault of the block is listed by path', () => {
+    const path = write(
+      s3(`kind = "s3"
+path = "mirror"
+endpoint = "s3.example.com"
+region = ""
+bucket = "ab"
+forcePathStyle = "yes"
+pollSeconds = 0
+acl = "private"`),
+    );
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/buckets/production/acl: Unexpected property',
+      "/buckets/production/endpoint: Expected string to match '^https?://'",
+      '/buckets/production/region: Expected string length greater or equal to 1',
+      '/buckets/production/bucket: Expected string length greater or equal to 3',
+      '/buckets/production/forcePathStyle: Expected boolean',
+      '/buckets/production/pollSeconds: Expected number to be greater than 0',
+    ]);
+  });
+
+  test('a staging S3 block is validated the same way', () => {
+    const path = write(s3('kind = "s3"\npath = "mirror-staging"\npollSeconds = 100000', 'staging'));
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/buckets/staging/bucket: Expected required property',
+      '/buckets/staging/bucket: Expected string',
+      '/buckets/staging/pollSeconds: Expected number to be less or equal to 86400',
+    ]);
+  });
+
+  test('S3-only fields are not allowed on a local bucket, and the kind must be known', () => {
+    const local = write(s3('kind = "local"\npath = "bucket"\nbucket = "deposits"'));
+    expect(problems(failure(() => loadConfig(local, {})))).toEqual(['/buckets/production/bucket: Unexpected property']);
+    const gcs = write(s3('kind = "gcs"\npath = "bucket"'), 'gcs.toml');
+    expect(problems(failure(() => loadConfig(gcs, {})))).toEqual(['/buckets/production: Expected union value']);
+  });
+
+  test('credentials: both env names or neither', () => {
+    const path = write(s3('kind = "s3"\npath = "m"\nbucket = "deposits"\naccessKeyIdEnv = "KEY_ID"'));
+    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual(['/buckets/production: give both accessKeyIdEnv and secretAccessKeyEnv, or neither']);
+  });
+
+  test('credential env variables must be set when secrets are required, and only then', () => {
+    const path = write(s3('kind = "s3"\npath = "m"\nbucket = "deposits"\naccessKeyIdEnv = "KEY_ID"\nsecretAccessKeyEnv = "SECRET"'));
+    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual(['/buckets/production/secretAccessKeyEnv: environment variable SECRET is not set']);
+    const b = loadConfig(path, { KEY_ID: 'x' }, { requireSecrets: false }).buckets.production as S3BucketSettings;
+    expect(b.credentials).toBeUndefined();
+    expect(b.credentialSource).toBe('the default AWS credential chain');
+  });
+});
