@@ -25,9 +25,11 @@ typecheck: deps
 test: deps typecheck
 	$(BUN) test --timeout 60000
 
+# Prints every figure the issues name; takes about 5 minutes (deposits are generated once into .bench/).
 bench: deps
 	$(BUN) bench/ingest.ts
 	$(BUN) bench/s3-latency.ts
+	$(BUN) bench/updates-import.ts
 	$(BUN) bench/updates-api.ts
 
 build: deps

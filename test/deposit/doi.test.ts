@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { doiKey, doiProblem, MAX_DOI_BYTES, normaliseDoiInput } from '../../src/deposit/index.ts';
+import { doiKey, doiProblem, MAX_DOI_BYTES, normaliseDoiInput, quickDoiKey } from '../../src/deposit/index.ts';
 
 /** DESIGN section 3: `10.` + 4-9 ASCII digit registrant + `/` + non-empty suffix; no Z/Cc/Cf; no lone surrogates; <= 1,024 UTF-8 bytes. */
 
@@ -124,5 +124,41 @@ describe('normaliseDoiInput: API forms to the bare DOI', () => {
   ])('%j -> %j', (input, bare) => {
     expect(normaliseDoiInput(input)).toBe(bare);
     expect(doiProblem(normaliseDoiInput(input))).toBeUndefined();
+  });
+});
+
+describe('quickDoiKey (the Updates API fast path) agrees with the general path', () => {
+  const inputs = [
+    '10.1234/abc',
+    '10.1016/S0140-6736(25)01234-5',
+    '10.1002/ANIE.202501234',
+    '10.123/abc',
+    '10.1234567890/abc',
+    '10.1234/',
+    '10.1234',
+    '10.1234/a b',
+    '10.1234/a\u00a0b',
+    '10.1234/é',
+    ' 10.1234/abc',
+    'doi:10.1234/ABC',
+    'https://doi.org/10.1234/abc',
+    '10.12a4/abc',
+    '11.1234/abc',
+    '10,1234/abc',
+    '10.1234/a"b\\c',
+    `10.1234/${'x'.repeat(1100)}`,
+  ];
+  for (const input of inputs)
+    test(JSON.stringify(input.slice(0, 40)), () => {
+      const bare = normaliseDoiInput(input);
+      const general = doiProblem(bare) === undefined ? doiKey(bare) : undefined;
+      const quick = quickDoiKey(input);
+      // the fast path may decline (undefined) but never disagrees, and takes every plain bare ASCII DOI
+      if (quick !== undefined) expect(quick).toBe(general!);
+      if (input === bare && general !== undefined && /^[\x21-\x7e]+$/.test(input)) expect(quick).toBe(general);
+    });
+  test('lower-cases ASCII letters only', () => {
+    expect(quickDoiKey('10.1002/ANIE.2025')).toBe('10.1002/anie.2025');
+    expect(quickDoiKey('10.1234/abc')).toBe('10.1234/abc');
   });
 });
