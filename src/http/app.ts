@@ -57,6 +57,11 @@ export function createApp(deps: HttpDeps) {
         );
     }
   }
+  // a known operations path with another method is 405, not 404 (DESIGN 6: "405 wrong method")
+  for (const route of ['/openapi.json', '/healthz', '/metrics'])
+    app = app.all(route, ({ request }) =>
+      counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use GET`, { allow: 'GET' })),
+    );
   return app
     .get('/openapi.json', () => jsonResponse(openapi))
     .get('/healthz', () => {
