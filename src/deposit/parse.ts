@@ -101,7 +101,7 @@ export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault {
         continue;
       }
     }
-    if (!overLong && isBlank(text)) continue;
+    if (!overLong && text.charCodeAt(0) !== 0x7b && isBlank(text)) continue;
     recordLines++;
     if (recordLines > MAX_RECORDS_PER_FILE)
       return fault('TOO_MANY_RECORDS', `the file has more than ${MAX_RECORDS_PER_FILE} records (line ${lineNo} is record ${recordLines}); nothing was applied`);
@@ -117,7 +117,8 @@ export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault {
     if (byKey.has(outcome.key)) superseded++;
     byKey.set(outcome.key, outcome);
   }
-  const records = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // key order (the store's page order); the comparator-free sort of strings is several times faster
+  const records = [...byKey.keys()].sort().map((k) => byKey.get(k)!);
   return { records, rejected, recordLines, superseded, decompressedBytes: bytes.length };
 }
 

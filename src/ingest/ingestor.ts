@@ -2,13 +2,15 @@ import type { EnvName, IngestSettings } from '../config/index.ts';
 import { isHiddenOrTemp, parseDepositPath } from '../deposit/index.ts';
 import type { Logger } from '../log.ts';
 import type { ApplyStatus, FileEntry, PreparedFile, Store } from '../store/index.ts';
-import { prepareFile, RECOVERABLE_FILE_FAULTS } from './prepare.ts';
-import { readBucketFile, statBucketFile, type BucketFile } from './read-bucket-file.ts';
+import type { Fault } from '../fault.ts';
+import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
+import { RECOVERABLE_FILE_FAULTS } from './prepare.ts';
+import type { PrepareReply } from './prepare-messages.ts';
+import { statBucketFile } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
-/** A cold replica applies several queued files per transaction (DESIGN section 4): bounded by files and records. */
+/** A cold replica applies several queued files per transaction (DESIGN section 4); at most 10,000 records each. */
 const MAX_BATCH_FILES = 8;
-const MAX_BATCH_RECORDS = 40_000;
 
 interface Pending {
   key: string;
@@ -28,6 +30,8 @@ export interface IngestorOptions {
   settings: IngestSettings;
   log: Logger;
   now?: () => number;
+  /** where files are read and parsed: a worker thread unless given (tests may pass an InlinePreparer) */
+  preparer?: FilePreparer;
 }
 
 /**
@@ -43,8 +47,11 @@ export class Ingestor {
   private readonly now: () => number;
   private idleWaiters: (() => void)[] = [];
 
+  private readonly preparer: FilePreparer;
+
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
+    this.preparer = opts.preparer ?? new WorkerPreparer();
   }
 
   /** Queues bucket keys (relative paths); cheap to call with keys already applied. */
@@ -75,6 +82,7 @@ export class Ingestor {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    this.preparer.close();
     this.pending.clear();
     this.wakeIdle();
   }
@@ -130,44 +138,50 @@ export class Ingestor {
       const waiting = [...this.pending.values()].filter((p) => this.dueAt(p) > this.now()).sort(applyOrder)[0];
       const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
       if (ready.length === 0) break;
+      // The batch's files go to the prepare worker at once; it parses them while this thread runs the previous
+      // batch's transaction (one transaction in flight).
+      const take = ready.slice(0, MAX_BATCH_FILES);
+      for (const p of take) this.pending.delete(p.key);
+      const replies = take.map((p) => this.dispatch(p));
       const batch: PreparedFile[] = [];
-      let records = 0;
-      for (const p of ready) {
-        if (batch.length >= MAX_BATCH_FILES || records >= MAX_BATCH_RECORDS) break;
-        this.pending.delete(p.key);
-        const prepared = await this.prepare(p);
-        if (prepared === 'retry') break; // keep order: nothing after a file waiting for a retry
-        if (prepared === undefined) continue;
-        batch.push(prepared);
-        records += prepared.parsed.records.length;
+      for (let i = 0; i < take.length; i++) {
+        const prepared = await this.finish(take[i]!, await replies[i]!);
+        if (prepared === 'retry') {
+          // keep order: nothing after a file waiting for a retry (their parse is redone later)
+          for (const q of take.slice(i + 1)) this.pending.set(q.key, q);
+          break;
+        }
+        if (prepared !== undefined) batch.push(prepared);
       }
-      await inFlight; // one transaction in flight while the next batch is parsed
+      await inFlight;
       if (batch.length > 0) inFlight = this.applyBatch(batch);
     }
     await inFlight;
   }
 
-  /** Reads and parses one pending file; quarantines file-level faults; undefined when there is nothing to apply. */
-  private async prepare(p: Pending): Promise<PreparedFile | undefined | 'retry'> {
-    const { root, platforms, settings, store, log, env } = this.opts;
+  /** Path rules first (no read needed), then the worker reads, hashes, parses and encodes the file. */
+  private async dispatch(p: Pending): Promise<PrepareReply | Fault> {
+    const pathCheck = parseDepositPath(p.key, this.opts.platforms);
+    if ('code' in pathCheck) return pathCheck;
+    const { root, platforms, settings } = this.opts;
+    return this.preparer.prepare({ root, key: p.key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries: p.tries + 1 });
+  }
+
+  /** Turns a worker reply into a file to apply; quarantines file-level faults; undefined when there is nothing to apply. */
+  private async finish(p: Pending, reply: PrepareReply | Fault): Promise<PreparedFile | undefined | 'retry'> {
+    const { root, settings, store, log, env } = this.opts;
     const tries = p.tries + 1;
-    const pathCheck = parseDepositPath(p.key, platforms);
-    if ('code' in pathCheck) {
+    if (!('kind' in reply)) {
       const s = await statBucketFile(root, p.key).catch(() => undefined);
       if (!s) return undefined;
-      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code: pathCheck.code, message: pathCheck.message, tries, recordedAt: '' });
+      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code: reply.code, message: reply.message, tries, recordedAt: '' });
       return undefined;
     }
-    let file: BucketFile;
-    const t0 = performance.now();
-    try {
-      file = await readBucketFile(root, p.key);
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code === 'ENOENT') return undefined;
-      return this.retryOrQuarantine(p, tries, 'READ_FAILED', `${p.key}: cannot read: ${err.message}`);
+    if (reply.kind === 'readError') {
+      if (reply.code === 'ENOENT') return undefined;
+      return this.retryOrQuarantine(p, tries, 'READ_FAILED', `${p.key}: cannot read: ${reply.message}`);
     }
-    const readMs = Math.round((performance.now() - t0) * 10) / 10;
+    const file = reply.file;
     const existing = store.fileEntry(p.key);
     if (existing && existing.hash === file.hash && !p.retry) return undefined;
     if (existing?.outcome === 'applied' && existing.hash !== file.hash) {
@@ -175,26 +189,26 @@ export class Ingestor {
       if (conflict) this.report({ status: 'conflict', conflict, entry: existing }, 0);
       return undefined;
     }
-    const prepared = await prepareFile(file, platforms, settings.maxDecompressedBytes, tries);
-    if ('code' in prepared) {
-      if (RECOVERABLE_FILE_FAULTS.has(prepared.code) && tries < settings.maxTries)
-        return this.retryOrQuarantine(p, tries, prepared.code, `${p.key}: ${prepared.message}`);
+    if (reply.kind === 'fault') {
+      const fault = reply.fault;
+      if (RECOVERABLE_FILE_FAULTS.has(fault.code) && tries < settings.maxTries)
+        return this.retryOrQuarantine(p, tries, fault.code, `${p.key}: ${fault.message}`);
       await this.quarantine({
         key: p.key,
-        platform: prepared.platform,
+        platform: fault.platform,
         size: file.size,
         hash: file.hash,
         lastModified: file.lastModified,
-        code: prepared.code,
-        message: `${p.key}: ${prepared.message}`,
+        code: fault.code,
+        message: `${p.key}: ${fault.message}`,
         tries,
         recordedAt: '',
       });
       return undefined;
     }
-    prepared.timings.readMs = readMs;
+    const prepared = reply.prepared;
     prepared.retry = p.retry;
-    log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.parsed.records.length });
+    log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.encoded?.count });
     return prepared;
   }
 

@@ -49,8 +49,11 @@ const textDecoder = new TextDecoder();
 
 /** A reusable writer: one per store, so encoding allocates nothing per record until the final copy. */
 export class ByteWriter {
-  buf = new Uint8Array(1 << 16);
+  buf: Uint8Array;
   pos = 0;
+  constructor(size = 1 << 16) {
+    this.buf = new Uint8Array(size);
+  }
   reset(): void {
     this.pos = 0;
   }
@@ -71,6 +74,16 @@ export class ByteWriter {
       v >>>= 7;
     }
     this.buf[this.pos++] = v;
+  }
+  u24(v: number): void {
+    this.ensure(3);
+    this.patchU24(this.pos, v);
+    this.pos += 3;
+  }
+  patchU24(at: number, v: number): void {
+    this.buf[at] = v >>> 16;
+    this.buf[at + 1] = (v >>> 8) & 0xff;
+    this.buf[at + 2] = v & 0xff;
   }
   u48(v: number): void {
     this.ensure(6);
@@ -113,10 +126,28 @@ export class ByteWriter {
   view(): Uint8Array {
     return this.buf.subarray(0, this.pos);
   }
+  /** Copies src[start, end): a loop, as the ranges are short (a state, an event list) and a subarray costs more. */
+  copy(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(n);
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = start; i < end; i++) b[p++] = src[i]!;
+    this.pos = p;
+  }
   bytes(b: Uint8Array): void {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
+  }
+  /** An event from codes (the write path, which never decodes access types). */
+  eventCodes(kind: EventKind, time: number, fileSeq: number, oldAccess: number, newAccess: number): void {
+    this.ensure(EVENT_MAX);
+    this.u8(EVENT_KINDS.indexOf(kind) + 1);
+    this.u48(time);
+    this.varint(fileSeq);
+    this.u8(oldAccess);
+    this.u8(newAccess);
   }
   event(e: HoldingEvent): void {
     this.ensure(EVENT_MAX);
@@ -138,6 +169,12 @@ class ByteReader {
   }
   u8(): number {
     return this.buf[this.pos++]!;
+  }
+  u24(): number {
+    const b = this.buf;
+    const p = this.pos;
+    this.pos += 3;
+    return (b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!;
   }
   varint(): number {
     let v = 0;
@@ -203,6 +240,11 @@ export function layoutOf(value: Uint8Array): ValueLayout {
   const stateStart = r.pos;
   const stateEnd = stateStart + stateLen;
   return { live: (value[0]! & 1) === 1, stateStart, stateEnd, eventsStart: stateEnd + 6 };
+}
+
+/** The access code of a stored value's state (0 for a tombstone or no access type). */
+export function accessCodeOfValue(value: Uint8Array, layout: ValueLayout): number {
+  return layout.live ? value[layout.stateStart]! : 0;
 }
 
 export function accessOfState(value: Uint8Array, layout: ValueLayout): AccessType | undefined {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import type { ParsedDeposit } from '../deposit/index.ts';
 import { applyRecords } from './apply-records.ts';
+import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
 import { openEnvironment, type StoreDbs } from './environment.ts';
 import { ByteWriter, decodeHolding, type DecodedHolding } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
@@ -16,7 +17,10 @@ export interface PreparedFile {
   size: number;
   hash: string;
   lastModified: number;
+  /** the parse report; its `records` may be left empty when `encoded` carries them (the ingest worker) */
   parsed: ParsedDeposit;
+  /** the valid records encoded for the store; built from `parsed.records` when absent */
+  encoded?: EncodedRecords;
   timings: { readMs: number; parseMs: number };
   tries: number;
   /** set by an operator's --retry: a quarantined entry for this key may be replaced */
@@ -46,7 +50,6 @@ export interface DumpLine {
 
 /** The LMDB store of one environment: holdings with their history, the file ledger, update information. */
 export class Store {
-  private readonly state = new ByteWriter();
   private readonly out = new ByteWriter();
   private closed = false;
 
@@ -99,7 +102,7 @@ export class Store {
       rejected: f.parsed.rejected.length,
     };
     const t0 = performance.now();
-    applyRecords(holdings, f.parsed.records, f.platform, f.lastModified, seq, counts, this.state, this.out);
+    applyRecords(holdings, f.encoded ?? encodeRecords(f.parsed.records, f.platform), f.lastModified, seq, counts, this.out);
     const live = counts.added - counts.removed;
     if (live !== 0) {
       const counter = `live:${f.platform}`;

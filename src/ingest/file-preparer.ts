@@ -1,0 +1,79 @@
+import { encodeRecords } from '../store/encoded-records.ts';
+import { prepareFile } from './prepare.ts';
+import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
+import { readBucketFile } from './read-bucket-file.ts';
+
+export type PrepareInput = Omit<PrepareRequest, 'id'>;
+
+/** Read + hash + parse + encode of one bucket file: in a worker thread (the daemon) or inline (fallback). */
+export interface FilePreparer {
+  prepare(input: PrepareInput): Promise<PrepareReply>;
+  close(): void;
+}
+
+export class InlinePreparer implements FilePreparer {
+  async prepare(input: PrepareInput): Promise<PrepareReply> {
+    const id = 0;
+    try {
+      const t0 = performance.now();
+      const file = await readBucketFile(input.root, input.key);
+      const readMs = Math.round((performance.now() - t0) * 10) / 10;
+      const meta = { key: input.key, size: file.size, hash: file.hash, lastModified: file.lastModified };
+      const prepared = await prepareFile(file, new Set(input.platforms), input.maxDecompressedBytes, input.tries);
+      if ('code' in prepared) return { id, kind: 'fault', file: meta, fault: prepared };
+      prepared.encoded = encodeRecords(prepared.parsed.records, prepared.platform);
+      prepared.timings.readMs = readMs;
+      return { id, kind: 'prepared', file: meta, prepared };
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      return { id, kind: 'readError', code: err.code ?? 'EIO', message: err.message };
+    }
+  }
+  close(): void {}
+}
+
+/**
+ * Hands files to one worker thread, in order; replies are matched by id. If the worker dies, the pending
+ * requests fail over to inline preparation rather than hang.
+ */
+export class WorkerPreparer implements FilePreparer {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { input: PrepareInput; resolve: (r: PrepareReply) => void }>();
+  private broken = false;
+  private readonly inline = new InlinePreparer();
+
+  constructor() {
+    this.worker = new Worker(new URL('./prepare-worker.ts', import.meta.url).href);
+    this.worker.onmessage = (event: MessageEvent<PrepareReply>) => {
+      const w = this.waiting.get(event.data.id);
+      if (!w) return;
+      this.waiting.delete(event.data.id);
+      w.resolve(event.data);
+    };
+    this.worker.onerror = () => this.failOver();
+    // an idle worker must not keep the process alive
+    this.worker.unref();
+  }
+
+  prepare(input: PrepareInput): Promise<PrepareReply> {
+    if (this.broken) return this.inline.prepare(input);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, { input, resolve });
+      this.worker.postMessage({ ...input, id } satisfies PrepareRequest);
+    });
+  }
+
+  private failOver(): void {
+    this.broken = true;
+    const pending = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of pending) void this.inline.prepare(w.input).then(w.resolve);
+  }
+
+  close(): void {
+    this.broken = true;
+    this.worker.terminate();
+  }
+}
