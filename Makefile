@@ -33,7 +33,7 @@ bench: deps
 	$(BUN) bench/updates-api.ts
 
 build: deps
-	$(BUN) build --compile --minify src/main.ts --outfile dist/doi-holdings
+	$(BUN) scripts/build.ts dist/doi-holdings
 
 clean:
 	rm -rf dist var/db

@@ -43,15 +43,18 @@ export class WorkerPreparer implements FilePreparer {
   private broken = false;
   private readonly inline = new InlinePreparer();
 
-  constructor() {
-    this.worker = new Worker(new URL('./prepare-worker.ts', import.meta.url).href);
+  constructor(private readonly onFailure: (message: string) => void = () => {}) {
+    this.worker = new Worker(workerPath());
     this.worker.onmessage = (event: MessageEvent<PrepareReply>) => {
       const w = this.waiting.get(event.data.id);
       if (!w) return;
       this.waiting.delete(event.data.id);
       w.resolve(event.data);
     };
-    this.worker.onerror = () => this.failOver();
+    this.worker.onerror = (event) => {
+      this.onFailure(event.message);
+      this.failOver();
+    };
     // an idle worker must not keep the process alive
     this.worker.unref();
   }
@@ -76,4 +79,14 @@ export class WorkerPreparer implements FilePreparer {
     this.broken = true;
     this.worker.terminate();
   }
+}
+
+/**
+ * From the sources, the worker file sits beside this module. In the compiled executable every module is bundled
+ * into the entry at /$bunfs/root/, and the worker (the build's second entrypoint, scripts/build.ts) keeps its
+ * path relative to src/.
+ */
+function workerPath(): string {
+  if (import.meta.url.includes('/$bunfs/')) return '/$bunfs/root/ingest/prepare-worker.ts';
+  return new URL('./prepare-worker.ts', import.meta.url).href;
 }

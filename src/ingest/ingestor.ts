@@ -51,7 +51,9 @@ export class Ingestor {
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
-    this.preparer = opts.preparer ?? new WorkerPreparer();
+    this.preparer =
+      opts.preparer ??
+      new WorkerPreparer((message) => opts.log.log('error', 'ingest.worker_failed', { env: opts.env, message, fallback: 'parsing on the main thread' }));
   }
 
   /** Queues bucket keys (relative paths); cheap to call with keys already applied. */

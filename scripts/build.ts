@@ -1,0 +1,36 @@
+/**
+ * `make build`: the single executable (bun build --compile), with the prepare worker as a second entrypoint.
+ * lmdb-js finds its native addon at run time by searching folders, which finds nothing inside a compiled
+ * binary; this build replaces that search with a static require of the addon for this platform, so Bun embeds
+ * the .node file in the executable.
+ */
+import { join } from 'node:path';
+
+const REPO = join(import.meta.dir, '..');
+const outfile = process.argv[2] ?? join(REPO, 'dist/doi-holdings');
+const libc = process.report?.getReport && (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime ? 'glibc' : 'musl';
+const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
+
+const result = await Bun.build({
+  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts')],
+  compile: { outfile },
+  minify: true,
+  plugins: [
+    {
+      name: 'lmdb-static-addon',
+      setup(build) {
+        build.onLoad({ filter: /[\\/]lmdb[\\/]native\.js$/ }, async (args) => {
+          const source = await Bun.file(args.path).text();
+          const patched = source.replace('export let nativeAddon = loadNAPI(dirName);', `export let nativeAddon = require(${JSON.stringify(addon)});`);
+          if (patched === source) throw new Error(`lmdb's native.js changed: cannot embed ${addon}`);
+          return { contents: patched, loader: 'js' };
+        });
+      },
+    },
+  ],
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+console.log(`built ${outfile} (lmdb addon ${addon} embedded)`);

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
+
+/**
+ * The single executable (`make build`): lmdb's native addon and the prepare worker must be inside it. Built
+ * into a temp folder, run from another working directory, so nothing is found next to the sources.
+ */
+const dir = tempDir();
+const exe = join(dir.path, 'doi-holdings');
+
+beforeAll(async () => {
+  const build = Bun.spawn([BUN, join(REPO, 'scripts/build.ts'), exe], { stdout: 'pipe', stderr: 'pipe' });
+  const code = await build.exited;
+  if (code !== 0) throw new Error(`build failed: ${await new Response(build.stderr).text()}`);
+}, 120_000);
+afterAll(() => dir.remove());
+
+test('the compiled daemon ingests a dropped file through its worker and --dump shows it', async () => {
+  const cfg = writeConfig(join(dir.path));
+  const daemon = Bun.spawn([exe, '--config', cfg.path], { cwd: '/', stdout: 'pipe', stderr: 'pipe' });
+  let log = '';
+  void (async () => {
+    for await (const c of daemon.stderr) log += new TextDecoder().decode(c);
+  })();
+  try {
+    await waitFor(() => log.includes('daemon.started'), 'daemon start', 20_000);
+    writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free' }]);
+    await waitFor(() => log.includes('file.applied'), 'file applied', 20_000);
+    const dump = Bun.spawnSync([exe, '--dump', '--config', cfg.path], { cwd: '/' });
+    expect(dump.exitCode).toBe(0);
+    const lines = dump.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ env: 'production', platform: 'acme', doi: '10.5555/Compiled.1', accessType: 'free' });
+    expect(log).not.toContain('ingest.worker_failed');
+  } finally {
+    daemon.kill('SIGTERM');
+    await daemon.exited;
+  }
+}, 60_000);
+
+test('the compiled executable answers --version and validates a deposit', async () => {
+  const version = Bun.spawnSync([exe, '--version'], { cwd: '/' });
+  expect(version.exitCode).toBe(0);
+  expect(version.stdout.toString()).toMatch(/\d+\.\d+\.\d+/);
+  const file = join(dir.path, 'acme', '0b1f7e2a-1111-4222-8333-944455556666.jsonl.gz');
+  await Bun.write(file, gzLines([{ doi: '10.5555/ok' }, { doi: 'nope' }]));
+  const validate = Bun.spawnSync([exe, '--validate', file], { cwd: '/' });
+  expect(validate.exitCode).toBe(1);
+  expect(validate.stdout.toString()).toContain('INVALID_DOI');
+}, 60_000);
