@@ -39,9 +39,10 @@ export function normaliseDoiInput(input: string): string {
 }
 
 /**
- * The API's fast path for the common input, a bare printable-ASCII DOI: one pass over the characters that both
- * validates it (same rule as normaliseDoiInput + doiProblem) and lower-cases it into its key. Returns undefined
- * for anything else (prefixed forms, spaces, non-ASCII, invalid), which then takes the general path.
+ * The API's fast path for the common input, a bare printable-ASCII DOI without `"` or `\`: one pass over the
+ * characters that both validates it (same rule as normaliseDoiInput + doiProblem) and lower-cases it into its
+ * key; such a DOI is also its own JSON string body. Returns undefined for anything else (prefixed forms, spaces,
+ * non-ASCII, characters JSON escapes, invalid), which then takes the general path.
  */
 export function quickDoiKey(input: string): string | undefined {
   const n = input.length;
@@ -53,7 +54,8 @@ export function quickDoiKey(input: string): string | undefined {
   let upper = false;
   for (let j = i + 1; j < n; j++) {
     const c = input.charCodeAt(j);
-    if (c <= 0x20 || c >= 0x7f) return undefined;
+    // quote and backslash are valid DOI characters but need escaping in JSON: left to the general path
+    if (c <= 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) return undefined;
     if (c >= 0x41 && c <= 0x5a) upper = true;
   }
   return upper ? doiKey(input) : input;

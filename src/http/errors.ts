@@ -11,7 +11,7 @@ export type ErrorCode =
   | 'NOT_CONFIGURED'
   | 'INTERNAL';
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 export function errorResponse(status: number, error: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ statusCode: status, error, message }), { status, headers: { ...JSON_HEADERS, ...headers } });

@@ -3,10 +3,12 @@ import { doiKey, doiProblem, normaliseDoiInput, quickDoiKey } from '../deposit/i
 import type { UpdatesIndex } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
 import { readJsonBody } from './body.ts';
-import { errorResponse, jsonResponse } from './errors.ts';
+import { errorResponse, JSON_HEADERS } from './errors.ts';
+import { ReplyBytes } from './reply-bytes.ts';
 import { UpdatesRequest } from './schemas.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
+const reply = new ReplyBytes();
 
 /**
  * POST /v2.1/updates and /v2.2/updates (interface 4.2, DESIGN 6). Order of checks: key (401), media type (415),
@@ -21,33 +23,27 @@ export async function handleUpdates(request: Request, keys: ApiKeys, index: Upda
   if (!checkRequest.Check(body.value)) return errorResponse(400, 'BAD_REQUEST', describe(body.value));
   if (!index) return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
   const dois = (body.value as UpdatesRequest).dois;
-  const table = index.table();
-  let out = '{"documents":[';
+  const table = index.tableBytes();
+  const out = reply.start().ascii('{"documents":[');
   for (let i = 0; i < dois.length; i++) {
     const sent = dois[i]!;
-    if (i > 0) out += ',';
+    if (i > 0) out.ascii(',');
     let key = quickDoiKey(sent);
     if (key === undefined) {
       const bare = normaliseDoiInput(sent);
       const problem = doiProblem(bare);
       if (problem) {
-        out += `{"doi":${JSON.stringify(sent)},"statusCode":400,"updates":[],"message":${JSON.stringify(problem)}}`;
+        out.ascii('{"doi":').text(JSON.stringify(sent)).ascii(',"statusCode":400,"updates":[],"message":').text(JSON.stringify(problem)).ascii('}');
         continue;
       }
       key = doiKey(bare);
-    }
-    out += `{"doi":${jsonString(sent)},"statusCode":200,"updates":${table.get(key) ?? '[]'}}`;
+      out.ascii('{"doi":').text(JSON.stringify(sent));
+    } else out.ascii('{"doi":"').ascii(sent).ascii('"'); // quickDoiKey: printable ASCII, nothing to escape
+    const updates = table.get(key);
+    if (updates) out.ascii(',"statusCode":200,"updates":').bytes(updates).ascii('}');
+    else out.ascii(',"statusCode":200,"updates":[]}');
   }
-  return jsonResponse(`${out}]}`);
-}
-
-/** JSON text of a string; printable ASCII without quote or backslash (nearly every DOI) needs no escaping. */
-function jsonString(s: string): string {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) return JSON.stringify(s);
-  }
-  return `"${s}"`;
+  return new Response(out.ascii(']}').take(), { headers: JSON_HEADERS });
 }
 
 /** The first schema fault, with its path, in words an integrator can act on. */

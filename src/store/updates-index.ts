@@ -7,7 +7,7 @@ import { servedUpdates, type UpdatesEntry } from './updates-store.ts';
  * Reloaded when the store's `updatesGen` moves (an import by this process or by the CLI in another one).
  */
 export class UpdatesIndex {
-  private json = new Map<string, string>();
+  private bytes = new Map<string, Uint8Array>();
   private gen = -1;
   private checkedAt = 0;
 
@@ -18,26 +18,20 @@ export class UpdatesIndex {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The served updates of a DOI key as a JSON array text; `[]` when none are known. */
-  updatesJson(doiKey: string): string {
+  /** The current table (DOI key -> JSON array as UTF-8), refreshed once: a 100-DOI request reads one snapshot. */
+  tableBytes(): ReadonlyMap<string, Uint8Array> {
     this.refresh();
-    return this.json.get(doiKey) ?? '[]';
-  }
-
-  /** The current table (DOI key -> JSON array text), refreshed once: a 100-DOI request looks up in one snapshot. */
-  table(): ReadonlyMap<string, string> {
-    this.refresh();
-    return this.json;
+    return this.bytes;
   }
 
   has(doiKey: string): boolean {
     this.refresh();
-    return this.json.has(doiKey);
+    return this.bytes.has(doiKey);
   }
 
   get size(): number {
     this.refresh();
-    return this.json.size;
+    return this.bytes.size;
   }
 
   refresh(force = false): void {
@@ -46,12 +40,14 @@ export class UpdatesIndex {
     this.checkedAt = t;
     const gen = (this.dbs.meta.get('updatesGen') as number | undefined) ?? 0;
     if (gen === this.gen) return;
-    const next = new Map<string, string>();
+    const nextBytes = new Map<string, Uint8Array>();
+    const encoder = new TextEncoder();
     for (const { key, value } of this.dbs.updates.getRange()) {
       const served = servedUpdates(value as UpdatesEntry);
-      if (served.length > 0) next.set(key as string, JSON.stringify(served));
+      if (served.length === 0) continue;
+      nextBytes.set(key as string, encoder.encode(JSON.stringify(served)));
     }
-    this.json = next;
+    this.bytes = nextBytes;
     this.gen = gen;
   }
 }

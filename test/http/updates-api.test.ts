@@ -263,7 +263,7 @@ describe('DOI forms', () => {
   });
 
   test('unicode and characters that need JSON escaping are echoed exactly', async () => {
-    const dois = ['10.1234/é"\\x', '10.1234/ü<tag>&'];
+    const dois = ['10.1234/é"\\x', '10.1234/ü<tag>&', '10.1234/a"b\\c', '10.1234/A\\'];
     const r = await postDois(app, '/v2.2/updates', dois);
     expect(await documents(r)).toEqual(dois.map((doi) => ({ doi, statusCode: 200, updates: [] })));
   });
