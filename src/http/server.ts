@@ -1,13 +1,18 @@
 import type { App } from './app.ts';
 
-/** Serves the app on a real port; port 0 picks a free one (tests). */
+/**
+ * Serves the app on a real port; port 0 picks a free one (tests). Elysia's listen hands its static routes to
+ * Bun's native router (the Updates API routes are matched without running JS); other requests reach its fetch.
+ */
 export function startServer(app: App, host: string, port: number): { url: string; port: number; stop(): Promise<void> } {
-  const server = Bun.serve({ hostname: host, port, fetch: (request) => app.handle(routable(request)) });
+  const fetch = app.fetch;
+  app.listen({ hostname: host, port, fetch: (request: Request) => fetch(routable(request)) } as Parameters<App['listen']>[0]);
+  const server = app.server!;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`,
     port: server.port!,
     stop: async () => {
-      await server.stop();
+      await app.stop();
     },
   };
 }
