@@ -6,7 +6,7 @@ import { errorResponse } from './errors.ts';
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<{ value: unknown } | Response> {
   const type = request.headers.get('content-type');
-  if (!type || !/^application\/json\s*(;|$)/i.test(type))
+  if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
     return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) return tooLarge(maxBytes);
