@@ -32,7 +32,7 @@ export async function importUpdatesCommand(source: string, format: UpdateFormat 
       format: result.format,
       rows: report.rows,
       used: report.used,
-      works: result.parsed.works.size,
+      works: result.parsed.works,
       skipped: report.skipped,
       examples: report.examples,
       applied: result.applied,

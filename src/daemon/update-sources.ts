@@ -2,7 +2,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { UpdateUrlSettings } from '../config/index.ts';
-import { scanBucketFolder } from '../bucket/index.ts';
+import { scanBucketFolder, toKey } from '../bucket/index.ts';
+import { isHiddenOrTemp } from '../deposit/index.ts';
 import { importSource, type ConditionalState } from '../ingest/index.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
@@ -25,7 +26,13 @@ export class UpdateSources {
     const { dropDir, urls } = this.opts;
     if (dropDir) {
       mkdirSync(dropDir, { recursive: true });
-      this.watcher = watch(dropDir, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 300, pollInterval: 50 }, depth: 0 });
+      // hidden and temporary names (a download in progress) are skipped here as in the start-up scan below
+      this.watcher = watch(dropDir, {
+        ignoreInitial: true,
+        ignored: (path: string) => path !== dropDir && isHiddenOrTemp(toKey(dropDir, path)),
+        awaitWriteFinish: { stabilityThreshold: 300, pollInterval: 50 },
+        depth: 0,
+      });
       const onFile = (path: string) => this.enqueue(() => this.importFile(path));
       this.watcher.on('add', onFile).on('change', onFile);
       await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
@@ -99,7 +106,7 @@ export class UpdateSources {
       source,
       format: result.format,
       rows: result.parsed.report.rows,
-      works: result.parsed.works.size,
+      works: result.parsed.works,
       skipped: result.parsed.report.skipped,
       firstSkipped: result.parsed.report.examples.slice(0, 3),
       applied: result.applied,

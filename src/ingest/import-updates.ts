@@ -1,23 +1,56 @@
-import type { UpdateFormat, ParsedUpdates } from './update-readers.ts';
-import { readUpdates } from './update-readers.ts';
+import { doiKey } from '../deposit/index.ts';
 import type { ReplaceReport, Store } from '../store/index.ts';
+import { newReport, readCrossref, readRetractionWatch, type ImportReport } from '../updates/index.ts';
+import type { UpdateFormat } from './update-readers.ts';
+
+export interface ImportResult {
+  parsed: { report: ImportReport; works: number };
+  applied: Record<string, ReplaceReport>;
+}
 
 /**
  * Applies one update source to the stores (every configured environment gets the same update information).
  * A Retraction Watch CSV is the whole database: it replaces everything that feed gave before (a withdrawn
  * entry disappears). Crossref works JSON names the works it is about: only those works are replaced.
+ * Rows stream from the source into each store's import scratch space (bounded memory: a 65k-row file is never
+ * held whole); each store then swaps the feed in one transaction. A source failing part-way applies nothing.
  */
 export async function importUpdates(
   stores: readonly Store[],
   format: UpdateFormat,
   chunks: AsyncIterable<Uint8Array>,
   onProgress?: (rows: number, bytes: number) => void,
-): Promise<{ parsed: ParsedUpdates; applied: Record<string, ReplaceReport> }> {
-  const parsed = await readUpdates(format, chunks, onProgress);
+): Promise<ImportResult> {
+  const report = newReport();
+  let bytes = 0;
+  const counted = (async function* () {
+    for await (const c of chunks) {
+      bytes += c.length;
+      yield c;
+    }
+  })();
+  const progress = onProgress ? (rows: number) => onProgress(rows, bytes) : undefined;
+  const rows = format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
   const mode = format === 'retraction-watch-csv' ? 'snapshot' : 'works';
+  const imports = stores.map((s) => s.beginUpdatesImport(format, mode));
+  const works = new Set<string>();
+  try {
+    for await (const { doi, update } of rows) {
+      const key = doiKey(doi);
+      works.add(key);
+      for (const imp of imports) {
+        const wait = imp.add(key, doi, update);
+        if (wait) await wait;
+      }
+    }
+  } catch (e) {
+    await Promise.all(imports.map((i) => i.abort()));
+    throw e;
+  }
+  onProgress?.(report.rows, bytes);
   const applied: Record<string, ReplaceReport> = {};
-  for (const store of stores) applied[store.env] = await store.replaceUpdates(format, mode, parsed.works);
-  return { parsed, applied };
+  for (let i = 0; i < stores.length; i++) applied[stores[i]!.env] = await imports[i]!.commit();
+  return { parsed: { report, works: works.size }, applied };
 }
 
 /** The format of a source from its name, else from its first non-blank byte. */

@@ -1,7 +1,8 @@
 import { RetractionWatchHeaderError } from '../updates/index.ts';
 import type { Store } from '../store/index.ts';
 import { detectFormat, importUpdates } from './import-updates.ts';
-import type { ParsedUpdates, UpdateFormat } from './update-readers.ts';
+import type { UpdateFormat } from './update-readers.ts';
+import type { ImportResult } from './import-updates.ts';
 import type { ReplaceReport } from '../store/index.ts';
 import { fault, type Fault } from '../fault.ts';
 
@@ -9,7 +10,7 @@ import { fault, type Fault } from '../fault.ts';
 export interface SourceResult {
   source: string;
   format: UpdateFormat;
-  parsed: ParsedUpdates;
+  parsed: ImportResult['parsed'];
   applied: Record<string, ReplaceReport>;
   /** validators of an HTTP source, for the next conditional GET */
   state?: ConditionalState;

@@ -20,6 +20,8 @@ export interface StoreDbs {
   conflicts: Database<ConflictEntry, string>;
   /** key: apply sequence number; value: file key (history events refer to files by number) */
   fileSeqs: Database<string, number>;
+  /** rows of update imports in progress (updates-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
+  importScratch: Database<any, Uint8Array>;
   /** schemaVersion, nextSeq, counters */
   meta: Database<any, string>;
 }
@@ -53,6 +55,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     files: root.openDB({ name: 'files', encoding: 'msgpack' }),
     conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
     fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
+    importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
     meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
   };
   checkSchemaVersion(dbs, path, opts.readOnly ?? false);

@@ -9,6 +9,7 @@ import { doiRange, splitHoldingKey } from './holding-key.ts';
 import { MAX_REPORTED_LINES, type ConflictEntry, type FileCounts, type FileEntry } from './ledger-types.ts';
 import { replaceOriginUpdates, type ReplaceMode, type ReplaceReport, type UpdatesEntry, type WorkUpdates } from './updates-store.ts';
 import { UpdatesIndex } from './updates-index.ts';
+import { UpdatesImport } from './updates-import.ts';
 
 /** A file read and parsed, ready to be applied with its ledger entry in one transaction. */
 export interface PreparedFile {
@@ -220,6 +221,11 @@ export class Store {
   /** Replaces one import feed's update information (see updates-store.ts). */
   replaceUpdates(origin: string, mode: ReplaceMode, works: ReadonlyMap<string, WorkUpdates>): Promise<ReplaceReport> {
     return replaceOriginUpdates(this.dbs, origin, mode, works);
+  }
+
+  /** Starts a bounded-memory import of one feed (see updates-import.ts). */
+  beginUpdatesImport(origin: string, mode: ReplaceMode): UpdatesImport {
+    return new UpdatesImport(this.dbs, origin, mode);
   }
 
   updatesOf(doiKey: string): UpdatesEntry | undefined {

@@ -76,8 +76,11 @@ export function replaceOriginUpdates(
   });
 }
 
-/** The work's entry after replacing `origin`'s updates with `incoming`; `before` itself when nothing changed. */
-function mergeWork(before: UpdatesEntry | undefined, incoming: WorkUpdates | undefined, origin: string, report: ReplaceReport): UpdatesEntry | undefined {
+/**
+ * The work's entry after replacing `origin`'s updates with `incoming` (one per (source, updateDoi, updateType):
+ * a later one in `incoming` wins); `before` itself when nothing changed.
+ */
+export function mergeWork(before: UpdatesEntry | undefined, incoming: WorkUpdates | undefined, origin: string, report: ReplaceReport): UpdatesEntry | undefined {
   const kept = (before?.updates ?? []).filter((u) => u.origin !== origin);
   const old = new Map((before?.updates ?? []).filter((u) => u.origin === origin).map((u) => [identity(u), u]));
   const fresh = new Map<string, StoredUpdate>();

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { createApp, type App, type HttpDeps } from '../../src/http/index.ts';
-import { importUpdates, type ParsedUpdates } from '../../src/ingest/index.ts';
+import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/ingest/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
 
@@ -15,10 +15,14 @@ export const INTEGRATORS = [
   { name: 'without-updates', apiKey: KEY_NO_UPDATES, updates: false },
 ];
 
-/** Imports the real Retraction Watch sample through the real importer into the given stores. */
+/**
+ * Imports the real Retraction Watch sample through the real importer into the given stores; returns the works
+ * as the reader sees them (read again, in memory), to compare the API's answers with.
+ */
 export async function importSample(stores: readonly Store[]): Promise<ParsedUpdates> {
-  const { parsed } = await importUpdates(stores, 'retraction-watch-csv', Bun.file(SAMPLE_CSV).stream() as unknown as AsyncIterable<Uint8Array>);
-  return parsed;
+  const stream = () => Bun.file(SAMPLE_CSV).stream() as unknown as AsyncIterable<Uint8Array>;
+  await importUpdates(stores, 'retraction-watch-csv', stream());
+  return readUpdates('retraction-watch-csv', stream());
 }
 
 /** Imports Crossref works JSON (any of its accepted shapes) through the real importer, in small chunks. */
@@ -27,8 +31,8 @@ export async function importCrossref(stores: readonly Store[], json: unknown): P
   async function* chunks() {
     for (let i = 0; i < bytes.length; i += 37) yield bytes.subarray(i, i + 37);
   }
-  const { parsed } = await importUpdates(stores, 'crossref-json', chunks());
-  return parsed;
+  await importUpdates(stores, 'crossref-json', chunks());
+  return readUpdates('crossref-json', chunks());
 }
 
 export function makeApp(envs: HttpDeps['envs'], over: Partial<HttpDeps> = {}): App {

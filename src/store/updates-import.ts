@@ -1,0 +1,151 @@
+import type { UpdateObject } from '../updates/schema.ts';
+import type { StoreDbs } from './environment.ts';
+import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './updates-store.ts';
+
+/**
+ * One import of an update feed with bounded memory: rows are written as they are read into the `importScratch`
+ * sub-database (batched write transactions, one batch in flight), keyed by bytes `<import id> 0x00 <DOI key>
+ * 0x00 <row number, u32>` so each work's rows come back together and in order (binary keys: lmdb-js's default
+ * key encoding would split strings at control characters). `commit()` then merges them into `updates` in
+ * ONE transaction (the feed replaces atomically, as before) and removes the scratch rows in the same
+ * transaction. Memory holds one batch and, for a snapshot feed, the set of works seen.
+ */
+const BATCH_ROWS = 10_000;
+/** scratch rows of an import that died (crash, kill) are removed by a later import after this long */
+const STALE_AFTER_MS = 6 * 3600_000;
+
+interface ScratchRow {
+  doi: string;
+  update: UpdateObject;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class UpdatesImport {
+  private readonly id: string;
+  private readonly prefix: Uint8Array;
+  private readonly range: { start: Uint8Array; end: Uint8Array };
+  private batch: [Uint8Array, ScratchRow][] = [];
+  private inFlight: Promise<unknown> = Promise.resolve();
+  private rows = 0;
+
+  constructor(
+    private readonly dbs: StoreDbs,
+    private readonly origin: string,
+    private readonly mode: ReplaceMode,
+    now = Date.now(),
+  ) {
+    // the start time leads the id, so stale imports can be recognised; the random part keeps two apart
+    this.id = `${now.toString(36).padStart(10, '0')}.${crypto.randomUUID()}`;
+    this.prefix = encoder.encode(`${this.id}\u0000`);
+    this.range = { start: this.prefix, end: encoder.encode(`${this.id}\u0001`) };
+    this.removeStale(now);
+  }
+
+  /** Queues one row; resolves at once unless a batch had to be written (backpressure for the reader). */
+  add(doiKey: string, doi: string, update: UpdateObject): Promise<unknown> | undefined {
+    this.batch.push([scratchKey(this.prefix, doiKey, this.rows++), { doi, update }]);
+    if (this.batch.length < BATCH_ROWS) return undefined;
+    return this.flush();
+  }
+
+  private flush(): Promise<unknown> {
+    const rows = this.batch;
+    this.batch = [];
+    const previous = this.inFlight;
+    this.inFlight = previous.then(() =>
+      this.dbs.root.transaction(() => {
+        for (const [key, row] of rows) this.dbs.importScratch.putSync(key, row);
+      }),
+    );
+    return previous; // wait for the batch before this one: at most one batch in flight
+  }
+
+  /** Merges the scratch rows into `updates` and removes them, in one transaction. */
+  async commit(): Promise<ReplaceReport> {
+    await this.flush();
+    await this.inFlight;
+    const { dbs, origin, mode, range } = this;
+    const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
+    return dbs.root.transaction(() => {
+      const seen = mode === 'snapshot' ? new Set<string>() : undefined;
+      const apply = (key: string, incoming: { doi: string; updates: UpdateObject[] } | undefined) => {
+        const before = dbs.updates.get(key) as UpdatesEntry | undefined;
+        const next = mergeWork(before, incoming, origin, report);
+        if (next === before) return;
+        report.worksTouched++;
+        if (next === undefined) dbs.updates.removeSync(key);
+        else dbs.updates.putSync(key, next);
+      };
+      let current: string | undefined;
+      let doi = '';
+      let updates: UpdateObject[] = [];
+      for (const { key, value } of dbs.importScratch.getRange(range)) {
+        const k = key as Uint8Array;
+        const doiKey = decoder.decode(k.subarray(this.prefix.length, k.length - 5));
+        if (doiKey !== current) {
+          if (current !== undefined) apply(current, { doi, updates });
+          current = doiKey;
+          updates = [];
+          seen?.add(doiKey);
+        }
+        const row = value as ScratchRow;
+        doi = row.doi;
+        updates.push(row.update);
+      }
+      if (current !== undefined) apply(current, { doi, updates });
+      if (seen) {
+        // a snapshot feed: works that had this feed's updates before but are absent now lose them
+        for (const { key, value } of dbs.updates.getRange()) {
+          if (!seen.has(key as string) && (value as UpdatesEntry).updates.some((u) => u.origin === origin)) apply(key as string, undefined);
+        }
+      }
+      this.removeOwnRows();
+      if (report.worksTouched > 0) dbs.meta.putSync('updatesGen', ((dbs.meta.get('updatesGen') as number | undefined) ?? 0) + 1);
+      return report;
+    });
+  }
+
+  /** Drops this import's scratch rows (the source failed part-way: nothing of it is applied). */
+  async abort(): Promise<void> {
+    this.batch = [];
+    await this.inFlight.catch(() => {});
+    await this.dbs.root.transaction(() => this.removeOwnRows());
+  }
+
+  /** Inside a write transaction: this import's scratch rows go; when they are all there is, in one step. */
+  private removeOwnRows(): void {
+    const scratch = this.dbs.importScratch;
+    const first = [...scratch.getKeys({ limit: 1 })][0] as Uint8Array | undefined;
+    const last = [...scratch.getKeys({ limit: 1, reverse: true })][0] as Uint8Array | undefined;
+    if (!first || !last) return;
+    if (Buffer.compare(first, this.range.start) >= 0 && Buffer.compare(last, this.range.end) < 0) scratch.clearSync();
+    else for (const key of [...scratch.getKeys(this.range)]) scratch.removeSync(key);
+  }
+
+  private removeStale(now: number): void {
+    const stale: Uint8Array[] = [];
+    for (const key of this.dbs.importScratch.getKeys()) {
+      const started = parseInt(decoder.decode((key as Uint8Array).subarray(0, 10)), 36);
+      if (!(now - started < STALE_AFTER_MS)) stale.push(key as Uint8Array);
+      if (stale.length > 100_000) break;
+    }
+    if (stale.length > 0)
+      void this.dbs.root.transaction(() => {
+        for (const key of stale) this.dbs.importScratch.removeSync(key);
+      });
+  }
+}
+
+/** id 0x00 doiKey 0x00 u32 row (big-endian, so rows of a work sort in reading order) */
+function scratchKey(prefix: Uint8Array, doiKey: string, row: number): Uint8Array {
+  const doi = encoder.encode(doiKey);
+  const key = new Uint8Array(prefix.length + doi.length + 5);
+  key.set(prefix, 0);
+  key.set(doi, prefix.length);
+  const at = prefix.length + doi.length;
+  key[at] = 0;
+  new DataView(key.buffer).setUint32(at + 1, row);
+  return key;
+}
