@@ -1,0 +1,273 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+
+/**
+ * Update information reaching the running daemon (DESIGN section 5) through its public surfaces only: files
+ * dropped into `[updates] dropDir`, `[[updates.urls]]` fetched on a schedule with conditional GET, and the
+ * Updates API (interface 4.2) of the real daemon process answering over HTTP.
+ */
+
+const SAMPLE_PATH = join(import.meta.dir, '..', '..', '..', 'shared', 'data', 'retraction_watch_sample.csv');
+const SAMPLE = readFileSync(SAMPLE_PATH, 'utf8');
+/** The sample has one record per line (no quoted line breaks): header, then rows keyed by Record ID. */
+const [HEADER, ...ROWS] = SAMPLE.split('\n').filter((l) => l !== '');
+const row = (recordId: number): string => {
+  const found = ROWS.find((l) => l.startsWith(`${recordId},`));
+  if (!found) throw new Error(`no row ${recordId} in the sample`);
+  return found;
+};
+const csv = (rows: readonly string[]): string => `${HEADER}\n${rows.join('\n')}\n`;
+
+// Values read from the CSV (Python's csv module), not from the importer.
+/** Record 70000: a retraction with a notice DOI and one URL. */
+const FRANKEN_DOI = '10.1155/2008/961753';
+const FRANKEN = {
+  updateDoi: '10.1155/2015/982750',
+  source: 'retraction-watch',
+  updateType: 'retraction',
+  updateDate: '2015-02-02',
+  reasons: ['Duplication of Text', 'Euphemisms for Duplication', 'Euphemisms for Plagiarism', 'Plagiarism of Text'],
+  urls: ['http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/', 'https://doi.org/10.1155/2015/982750'],
+};
+/** Record 70264: RetractionDOI "Unavailable", no URLS. */
+const UNAVAILABLE_DOI = '10.18384/2224-0209-2015-4-719';
+const UNAVAILABLE = {
+  updateDoi: null,
+  source: 'retraction-watch',
+  updateType: 'retraction',
+  updateDate: '2019-02-25',
+  reasons: ['Duplication of/in Article'],
+  urls: [],
+};
+/** Record 70284: RetractionDOI "Unavailable" too. */
+const ASCE_DOI = '10.1061/41007(331)29';
+const ABSENT_DOI = '10.5555/not-in-any-file';
+
+let dir: ReturnType<typeof tempDir>;
+let daemons: { stop(): Promise<number> }[] = [];
+let servers: { stop(force?: boolean): unknown }[] = [];
+
+beforeEach(() => {
+  dir = tempDir('doi-holdings-updates-');
+});
+afterEach(async () => {
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  for (const s of servers) s.stop(true);
+  servers = [];
+  dir.remove();
+});
+
+type Daemon = ReturnType<typeof startDaemon>;
+
+function daemon(cfg: TestConfig): Daemon {
+  const d = startDaemon(cfg.path);
+  daemons.push(d);
+  return d;
+}
+
+/** The parsed JSON log lines of a daemon (stderr, one object per line). */
+function logLines(d: Daemon): Record<string, unknown>[] {
+  return d
+    .log()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+function events(d: Daemon, event: string): Record<string, unknown>[] {
+  return logLines(d).filter((l) => l.event === event);
+}
+
+/** The daemon listens on 127.0.0.1:0; its real address is in the `daemon.started` line. */
+async function daemonUrl(d: Daemon): Promise<string> {
+  await waitForLog(d, '"daemon.started"');
+  const url = events(d, 'daemon.started')[0]?.url;
+  if (typeof url !== 'string') throw new Error(`no url in daemon.started: ${d.log()}`);
+  return url.replace(/\/$/, '');
+}
+
+interface Doc {
+  doi: string;
+  statusCode: number;
+  updates: Record<string, unknown>[];
+}
+
+async function postUpdates(base: string, dois: string[], path = '/v2.2/updates'): Promise<Doc[]> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+    body: JSON.stringify({ dois }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text}`);
+  return (JSON.parse(text) as { documents: Doc[] }).documents;
+}
+
+async function updatesOf(base: string, doi: string, path?: string): Promise<Record<string, unknown>[]> {
+  const [doc] = await postUpdates(base, [doi], path);
+  expect(doc).toMatchObject({ doi, statusCode: 200 });
+  return doc!.updates;
+}
+
+function configWith(extra: string): TestConfig {
+  return writeConfig(dir.path, `\n${extra}\n`);
+}
+
+describe('drop folder', () => {
+  test('the sample dropped while the daemon runs is served; a new version of the file without a row withdraws that update', async () => {
+    const cfg = configWith('[updates]\ndropDir = "updates"');
+    const drop = join(dir.path, 'updates'); // relative to the config file's folder
+    const d = daemon(cfg);
+    const base = await daemonUrl(d);
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([]);
+
+    copyFileSync(SAMPLE_PATH, join(drop, 'retractions.csv'));
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the dropped sample served');
+
+    const docs = await postUpdates(base, [FRANKEN_DOI, UNAVAILABLE_DOI, ABSENT_DOI, 'not a doi']);
+    expect(docs.slice(0, 3)).toEqual([
+      { doi: FRANKEN_DOI, statusCode: 200, updates: [FRANKEN] },
+      { doi: UNAVAILABLE_DOI, statusCode: 200, updates: [UNAVAILABLE] },
+      { doi: ABSENT_DOI, statusCode: 200, updates: [] },
+    ]);
+    expect(docs[3]).toMatchObject({ doi: 'not a doi', statusCode: 400, updates: [] });
+    // v2.1 answers the same, and so does staging: update information goes to every environment
+    expect(await postUpdates(base, [FRANKEN_DOI, UNAVAILABLE_DOI, ABSENT_DOI, 'not a doi'], '/v2.1/updates')).toEqual(docs);
+    expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([FRANKEN]);
+    for (const u of (await postUpdates(base, [ASCE_DOI]))[0]!.updates) expect(u.updateDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
+    const [imported] = events(d, 'updates.imported');
+    expect(imported).toMatchObject({ source: join(drop, 'retractions.csv'), format: 'retraction-watch-csv', rows: 3000, skipped: {} });
+
+    // the same file name again, one row (record 70000) removed: the feed is replaced, that update disappears
+    const without = ROWS.filter((l) => !l.startsWith('70000,'));
+    expect(without).toHaveLength(2999);
+    writeFileSync(join(drop, 'retractions.csv'), csv(without));
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length === 0, 'the removed row withdrawn');
+    expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([]);
+    expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
+    const imports = events(d, 'updates.imported');
+    expect(imports).toHaveLength(2);
+    expect(imports[1]).toMatchObject({ rows: 2999, applied: { production: { updatesWithdrawn: 1, updatesAdded: 0, updatesChanged: 0 } } });
+  }, 30_000);
+
+  test('a newer snapshot under another name replaces the older one; at restart only files not yet imported are read', async () => {
+    const cfg = configWith('[updates]\ndropDir = "updates"');
+    const drop = join(dir.path, 'updates');
+    const first = daemon(cfg);
+    const base1 = await daemonUrl(first);
+    writeFileSync(join(drop, 'rw-2024-01.csv'), csv([row(70000), row(70264)]));
+    await waitFor(async () => (await updatesOf(base1, FRANKEN_DOI)).length > 0, 'January snapshot served');
+    expect(await updatesOf(base1, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
+    expect(await updatesOf(base1, ASCE_DOI)).toEqual([]);
+    expect(await first.stop()).toBe(0);
+    daemons = [];
+
+    // dropped while the daemon is down, newer than the January file
+    const feb = join(drop, 'rw-2024-02.csv');
+    writeFileSync(feb, csv([row(70264), row(70284)]));
+    const later = Date.now() / 1000 + 60;
+    utimesSync(feb, later, later);
+
+    const second = daemon(cfg);
+    const base2 = await daemonUrl(second);
+    await waitFor(async () => (await updatesOf(base2, ASCE_DOI)).length > 0, 'February snapshot served');
+    expect(await updatesOf(base2, FRANKEN_DOI)).toEqual([]);
+    expect(await updatesOf(base2, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
+    expect((await updatesOf(base2, ASCE_DOI))[0]).toMatchObject({ updateDoi: null, updateType: 'retraction', updateDate: '2012-04-26' });
+    // the January file was imported by the first run and is not read again
+    expect(events(second, 'updates.imported').map((e) => e.source)).toEqual([feb]);
+  }, 30_000);
+
+  test('hidden and temporary files in the drop folder are not imported, as at start-up', async () => {
+    const cfg = configWith('[updates]\ndropDir = "updates"');
+    const drop = join(dir.path, 'updates');
+    const d = daemon(cfg);
+    const base = await daemonUrl(d);
+    // a download in progress (names the bucket watcher ignores): Crossref JSON, which no later CSV would replace
+    const work = { DOI: '10.5555/partial.work', 'updated-by': [{ DOI: '10.5555/partial.notice', type: 'retraction', updated: { 'date-parts': [[2020, 1, 2]] } }] };
+    writeFileSync(join(drop, 'works.json.partial'), JSON.stringify(work));
+    writeFileSync(join(drop, '.works.json'), JSON.stringify(work));
+    writeFileSync(join(drop, 'works.json~'), JSON.stringify(work));
+    await Bun.sleep(700); // longer than the drop folder's write-finish wait (300 ms)
+    writeFileSync(join(drop, 'rw.csv'), csv([row(70000)]));
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the real file served');
+    expect(await updatesOf(base, '10.5555/partial.work')).toEqual([]);
+    expect(events(d, 'updates.imported').map((e) => e.source)).toEqual([join(drop, 'rw.csv')]);
+  }, 30_000);
+
+  test('a file that is not update information is logged as failed and changes nothing', async () => {
+    const cfg = configWith('[updates]\ndropDir = "updates"');
+    const drop = join(dir.path, 'updates');
+    const d = daemon(cfg);
+    const base = await daemonUrl(d);
+    writeFileSync(join(drop, 'rw.csv'), csv([row(70000)]));
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'first file served');
+    writeFileSync(join(drop, 'notes.csv'), 'name,value\nfoo,1\n');
+    await waitForLog(d, '"updates.source_failed"');
+    expect(events(d, 'updates.source_failed')[0]).toMatchObject({ source: join(drop, 'notes.csv'), code: 'RW_MISSING_COLUMN' });
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
+  }, 30_000);
+});
+
+describe('URL sources', () => {
+  /** A Retraction Watch CSV over HTTP with validators; records every request it sees. */
+  function csvServer(initial: string) {
+    const state = { body: initial, etag: '"v1"', lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT', fail: false };
+    const seen: { status: number; ifNoneMatch: string | null; ifModifiedSince: string | null }[] = [];
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(req) {
+        const ifNoneMatch = req.headers.get('if-none-match');
+        const ifModifiedSince = req.headers.get('if-modified-since');
+        let res: Response;
+        if (state.fail) res = new Response('try later', { status: 503 });
+        else if (ifNoneMatch === state.etag) res = new Response(null, { status: 304, headers: { etag: state.etag } });
+        else res = new Response(state.body, { headers: { 'content-type': 'text/csv', etag: state.etag, 'last-modified': state.lastModified } });
+        seen.push({ status: res.status, ifNoneMatch, ifModifiedSince });
+        return res;
+      },
+    });
+    servers.push(server);
+    return { state, seen, url: `http://127.0.0.1:${server.port}/retraction_watch.csv` };
+  }
+
+  test('fetched on schedule with a conditional GET: 304 keeps the updates, new content replaces them', async () => {
+    const src = csvServer(csv([row(70000), row(70264)]));
+    const cfg = configWith(`[[updates.urls]]\nurl = "${src.url}"\nformat = "retraction-watch-csv"\neveryMinutes = 0.01`);
+    const d = daemon(cfg);
+    const base = await daemonUrl(d);
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the URL source served');
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
+    expect(src.seen[0]).toEqual({ status: 200, ifNoneMatch: null, ifModifiedSince: null });
+
+    // the next fetches carry the validators of the first answer and get 304
+    await waitFor(() => src.seen.length >= 3, 'two more scheduled fetches');
+    for (const s of src.seen.slice(1)) expect(s).toEqual({ status: 304, ifNoneMatch: '"v1"', ifModifiedSince: 'Mon, 01 Jan 2024 00:00:00 GMT' });
+    await waitForLog(d, '"updates.not_modified"');
+    expect(events(d, 'updates.imported')).toHaveLength(1);
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
+    expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
+
+    // an error answer changes nothing
+    src.state.fail = true;
+    await waitForLog(d, '"updates.source_failed"');
+    expect(events(d, 'updates.source_failed')[0]).toMatchObject({ source: src.url, code: 'SOURCE_HTTP_ERROR' });
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
+
+    // new content with a new ETag: imported, the row no longer there is withdrawn
+    Object.assign(src.state, { fail: false, body: csv([row(70264), row(70284)]), etag: '"v2"', lastModified: 'Tue, 02 Jan 2024 00:00:00 GMT' });
+    await waitFor(async () => (await updatesOf(base, ASCE_DOI)).length > 0, 'the new content served');
+    expect(await updatesOf(base, FRANKEN_DOI)).toEqual([]);
+    expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
+    const v2 = src.seen.findIndex((s) => s.status === 200 && s.ifNoneMatch === '"v1"');
+    expect(v2).toBeGreaterThan(0);
+    // and the fetch after that one asks with the new validators
+    await waitFor(() => src.seen.slice(v2 + 1).find((s) => s.status === 304), 'a conditional GET with the new ETag');
+    expect(src.seen.slice(v2 + 1).find((s) => s.status === 304)).toEqual({ status: 304, ifNoneMatch: '"v2"', ifModifiedSince: 'Tue, 02 Jan 2024 00:00:00 GMT' });
+  }, 30_000);
+});
