@@ -136,6 +136,8 @@ describe('drop folder', () => {
     expect(docs[3]).toMatchObject({ doi: 'not a doi', statusCode: 400, updates: [] });
     // v2.1 answers the same, and so does staging: update information goes to every environment
     expect(await postUpdates(base, [FRANKEN_DOI, UNAVAILABLE_DOI, ABSENT_DOI, 'not a doi'], '/v2.1/updates')).toEqual(docs);
+    // each environment's store takes the feed in its own transaction, one after the other
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length > 0, 'staging served');
     expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([FRANKEN]);
     for (const u of (await postUpdates(base, [ASCE_DOI]))[0]!.updates) expect(u.updateDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 
@@ -147,7 +149,7 @@ describe('drop folder', () => {
     expect(without).toHaveLength(2999);
     writeFileSync(join(drop, 'retractions.csv'), csv(without));
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length === 0, 'the removed row withdrawn');
-    expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([]);
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length === 0, 'staging withdrawn');
     expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
     const imports = events(d, 'updates.imported');
     expect(imports).toHaveLength(2);
