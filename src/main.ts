@@ -48,7 +48,9 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
       case 'import-updates':
-        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, process.stderr.isTTY === true);
+        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, process.stderr.isTTY === true, {
+          allowShrink: command.allowShrink,
+        });
       default:
         return EXIT_USAGE;
     }

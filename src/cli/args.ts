@@ -7,7 +7,7 @@ export type Command =
   | { kind: 'dump'; platform?: string; doi?: string }
   | { kind: 'validate'; files: string[] }
   | { kind: 'ingest'; files: string[] }
-  | { kind: 'import-updates'; source: string; format?: 'retraction-watch-csv' | 'crossref-json' }
+  | { kind: 'import-updates'; source: string; format?: 'retraction-watch-csv' | 'crossref-json'; allowShrink?: boolean }
   | { kind: 'failures' }
   | { kind: 'retry'; key: string }
   | { kind: 'help' }
@@ -22,7 +22,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -77,7 +77,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       const format = flags.get('--format');
       if (format !== undefined && format !== 'retraction-watch-csv' && format !== 'crossref-json')
         return fault('USAGE', '--format must be retraction-watch-csv or crossref-json');
-      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format } };
+      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format, ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) } };
     }
     default:
       return fault('USAGE', `unknown mode ${mode}`);
@@ -93,8 +93,10 @@ Usage:
   doi-holdings --validate FILE...             a publisher's dry run: report every rejected line; no store touched
   doi-holdings --ingest [--env staging] FILE...
                                               apply files given as <platform>/<name>.jsonl.gz paths, in order
-  doi-holdings --import-updates [--env staging] [--format retraction-watch-csv|crossref-json] PATH|URL
-                                              import Retraction Watch CSV or Crossref works JSON
+  doi-holdings --import-updates [--env staging] [--format retraction-watch-csv|crossref-json] [--allow-shrink] PATH|URL
+                                              import Retraction Watch CSV or Crossref works JSON; a CSV that would
+                                              withdraw over half of that feed's updates is refused unless
+                                              --allow-shrink
   doi-holdings --failures [--env staging]     quarantined files and same-key conflicts, with reasons
   doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
   doi-holdings --help | --version

@@ -7,7 +7,14 @@ import { EXIT_INPUT_FAULTS, EXIT_OK, type Output } from './output.ts';
  * --import-updates PATH|URL: imports into every configured environment (staging answers carry the same update
  * information as production). A progress line goes to stderr for large files; the report to stdout.
  */
-export async function importUpdatesCommand(source: string, format: UpdateFormat | undefined, stores: Store[], io: Output, isTty: boolean): Promise<number> {
+export async function importUpdatesCommand(
+  source: string,
+  format: UpdateFormat | undefined,
+  stores: Store[],
+  io: Output,
+  isTty: boolean,
+  opts: { allowShrink?: boolean } = {},
+): Promise<number> {
   let lastShown = 0;
   const started = performance.now();
   const onProgress = (rows: number, bytes: number) => {
@@ -18,7 +25,7 @@ export async function importUpdatesCommand(source: string, format: UpdateFormat 
     if (isTty) process.stderr.write(`\r${line}`);
     else io.err(line);
   };
-  const result = await importSource(stores, source, { format, onProgress });
+  const result = await importSource(stores, source, { format, onProgress, allowShrink: opts.allowShrink });
   if (isTty && lastShown > 0) process.stderr.write('\n');
   if ('notModified' in result) return EXIT_OK;
   if ('code' in result) {

@@ -1,4 +1,5 @@
 import { doiKey } from '../deposit/index.ts';
+import type { Fault } from '../fault.ts';
 import type { ReplaceReport, Store } from '../store/index.ts';
 import { newReport, readCrossref, readRetractionWatch, type ImportReport } from '../updates/index.ts';
 import type { UpdateFormat } from './update-readers.ts';
@@ -20,7 +21,8 @@ export async function importUpdates(
   format: UpdateFormat,
   chunks: AsyncIterable<Uint8Array>,
   onProgress?: (rows: number, bytes: number) => void,
-): Promise<ImportResult> {
+  opts: { allowShrink?: boolean } = {},
+): Promise<ImportResult | Fault> {
   const report = newReport();
   let bytes = 0;
   const counted = (async function* () {
@@ -49,7 +51,15 @@ export async function importUpdates(
   }
   onProgress?.(report.rows, bytes);
   const applied: Record<string, ReplaceReport> = {};
-  for (let i = 0; i < stores.length; i++) applied[stores[i]!.env] = await imports[i]!.commit();
+  for (let i = 0; i < stores.length; i++) {
+    const result = await imports[i]!.commit(opts);
+    if ('code' in result) {
+      // every environment gets the same update information: a refusal in one stops the rest
+      await Promise.all(imports.slice(i + 1).map((imp) => imp.abort()));
+      return { ...result, message: `${stores[i]!.env}: ${result.message}` };
+    }
+    applied[stores[i]!.env] = result;
+  }
   return { parsed: { report, works: works.size }, applied };
 }
 

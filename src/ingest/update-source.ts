@@ -56,14 +56,16 @@ function maybeGunzip(name: string, body: ReadableStream<Uint8Array>): AsyncItera
 export async function importSource(
   stores: readonly Store[],
   source: string,
-  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void } = {},
+  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void; allowShrink?: boolean } = {},
 ): Promise<SourceResult | { notModified: true } | Fault> {
   const opened = await openSource(source, opts.conditional);
   if ('code' in opened || 'notModified' in opened) return opened;
   const { chunks, first } = await peek(opened.chunks);
   const format = opts.format ?? detectFormat(opened.name, first);
   try {
-    const { parsed, applied } = await importUpdates(stores, format, chunks, opts.onProgress);
+    const result = await importUpdates(stores, format, chunks, opts.onProgress, { allowShrink: opts.allowShrink });
+    if ('code' in result) return { ...result, message: `${source}: ${result.message}` };
+    const { parsed, applied } = result;
     return { source, format, parsed, applied, ...(opened.state ? { state: opened.state } : {}) };
   } catch (e) {
     if (e instanceof RetractionWatchHeaderError) return { ...e.fault, message: `${source}: ${e.fault.message}` };

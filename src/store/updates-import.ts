@@ -1,3 +1,5 @@
+import { ABORT } from 'lmdb';
+import { fault, type Fault } from '../fault.ts';
 import type { UpdateObject } from '../updates/schema.ts';
 import type { StoreDbs } from './environment.ts';
 import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './updates-store.ts';
@@ -11,6 +13,13 @@ import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } fr
  * transaction. Memory holds one batch and, for a snapshot feed, the set of works seen.
  */
 const BATCH_ROWS = 10_000;
+/**
+ * A snapshot feed that would withdraw more than this share of its stored updates is refused (unless the caller
+ * allows it): a truncated or wrongly exported file must not silently unretract thousands of papers.
+ */
+export const MAX_SNAPSHOT_SHRINK = 0.5;
+/** below this many stored updates the guard does not apply (small or test feeds change freely) */
+const SHRINK_GUARD_MIN = 100;
 /** scratch rows of an import that died (crash, kill) are removed by a later import after this long */
 const STALE_AFTER_MS = 6 * 3600_000;
 
@@ -62,13 +71,19 @@ export class UpdatesImport {
     return previous; // wait for the batch before this one: at most one batch in flight
   }
 
-  /** Merges the scratch rows into `updates` and removes them, in one transaction. */
-  async commit(): Promise<ReplaceReport> {
+  /**
+   * Merges the scratch rows into `updates` and removes them, in one transaction. A snapshot that would withdraw
+   * more than MAX_SNAPSHOT_SHRINK of the feed's updates applies nothing and returns a SNAPSHOT_SHRINK fault,
+   * unless `allowShrink`.
+   */
+  async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
     await this.inFlight;
     const { dbs, origin, mode, range } = this;
     const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
-    return dbs.root.transaction(() => {
+    // transactionSync: a callback returning ABORT rolls back (lmdb-js async transactions are batched and cannot);
+    // an async transaction's callback would hold the event loop just as long
+    const result = dbs.root.transactionSync(() => {
       const seen = mode === 'snapshot' ? new Set<string>() : undefined;
       const apply = (key: string, incoming: { doi: string; updates: UpdateObject[] } | undefined) => {
         const before = dbs.updates.get(key) as UpdatesEntry | undefined;
@@ -102,9 +117,18 @@ export class UpdatesImport {
         }
       }
       this.removeOwnRows();
+      const stored = storedBefore(report);
+      if (mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK) return ABORT;
       if (report.worksTouched > 0) dbs.meta.putSync('updatesGen', ((dbs.meta.get('updatesGen') as number | undefined) ?? 0) + 1);
       return report;
     });
+    if (result !== ABORT) return result as ReplaceReport;
+    await this.abort();
+    return fault(
+      'SNAPSHOT_SHRINK',
+      `refused: this ${origin} file would withdraw ${report.updatesWithdrawn} of the feed's ${storedBefore(report)} stored updates ` +
+        `(more than ${MAX_SNAPSHOT_SHRINK * 100}%); nothing was changed. If the file is right, import it with --allow-shrink`,
+    );
   }
 
   /** Drops this import's scratch rows (the source failed part-way: nothing of it is applied). */
@@ -148,4 +172,9 @@ function scratchKey(prefix: Uint8Array, doiKey: string, row: number): Uint8Array
   key[at] = 0;
   new DataView(key.buffer).setUint32(at + 1, row);
   return key;
+}
+
+/** how many of the feed's updates were stored before this import */
+function storedBefore(r: ReplaceReport): number {
+  return r.updatesUnchanged + r.updatesChanged + r.updatesWithdrawn;
 }

@@ -133,6 +133,20 @@ describe('--import-updates PATH', () => {
     });
   }, 20_000);
 
+  test('a CSV that would withdraw more than half of the feed is refused (exit 1, nothing changed) unless --allow-shrink', async () => {
+    expect((await importUpdates(SAMPLE_PATH)).code).toBe(0);
+    const cut = file('cut.csv', csv(ROWS.slice(0, 1000)));
+    const refused = await importUpdates(cut);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('SNAPSHOT_SHRINK');
+    expect(refused.stderr).toContain('--allow-shrink');
+    const base = await serve();
+    expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI])).toEqual([[FRANKEN], [UNAVAILABLE]]);
+    const allowed = await importUpdates(cut, '--allow-shrink');
+    expect(allowed.code).toBe(0);
+    expect(summaryOf(allowed.stdout).applied.production.updatesWithdrawn).toBeGreaterThan(1900);
+  }, 20_000);
+
   test('rows that cannot be used are counted by reason with their lines, exit 1; the usable rows are still applied', async () => {
     const noDoi = row(70001).replace(`,${HINDAWI_DOI},`, ',,');
     const unavailableDoi = row(70002).replace(`,${BMC_DOI},`, ',unavailable,');

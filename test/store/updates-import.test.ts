@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { importUpdates } from '../../src/ingest/index.ts';
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { importUpdates as importOrFault, type ImportResult } from '../../src/ingest/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
@@ -14,6 +14,12 @@ async function* chunks(text: string, failAfter?: number) {
     if (failAfter !== undefined && i >= failAfter) throw new Error('connection reset by peer');
     yield bytes.subarray(i, i + 100);
   }
+}
+/** the import's result; a refusal fails the test with its message */
+async function importUpdates(...args: Parameters<typeof importOrFault>): Promise<ImportResult> {
+  const r = await importOrFault(...args);
+  if ('code' in r) throw new Error(`${r.code}: ${r.message}`);
+  return r;
 }
 const scratchRows = (s: Store) => [...s.dbs.importScratch.getKeys()].length;
 
@@ -68,4 +74,44 @@ test('scratch rows of an import that died long ago are removed by the next impor
   await store.flushed();
   expect(scratchRows(store)).toBe(0);
   expect(store.updatesOf('10.5555/x')).toBeUndefined();
+});
+
+describe('a snapshot that would withdraw more than half of the feed is refused', () => {
+  const full = Array.from({ length: 400 }, (_, i) => row(i, `10.5555/s${i}`, `10.5555/sn${i}`));
+
+  test('a header-only or cut-down file changes nothing and says why; --allow-shrink applies it', async () => {
+    await importUpdates([store], 'retraction-watch-csv', chunks(csv(full)));
+    const refused = await importOrFault([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 150))));
+    expect('code' in refused && refused.code).toBe('SNAPSHOT_SHRINK');
+    expect((refused as { message: string }).message).toContain('would withdraw 250 of the feed\'s 400 stored updates');
+    expect(store.updatesOf('10.5555/s399')!.updates).toHaveLength(1);
+    expect(scratchRows(store)).toBe(0);
+    const headerOnly = await importOrFault([store], 'retraction-watch-csv', chunks(csv([])));
+    expect('code' in headerOnly && headerOnly.code).toBe('SNAPSHOT_SHRINK');
+
+    const allowed = await importUpdates([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 150))), undefined, { allowShrink: true });
+    expect(allowed.applied.production!.updatesWithdrawn).toBe(250);
+    expect(store.updatesOf('10.5555/s399')!.updates).toHaveLength(0);
+  });
+
+  test('withdrawing up to half is an ordinary re-import', async () => {
+    await importUpdates([store], 'retraction-watch-csv', chunks(csv(full)));
+    const r = await importUpdates([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 200))));
+    expect(r.applied.production!.updatesWithdrawn).toBe(200);
+  });
+
+  test('a refusal in one environment leaves every environment as it was', async () => {
+    const other = tempDir();
+    const staging = Store.open(other.path, 'staging', { mapSizeBytes: 1 << 30 });
+    try {
+      await importUpdates([store, staging], 'retraction-watch-csv', chunks(csv(full)));
+      const refused = await importOrFault([store, staging], 'retraction-watch-csv', chunks(csv(full.slice(0, 10))));
+      expect('code' in refused && refused.code).toBe('SNAPSHOT_SHRINK');
+      expect(staging.updatesOf('10.5555/s399')!.updates).toHaveLength(1);
+      expect(scratchRows(staging)).toBe(0);
+    } finally {
+      await staging.close();
+      other.remove();
+    }
+  });
 });
