@@ -9,18 +9,11 @@
 import { join } from 'node:path';
 import { BENCH_DIR as BENCH, ingestData, runBench as run } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
+import type { ScenarioResult } from './ingest-lmdb.ts';
 
 const { dir: data } = await ingestData();
 
-interface Scenario {
-  files: number;
-  records: number;
-  seconds: number;
-  recordsPerSecond: number;
-  p50Ms: number;
-  p95Ms: number;
-  counts: Record<string, number>;
-}
+type Scenario = ScenarioResult;
 console.log('LMDB store (the real Ingestor, bucket folder -> LMDB file) ...');
 const lmdb = JSON.parse(await run('ingest-lmdb.ts', data, join(BENCH, 'ingest-work-lmdb'))) as {
   ceiling: { recordsPerSecond: number };

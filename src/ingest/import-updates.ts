@@ -1,8 +1,8 @@
 import { doiKey } from '../deposit/index.ts';
 import type { Fault } from '../fault.ts';
 import type { ReplaceReport, Store } from '../store/index.ts';
-import { newReport, readCrossref, readRetractionWatch, type ImportReport } from '../updates/index.ts';
-import type { UpdateFormat } from './update-readers.ts';
+import type { ImportReport } from '../updates/index.ts';
+import { readRows, type UpdateFormat } from './update-readers.ts';
 
 export interface ImportResult {
   parsed: { report: ImportReport; works: number };
@@ -23,16 +23,7 @@ export async function importUpdates(
   onProgress?: (rows: number, bytes: number) => void,
   opts: { allowShrink?: boolean } = {},
 ): Promise<ImportResult | Fault> {
-  const report = newReport();
-  let bytes = 0;
-  const counted = (async function* () {
-    for await (const c of chunks) {
-      bytes += c.length;
-      yield c;
-    }
-  })();
-  const progress = onProgress ? (rows: number) => onProgress(rows, bytes) : undefined;
-  const rows = format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
+  const { updates: rows, report, done } = readRows(format, chunks, onProgress);
   const mode = format === 'retraction-watch-csv' ? 'snapshot' : 'works';
   const imports = stores.map((s) => s.beginUpdatesImport(format, mode));
   const works = new Set<string>();
@@ -49,7 +40,7 @@ export async function importUpdates(
     await Promise.all(imports.map((i) => i.abort()));
     throw e;
   }
-  onProgress?.(report.rows, bytes);
+  done();
   const applied: Record<string, ReplaceReport> = {};
   for (let i = 0; i < stores.length; i++) {
     const result = await imports[i]!.commit(opts);

@@ -16,6 +16,21 @@ export async function readUpdates(
   chunks: AsyncIterable<Uint8Array>,
   onProgress?: (rows: number, bytes: number) => void,
 ): Promise<ParsedUpdates> {
+  const rows = readRows(format, chunks, onProgress);
+  const works = await collect(rows.updates);
+  rows.done();
+  return { works, report: rows.report };
+}
+
+/**
+ * The rows of a source as work updates, streamed; `report` counts them (and the rows that cannot be used) and
+ * `done()` sends the last progress figure.
+ */
+export function readRows(
+  format: UpdateFormat,
+  chunks: AsyncIterable<Uint8Array>,
+  onProgress?: (rows: number, bytes: number) => void,
+): { updates: AsyncIterable<WorkUpdate>; report: ImportReport; done(): void } {
   const report = newReport();
   let bytes = 0;
   const counted = (async function* () {
@@ -26,9 +41,7 @@ export async function readUpdates(
   })();
   const progress = onProgress ? (rows: number) => onProgress(rows, bytes) : undefined;
   const updates = format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
-  const works = await collect(updates);
-  onProgress?.(report.rows, bytes);
-  return { works, report };
+  return { updates, report, done: () => onProgress?.(report.rows, bytes) };
 }
 
 async function collect(updates: AsyncIterable<WorkUpdate>): Promise<Map<string, WorkUpdates>> {

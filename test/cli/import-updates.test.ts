@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { csv, FRANKEN, FRANKEN_DOI, HEADER, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
 
 /**
  * `--import-updates PATH|URL` run as the real program (DESIGN sections 5 and 7): its report and exit code, and
@@ -9,35 +10,6 @@ import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type Te
  * that shows update information).
  */
 
-const SAMPLE_PATH = join(import.meta.dir, '..', '..', '..', 'shared', 'data', 'retraction_watch_sample.csv');
-const SAMPLE = readFileSync(SAMPLE_PATH, 'utf8');
-const [HEADER, ...ROWS] = SAMPLE.split('\n').filter((l) => l !== '');
-const row = (recordId: number): string => {
-  const found = ROWS.find((l) => l.startsWith(`${recordId},`));
-  if (!found) throw new Error(`no row ${recordId} in the sample`);
-  return found;
-};
-const csv = (rows: readonly string[]): string => `${HEADER}\n${rows.join('\n')}\n`;
-
-// Values read from the CSV (Python's csv module), not from the importer.
-const FRANKEN_DOI = '10.1155/2008/961753'; // record 70000
-const FRANKEN = {
-  updateDoi: '10.1155/2015/982750',
-  source: 'retraction-watch',
-  updateType: 'retraction',
-  updateDate: '2015-02-02',
-  reasons: ['Duplication of Text', 'Euphemisms for Duplication', 'Euphemisms for Plagiarism', 'Plagiarism of Text'],
-  urls: ['http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/', 'https://doi.org/10.1155/2015/982750'],
-};
-const UNAVAILABLE_DOI = '10.18384/2224-0209-2015-4-719'; // record 70264: RetractionDOI "Unavailable"
-const UNAVAILABLE = {
-  updateDoi: null,
-  source: 'retraction-watch',
-  updateType: 'retraction',
-  updateDate: '2019-02-25',
-  reasons: ['Duplication of/in Article'],
-  urls: [],
-};
 const HINDAWI_DOI = '10.1155/2021/8425206'; // record 70001
 const BMC_DOI = '10.1186/s13046-018-0993-y'; // record 70002
 

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { csv, FRANKEN, FRANKEN_DOI, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
 
 /**
  * Update information reaching the running daemon (DESIGN section 5) through its public surfaces only: files
@@ -9,38 +10,6 @@ import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig
  * Updates API (interface 4.2) of the real daemon process answering over HTTP.
  */
 
-const SAMPLE_PATH = join(import.meta.dir, '..', '..', '..', 'shared', 'data', 'retraction_watch_sample.csv');
-const SAMPLE = readFileSync(SAMPLE_PATH, 'utf8');
-/** The sample has one record per line (no quoted line breaks): header, then rows keyed by Record ID. */
-const [HEADER, ...ROWS] = SAMPLE.split('\n').filter((l) => l !== '');
-const row = (recordId: number): string => {
-  const found = ROWS.find((l) => l.startsWith(`${recordId},`));
-  if (!found) throw new Error(`no row ${recordId} in the sample`);
-  return found;
-};
-const csv = (rows: readonly string[]): string => `${HEADER}\n${rows.join('\n')}\n`;
-
-// Values read from the CSV (Python's csv module), not from the importer.
-/** Record 70000: a retraction with a notice DOI and one URL. */
-const FRANKEN_DOI = '10.1155/2008/961753';
-const FRANKEN = {
-  updateDoi: '10.1155/2015/982750',
-  source: 'retraction-watch',
-  updateType: 'retraction',
-  updateDate: '2015-02-02',
-  reasons: ['Duplication of Text', 'Euphemisms for Duplication', 'Euphemisms for Plagiarism', 'Plagiarism of Text'],
-  urls: ['http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/', 'https://doi.org/10.1155/2015/982750'],
-};
-/** Record 70264: RetractionDOI "Unavailable", no URLS. */
-const UNAVAILABLE_DOI = '10.18384/2224-0209-2015-4-719';
-const UNAVAILABLE = {
-  updateDoi: null,
-  source: 'retraction-watch',
-  updateType: 'retraction',
-  updateDate: '2019-02-25',
-  reasons: ['Duplication of/in Article'],
-  urls: [],
-};
 /** Record 70284: RetractionDOI "Unavailable" too. */
 const ASCE_DOI = '10.1061/41007(331)29';
 const ABSENT_DOI = '10.5555/not-in-any-file';
