@@ -98,17 +98,21 @@ export class ByteWriter {
     b[this.pos++] = lo & 0xff;
   }
   str(s: string): void {
-    // ASCII fast path, byte by byte: most DOIs and URLs are ASCII and short
-    this.ensure(5 + s.length * 3);
+    this.strRange(s, 0, s.length);
+  }
+  /** s[start, end) with its UTF-8 length; ASCII byte by byte (most DOIs and URLs), without making a substring. */
+  strRange(s: string, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(5 + n * 3);
     const lenAt = this.pos;
-    this.varint(s.length); // provisional; rewritten if the UTF-8 length differs
+    this.varint(n); // provisional; rewritten if the UTF-8 length differs
     const b = this.buf;
     let p = this.pos;
-    for (let i = 0; i < s.length; i++) {
+    for (let i = start; i < end; i++) {
       const c = s.charCodeAt(i);
       if (c >= 0x80) {
         // non-ASCII: re-write with the byte length as prefix
-        const bytes = utf8.encode(s);
+        const bytes = utf8.encode(s.slice(start, end));
         this.pos = lenAt;
         this.varint(bytes.length);
         this.ensure(bytes.length);
@@ -202,7 +206,7 @@ class ByteReader {
 
 /** Writes the state part of a live holding (access, DOI when it differs from the key, vor). */
 export function writeState(w: ByteWriter, key: string, doi: string, accessType: AccessType | undefined, vor: VorItem[] | undefined): void {
-  w.u8(accessCode.get(accessType) ?? 0);
+  w.u8(accessTypeCode(accessType));
   if (doi === key) w.varint(0);
   else w.str(doi);
   if (!vor) {
@@ -211,17 +215,50 @@ export function writeState(w: ByteWriter, key: string, doi: string, accessType: 
   }
   w.varint(vor.length);
   for (const item of vor) {
-    const ct = contentCode.get(item.contentType) ?? 0;
-    const at = item.url.indexOf(doi);
+    const ct = contentTypeCode(item.contentType);
+    const url = item.url;
+    // URLs usually embed the DOI, most often at the end: store only what surrounds it
+    const at = url.endsWith(doi) ? url.length - doi.length : url.indexOf(doi);
     if (at < 0) {
       w.u8(ct);
-      w.str(item.url);
+      w.str(url);
     } else {
-      // URLs usually embed the DOI: store only what surrounds it
       w.u8(ct | 0x80);
-      w.str(item.url.slice(0, at));
-      w.str(item.url.slice(at + doi.length));
+      w.strRange(url, 0, at);
+      w.strRange(url, at + doi.length, url.length);
     }
+  }
+}
+
+/** ACCESS_CODES as a switch: called once per record, where a Map lookup shows in profiles. */
+function accessTypeCode(a: AccessType | undefined): number {
+  switch (a) {
+    case 'paid':
+      return 1;
+    case 'open':
+      return 2;
+    case 'free':
+      return 3;
+    case 'permFree':
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+/** CONTENT_CODES as a switch (see accessTypeCode). */
+function contentTypeCode(c: ContentType | undefined): number {
+  switch (c) {
+    case 'application/pdf':
+      return 1;
+    case 'text/html':
+      return 2;
+    case 'application/epub+zip':
+      return 3;
+    case 'other':
+      return 4;
+    default:
+      return 0;
   }
 }
 
