@@ -29,6 +29,14 @@ const MAX_BACKOFF_MS = 5 * 60_000;
  */
 const SAME_SECOND_GUARD_MS = 1000;
 
+interface MirrorObject {
+  key: string;
+  rel: string;
+  etag: string;
+  size: number;
+  lastModified: number;
+}
+
 export interface SyncResult {
   listed: number;
   downloaded: string[];
@@ -87,10 +95,15 @@ export class S3Mirror {
       });
   }
 
-  /** One complete round: list, download what is new or changed, hand the new keys on. Throws on failure. */
+  /**
+   * One complete round: list, download what is new or changed, hand the new keys on. Files are downloaded in
+   * apply order, (LastModified, key), several at a time, and handed on as soon as every file before them in
+   * that order is in place: ingestion starts while the rest download, and a file is never handed on ahead of an
+   * earlier one that failed (replicas must apply in the same order). Throws on failure.
+   */
   async syncOnce(): Promise<SyncResult> {
     const { settings, log, envName, onChange } = this.opts;
-    let objects: { key: string; rel: string; etag: string; size: number; lastModified: number }[];
+    let objects: MirrorObject[];
     const listStart = Date.now();
     try {
       objects = await this.list();
@@ -98,25 +111,52 @@ export class S3Mirror {
       this.fail(e);
       throw e;
     }
-    const todo = objects.filter((o) => {
-      if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
-      const known = this.state.get(o.rel);
-      return !known || known.etag !== o.etag || known.size !== o.size;
-    });
+    const todo = objects
+      .filter((o) => {
+        if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
+        const known = this.state.get(o.rel);
+        return !known || known.etag !== o.etag || known.size !== o.size;
+      })
+      .sort((a, b) => a.lastModified - b.lastModified || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    // downloaded files wait in the hidden partial folder until every earlier one is in place
+    const partial: (string | 'failed' | undefined)[] = todo.map(() => undefined);
     const downloaded: string[] = [];
+    let handed = 0;
+    let handing: Promise<unknown> = Promise.resolve();
     let firstError: unknown;
-    for (let i = 0; i < todo.length; i += CONCURRENCY) {
-      const results = await Promise.allSettled(todo.slice(i, i + CONCURRENCY).map((o) => this.download(o)));
-      results.forEach((r, j) => {
-        if (r.status === 'fulfilled') downloaded.push(todo[i + j]!.rel);
-        else firstError ??= r.reason;
-      });
-      if (downloaded.length > 0) saveMirrorState(settings.path, this.state);
+    const handOn = () => {
+      const from = handed;
+      while (handed < todo.length && partial[handed] !== undefined && partial[handed] !== 'failed') {
+        this.putInPlace(todo[handed]!, partial[handed]!);
+        handed++;
+      }
+      if (handed === from) return;
+      const keys = todo.slice(from, handed).map((o) => o.rel);
+      downloaded.push(...keys);
+      saveMirrorState(settings.path, this.state);
+      handing = handing.then(() => onChange?.(keys));
+    };
+    let next = 0;
+    const worker = async () => {
+      while (next < todo.length && firstError === undefined) {
+        const i = next++;
+        try {
+          partial[i] = await this.download(todo[i]!);
+        } catch (e) {
+          partial[i] = 'failed';
+          firstError ??= e;
+        }
+        handOn();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, todo.length) }, worker));
+    } finally {
+      // after a failure: what waits behind it is fetched again next round, in order
+      for (let i = handed; i < todo.length; i++) if (partial[i] && partial[i] !== 'failed') rmSync(partial[i]!, { force: true });
     }
-    if (downloaded.length > 0) {
-      log.log('info', 's3.synced', { env: envName, bucket: settings.bucket, listed: objects.length, downloaded: downloaded.length });
-      await onChange?.(downloaded);
-    }
+    await handing;
+    if (downloaded.length > 0) log.log('info', 's3.synced', { env: envName, bucket: settings.bucket, listed: objects.length, downloaded: downloaded.length });
     if (firstError) {
       this.fail(firstError);
       throw firstError;
@@ -127,9 +167,9 @@ export class S3Mirror {
     return { listed: objects.length, downloaded, skippedKeys: [...this.warned] };
   }
 
-  private async list() {
+  private async list(): Promise<MirrorObject[]> {
     const { settings } = this.opts;
-    const out: { key: string; rel: string; etag: string; size: number; lastModified: number }[] = [];
+    const out: MirrorObject[] = [];
     let token: string | undefined;
     do {
       const page = await this.client.send(
@@ -149,7 +189,8 @@ export class S3Mirror {
     return out;
   }
 
-  private async download(o: { key: string; rel: string; etag: string; size: number; lastModified: number }): Promise<void> {
+  /** Downloads one object into the hidden partial folder (GetObject with If-Match: the listed bytes); returns the path. */
+  private async download(o: MirrorObject): Promise<string> {
     const { settings } = this.opts;
     const partialDir = join(settings.path, PARTIAL);
     const tmpName = `${crypto.randomUUID()}.partial`;
@@ -163,19 +204,26 @@ export class S3Mirror {
           commandInput: o.etag ? { IfMatch: o.etag } : undefined,
         }),
       );
-      const final = join(settings.path, o.rel);
-      mkdirSync(dirname(final), { recursive: true });
-      const previous = this.state.get(o.rel);
-      if (previous && existsSync(final)) {
-        const keep = join(settings.path, SUPERSEDED, `${o.rel}.${previous.etag.replace(/[^0-9a-zA-Z-]/g, '')}`);
-        mkdirSync(dirname(keep), { recursive: true });
-        renameSync(final, keep);
-      }
-      renameSync(tmp, final);
-      this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
-    } finally {
+      return tmp;
+    } catch (e) {
       rmSync(tmp, { force: true });
+      throw e;
     }
+  }
+
+  /** Renames a downloaded object into the mirror (keeping a replaced copy under .superseded/) and records it. */
+  private putInPlace(o: MirrorObject, tmp: string): void {
+    const { settings } = this.opts;
+    const final = join(settings.path, o.rel);
+    mkdirSync(dirname(final), { recursive: true });
+    const previous = this.state.get(o.rel);
+    if (previous && existsSync(final)) {
+      const keep = join(settings.path, SUPERSEDED, `${o.rel}.${previous.etag.replace(/[^0-9a-zA-Z-]/g, '')}`);
+      mkdirSync(dirname(keep), { recursive: true });
+      renameSync(final, keep);
+    }
+    renameSync(tmp, final);
+    this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
   }
 
   private fail(e: unknown): void {

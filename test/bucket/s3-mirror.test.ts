@@ -141,3 +141,38 @@ test('the server going away fails a sync without partial files; the loop recover
   for (const k of keys) expect(readFileSync(join(settings().path, k), 'utf8')).toBe(`content ${k}`);
   expect(readdirSync(join(settings().path, '.s3-partial'))).toEqual([]);
 });
+
+test('files are handed on in (LastModified, key) order, and never ahead of an earlier one whose download failed', async () => {
+  // three objects in three different seconds: apply order c, a, b (LastModified), not key order
+  const keys = ['acme/00000000-0000-4000-8000-00000000000c.jsonl.gz', 'acme/00000000-0000-4000-8000-00000000000a.jsonl.gz', 'acme/00000000-0000-4000-8000-00000000000b.jsonl.gz'];
+  for (const k of keys) {
+    await s3.put(bucket, k, k);
+    await Bun.sleep(1050);
+  }
+  await Bun.sleep(1100); // past the same-second guard for the last one
+  // a client whose first GetObject of the middle file fails
+  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  let failed = false;
+  const send = client.send.bind(client);
+  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
+    if (command instanceof GetObjectCommand && command.input.Key === keys[1] && !failed) {
+      failed = true;
+      return Promise.reject(Object.assign(new Error('connection reset'), { name: 'ECONNRESET' }));
+    }
+    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+  }) as typeof client.send;
+  const handed: string[][] = [];
+  const m = new S3Mirror({ settings: settings(), log: silentLogger, envName: 'production', client, onChange: (k) => void handed.push(k) });
+  mirrors.push(m);
+
+  await expect(m.syncOnce()).rejects.toThrow('connection reset');
+  // only the file before the failed one; the one after it is not in place either
+  expect(handed.flat()).toEqual([keys[0]]);
+  expect(existsSync(join(settings().path, keys[2]!))).toBe(false);
+  expect(readdirSync(join(settings().path, '.s3-partial'))).toEqual([]);
+
+  const second = await m.syncOnce();
+  expect(second.downloaded).toEqual([keys[1], keys[2]]);
+  expect(handed.flat()).toEqual(keys);
+});
