@@ -38,9 +38,12 @@ export class ReplyBytes {
     return this;
   }
 
-  /** A copy of what was written (the Response keeps it; the buffer is reused). */
+  /**
+   * What was written, as a view of the reused buffer: Bun's Response copies a typed-array body when it is
+   * constructed (test/http/updates-api.test.ts holds this), so a copy here would be a second one.
+   */
   take(): Uint8Array {
-    return this.buf.slice(0, this.pos);
+    return this.buf.subarray(0, this.pos);
   }
 
   private ensure(n: number): void {

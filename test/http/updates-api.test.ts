@@ -163,6 +163,13 @@ describe('200: one document per DOI, in request order', () => {
       }
     });
 
+  test('each reply keeps its own bytes when later requests are answered before it is read (the reply buffer is reused)', async () => {
+    const first = await postDois(app, '/v2.2/updates', ['10.3892/ijo.2017.3871']);
+    const second = await postDois(app, '/v2.2/updates', ['10.9999/other-1', '10.9999/other-2', '10.9999/other-3']);
+    expect(await documents(first)).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
+    expect((await documents(second)).map((d) => d.doi)).toEqual(['10.9999/other-1', '10.9999/other-2', '10.9999/other-3']);
+  });
+
   test('v2.1 and v2.2 give byte-identical answers', async () => {
     const dois = ['10.1074/jbc.M204376200', 'hello', '10.5555/prod-only', '10.9999/none'];
     const a = await (await postDois(app, '/v2.1/updates', dois)).text();
