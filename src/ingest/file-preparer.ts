@@ -43,8 +43,12 @@ export class WorkerPreparer implements FilePreparer {
   private broken = false;
   private readonly inline = new InlinePreparer();
 
-  constructor(private readonly onFailure: (message: string) => void = () => {}) {
-    this.worker = new Worker(workerPath());
+  constructor(
+    private readonly onFailure: (message: string) => void = () => {},
+    /** the worker script (tests point it at one that fails) */
+    script = workerPath(),
+  ) {
+    this.worker = new Worker(script);
     this.worker.onmessage = (event: MessageEvent<PrepareReply>) => {
       const w = this.waiting.get(event.data.id);
       if (!w) return;

@@ -1,0 +1,46 @@
+import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { WorkerPreparer } from '../../src/ingest/file-preparer.ts';
+import { tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
+
+/** The prepare worker: files come back read, parsed and encoded; a worker that dies does not stall ingestion. */
+
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => (dir = tempDir()));
+afterEach(() => dir.remove());
+
+const input = (key: string) => ({ root: dir.path, key, platforms: ['acme'], maxDecompressedBytes: 1 << 20, tries: 1 });
+
+test('the worker reads, parses and encodes a deposit; a bad line and a missing file are reported', async () => {
+  const preparer = new WorkerPreparer();
+  try {
+    const key = writeDeposit(dir.path, 'acme', [{ doi: '10.5555/B' }, 'not json', { doi: '10.5555/a', accessType: 'open' }]);
+    const reply = await preparer.prepare(input(key));
+    expect(reply.kind).toBe('prepared');
+    if (reply.kind !== 'prepared') return;
+    expect(reply.file.key).toBe(key);
+    expect(reply.prepared.encoded!.count).toBe(2);
+    expect(reply.prepared.parsed.recordLines).toBe(3);
+    expect(reply.prepared.parsed.rejected.map((r) => [r.line, r.code])).toEqual([[2, 'INVALID_JSON']]);
+    const missing = await preparer.prepare(input('acme/00000000-0000-4000-8000-00000000ffff.jsonl.gz'));
+    expect(missing).toMatchObject({ kind: 'readError', code: 'ENOENT' });
+  } finally {
+    preparer.close();
+  }
+});
+
+test('a worker that cannot start is reported and its files are prepared on the calling thread', async () => {
+  const failures: string[] = [];
+  const preparer = new WorkerPreparer((m) => failures.push(m), join(dir.path, 'no-such-worker.ts'));
+  try {
+    const key = writeDeposit(dir.path, 'acme', [{ doi: '10.5555/c' }]);
+    const reply = await preparer.prepare(input(key));
+    expect(reply.kind).toBe('prepared');
+    await waitFor(() => failures.length > 0, 'the failure reported');
+    expect(failures[0]).toContain('no-such-worker');
+    // and later files go straight to the fallback
+    expect((await preparer.prepare(input(key))).kind).toBe('prepared');
+  } finally {
+    preparer.close();
+  }
+});
