@@ -47,7 +47,7 @@ console.log(row(['scenario', 'records/s', 'p50 ms/file', 'p95 ms/file', 'target 
 console.log(row(['---', '---:', '---:', '---:', '---:']));
 for (const k of ['a', 'b', 'c'] as const) console.log(row([NAMES[k], ...line(lmdb.oneByOne[k]), fmt(TARGETS[k])]));
 console.log('\nEach scenario\'s files queued together (a burst of uploads, or a daemon starting on a full bucket): the');
-console.log('worker parses the next files while the main thread applies up to 8 per transaction. ms/file = wall time');
+console.log('worker parses the next files while the main thread applies them 2 per transaction. ms/file = wall time');
 console.log('divided by files; apply p50/p95 = the main thread\'s time per file inside the transaction:');
 console.log(row(['scenario', 'records/s', 'ms/file', 'apply p50 ms', 'apply p95 ms', 'target rec/s']));
 console.log(row(['---', '---:', '---:', '---:', '---:', '---:']));

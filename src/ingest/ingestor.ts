@@ -9,8 +9,13 @@ import type { PrepareReply } from './prepare-messages.ts';
 import { statBucketFile } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
-/** A cold replica applies several queued files per transaction (DESIGN section 4); at most 10,000 records each. */
-const MAX_BATCH_FILES = 8;
+/**
+ * A cold replica applies several queued files per transaction (DESIGN section 4). Two, measured: larger batches
+ * catch up no faster (the parse worker sets the pace) but free more pages per commit, and LMDB rewrites its whole
+ * free list at every later commit. After the 120-file catch-up, batches of 8 left a 442 MB file whose free list
+ * made each later single-file commit ~90 ms slower; batches of 2 left 315 MB (bench/ingest.ts, scenario d).
+ */
+const MAX_BATCH_FILES = 2;
 
 interface Pending {
   key: string;
