@@ -58,7 +58,8 @@ export function quickDoiKey(input: string): string | undefined {
     if (c <= 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) return undefined;
     if (c >= 0x41 && c <= 0x5a) upper = true;
   }
-  return upper ? doiKey(input) : input;
+  // printable ASCII only here, so toLowerCase folds exactly the ASCII letters (doiKey), natively
+  return upper ? input.toLowerCase() : input;
 }
 
 function codePoint(ch: string): string {
