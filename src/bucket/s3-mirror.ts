@@ -146,7 +146,12 @@ export class S3Mirror {
           partial[i] = 'failed';
           firstError ??= e;
         }
-        handOn();
+        try {
+          handOn();
+        } catch (e) {
+          // a rename into the mirror failed (disk full, permissions): stop here, retried next round
+          firstError ??= e;
+        }
       }
     };
     try {
