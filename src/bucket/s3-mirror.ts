@@ -125,16 +125,21 @@ export class S3Mirror {
     let handing: Promise<unknown> = Promise.resolve();
     let firstError: unknown;
     const handOn = () => {
-      const from = handed;
-      while (handed < todo.length && partial[handed] !== undefined && partial[handed] !== 'failed') {
-        this.putInPlace(todo[handed]!, partial[handed]!);
-        handed++;
+      const keys: string[] = [];
+      try {
+        while (handed < todo.length && partial[handed] !== undefined && partial[handed] !== 'failed') {
+          this.putInPlace(todo[handed]!, partial[handed]!);
+          keys.push(todo[handed]!.rel);
+          handed++;
+        }
+      } finally {
+        // what is in place is handed on, even when a later rename failed
+        if (keys.length > 0) {
+          downloaded.push(...keys);
+          saveMirrorState(settings.path, this.state);
+          handing = handing.then(() => onChange?.(keys));
+        }
       }
-      if (handed === from) return;
-      const keys = todo.slice(from, handed).map((o) => o.rel);
-      downloaded.push(...keys);
-      saveMirrorState(settings.path, this.state);
-      handing = handing.then(() => onChange?.(keys));
     };
     let next = 0;
     const worker = async () => {
