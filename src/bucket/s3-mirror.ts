@@ -137,7 +137,7 @@ export class S3Mirror {
         if (keys.length > 0) {
           downloaded.push(...keys);
           saveMirrorState(settings.path, this.state);
-          handing = handing.then(() => onChange?.(keys));
+          handing = handing.then(() => onChange?.(keys)).catch((e: unknown) => void (firstError ??= e));
         }
       }
     };
