@@ -1,7 +1,5 @@
-import { encodeRecords } from '../store/encoded-records.ts';
-import { prepareFile } from './prepare.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
-import { readBucketFile } from './read-bucket-file.ts';
+import { prepareBucketFile } from './prepare.ts';
 
 export type PrepareInput = Omit<PrepareRequest, 'id'>;
 
@@ -12,22 +10,8 @@ export interface FilePreparer {
 }
 
 export class InlinePreparer implements FilePreparer {
-  async prepare(input: PrepareInput): Promise<PrepareReply> {
-    const id = 0;
-    try {
-      const t0 = performance.now();
-      const file = await readBucketFile(input.root, input.key);
-      const readMs = Math.round((performance.now() - t0) * 10) / 10;
-      const meta = { key: input.key, size: file.size, hash: file.hash, lastModified: file.lastModified };
-      const prepared = await prepareFile(file, new Set(input.platforms), input.maxDecompressedBytes, input.tries);
-      if ('code' in prepared) return { id, kind: 'fault', file: meta, fault: prepared };
-      prepared.encoded = encodeRecords(prepared.parsed.records, prepared.platform);
-      prepared.timings.readMs = readMs;
-      return { id, kind: 'prepared', file: meta, prepared };
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      return { id, kind: 'readError', code: err.code ?? 'EIO', message: err.message };
-    }
+  prepare(input: PrepareInput): Promise<PrepareReply> {
+    return prepareBucketFile({ ...input, id: 0 });
   }
   close(): void {}
 }

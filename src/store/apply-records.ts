@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { EncodedRecords } from './encoded-records.ts';
-import { accessCodeOfValue, ByteReader, ByteWriter, layoutOf, type EventKind } from './holding-codec.ts';
+import { ByteReader, type ByteWriter } from './bytes.ts';
+import { accessCodeOfValue, layoutOf, writeEvent, type EventKind } from './holding-codec.ts';
 import type { FileCounts } from './ledger-types.ts';
 
 /**
@@ -42,7 +43,7 @@ export function applyRecords(
       out.varint(0);
       out.u48(time);
       out.copy(old, layout!.eventsStart, oldEnd);
-      out.eventCodes('removed', time, fileSeq, accessCodeOfValue(old, layout!), 0);
+      writeEvent(out, 'removed', time, fileSeq, accessCodeOfValue(old, layout!), 0);
       holdings.putSync(k, out.view());
       counts.removed++;
       continue;
@@ -60,7 +61,7 @@ export function applyRecords(
     out.copy(bytes, stateStart, stateStart + stateLen);
     out.u48(time);
     if (old) out.copy(old, layout!.eventsStart, oldEnd);
-    out.eventCodes(kind, time, fileSeq, old ? accessCodeOfValue(old, layout!) : 0, bytes[stateStart]!);
+    writeEvent(out, kind, time, fileSeq, old ? accessCodeOfValue(old, layout!) : 0, bytes[stateStart]!);
     holdings.putSync(k, out.view());
     if (kind === 'updated') counts.updated++;
     else counts.added++;

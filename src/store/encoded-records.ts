@@ -1,5 +1,6 @@
 import type { ParsedRecord } from '../deposit/index.ts';
-import { ByteWriter, writeState } from './holding-codec.ts';
+import { ByteWriter } from './bytes.ts';
+import { writeState } from './holding-codec.ts';
 import { holdingKey, keyTextEncoder } from './holding-key.ts';
 
 /**

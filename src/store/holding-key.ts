@@ -4,23 +4,9 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const platformBytes = new Map<string, Uint8Array>();
-
-/** Built byte by byte for ASCII DOI keys (nearly all): a third of the cost of Buffer.from on a template string,
- * and this runs once per deposit record. */
+/** The key bytes (encoded-records.ts writes ASCII keys in place and comes here for the others). */
 export function holdingKey(doiKey: string, platform: string): Uint8Array {
-  let p = platformBytes.get(platform);
-  if (!p) platformBytes.set(platform, (p = encoder.encode(platform)));
-  const n = doiKey.length;
-  const out = new Uint8Array(n + 1 + p.length);
-  for (let i = 0; i < n; i++) {
-    const c = doiKey.charCodeAt(i);
-    if (c >= 0x80) return Buffer.from(`${doiKey}\u0000${platform}`, 'utf8');
-    out[i] = c;
-  }
-  out[n] = 0;
-  out.set(p, n + 1);
-  return out;
+  return encoder.encode(`${doiKey}\u0000${platform}`);
 }
 
 export function doiRange(doiKey: string): { start: Buffer; end: Buffer } {

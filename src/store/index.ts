@@ -4,7 +4,6 @@ export { MAX_REPORTED_LINES } from './ledger-types.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';
 export { SCHEMA_VERSION } from './environment.ts';
 export {
-  replaceOriginUpdates,
   servedUpdates,
   type StoredUpdate,
   type UpdateEvent,

@@ -4,10 +4,11 @@ import type { ParsedDeposit } from '../deposit/index.ts';
 import { applyRecords } from './apply-records.ts';
 import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
 import { openEnvironment, type StoreDbs } from './environment.ts';
-import { ByteWriter, decodeHolding, type DecodedHolding } from './holding-codec.ts';
+import { ByteWriter } from './bytes.ts';
+import { decodeHolding, type DecodedHolding } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
 import { MAX_REPORTED_LINES, type ConflictEntry, type FileCounts, type FileEntry } from './ledger-types.ts';
-import { replaceOriginUpdates, type ReplaceMode, type ReplaceReport, type UpdatesEntry, type WorkUpdates } from './updates-store.ts';
+import type { ReplaceMode, UpdatesEntry } from './updates-store.ts';
 import { UpdatesIndex } from './updates-index.ts';
 import { UpdatesImport } from './updates-import.ts';
 
@@ -216,11 +217,6 @@ export class Store {
       line.updated = new Date(h.updated).toISOString();
       yield line;
     }
-  }
-
-  /** Replaces one import feed's update information (see updates-store.ts). */
-  replaceUpdates(origin: string, mode: ReplaceMode, works: ReadonlyMap<string, WorkUpdates>): Promise<ReplaceReport> {
-    return replaceOriginUpdates(this.dbs, origin, mode, works);
   }
 
   /** Starts a bounded-memory import of one feed (see updates-import.ts). */

@@ -1,4 +1,3 @@
-import type { StoreDbs } from './environment.ts';
 import type { UpdateObject } from '../updates/schema.ts';
 
 /**
@@ -46,35 +45,6 @@ export interface ReplaceReport {
 export type ReplaceMode = 'snapshot' | 'works';
 
 const identity = (u: UpdateObject) => `${u.source}\u0000${u.updateDoi ?? ''}\u0000${u.updateType}`;
-
-/** Replaces one origin's updates in one write transaction; idempotent. */
-export function replaceOriginUpdates(
-  dbs: StoreDbs,
-  origin: string,
-  mode: ReplaceMode,
-  works: ReadonlyMap<string, WorkUpdates>,
-): Promise<ReplaceReport> {
-  const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
-  return dbs.root.transaction(() => {
-    const keys = new Set(works.keys());
-    if (mode === 'snapshot') {
-      // works that had this origin's updates before but are absent now lose them
-      for (const { key, value } of dbs.updates.getRange()) {
-        if (!keys.has(key as string) && (value as UpdatesEntry).updates.some((u) => u.origin === origin)) keys.add(key as string);
-      }
-    }
-    for (const key of keys) {
-      const before = dbs.updates.get(key) as UpdatesEntry | undefined;
-      const next = mergeWork(before, works.get(key), origin, report);
-      if (next === before) continue;
-      report.worksTouched++;
-      if (next === undefined) dbs.updates.removeSync(key);
-      else dbs.updates.putSync(key, next);
-    }
-    if (report.worksTouched > 0) dbs.meta.putSync('updatesGen', ((dbs.meta.get('updatesGen') as number | undefined) ?? 0) + 1);
-    return report;
-  });
-}
 
 /**
  * The work's entry after replacing `origin`'s updates with `incoming` (one per (source, updateDoi, updateType):

@@ -1,8 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { join } from 'node:path';
 import { csvRecords, newReport, readRetractionWatch, RetractionWatchHeaderError, type WorkUpdate } from '../../src/updates/index.ts';
-
-const SAMPLE = join(import.meta.dir, '../../../shared/data/retraction_watch_sample.csv');
+import { FRANKEN, FRANKEN_DOI, SAMPLE_PATH as SAMPLE } from '../support/rw-sample.ts';
 
 async function importAll(chunks: AsyncIterable<Uint8Array | string>) {
   const report = newReport();
@@ -32,15 +30,7 @@ describe('the real 3,000-row sample', () => {
       expect(update.source).toBe('retraction-watch');
       for (const r of update.reasons) expect(r.startsWith('+')).toBe(false);
     }
-    const first = out.find((u) => u.doi === '10.1155/2008/961753')!.update;
-    expect(first).toEqual({
-      updateDoi: '10.1155/2015/982750',
-      source: 'retraction-watch',
-      updateType: 'retraction',
-      updateDate: '2015-02-02',
-      reasons: ['Duplication of Text', 'Euphemisms for Duplication', 'Euphemisms for Plagiarism', 'Plagiarism of Text'],
-      urls: ['http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/', 'https://doi.org/10.1155/2015/982750'],
-    });
+    expect(out.find((u) => u.doi === FRANKEN_DOI)!.update).toEqual(FRANKEN);
   });
 
   test('a record whose notice DOI is "unavailable" gives updateDoi null and no doi.org link', async () => {
