@@ -65,3 +65,18 @@ export function quickDoiKey(input: string): string | undefined {
 function codePoint(ch: string): string {
   return ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
 }
+
+/**
+ * The first half of quickDoiKey's rule on UTF-8 bytes `b[start, end)`: the length bound and the `10.<4-9
+ * digits>/` prefix with a non-empty suffix. Returns where the suffix starts, or -1. The caller checks the suffix
+ * bytes itself (each 0x21-0x7E, neither `"` nor `\`) while it passes over them anyway: the Updates API copies
+ * and hashes them in the same loop.
+ */
+export function quickDoiSuffixStart(b: Uint8Array, start: number, end: number): number {
+  const n = end - start;
+  if (n < 9 || n > MAX_DOI_BYTES || b[start] !== 0x31 || b[start + 1] !== 0x30 || b[start + 2] !== 0x2e) return -1;
+  let i = start + 3;
+  while (i < end && b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+  const digits = i - start - 3;
+  return digits < 4 || digits > 9 || i + 1 >= end || b[i] !== 0x2f ? -1 : i + 1;
+}

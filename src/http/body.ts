@@ -1,28 +1,33 @@
 import { errorResponse } from './errors.ts';
 
 /**
- * Reads a JSON request body with the size bound enforced on the bytes actually read (a Content-Length header
- * is checked first but not trusted), so a chunked body cannot slip past it.
+ * Reads a JSON request body as bytes, with the size bound enforced on the bytes actually read (a Content-Length
+ * header is checked first but not trusted), so a chunked body cannot slip past it.
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<{ value: unknown } | Response> {
+export async function readJsonBytes(request: Request, maxBytes: number): Promise<Uint8Array | Response> {
   const type = request.headers.get('content-type');
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
     return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) return tooLarge(maxBytes);
+  // With a Content-Length the server reads exactly that many bytes (checked above).
+  if (Number.isFinite(declared)) return await request.bytes();
+  return (await readBounded(request, maxBytes)) ?? tooLarge(maxBytes);
+}
+
+/** The body's JSON value, or the INVALID_JSON error saying where parsing failed. */
+export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
   try {
-    // With a Content-Length the server reads exactly that many bytes (checked above): parse them natively.
-    if (Number.isFinite(declared)) return { value: await request.json() };
-    const text = await readBounded(request, maxBytes);
-    if (text === undefined) return tooLarge(maxBytes);
-    return { value: JSON.parse(text) };
+    return { value: JSON.parse(decoder.decode(bytes)) };
   } catch (e) {
     return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${(e as Error).message}`);
   }
 }
+// not fatal: malformed UTF-8 becomes U+FFFD, as in Request.json()
+const decoder = new TextDecoder();
 
-async function readBounded(request: Request, maxBytes: number): Promise<string | undefined> {
-  if (!request.body) return '';
+async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (!request.body) return new Uint8Array(0);
   const parts: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
@@ -30,7 +35,8 @@ async function readBounded(request: Request, maxBytes: number): Promise<string |
     if (total > maxBytes) return undefined;
     parts.push(chunk);
   }
-  return Buffer.concat(parts).toString('utf8');
+  const all = Buffer.concat(parts);
+  return new Uint8Array(all.buffer, all.byteOffset, all.length); // one typed-array kind for the scanner
 }
 
 function tooLarge(maxBytes: number): Response {

@@ -31,6 +31,23 @@ export class ReplyBytes {
     return this;
   }
 
+  /**
+   * For a hot loop that writes bytes itself: makes room for `n` more and returns the buffer, to be written from
+   * `position` on, then `moveTo` the end of what was written. Nothing written past the mark counts until then.
+   */
+  reserve(n: number): Uint8Array {
+    this.ensure(n);
+    return this.buf;
+  }
+
+  get position(): number {
+    return this.pos;
+  }
+
+  moveTo(position: number): void {
+    this.pos = position;
+  }
+
   bytes(b: Uint8Array): this {
     this.ensure(b.length);
     this.buf.set(b, this.pos);

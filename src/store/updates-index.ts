@@ -1,13 +1,14 @@
 import type { StoreDbs } from './environment.ts';
+import { UpdatesTable } from './updates-table.ts';
 import { servedUpdates, type UpdatesEntry } from './updates-store.ts';
 
 /**
  * The read side of the Updates API: every work with updates, its served list pre-rendered as JSON. Most
- * requested DOIs have no updates, so a miss is one Map lookup and never touches LMDB (PERFORMANCE.md).
+ * requested DOIs have no updates, so a miss is one hash-table probe and never touches LMDB (PERFORMANCE.md).
  * Reloaded when the store's `updatesGen` moves (an import by this process or by the CLI in another one).
  */
 export class UpdatesIndex {
-  private bytes = new Map<string, Uint8Array>();
+  private current = new UpdatesTable(new Map());
   private gen = -1;
   private checkedAt = 0;
 
@@ -19,19 +20,13 @@ export class UpdatesIndex {
   ) {}
 
   /** The current table (DOI key -> JSON array as UTF-8), refreshed once: a 100-DOI request reads one snapshot. */
-  tableBytes(): ReadonlyMap<string, Uint8Array> {
+  table(): UpdatesTable {
     this.refresh();
-    return this.bytes;
-  }
-
-  has(doiKey: string): boolean {
-    this.refresh();
-    return this.bytes.has(doiKey);
+    return this.current;
   }
 
   get size(): number {
-    this.refresh();
-    return this.bytes.size;
+    return this.table().size;
   }
 
   refresh(force = false): void {
@@ -47,7 +42,7 @@ export class UpdatesIndex {
       if (served.length === 0) continue;
       nextBytes.set(key as string, encoder.encode(JSON.stringify(served)));
     }
-    this.bytes = nextBytes;
+    this.current = new UpdatesTable(nextBytes);
     this.gen = gen;
   }
 }

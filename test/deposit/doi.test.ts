@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { doiKey, doiProblem, MAX_DOI_BYTES, normaliseDoiInput, quickDoiKey } from '../../src/deposit/index.ts';
+import { doiKey, doiProblem, MAX_DOI_BYTES, normaliseDoiInput, quickDoiKey, quickDoiSuffixStart } from '../../src/deposit/index.ts';
 
 /** DESIGN section 3: `10.` + 4-9 ASCII digit registrant + `/` + non-empty suffix; no Z/Cc/Cf; no lone surrogates; <= 1,024 UTF-8 bytes. */
 
@@ -158,6 +158,15 @@ describe('quickDoiKey (the Updates API fast path) agrees with the general path',
       if (quick !== undefined) expect(quick).toBe(general!);
       if (input === bare && general !== undefined && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(input)) expect(quick).toBe(general);
       if (/["\\]/.test(input)) expect(quick).toBeUndefined();
+    });
+  // on bytes, the prefix half of the rule plus the suffix check its caller (the Updates API) makes
+  for (const input of inputs)
+    test(`quickDoiSuffixStart: ${JSON.stringify(input.slice(0, 40))}`, () => {
+      const bytes = new TextEncoder().encode(`"${input}"`);
+      const suffix = quickDoiSuffixStart(bytes, 1, bytes.length - 1);
+      const suffixOk = suffix >= 0 && [...bytes.subarray(suffix, bytes.length - 1)].every((c) => c > 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c);
+      expect(suffixOk).toBe(quickDoiKey(input) !== undefined);
+      if (suffix >= 0) expect(new TextDecoder().decode(bytes.subarray(1, suffix))).toMatch(/^10\.[0-9]{4,9}\/$/);
     });
   test('lower-cases ASCII letters only', () => {
     expect(quickDoiKey('10.1002/ANIE.2025')).toBe('10.1002/anie.2025');

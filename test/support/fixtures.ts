@@ -158,3 +158,15 @@ export function startDaemon(configPath: string, env: Record<string, string> = {}
 export async function waitForLog(daemon: { log(): string }, needle: string, timeoutMs = 15_000): Promise<void> {
   await waitFor(() => daemon.log().includes(needle), `log line containing ${needle}`, timeoutMs);
 }
+
+/** A seeded pseudo-random source in [0, 1) (mulberry32): fuzz tests that fail can be replayed. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

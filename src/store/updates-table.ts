@@ -1,0 +1,92 @@
+/**
+ * The Updates API's lookup table: DOI key -> the work's served update list as UTF-8 JSON. Besides a Map for
+ * string keys, the keys' UTF-8 bytes sit in an open-addressing hash table, so a DOI can be looked up straight
+ * from the bytes of a request, ASCII letters folded to lower case on the way (the doiKey rule), without first
+ * making a string of it. Built once per index generation, then only read.
+ */
+export class UpdatesTable {
+  private readonly byKey: Map<string, Uint8Array>;
+  /** every key's UTF-8 bytes back to back; entry i is keyBytes[keyStart[i], keyStart[i + 1]) */
+  private readonly keyBytes: Uint8Array;
+  private readonly keyStart: Int32Array;
+  private readonly hashes: Int32Array;
+  private readonly values: Uint8Array[];
+  /** entry index + 1 per slot, 0 for an empty slot (linear probing) */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  constructor(entries: ReadonlyMap<string, Uint8Array>) {
+    this.byKey = new Map(entries);
+    const encoder = new TextEncoder();
+    const encoded = [...entries.keys()].map((k) => encoder.encode(k));
+    this.keyBytes = new Uint8Array(encoded.reduce((n, k) => n + k.length, 0));
+    this.keyStart = new Int32Array(encoded.length + 1);
+    this.hashes = new Int32Array(encoded.length);
+    this.values = [...entries.values()];
+    let capacity = 16;
+    while (capacity < encoded.length * 2) capacity *= 2;
+    this.slots = new Int32Array(capacity);
+    this.mask = capacity - 1;
+    let at = 0;
+    encoded.forEach((key, i) => {
+      this.keyStart[i] = at;
+      this.keyBytes.set(key, at);
+      at += key.length;
+      const h = foldedHash(key, 0, key.length);
+      this.hashes[i] = h;
+      let s = h & this.mask;
+      while (this.slots[s] !== 0) s = (s + 1) & this.mask;
+      this.slots[s] = i + 1;
+    });
+    this.keyStart[encoded.length] = at;
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  get(key: string): Uint8Array | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** The list for the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
+  getFolded(b: Uint8Array, start: number, end: number): Uint8Array | undefined {
+    return this.getHashed(foldedHash(b, start, end), b, start, end);
+  }
+
+  /** getFolded for a caller that has computed foldedHash(b, start, end) already (while copying the bytes). */
+  getHashed(h: number, b: Uint8Array, start: number, end: number): Uint8Array | undefined {
+    const { slots, mask, hashes, keyStart, keyBytes } = this;
+    const n = end - start;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const e = slots[s]! - 1;
+      if (e < 0) return undefined;
+      if (hashes[e] !== h) continue;
+      const k = keyStart[e]!;
+      if (keyStart[e + 1]! - k !== n) continue;
+      let i = 0;
+      while (i < n && fold(b[start + i]!) === keyBytes[k + i]) i++;
+      if (i === n) return this.values[e];
+    }
+  }
+}
+
+function fold(c: number): number {
+  return c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
+}
+
+/**
+ * The table's hash, FNV-1a over the bytes with ASCII letters folded, so a key and any casing of it hash alike:
+ * start from FOLDED_HASH_SEED and take foldedHashStep for each byte.
+ */
+export const FOLDED_HASH_SEED = 0x811c9dc5 | 0;
+
+export function foldedHashStep(h: number, byte: number): number {
+  return Math.imul(h ^ fold(byte), 0x01000193);
+}
+
+export function foldedHash(b: Uint8Array, start: number, end: number): number {
+  let h = FOLDED_HASH_SEED;
+  for (let i = start; i < end; i++) h = foldedHashStep(h, b[i]!);
+  return h;
+}
