@@ -1,11 +1,11 @@
 /**
  * Updates API benchmark (issue 12): the real daemon (its own process) with 1.1M holdings ingested from the
  * generated deposits and the 3,000-record Retraction Watch sample imported; load from wrk (Debian's package,
- * installed here if missing) on 127.0.0.1, 2 threads, 50 connections, 10 s per run. Bodies of 1 and 100 DOIs,
- * ~5% of them DOIs with updates, the rest holdings without. In the same run, the ceiling: a bare Bun server that
- * parses the body and returns a fixed reply, twice: a tiny reply, and a reply of the size the daemon sends for
- * such a body (a 100-DOI answer is ~7 KB, which costs the server and wrk on the same 2 cores far more than the
- * parse). Prints req/s, p50, p99 and both ratios.
+ * installed here if missing) on 127.0.0.1, 2 threads, 50 connections, 5 s per run after a 2 s warm-up, three runs
+ * per server taken in turns. Bodies of 1 and 100 DOIs, ~5% of them DOIs with updates, the rest holdings without.
+ * In the same run, the ceiling: a bare Bun server that parses the body and returns a fixed reply, twice: a tiny
+ * reply, and a reply of the size the daemon sends for such a body (a 100-DOI answer is ~11 KB, which costs the
+ * server and wrk on the same 2 cores more than a tiny one). Prints req/s, p50, p99 and both ratios (medians).
  */
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,9 @@ import { fmt } from './lib/measure.ts';
 
 const SAMPLE = join(REPO, '..', 'shared', 'data', 'retraction_watch_sample.csv');
 const KEY = 'bench-key-0123456789';
-const DURATION = '10s';
+const DURATION = '5s';
+const WARMUP = '2s';
+const ROUNDS = 3;
 const CONNECTIONS = 50;
 
 async function sh(cmd: string[]): Promise<{ code: number; out: string }> {
@@ -86,8 +88,8 @@ interface Load {
   errors: number;
 }
 
-async function wrk(url: string, script: string): Promise<Load> {
-  const r = await sh(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${DURATION}`, '-s', script, url]);
+async function wrk(url: string, script: string, duration = DURATION): Promise<Load> {
+  const r = await sh(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${duration}`, '-s', script, url]);
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(r.out);
   if (!m) throw new Error(`wrk printed no result: ${r.out}`);
   const [requests, durationUs, p50, p99, statusErrors, socketErrors] = m.slice(1).map(Number) as number[];
@@ -170,23 +172,36 @@ updates = true
   writeFileSync(replyOne, await post(bodies(1, 1, pools)[0]!));
   writeFileSync(replyMany, await post(bodies(100, 1, pools)[0]!));
 
-  const results: Record<string, { api: Load; tiny: Load; same: Load }> = {};
   const ceilingTiny = await startProcess([process.execPath, join(REPO, 'bench/ceiling-server.ts')], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
   const ceilingSame = await startProcess([process.execPath, join(REPO, 'bench/ceiling-server.ts'), replyOne, replyMany], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
+  const targets = { api: `${daemon.url}/v2.2/updates`, tiny: ceilingTiny.url, same: ceilingSame.url };
+  // Every server is warmed first (a running daemon has its hot paths compiled), then the servers take turns,
+  // ROUNDS runs each: this machine's speed drifts by 10-20% over tens of seconds, and turns spread the drift
+  // over all three alike. Each figure is the median run (by req/s) of its server.
+  for (const script of Object.values(scripts)) for (const url of Object.values(targets)) await wrk(url, script, WARMUP);
+  const runs: Record<string, Record<keyof typeof targets, Load[]>> = {};
   for (const [name, script] of Object.entries(scripts)) {
-    const api = await wrk(`${daemon.url}/v2.2/updates`, script);
-    const tiny = await wrk(ceilingTiny.url, script);
-    const same = await wrk(ceilingSame.url, script);
-    results[name] = { api, tiny, same };
+    runs[name] = { api: [], tiny: [], same: [] };
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [server, url] of Object.entries(targets)) runs[name]![server as keyof typeof targets].push(await wrk(url, script));
   }
+  const median = (loads: Load[]) => [...loads].sort((a, b) => a.rps - b.rps)[loads.length >> 1]!;
+  const results = Object.fromEntries(
+    Object.entries(runs).map(([name, r]) => [name, { api: { ...median(r.api), errors: r.api.reduce((n, l) => n + l.errors, 0) }, tiny: median(r.tiny), same: median(r.same) }]),
+  );
   await ceilingTiny.stop();
   await ceilingSame.stop();
   await daemon.stop();
 
-  console.log(`\nUpdates API: ${fmt(live)} live holdings, ${withUpdates} works with updates; wrk -t2 -c${CONNECTIONS} -d${DURATION} on 127.0.0.1 (client and server share the 2 cores)`);
+  console.log(
+    `\nUpdates API: ${fmt(live)} live holdings, ${withUpdates} works with updates; wrk -t2 -c${CONNECTIONS} -d${DURATION} on 127.0.0.1 (client and server share the 2 cores), ${ROUNDS} runs per server taken in turns, median shown`,
+  );
   console.log(`probe: a 100-DOI body got ${answered} statusCode 200 documents, ${hits} with updates\n`);
   console.log(`reply sizes: 1 DOI ${fmt(Bun.file(replyOne).size)} bytes, 100 DOIs ${fmt(Bun.file(replyMany).size)} bytes (the same-size ceiling returns these)\n`);
-  console.log('| body | daemon req/s | p50 ms | p99 ms | errors | ceiling, tiny reply: req/s (p50, p99) | ratio | ceiling, same-size reply: req/s (p50, p99) | ratio | target |');
+  for (const [name, r] of Object.entries(runs))
+    console.log(`${name === 'one' ? '1 DOI' : '100 DOIs'}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}`);
+  console.log('');
+  console.log('| body | daemon req/s | p50 ms | p99 ms | errors (all runs) | ceiling, tiny reply: req/s (p50, p99) | ratio | ceiling, same-size reply: req/s (p50, p99) | ratio | target |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   const target = { one: '>= 0.70 of the ceiling, p99 <= 20 ms', hundred: '>= 10,000 req/s, >= 0.45 of the ceiling' };
   const c = (l: Load) => `${fmt(l.rps)} (${fmt(l.p50Ms, 2)}, ${fmt(l.p99Ms, 2)})`;
