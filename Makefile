@@ -25,7 +25,7 @@ typecheck: deps
 test: deps typecheck
 	$(BUN) test --timeout 60000
 
-# Prints every figure the issues name; takes about 3 minutes (deposits are generated once into .bench/).
+# Prints every figure the issues name; takes about 4 minutes (deposits are generated once into .bench/).
 bench: deps
 	$(BUN) bench/ingest.ts
 	$(BUN) bench/s3-latency.ts

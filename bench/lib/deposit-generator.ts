@@ -1,3 +1,5 @@
+import { seeded } from '../../test/support/fixtures.ts';
+
 /**
  * Realistic deposit files for the ingest benchmarks. What makes them realistic is what drives the store's cost:
  * - each file comes from one platform;
@@ -32,17 +34,8 @@ export interface Deposit {
   lines: string[];
 }
 
-/** mulberry32: small, fast, good enough for test data */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, from the test fixtures: small, fast, good enough for test data */
+export const prng = seeded;
 
 const pad = (n: number, w: number) => String(n).padStart(w, '0');
 

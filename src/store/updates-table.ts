@@ -5,7 +5,7 @@
  * making a string of it. Built once per index generation, then only read.
  */
 export class UpdatesTable {
-  private readonly byKey: Map<string, Uint8Array>;
+  private readonly byKey: ReadonlyMap<string, Uint8Array>;
   /** every key's UTF-8 bytes back to back; entry i is keyBytes[keyStart[i], keyStart[i + 1]) */
   private readonly keyBytes: Uint8Array;
   private readonly keyStart: Int32Array;
@@ -15,8 +15,9 @@ export class UpdatesTable {
   private readonly slots: Int32Array;
   private readonly mask: number;
 
+  /** Takes `entries` as they are (not copied): the caller hands over a map it no longer changes. */
   constructor(entries: ReadonlyMap<string, Uint8Array>) {
-    this.byKey = new Map(entries);
+    this.byKey = entries;
     const encoder = new TextEncoder();
     const encoded = [...entries.keys()].map((k) => encoder.encode(k));
     this.keyBytes = new Uint8Array(encoded.reduce((n, k) => n + k.length, 0));
@@ -85,7 +86,7 @@ export function foldedHashStep(h: number, byte: number): number {
   return Math.imul(h ^ fold(byte), 0x01000193);
 }
 
-export function foldedHash(b: Uint8Array, start: number, end: number): number {
+function foldedHash(b: Uint8Array, start: number, end: number): number {
   let h = FOLDED_HASH_SEED;
   for (let i = start; i < end; i++) h = foldedHashStep(h, b[i]!);
   return h;
