@@ -10,9 +10,14 @@ export async function readJsonBytes(request: Request, maxBytes: number): Promise
     return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) return tooLarge(maxBytes);
-  // With a Content-Length the server reads exactly that many bytes (checked above).
-  if (Number.isFinite(declared)) return await request.bytes();
-  return (await readBounded(request, maxBytes)) ?? tooLarge(maxBytes);
+  try {
+    // With a Content-Length the server reads exactly that many bytes (checked above).
+    if (Number.isFinite(declared)) return await request.bytes();
+    return (await readBounded(request, maxBytes)) ?? tooLarge(maxBytes);
+  } catch (e) {
+    // the client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500)
+    return errorResponse(400, 'BAD_REQUEST', `the request body could not be read to its end: ${(e as Error).message ?? String(e)}`);
+  }
 }
 
 /** The body's JSON value, or the INVALID_JSON error saying where parsing failed. */

@@ -482,6 +482,35 @@ describe('413: the body size bound', () => {
     expect([e.status, e.body]).toEqual([413, tooLarge]);
     expect(pulled).toBeLessThan(100);
   });
+
+  test('a UTF-8 byte order mark before the JSON is ignored (RFC 8259 allows it), with or without Content-Length', async () => {
+    const text = '\ufeff{"dois":["10.1234/a"]}';
+    const sized = await documents(await post(small, '/v2.2/updates', new TextEncoder().encode(text)));
+    const chunked = await documents(await post(small, '/v2.2/updates', streamOf(text, 2)));
+    expect(sized).toEqual([{ doi: '10.1234/a', statusCode: 200, updates: [] }]);
+    expect(chunked).toEqual(sized);
+  });
+
+  test('a body that breaks off mid-stream (the client went away) is a 400 naming the cause, not a 500', async () => {
+    for (const contentLength of [undefined, '64']) {
+      let sent = 0;
+      const broken = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent++ === 0) c.enqueue(new TextEncoder().encode('{"dois":["10.1234/a",'));
+          else c.error(new Error('connection reset by peer'));
+        },
+      });
+      const headers: Record<string, string> = { 'x-api-key': 'key-with-updates-0001', 'content-type': 'application/json' };
+      if (contentLength) headers['content-length'] = contentLength;
+      const req = new Request('http://localhost/v2.2/updates', { method: 'POST', headers, body: broken, duplex: 'half' } as RequestInit);
+      const e = await errorOf(await small.handle(req));
+      expect([contentLength, e.status, e.body]).toEqual([
+        contentLength,
+        400,
+        { statusCode: 400, error: 'BAD_REQUEST', message: 'the request body could not be read to its end: connection reset by peer' },
+      ]);
+    }
+  });
 });
 
 describe('404 and 405', () => {
