@@ -48,6 +48,16 @@ export class ReplyBytes {
     this.pos = position;
   }
 
+  /** A short constant piece, pre-encoded: a loop beats `set` for a few dozen bytes. */
+  piece(b: Uint8Array): this {
+    this.ensure(b.length);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < b.length; i++) buf[p++] = b[i]!;
+    this.pos = p;
+    return this;
+  }
+
   bytes(b: Uint8Array): this {
     this.ensure(b.length);
     this.buf.set(b, this.pos);

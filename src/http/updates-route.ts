@@ -13,9 +13,10 @@ const reply = new ReplyBytes();
 const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
 const ascii = new TextDecoder(); // for spans of ASCII bytes (scanPlainDois admits no others)
 const encoder = new TextEncoder();
+// one document: DOI_OPEN, the DOI, `"`, then FOUND + the update list + `}`, or NONE
 const DOI_OPEN = encoder.encode('{"doi":"');
-const DOI_CLOSE_FOUND = encoder.encode('","statusCode":200,"updates":');
-const DOI_CLOSE_NONE = encoder.encode('","statusCode":200,"updates":[]}');
+const FOUND = encoder.encode(',"statusCode":200,"updates":');
+const NONE = encoder.encode(',"statusCode":200,"updates":[]}');
 // a Headers instance is copied into each Response faster than a plain object is converted
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 
@@ -67,7 +68,7 @@ export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, 
  */
 function writePlainDocument(out: ReplyBytes, b: Uint8Array, start: number, end: number, table: UpdatesTable): boolean {
   if (quickDoiSuffixStart(b, start, end) < 0) return false;
-  const buf = out.reserve(DOI_OPEN.length + (end - start) + DOI_CLOSE_NONE.length);
+  const buf = out.reserve(DOI_OPEN.length + (end - start) + 1);
   let p = out.position;
   for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
   let h = FOLDED_HASH_SEED;
@@ -77,14 +78,9 @@ function writePlainDocument(out: ReplyBytes, b: Uint8Array, start: number, end: 
     buf[p++] = c;
     h = foldedHashStep(h, c);
   }
-  const updates = table.getHashed(h, b, start, end);
-  if (updates) {
-    out.moveTo(p);
-    out.bytes(DOI_CLOSE_FOUND).bytes(updates).ascii('}');
-  } else {
-    for (let k = 0; k < DOI_CLOSE_NONE.length; k++) buf[p++] = DOI_CLOSE_NONE[k]!;
-    out.moveTo(p);
-  }
+  buf[p++] = 0x22; // the closing quote
+  out.moveTo(p);
+  writeFound(out, table.getHashed(h, b, start, end));
   return true;
 }
 
@@ -102,7 +98,7 @@ export function answerParsed(dois: readonly string[], table: UpdatesTable): Repl
 function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void {
   const quick = quickDoiKey(sent);
   if (quick !== undefined) {
-    writeFound(out.ascii('{"doi":"').ascii(sent).ascii('"'), table.get(quick)); // printable ASCII, nothing to escape
+    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(quick)); // printable ASCII, nothing to escape
     return;
   }
   const bare = normaliseDoiInput(sent);
@@ -111,9 +107,10 @@ function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void
   else writeFound(out.ascii('{"doi":').text(JSON.stringify(sent)), table.get(doiKey(bare)));
 }
 
+/** The rest of a document after its `doi`: status 200 and the update list, `[]` when there is none. */
 function writeFound(out: ReplyBytes, updates: Uint8Array | undefined): void {
-  if (updates) out.ascii(',"statusCode":200,"updates":').bytes(updates).ascii('}');
-  else out.ascii(',"statusCode":200,"updates":[]}');
+  if (updates) out.piece(FOUND).bytes(updates).ascii('}');
+  else out.piece(NONE);
 }
 
 function replyOf(out: ReplyBytes): Response {

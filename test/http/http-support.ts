@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import { createApp, type App, type HttpDeps } from '../../src/http/index.ts';
 import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/ingest/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
+import { SAMPLE_PATH } from '../support/rw-sample.ts';
 
 /** Helpers shared by the HTTP tests: a real app over real stores, requests built the way an integrator sends them. */
 
-export const SAMPLE_CSV = join(import.meta.dir, '../../../shared/data/retraction_watch_sample.csv');
 export const BASE = 'http://localhost';
 export const KEY = 'key-with-updates-0001';
 export const KEY_NO_UPDATES = 'key-without-updates-0002';
@@ -20,7 +19,7 @@ export const INTEGRATORS = [
  * as the reader sees them (read again, in memory), to compare the API's answers with.
  */
 export async function importSample(stores: readonly Store[]): Promise<ParsedUpdates> {
-  const stream = () => Bun.file(SAMPLE_CSV).stream() as unknown as AsyncIterable<Uint8Array>;
+  const stream = () => Bun.file(SAMPLE_PATH).stream() as unknown as AsyncIterable<Uint8Array>;
   await importUpdates(stores, 'retraction-watch-csv', stream());
   return readUpdates('retraction-watch-csv', stream());
 }
