@@ -5,7 +5,7 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck bench build clean deps
+.PHONY: run test typecheck bench build clean deps standalone
 
 deps: $(STAMP)
 
@@ -24,6 +24,12 @@ typecheck: deps
 
 test: deps typecheck
 	$(BUN) test --timeout 60000
+
+# Proves the repository stands alone: a fresh clone of HEAD in an empty temporary folder (nothing beside it)
+# installs everything and passes `make test`. It tests what is committed, not the work tree.
+standalone:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && git clone -q "$(CURDIR)" "$$tmp/doi-holdings" && \
+	  echo "fresh clone in $$tmp/doi-holdings (nothing beside it)" && $(MAKE) -C "$$tmp/doi-holdings" test
 
 # Prints every figure the issues name; takes about 4 minutes (deposits are generated once into .bench/).
 bench: deps

@@ -11,12 +11,12 @@ import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { tempDir } from '../test/support/fixtures.ts';
+import { SAMPLE_PATH as SAMPLE } from '../test/support/rw-sample.ts';
 import { csvRecords } from '../src/updates/index.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 
-const SAMPLE = join(REPO, '..', 'shared', 'data', 'retraction_watch_sample.csv');
 const KEY = 'bench-key-0123456789';
 const DURATION = '5s';
 const WARMUP = '2s';

@@ -7,10 +7,10 @@ import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvRecords } from '../src/updates/index.ts';
 import { tempDir } from '../test/support/fixtures.ts';
+import { SAMPLE_PATH as SAMPLE } from '../test/support/rw-sample.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
 
-const SAMPLE = join(REPO, '..', 'shared', 'data', 'retraction_watch_sample.csv');
 const ROWS = 65_000;
 
 const work = tempDir('doi-holdings-bench-rw-');

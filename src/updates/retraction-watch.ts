@@ -7,7 +7,7 @@ import type { WorkUpdate } from './schema.ts';
 import { normaliseUpdateType } from './update-type.ts';
 
 /**
- * The Retraction Watch database CSV as Crossref publishes it (format facts: shared/data/README.md). Columns are
+ * The Retraction Watch database CSV as Crossref publishes it (its format facts: docs/interface.md, "Where update information comes from", and test/fixtures/PROVENANCE.md). Columns are
  * found by header name; each usable row becomes one update attached to its OriginalPaperDOI.
  */
 

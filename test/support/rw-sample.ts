@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The real Retraction Watch sample (../shared/data) and a few of its records, for tests that build CSV files
- * from it. Expected values were read from the CSV with Python's csv module, not from our importer.
+ * The real Retraction Watch sample (test/fixtures, see PROVENANCE.md there) and a few of its records, for tests
+ * that build CSV files from it. Expected values were read from the CSV with Python's csv module, not from our
+ * importer.
  */
-export const SAMPLE_PATH = join(import.meta.dir, '..', '..', '..', 'shared', 'data', 'retraction_watch_sample.csv');
+export const SAMPLE_PATH = join(import.meta.dir, '..', 'fixtures', 'retraction_watch_sample.csv');
 export const SAMPLE = readFileSync(SAMPLE_PATH, 'utf8');
 /** The sample has one record per line (no quoted line breaks): header, then rows keyed by Record ID. */
 export const [HEADER, ...ROWS] = SAMPLE.split('\n').filter((l) => l !== '') as [string, ...string[]];
