@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { loadConfig, type Config } from '../src/config/index.ts';
 import { EnvironmentRunner } from '../src/daemon/environment-runner.ts';
-import { doiKey } from '../src/deposit/index.ts';
+import { doiKey } from '../src/doi/index.ts';
 import { Ingestor } from '../src/ingest/index.ts';
 import { silentLogger } from '../src/log.ts';
 import { Store } from '../src/store/index.ts';

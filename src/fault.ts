@@ -1,23 +1,63 @@
 /**
- * Errors as values: a stable `code` that tests, metrics and the ledger store, and a message a person can act on.
- * Bad input is returned as a Fault; only bugs are thrown.
+ * Errors as values: a stable `code` that tests, metrics, logs and the ledger keep, and a message a person can
+ * act on. Bad input is returned as a Fault; only bugs are thrown. Every code the program can give is listed
+ * here, by where it arises, so `Fault.code` is typed and a misspelt code fails `tsc`.
  */
-export interface Fault {
-  readonly code: string;
+export const FAULT_CODES = {
+  /** a bucket key breaks the layout rules: nothing of the file is read */
+  path: ['BAD_PATH', 'NOT_IN_PLATFORM_FOLDER', 'NESTED_PATH', 'UNKNOWN_PLATFORM', 'BAD_EXTENSION', 'NAME_WITHOUT_UUID'],
+  /** a deposit file as a whole: nothing of it is applied */
+  file: ['EMPTY_FILE', 'NOT_GZIP', 'GZIP_TRUNCATED', 'GZIP_CORRUPT', 'TOO_LARGE', 'TOO_MANY_RECORDS', 'READ_FAILED', 'FILE_MISSING', 'APPLY_FAILED'],
+  /** a key already applied with other content: the new content is never applied */
+  conflict: ['KEY_REUSED'],
+  /** one line of a deposit: the line is rejected, the rest of the file applies */
+  line: ['INVALID_UTF8', 'LINE_TOO_LONG', 'INVALID_JSON', 'NOT_AN_OBJECT', 'SCHEMA', 'INVALID_DOI'],
+  /** one row of an update source: skipped and counted, never fatal */
+  updateRow: ['SHORT_ROW', 'NO_ORIGINAL_DOI', 'BAD_DOI', 'BAD_DATE', 'NO_UPDATE_TYPE', 'INVALID_JSON'],
+  /** an update source as a whole: nothing of it is applied */
+  updateSource: ['SOURCE_UNREACHABLE', 'SOURCE_HTTP_ERROR', 'SOURCE_NOT_FOUND', 'SOURCE_READ_FAILED', 'RW_MISSING_COLUMN', 'RW_EMPTY', 'SNAPSHOT_SHRINK'],
+  /** an S3 bucket that cannot be listed or read */
+  s3: ['S3_CREDENTIALS', 'S3_NO_SUCH_BUCKET', 'S3_SERVER_ERROR', 'S3_UNREACHABLE'],
+  /** start-up and command line */
+  config: ['CONFIG_UNREADABLE', 'CONFIG_NOT_TOML', 'CONFIG_INVALID', 'USAGE'],
+  store: ['STORE_OPEN_FAILED', 'STORE_SCHEMA_MISMATCH'],
+  /** request-level HTTP errors (the `error` of an error body) */
+  http: ['BAD_REQUEST', 'INVALID_JSON', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_CONFIGURED', 'INTERNAL'],
+} as const;
+
+type CodesOf<K extends keyof typeof FAULT_CODES> = (typeof FAULT_CODES)[K][number];
+export type PathFaultCode = CodesOf<'path'>;
+/** what can stop a deposit file: its path, its content, reading or applying it */
+export type FileFaultCode = PathFaultCode | CodesOf<'file'>;
+export type LineFaultCode = CodesOf<'line'>;
+export type RowFaultCode = CodesOf<'updateRow'>;
+export type SourceFaultCode = CodesOf<'updateSource'>;
+export type S3FaultCode = CodesOf<'s3'>;
+export type HttpFaultCode = CodesOf<'http'>;
+export type FaultCode = { [K in keyof typeof FAULT_CODES]: CodesOf<K> }[keyof typeof FAULT_CODES];
+
+export interface Fault<C extends FaultCode = FaultCode> {
+  readonly code: C;
   readonly message: string;
 }
 
-export function fault(code: string, message: string): Fault {
+export function fault<C extends FaultCode>(code: C, message: string): Fault<C> {
   return { code, message };
 }
 
-/** Thrown where a Fault must cross a boundary that only knows exceptions (start-up, CLI). */
+/**
+ * File faults that may pass by themselves (a file still being written, a read or a transaction that failed):
+ * retried with backoff before they quarantine the file. Every other file fault quarantines it at once.
+ */
+export const RECOVERABLE_FILE_FAULTS: ReadonlySet<FileFaultCode> = new Set<FileFaultCode>(['GZIP_TRUNCATED', 'READ_FAILED', 'APPLY_FAILED']);
+
+/** Thrown where a Fault must cross a boundary that only knows exceptions (start-up, CLI, a source's reader). */
 export class FaultError extends Error {
   constructor(readonly fault: Fault) {
     super(fault.message);
     this.name = fault.code;
   }
-  get code(): string {
+  get code(): FaultCode {
     return this.fault.code;
   }
 }

@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { S3BucketSettings } from '../config/index.ts';
+import { fault, type Fault, type S3FaultCode } from '../fault.ts';
 
 /** An S3 client for one configured bucket, with timeouts so a slow server cannot hang a sync. */
 export function s3ClientFor(settings: S3BucketSettings): S3Client {
@@ -15,14 +16,14 @@ export function s3ClientFor(settings: S3BucketSettings): S3Client {
 }
 
 /** Words an operator can act on for the errors S3 servers give. */
-export function describeS3Error(e: unknown, settings: S3BucketSettings): { code: string; message: string } {
+export function describeS3Error(e: unknown, settings: S3BucketSettings): Fault<S3FaultCode> {
   const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; code?: string };
   const where = `S3 bucket "${settings.bucket}"${settings.endpoint ? ` at ${settings.endpoint}` : ''}`;
   const status = err.$metadata?.httpStatusCode;
   const name = err.name ?? err.code ?? 'Error';
   if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken'].includes(name) || status === 403)
-    return { code: 'S3_CREDENTIALS', message: `${where}: access refused (${name}): check the credentials from ${settings.credentialSource}` };
-  if (name === 'NoSuchBucket') return { code: 'S3_NO_SUCH_BUCKET', message: `${where}: the bucket does not exist` };
-  if (status !== undefined && status >= 500) return { code: 'S3_SERVER_ERROR', message: `${where}: server error ${status} (${name})` };
-  return { code: 'S3_UNREACHABLE', message: `${where}: ${name}: ${err.message ?? String(e)}` };
+    return fault('S3_CREDENTIALS', `${where}: access refused (${name}): check the credentials from ${settings.credentialSource}`);
+  if (name === 'NoSuchBucket') return fault('S3_NO_SUCH_BUCKET', `${where}: the bucket does not exist`);
+  if (status !== undefined && status >= 500) return fault('S3_SERVER_ERROR', `${where}: server error ${status} (${name})`);
+  return fault('S3_UNREACHABLE', `${where}: ${name}: ${err.message ?? String(e)}`);
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync-client';
 import type { S3BucketSettings } from '../config/index.ts';
+import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
@@ -61,7 +62,7 @@ export class S3Mirror {
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
   private closed = false;
-  lastError: { code: string; message: string } | undefined;
+  lastError: Fault | undefined;
   lastSuccessAt = 0;
 
   constructor(private readonly opts: S3MirrorOptions) {

@@ -1,6 +1,7 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
-import { doiKey, fileNameProblem, normaliseDoiInput, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
+import { fileNameProblem, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
+import { doiKey, normaliseDoiInput } from '../doi/index.ts';
 import { ingestFileNow, type IngestOutcome } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';

@@ -1,4 +1,4 @@
-import { fault, type Fault } from '../fault.ts';
+import { fault, type Fault, type PathFaultCode } from '../fault.ts';
 
 /** Bucket path rules (DESIGN section 2): `<platform>/<name>.jsonl.gz`, the name containing an RFC 4122 UUID. */
 
@@ -13,7 +13,7 @@ export interface DepositPath {
 }
 
 /** Checks a bucket-relative key; `platforms` are the registered platform names. */
-export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault {
+export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault<PathFaultCode> {
   if (CONTROL.test(key)) return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
   const parts = key.split('/');
   if (parts.some((p) => p === '..' || p === '.'))
@@ -29,7 +29,7 @@ export function parseDepositPath(key: string, platforms: ReadonlySet<string>): D
 }
 
 /** The rules on the file name alone (interface 4.1): a UUID, and the .jsonl.gz extension. */
-export function fileNameProblem(name: string): Fault | undefined {
+export function fileNameProblem(name: string): Fault<'BAD_EXTENSION' | 'NAME_WITHOUT_UUID'> | undefined {
   if (!name.endsWith('.jsonl.gz')) return fault('BAD_EXTENSION', 'the file name must end in .jsonl.gz');
   if (!UUID.test(name)) return fault('NAME_WITHOUT_UUID', 'the file name must contain a UUID (RFC 4122) so that it is unique');
   return undefined;

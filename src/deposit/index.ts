@@ -1,5 +1,4 @@
 export * from './schema.ts';
-export { doiKey, doiProblem, quickDoiSuffixStart, normaliseDoiInput, quickDoiKey, MAX_DOI_BYTES } from './doi.ts';
 export { parseDepositPath, fileNameProblem, isHiddenOrTemp, type DepositPath } from './file-name.ts';
 export {
   parseDepositFile,

@@ -1,8 +1,8 @@
 import zlib from 'node:zlib';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
-import { doiKey, doiProblem, quickDoiKey } from './doi.ts';
-import { fault, type Fault } from '../fault.ts';
+import { doiKey, doiProblem, plainDoiKey } from '../doi/index.ts';
+import { fault, type Fault, type FileFaultCode, type LineFaultCode } from '../fault.ts';
 
 /** DESIGN section 3: lines, records, and the faults that reject a line or a whole file. */
 
@@ -23,7 +23,7 @@ export interface RejectedLine {
   line: number;
   /** JSON pointer of the failing field, `` for the whole line */
   path: string;
-  code: string;
+  code: LineFaultCode;
   message: string;
 }
 
@@ -43,13 +43,13 @@ export interface ParseOptions {
 }
 
 /** Gunzips then parses. A file-level fault means nothing of the file may be applied. */
-export async function parseDepositFile(gz: Uint8Array, opts: ParseOptions): Promise<ParsedDeposit | Fault> {
+export async function parseDepositFile(gz: Uint8Array, opts: ParseOptions): Promise<ParsedDeposit | Fault<FileFaultCode>> {
   const raw = gunzip(gz, opts.maxDecompressedBytes);
   if ('code' in raw) return raw;
   return parseDepositText(raw.bytes);
 }
 
-function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault {
+function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault<FileFaultCode> {
   if (gz.length === 0) return fault('EMPTY_FILE', 'the file is empty (0 bytes): not a gzip file');
   if (gz.length < 2 || gz[0] !== 0x1f || gz[1] !== 0x8b) return fault('NOT_GZIP', 'the content is not gzip-compressed (no gzip header)');
   try {
@@ -66,7 +66,7 @@ function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault {
 }
 
 /** Parses decompressed NDJSON bytes. */
-export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault {
+export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault<FileFaultCode> {
   let start = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   const byKey = new Map<string, ParsedRecord>();
   const rejected: RejectedLine[] = [];
@@ -137,8 +137,8 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
     return { line, path: err.path, code: 'SCHEMA', message: describeSchemaError(err.path, err.message, value) };
   }
   // the one-pass check takes nearly every DOI; what it declines gets the full rules and their reasons
-  const quick = quickDoiKey(value.doi);
-  if (quick !== undefined) return { line, key: quick, record: value };
+  const plain = plainDoiKey(value.doi);
+  if (plain !== undefined) return { line, key: plain, record: value };
   const problem = doiProblem(value.doi);
   if (problem) return { line, path: '/doi', code: 'INVALID_DOI', message: `doi ${JSON.stringify(value.doi.slice(0, 80))}: ${problem}` };
   return { line, key: doiKey(value.doi), record: value };

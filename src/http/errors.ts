@@ -1,19 +1,10 @@
-/** Request-level errors of DESIGN section 6: `{"statusCode": N, "error": "<code>", "message": "<what and why>"}`. */
+import type { HttpFaultCode } from '../fault.ts';
 
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'INVALID_JSON'
-  | 'UNAUTHORIZED'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'NOT_CONFIGURED'
-  | 'INTERNAL';
+/** Request-level errors (docs/interface.md, "Updates API"): `{"statusCode": N, "error": "<code>", "message": "<what and why>"}`. */
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-export function errorResponse(status: number, error: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(status: number, error: HttpFaultCode, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ statusCode: status, error, message }), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 

@@ -1,17 +1,17 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { doiKey, doiProblem, normaliseDoiInput, quickDoiKey, quickDoiSuffixStart } from '../deposit/index.ts';
-import { FOLDED_HASH_SEED, foldedHashStep, type UpdatesIndex, type UpdatesTable } from '../store/index.ts';
+import { copyPlainDoi, doiKey, doiProblem, normaliseDoiInput, NOT_PLAIN, plainDoiKey } from '../doi/index.ts';
+import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes } from './body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
-import { scanPlainDois } from './plain-dois.ts';
+import { scanPlainBody } from './plain-body.ts';
 import { ReplyBytes } from './reply-bytes.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './schemas.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 const reply = new ReplyBytes();
 const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
-const ascii = new TextDecoder(); // for spans of ASCII bytes (scanPlainDois admits no others)
+const ascii = new TextDecoder(); // for spans of ASCII bytes (scanPlainBody admits no others)
 const encoder = new TextEncoder();
 // one document: DOI_OPEN, the DOI, `"`, then FOUND + the update list + `}`, or NONE
 const DOI_OPEN = encoder.encode('{"doi":"');
@@ -25,15 +25,15 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
  * size (413), JSON and schema (400). The reply is written as bytes from the index's pre-rendered update lists:
  * most DOIs have none, and a miss is one hash-table probe.
  *
- * A body in the plain shape (scanPlainDois) is answered from its bytes: no JSON.parse, no string per DOI. Any
- * other body is parsed and checked in full; both paths give byte-identical replies (test/http/plain-dois.test.ts).
+ * A body in the plain shape (scanPlainBody) is answered from its bytes: no JSON.parse, no string per DOI. Any
+ * other body is parsed and checked in full; both paths give byte-identical replies (test/http/plain-body.test.ts).
  */
 export async function handleUpdates(request: Request, keys: ApiKeys, index: UpdatesIndex | undefined, maxBodyBytes: number): Promise<Response> {
   if (!keys.find(request.headers.get('x-api-key')))
     return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
   const body = await readJsonBytes(request, maxBodyBytes);
   if (body instanceof Response) return body;
-  const count = scanPlainDois(body, spans, MAX_DOIS_PER_REQUEST);
+  const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
   if (count >= 0) {
     if (!index) return notConfigured();
     return replyOf(answerPlain(body, spans, count, index.table()));
@@ -46,7 +46,7 @@ export async function handleUpdates(request: Request, keys: ApiKeys, index: Upda
 }
 
 /**
- * The reply for the `count` DOIs whose byte ranges scanPlainDois left in `spans`, written straight from the
+ * The reply for the `count` DOIs whose byte ranges scanPlainBody left in `spans`, written straight from the
  * body's bytes where they are plain DOIs. The result is the shared reply buffer: read it before the next call.
  */
 export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, table: UpdatesTable): ReplyBytes {
@@ -61,23 +61,17 @@ export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, 
 }
 
 /**
- * The document for b[start, end) when it is a plain DOI (quickDoiKey's rule), its bytes copied into the reply and
- * hashed for the table in the same pass: this loop is most of an answer's cost. Returns false, with nothing
- * written, for anything else. Only for spans from scanPlainDois: those are printable ASCII without `"` or `\`
- * already, so of the suffix rule only the space is left to refuse.
+ * The document for b[start, end) when it is a plain DOI (src/doi/plain.ts), its bytes copied into the reply and
+ * hashed for the table in the same pass: this copy is most of an answer's cost. Returns false, with nothing
+ * written, for anything else.
  */
 function writePlainDocument(out: ReplyBytes, b: Uint8Array, start: number, end: number, table: UpdatesTable): boolean {
-  if (quickDoiSuffixStart(b, start, end) < 0) return false;
   const buf = out.reserve(DOI_OPEN.length + (end - start) + 1);
   let p = out.position;
   for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
-  let h = FOLDED_HASH_SEED;
-  for (let k = start; k < end; k++) {
-    const c = b[k]!;
-    if (c === 0x20) return false;
-    buf[p++] = c;
-    h = foldedHashStep(h, c);
-  }
+  const h = copyPlainDoi(b, start, end, buf, p);
+  if (h === NOT_PLAIN) return false;
+  p += end - start;
   buf[p++] = 0x22; // the closing quote
   out.moveTo(p);
   writeFound(out, table.getHashed(h, b, start, end));
@@ -96,9 +90,9 @@ export function answerParsed(dois: readonly string[], table: UpdatesTable): Repl
 
 /** One document for a DOI as sent: any form the API accepts, or a per-document 400 saying why it is not a DOI. */
 function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void {
-  const quick = quickDoiKey(sent);
-  if (quick !== undefined) {
-    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(quick)); // printable ASCII, nothing to escape
+  const plain = plainDoiKey(sent);
+  if (plain !== undefined) {
+    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(plain)); // printable ASCII, nothing to escape
     return;
   }
   const bare = normaliseDoiInput(sent);

@@ -1,4 +1,4 @@
-import { doiKey } from '../deposit/index.ts';
+import { doiKey } from '../doi/index.ts';
 import type { Fault } from '../fault.ts';
 import type { ReplaceReport, Store } from '../store/index.ts';
 import type { ImportReport } from '../updates/index.ts';

@@ -1,4 +1,4 @@
-import { doiKey } from '../deposit/index.ts';
+import { doiKey } from '../doi/index.ts';
 import type { WorkUpdates } from '../store/index.ts';
 import { newReport, readCrossref, readRetractionWatch, type ImportReport, type WorkUpdate } from '../updates/index.ts';
 

@@ -1,10 +1,9 @@
-import { RetractionWatchHeaderError } from '../updates/index.ts';
 import type { Store } from '../store/index.ts';
 import { detectFormat, importUpdates } from './import-updates.ts';
 import type { UpdateFormat } from './update-readers.ts';
 import type { ImportResult } from './import-updates.ts';
 import type { ReplaceReport } from '../store/index.ts';
-import { fault, type Fault } from '../fault.ts';
+import { fault, FaultError, type Fault } from '../fault.ts';
 
 /** Where update information comes from: a file path or an http(s) URL. */
 export interface SourceResult {
@@ -68,7 +67,7 @@ export async function importSource(
     const { parsed, applied } = result;
     return { source, format, parsed, applied, ...(opened.state ? { state: opened.state } : {}) };
   } catch (e) {
-    if (e instanceof RetractionWatchHeaderError) return { ...e.fault, message: `${source}: ${e.fault.message}` };
+    if (e instanceof FaultError) return { ...e.fault, message: `${source}: ${e.fault.message}` };
     return fault('SOURCE_READ_FAILED', `${source}: ${(e as Error).message}`);
   }
 }

@@ -13,4 +13,4 @@ export {
   type ReplaceMode,
 } from './updates-store.ts';
 export { UpdatesIndex } from './updates-index.ts';
-export { UpdatesTable, FOLDED_HASH_SEED, foldedHashStep } from './updates-table.ts';
+export { UpdatesTable } from './updates-table.ts';

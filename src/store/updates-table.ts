@@ -1,8 +1,10 @@
+import { foldByte, foldedHash } from '../doi/index.ts';
+
 /**
  * The Updates API's lookup table: DOI key -> the work's served update list as UTF-8 JSON. Besides a Map for
  * string keys, the keys' UTF-8 bytes sit in an open-addressing hash table, so a DOI can be looked up straight
- * from the bytes of a request, ASCII letters folded to lower case on the way (the doiKey rule), without first
- * making a string of it. Built once per index generation, then only read.
+ * from the bytes of a request, ASCII letters folded on the way (the DOI key's rule and hash: src/doi/plain.ts),
+ * without first making a string of it. Built once per index generation, then only read.
  */
 export class UpdatesTable {
   private readonly byKey: ReadonlyMap<string, Uint8Array>;
@@ -55,7 +57,7 @@ export class UpdatesTable {
     return this.getHashed(foldedHash(b, start, end), b, start, end);
   }
 
-  /** getFolded for a caller that has computed foldedHash(b, start, end) already (while copying the bytes). */
+  /** getFolded for a caller that has the bytes' foldedHash already (copyPlainDoi computes it while copying). */
   getHashed(h: number, b: Uint8Array, start: number, end: number): Uint8Array | undefined {
     const { slots, mask, hashes, keyStart, keyBytes } = this;
     const n = end - start;
@@ -66,28 +68,8 @@ export class UpdatesTable {
       const k = keyStart[e]!;
       if (keyStart[e + 1]! - k !== n) continue;
       let i = 0;
-      while (i < n && fold(b[start + i]!) === keyBytes[k + i]) i++;
+      while (i < n && foldByte(b[start + i]!) === keyBytes[k + i]) i++;
       if (i === n) return this.values[e];
     }
   }
-}
-
-function fold(c: number): number {
-  return c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
-}
-
-/**
- * The table's hash, FNV-1a over the bytes with ASCII letters folded, so a key and any casing of it hash alike:
- * start from FOLDED_HASH_SEED and take foldedHashStep for each byte.
- */
-export const FOLDED_HASH_SEED = 0x811c9dc5 | 0;
-
-export function foldedHashStep(h: number, byte: number): number {
-  return Math.imul(h ^ fold(byte), 0x01000193);
-}
-
-function foldedHash(b: Uint8Array, start: number, end: number): number {
-  let h = FOLDED_HASH_SEED;
-  for (let i = start; i < end; i++) h = foldedHashStep(h, b[i]!);
-  return h;
 }

@@ -1,4 +1,4 @@
-import { doiProblem, normaliseDoiInput } from '../deposit/doi.ts';
+import { doiProblem, normaliseDoiInput } from '../doi/index.ts';
 import { fromDateParts, parseSourceDate } from './dates.ts';
 import { skip, type ImportReport } from './import-report.ts';
 import type { UpdateObject, WorkUpdate } from './schema.ts';

@@ -1,3 +1,5 @@
+import type { RowFaultCode } from '../fault.ts';
+
 /** What an import of one update source did with its rows: counted, never thrown. */
 export interface ImportReport {
   /** data rows (CSV) or works (JSON) read */
@@ -5,9 +7,9 @@ export interface ImportReport {
   /** update objects produced */
   used: number;
   /** reason code -> rows skipped for it */
-  skipped: Record<string, number>;
+  skipped: Partial<Record<RowFaultCode, number>>;
   /** the first few skipped rows, for the operator */
-  examples: { line: number; code: string; message: string }[];
+  examples: { line: number; code: RowFaultCode; message: string }[];
 }
 
 export const MAX_EXAMPLES = 20;
@@ -16,7 +18,7 @@ export function newReport(): ImportReport {
   return { rows: 0, used: 0, skipped: {}, examples: [] };
 }
 
-export function skip(report: ImportReport, line: number, code: string, message: string): void {
+export function skip(report: ImportReport, line: number, code: RowFaultCode, message: string): void {
   report.skipped[code] = (report.skipped[code] ?? 0) + 1;
   if (report.examples.length < MAX_EXAMPLES) report.examples.push({ line, code, message });
 }

@@ -1,5 +1,5 @@
-import { doiProblem, normaliseDoiInput } from '../deposit/doi.ts';
-import { fault, type Fault } from '../fault.ts';
+import { doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { fault, FaultError } from '../fault.ts';
 import { csvRecords } from './csv.ts';
 import { parseSourceDate } from './dates.ts';
 import { skip, type ImportReport } from './import-report.ts';
@@ -14,13 +14,7 @@ import { normaliseUpdateType } from './update-type.ts';
 const REQUIRED = ['OriginalPaperDOI', 'RetractionDOI', 'RetractionDate', 'RetractionNature', 'Reason', 'URLS'] as const;
 const MISSING_DOI = new Set(['', 'unavailable', 'n/a', 'na', 'none', 'not available']);
 
-export class RetractionWatchHeaderError extends Error {
-  constructor(readonly fault: Fault) {
-    super(fault.message);
-  }
-}
-
-/** Streams updates; rows that cannot be used are counted in `report`. Throws only for a header without the columns. */
+/** Streams updates; rows that cannot be used are counted in `report`. Throws a FaultError only for a file without the header's columns. */
 export async function* readRetractionWatch(
   chunks: AsyncIterable<Uint8Array | string>,
   report: ImportReport,
@@ -34,7 +28,7 @@ export async function* readRetractionWatch(
       const names = fields.map((f) => f.trim());
       const missing = REQUIRED.filter((r) => !names.includes(r));
       if (missing.length > 0)
-        throw new RetractionWatchHeaderError(
+        throw new FaultError(
           fault('RW_MISSING_COLUMN', `not a Retraction Watch CSV: the header has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`),
         );
       const found = Object.fromEntries(REQUIRED.map((r) => [r, names.indexOf(r)])) as Columns;
@@ -85,7 +79,7 @@ export async function* readRetractionWatch(
       },
     };
   }
-  if (!col) throw new RetractionWatchHeaderError(fault('RW_EMPTY', 'the file is empty: no header row'));
+  if (!col) throw new FaultError(fault('RW_EMPTY', 'the file is empty: no header row'));
 }
 
 /** The notice DOI, or null when the source has none (`unavailable`, empty, or not a DOI). */

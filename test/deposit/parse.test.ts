@@ -588,7 +588,7 @@ describe('gzip and file-level faults', () => {
   });
 
   test('plain (not gzip) content is a file-level fault', async () => {
-    const notGzip = { code: 'NOT_GZIP', message: 'the content is not gzip-compressed (no gzip header)' };
+    const notGzip = { code: 'NOT_GZIP' as const, message: 'the content is not gzip-compressed (no gzip header)' };
     expect(await fileFault(Buffer.from(sample))).toEqual(notGzip);
     expect(await fileFault(Uint8Array.of(0x1f))).toEqual(notGzip);
     expect(await fileFault(Bun.deflateSync(Buffer.from(sample)))).toEqual(notGzip);

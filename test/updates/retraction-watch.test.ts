@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { csvRecords, newReport, readRetractionWatch, RetractionWatchHeaderError, type WorkUpdate } from '../../src/updates/index.ts';
+import { FaultError } from '../../src/fault.ts';
+import { csvRecords, newReport, readRetractionWatch, type WorkUpdate } from '../../src/updates/index.ts';
 import { FRANKEN, FRANKEN_DOI, SAMPLE_PATH as SAMPLE } from '../support/rw-sample.ts';
 
 async function importAll(chunks: AsyncIterable<Uint8Array | string>) {
@@ -101,7 +102,8 @@ describe('format rules', () => {
 
   test('a file without the Retraction Watch columns is refused with the missing column names', async () => {
     const run = importAll(inChunks('a,b,c\n1,2,3\n', 10));
-    await expect(run).rejects.toBeInstanceOf(RetractionWatchHeaderError);
+    await expect(run).rejects.toBeInstanceOf(FaultError);
+    await expect(importAll(inChunks('a,b,c\n1,2,3\n', 10))).rejects.toMatchObject({ code: 'RW_MISSING_COLUMN' });
     await expect(importAll(inChunks('a,b,c\n', 10))).rejects.toThrow(/no OriginalPaperDOI, RetractionDOI, RetractionDate, RetractionNature, Reason, URLS columns/);
   });
 });

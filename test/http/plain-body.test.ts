@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from '../../src/http/index.ts';
-import { scanPlainDois } from '../../src/http/plain-dois.ts';
+import { scanPlainBody } from '../../src/http/plain-body.ts';
 import { answerParsed, answerPlain } from '../../src/http/updates-route.ts';
 import { Store, UpdatesTable } from '../../src/store/index.ts';
 import { seeded as prng, tempDir } from '../support/fixtures.ts';
 import { importSample, makeApp, post } from './http-support.ts';
 
 /**
- * The Updates API answers a body in the plain shape straight from its bytes (src/http/plain-dois.ts) and parses
+ * The Updates API answers a body in the plain shape straight from its bytes (src/http/plain-body.ts) and parses
  * any other body in full. These tests hold the two paths to one meaning: the scanner recognises a body only when
  * JSON.parse and the request schema would accept it with exactly the strings it found, and both paths write the
  * same reply, byte for byte.
@@ -22,7 +22,7 @@ const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 function scan(body: string | Uint8Array): string[] | undefined {
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
   const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
-  const n = scanPlainDois(bytes, spans, MAX_DOIS_PER_REQUEST);
+  const n = scanPlainBody(bytes, spans, MAX_DOIS_PER_REQUEST);
   if (n < 0) return undefined;
   return Array.from({ length: n }, (_, i) => decoder.decode(bytes.subarray(spans[2 * i], spans[2 * i + 1])));
 }
@@ -37,7 +37,7 @@ function parsedDois(bytes: Uint8Array): string[] | undefined {
   }
 }
 
-describe('scanPlainDois recognises the plain shape', () => {
+describe('scanPlainBody recognises the plain shape', () => {
   const accepted: [string, string[]][] = [
     ['{"dois":["10.1234/abc"]}', ['10.1234/abc']],
     ['{"dois":["10.1234/a","10.1234/b","10.1234/a"]}', ['10.1234/a', '10.1234/b', '10.1234/a']],
@@ -120,42 +120,6 @@ describe('scanPlainDois recognises the plain shape', () => {
   });
 });
 
-describe('UpdatesTable: lookups from bytes', () => {
-  const list = (s: string) => encoder.encode(JSON.stringify([{ note: s }]));
-  const keys = ['10.1234/abc', '10.1002/anie.2025', '10.5555/é-unicode', '10.5555/a"quote', ...Array.from({ length: 5000 }, (_, i) => `10.${1000 + (i % 9000)}/k${i}`)];
-  const table = new UpdatesTable(new Map(keys.map((k) => [k, list(k)])));
-  const at = (s: string) => {
-    const b = encoder.encode(`xx${s}yy`); // a range inside a larger buffer, as in a request body
-    return table.getFolded(b, 2, b.length - 2);
-  };
-
-  test('every key is found from its bytes in any ASCII casing, with its own list', () => {
-    for (const k of keys) {
-      expect(at(k)).toEqual(list(k));
-      expect(at(k.toUpperCase().replace('É', 'é'))).toEqual(list(k));
-      expect(table.get(k)).toEqual(list(k));
-    }
-    expect(table.size).toBe(keys.length);
-  });
-
-  test('near misses are not found: a prefix, an extension, another character, non-ASCII folded', () => {
-    for (const k of keys.slice(0, 200)) {
-      expect(at(k.slice(0, -1))).toBeUndefined();
-      expect(at(`${k}0`)).toBeUndefined();
-      expect(at(`${k.slice(0, -1)}~`)).toBeUndefined();
-    }
-    expect(at('10.5555/É-unicode')).toBeUndefined(); // only ASCII letters fold, as in doiKey
-    expect(at('')).toBeUndefined();
-  });
-
-  test('an empty table finds nothing', () => {
-    const empty = new UpdatesTable(new Map());
-    const b = encoder.encode('10.1234/abc');
-    expect(empty.getFolded(b, 0, b.length)).toBeUndefined();
-    expect(empty.size).toBe(0);
-  });
-});
-
 describe('both paths write the same reply', () => {
   const rand = prng(77);
   const withUpdates = ['10.1234/abc', '10.1002/anie.2025', '10.5555/a"quote', '10.5555/é', '10.5555/back\\slash'];
@@ -189,7 +153,7 @@ describe('both paths write the same reply', () => {
       const body = encoder.encode(JSON.stringify({ dois }));
       const general = answerParsed(dois, table).take().slice();
       JSON.parse(decoder.decode(general)); // valid JSON
-      const n = scanPlainDois(body, spans, MAX_DOIS_PER_REQUEST);
+      const n = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
       if (n < 0) continue;
       plainBodies++;
       expect(decoder.decode(answerPlain(body, spans, n, table).take())).toBe(decoder.decode(general));

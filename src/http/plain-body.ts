@@ -15,8 +15,9 @@ const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
  * (escapes, non-ASCII, other keys or value types, too many or no DOIs, invalid JSON), which the route then
  * parses in full and checks against the request schema. So this never rejects a body: it only recognises
  * bodies that are plainly valid, and a body it recognises means exactly what JSON.parse would make of it.
+ * Whether each string is a DOI is not decided here: that is the DOI rule's (src/doi/), per entry.
  */
-export function scanPlainDois(b: Uint8Array, spans: Int32Array, max: number): number {
+export function scanPlainBody(b: Uint8Array, spans: Int32Array, max: number): number {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return -1;
   i = skipSpace(b, i + 1);
