@@ -118,16 +118,15 @@ function result(name: string, store: Store, keys: string[], seconds: number, tim
 }
 
 function diskFigures(store: Store): { holdings: number; live: number; usedBytes: number; allocatedBytes: number; holdingsTreeBytes: number } {
-  const root = store.dbs.root.getStats() as { pageSize: number; lastPageNumber: number };
-  const h = store.dbs.holdings.getStats() as { entryCount: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number; pageSize: number };
+  const space = store.spaceUsage();
   const file = statSync(join(store.path, 'data.mdb'));
   const live = Object.values(store.liveCounts()).reduce((a, b) => a + b, 0);
   return {
-    holdings: h.entryCount,
+    holdings: space.holdings.entries,
     live,
-    usedBytes: (root.lastPageNumber + 1) * root.pageSize,
+    usedBytes: space.usedPages * space.pageSize,
     allocatedBytes: file.blocks * 512,
-    holdingsTreeBytes: (h.treeBranchPageCount + h.treeLeafPageCount + h.overflowPages) * h.pageSize,
+    holdingsTreeBytes: space.holdings.pages * space.pageSize,
   };
 }
 

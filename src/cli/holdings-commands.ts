@@ -2,14 +2,16 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, normaliseDoiInput } from '../doi/index.ts';
-import { ingestFileNow, type IngestOutcome } from '../ingest/index.ts';
-import type { Store } from '../store/index.ts';
+import { Ingestor, InlinePreparer, type IngestOutcome } from '../ingest/index.ts';
+import { silentLogger } from '../log.ts';
+import { conflictFault, type Store } from '../store/index.ts';
+import { dumpLine } from './dump-line.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 
 /** --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block). */
 export function dumpCommand(store: Store, filter: { platform?: string; doi?: string }, io: Output): number {
   const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
-  for (const line of store.dump({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(line));
+  for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(dumpLine(store.env, h)));
   return EXIT_OK;
 }
 
@@ -45,14 +47,15 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
   return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
 }
 
-/** --ingest: applies files given as .../<platform>/<name>.jsonl.gz, in the order given. */
+/**
+ * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
+ * the daemon's Ingestor (the folder above the platform's is the bucket folder).
+ */
 export async function ingestCommand(files: string[], store: Store, config: Config, io: Output): Promise<number> {
-  const platforms = new Set(config.platforms.map((p) => p.name));
   let faults = 0;
   for (const path of files) {
     const abs = resolve(path);
-    const root = dirname(dirname(abs));
-    const outcome = await ingestFileNow(store, root, bucketKeyOf(abs), platforms, config.ingest);
+    const outcome = await ingestOne(store, config, dirname(dirname(abs)), `${basename(dirname(abs))}/${basename(abs)}`, false);
     io.out(JSON.stringify(describeOutcome(store.env, outcome)));
     if (isFault(outcome)) faults++;
   }
@@ -66,17 +69,7 @@ export function failuresCommand(store: Store, io: Output): number {
       const { key, code, message, tries, lastModified, recordedAt } = f.entry;
       io.out(JSON.stringify({ env: store.env, kind: 'quarantined', key, code, message, tries, lastModified: new Date(lastModified).toISOString(), recordedAt }));
     } else {
-      const { key, hash, appliedHash, recordedAt } = f.conflict;
-      io.out(
-        JSON.stringify({
-          env: store.env,
-          kind: 'conflict',
-          key,
-          code: 'KEY_REUSED',
-          message: `${key} was already applied with other content (sha256 ${appliedHash.slice(0, 12)}); this content (sha256 ${hash.slice(0, 12)}) is not applied: file names must be unique`,
-          recordedAt,
-        }),
-      );
+      io.out(JSON.stringify({ env: store.env, kind: 'conflict', key: f.conflict.key, ...conflictFault(f.conflict), recordedAt: f.conflict.recordedAt }));
     }
   }
   return EXIT_OK;
@@ -103,33 +96,56 @@ export async function retryCommand(key: string, store: Store, env: EnvName, conf
     );
     return EXIT_USAGE;
   }
-  const platforms = new Set(config.platforms.map((p) => p.name));
-  const outcome = await ingestFileNow(store, bucket.path, key, platforms, config.ingest, { retry: true });
+  const outcome = await ingestOne(store, config, bucket.path, key, true);
   io.out(JSON.stringify(describeOutcome(env, outcome)));
   return isFault(outcome) ? EXIT_INPUT_FAULTS : EXIT_OK;
 }
 
-function isFault(o: IngestOutcome): boolean {
-  if (o.status === 'applied') return (o.entry.counts?.rejected ?? 0) > 0;
-  return o.status !== 'duplicate';
+/**
+ * One file through an Ingestor of its own: the daemon's rules and decision, with one try (the operator is there
+ * to see a fault, and --retry is theirs to run) and parsing on this thread.
+ */
+async function ingestOne(store: Store, config: Config, root: string, key: string, retry: boolean): Promise<IngestOutcome | undefined> {
+  let outcome: IngestOutcome | undefined;
+  const ingestor = new Ingestor({
+    env: store.env,
+    store,
+    root,
+    platforms: new Set(config.platforms.map((p) => p.name)),
+    settings: { ...config.ingest, maxTries: 1 },
+    log: silentLogger,
+    preparer: new InlinePreparer(),
+    onOutcome: (o) => {
+      if ((o.status === 'missing' ? o.key : o.status === 'conflict' ? o.conflict.key : o.entry.key) === key) outcome = o;
+    },
+  });
+  try {
+    await ingestor.submit([key], { retry });
+    await ingestor.idle();
+  } finally {
+    await ingestor.close();
+  }
+  return outcome;
 }
 
-function describeOutcome(env: EnvName, o: IngestOutcome): Record<string, unknown> {
-  switch (o.status) {
+function isFault(o: IngestOutcome | undefined): boolean {
+  if (o?.status === 'applied') return (o.entry.counts?.rejected ?? 0) > 0;
+  return o?.status !== 'duplicate';
+}
+
+function describeOutcome(env: EnvName, o: IngestOutcome | undefined): Record<string, unknown> {
+  switch (o?.status) {
     case 'applied':
       return { env, key: o.entry.key, outcome: 'applied', counts: o.entry.counts, rejectedLines: o.entry.rejectedLines };
     case 'duplicate':
       return { env, key: o.entry.key, outcome: 'duplicate', message: 'the same file was applied before; nothing done' };
     case 'conflict':
-      return { env, key: o.conflict.key, outcome: 'conflict', code: 'KEY_REUSED', message: `${o.conflict.key} was already applied with other content; not applied (file names must be unique)` };
+      return { env, key: o.conflict.key, outcome: 'conflict', ...conflictFault(o.conflict) };
     case 'quarantined':
       return { env, key: o.entry.key, outcome: 'quarantined', code: o.entry.code, message: o.entry.message };
     case 'missing':
-      return { env, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
+      return { env, key: o.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
+    case undefined:
+      return { env, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
   }
-}
-
-/** `<platform>/<name>` from a file path: the last two segments. */
-function bucketKeyOf(path: string): string {
-  return `${basename(dirname(path))}/${basename(path)}`;
 }

@@ -64,8 +64,9 @@ export class UpdateSources {
     this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { error: String(e) }));
   }
 
-  private get meta() {
-    return this.opts.stores[0]!.dbs.meta;
+  /** Where what is known of each source is kept: the first store's (every store gets the same imports). */
+  private get state(): Store {
+    return this.opts.stores[0]!;
   }
 
   /** A dropped file already imported with the same size and mtime is not read again. */
@@ -76,17 +77,15 @@ export class UpdateSources {
     } catch {
       return;
     }
-    const key = `updatesFile:${path}`;
-    const seen = this.meta.get(key) as { size: number; mtimeMs: number } | undefined;
+    const seen = this.state.sourceState<{ size: number; mtimeMs: number }>('file', path);
     if (seen && seen.size === s.size && seen.mtimeMs === s.mtimeMs) return;
-    if (await this.run(path, {})) await this.meta.put(key, { size: s.size, mtimeMs: s.mtimeMs });
+    if (await this.run(path, {})) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
   }
 
   private async importUrl(u: UpdateUrlSettings): Promise<void> {
-    const key = `updatesUrl:${u.url}`;
-    const conditional = (this.meta.get(key) as ConditionalState | undefined) ?? {};
+    const conditional = this.state.sourceState<ConditionalState>('url', u.url) ?? {};
     const state = await this.run(u.url, { format: u.format, conditional });
-    if (state && typeof state === 'object') await this.meta.put(key, state);
+    if (state && typeof state === 'object') await this.state.saveSourceState('url', u.url, state);
   }
 
   /** Imports one source; true (or the new HTTP validators) when it was read whole. */

@@ -1,16 +1,16 @@
 import type { EnvName, IngestSettings } from '../config/index.ts';
-import { isHiddenOrTemp, parseDepositPath } from '../deposit/index.ts';
+import { isHiddenOrTemp } from '../deposit/index.ts';
+import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Logger } from '../log.ts';
-import type { ApplyStatus, FileEntry, PreparedFile, Store } from '../store/index.ts';
-import type { Fault } from '../fault.ts';
+import { conflictFault, seenBefore, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
-import { RECOVERABLE_FILE_FAULTS } from './prepare.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { statBucketFile } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
 /**
- * A cold replica applies several queued files per transaction (DESIGN section 4). Two, measured: larger batches
+ * A cold replica applies several queued files per transaction (docs/design.md, "Apply order and replica
+ * convergence"). Two, measured: larger batches
  * catch up no faster (the parse worker sets the pace) but free more pages per commit, and LMDB rewrites its whole
  * free list at every later commit. After the 120-file catch-up, batches of 8 left a 442 MB file whose free list
  * made each later single-file commit ~90 ms slower; batches of 2 left 315 MB (bench/ingest.ts, scenario d).
@@ -35,13 +35,20 @@ export interface IngestorOptions {
   settings: IngestSettings;
   log: Logger;
   now?: () => number;
-  /** where files are read and parsed: a worker thread unless given (tests may pass an InlinePreparer) */
+  /** where files are read and parsed: a worker thread unless given (the CLI and tests pass an InlinePreparer) */
   preparer?: FilePreparer;
+  /** told of every file's final outcome (the CLI prints them; the daemon's log and stats come from the same place) */
+  onOutcome?: (outcome: IngestOutcome) => void;
 }
 
+/** What became of a submitted file: the store's FileStatus, or gone before it could be read. */
+export type IngestOutcome = FileStatus | { status: 'missing'; key: string; fault: Fault<'FILE_MISSING'> };
+
 /**
- * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. Files already in the
- * ledger with the same identity are no-ops; recoverable faults are retried with backoff, then quarantined.
+ * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. What becomes of a file is
+ * the store's one rule (decideFile): the checks made here before a transaction are its shortcuts. Recoverable
+ * faults are retried with backoff, then quarantined. The daemon runs one per environment; `--ingest` and
+ * `--retry` run one too, a file at a time.
  */
 export class Ingestor {
   readonly stats = new IngestStats();
@@ -69,9 +76,14 @@ export class Ingestor {
       try {
         s = await statBucketFile(this.opts.root, key);
       } catch {
-        continue; // vanished: nothing to apply
+        this.report({ status: 'missing', key, fault: fault('FILE_MISSING', `${key}: no such file in the bucket folder`) });
+        continue;
       }
-      if (!opts.retry && this.alreadyLedgered(key, s)) continue;
+      const entry = this.opts.store.fileEntry(key);
+      if (seenBefore(entry, s, opts.retry ?? false)) {
+        this.report({ status: 'duplicate', entry: entry! });
+        continue;
+      }
       const prev = this.pending.get(key);
       this.pending.set(key, { key, lastModified: s.lastModified, tries: prev?.tries ?? 0, due: prev?.due ?? 0, retry: opts.retry || prev?.retry });
     }
@@ -92,12 +104,6 @@ export class Ingestor {
     this.preparer.close();
     this.pending.clear();
     this.wakeIdle();
-  }
-
-  private alreadyLedgered(key: string, s: { size: number; lastModified: number }): boolean {
-    const entry = this.opts.store.fileEntry(key);
-    // Same size and LastModified as the ledgered file: the same deposit (a changed object gets a new LastModified).
-    return entry !== undefined && entry.size === s.size && entry.lastModified === s.lastModified;
   }
 
   private kick(): void {
@@ -166,51 +172,34 @@ export class Ingestor {
     await inFlight;
   }
 
-  /** Path rules first (no read needed), then the worker reads, hashes, parses and encodes the file. */
-  private async dispatch(p: Pending): Promise<PrepareReply | Fault> {
-    const pathCheck = parseDepositPath(p.key, this.opts.platforms);
-    if ('code' in pathCheck) return pathCheck;
+  /** The worker reads, hashes, checks the path, parses and encodes the file. */
+  private dispatch(p: Pending): Promise<PrepareReply> {
     const { root, platforms, settings } = this.opts;
     return this.preparer.prepare({ root, key: p.key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries: p.tries + 1 });
   }
 
-  /** Turns a worker reply into a file to apply; quarantines file-level faults; undefined when there is nothing to apply. */
-  private async finish(p: Pending, reply: PrepareReply | Fault): Promise<PreparedFile | undefined | 'retry'> {
-    const { root, settings, store, log, env } = this.opts;
+  /** Turns a worker reply into a file to apply, or settles it here; undefined when there is nothing to apply. */
+  private async finish(p: Pending, reply: PrepareReply): Promise<PreparedFile | undefined | 'retry'> {
+    const { settings, store, log, env } = this.opts;
     const tries = p.tries + 1;
-    if (!('kind' in reply)) {
-      const s = await statBucketFile(root, p.key).catch(() => undefined);
-      if (!s) return undefined;
-      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code: reply.code, message: reply.message, tries, recordedAt: '' });
+    const retry = p.retry ?? false;
+    if (reply.kind === 'readError') {
+      if (reply.fault.code === 'FILE_MISSING') this.report({ status: 'missing', key: p.key, fault: reply.fault as Fault<'FILE_MISSING'> });
+      else return this.retryOrQuarantine(p, tries, reply.fault);
       return undefined;
     }
-    if (reply.kind === 'readError') {
-      if (reply.code === 'ENOENT') return undefined;
-      return this.retryOrQuarantine(p, tries, 'READ_FAILED', `${p.key}: cannot read: ${reply.message}`);
-    }
-    const file = reply.file;
-    const existing = store.fileEntry(p.key);
-    if (existing && existing.hash === file.hash && !p.retry) return undefined;
-    if (existing?.outcome === 'applied' && existing.hash !== file.hash) {
-      const conflict = await store.recordConflict(file);
-      if (conflict) this.report({ status: 'conflict', conflict, entry: existing }, 0);
+    const faulty = reply.kind === 'fault';
+    // the rule's answer from the ledger as it is now: a duplicate needs no transaction
+    const decision = store.decide(reply.file, faulty, retry);
+    if (decision === 'duplicate') {
+      this.report({ status: 'duplicate', entry: store.fileEntry(p.key)! });
       return undefined;
     }
     if (reply.kind === 'fault') {
-      const fault = reply.fault;
-      if (RECOVERABLE_FILE_FAULTS.has(fault.code) && tries < settings.maxTries)
-        return this.retryOrQuarantine(p, tries, fault.code, `${p.key}: ${fault.message}`);
-      await this.quarantine({
-        key: p.key,
-        platform: fault.platform,
-        size: file.size,
-        hash: file.hash,
-        lastModified: file.lastModified,
-        code: fault.code,
-        message: `${p.key}: ${fault.message}`,
-        tries,
-        recordedAt: '',
-      });
+      // a conflict is recorded at once; a fault that may pass by itself is retried before it quarantines
+      if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code) && tries < settings.maxTries)
+        return this.retryOrQuarantine(p, tries, reply.fault, reply.file);
+      await this.quarantine({ ...reply.file, platform: reply.platform }, reply.fault, tries, retry);
       return undefined;
     }
     const prepared = reply.prepared;
@@ -219,15 +208,18 @@ export class Ingestor {
     return prepared;
   }
 
-  private async retryOrQuarantine(p: Pending, tries: number, code: string, message: string): Promise<'retry' | undefined> {
-    const { settings, log, env } = this.opts;
+  /** A recoverable fault: tried again after a backoff, or quarantined once the tries are used up. */
+  private async retryOrQuarantine(p: Pending, tries: number, f: Fault<FileFaultCode>, file?: FileIdentity & { platform?: string }): Promise<'retry' | undefined> {
+    const { settings, log, env, root } = this.opts;
     if (tries >= settings.maxTries) {
-      const s = await statBucketFile(this.opts.root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }));
-      await this.quarantine({ key: p.key, size: s.size, hash: '', lastModified: s.lastModified, code, message: `${message} (gave up after ${tries} tries)`, tries, recordedAt: '' });
+      // a file that could not be read is quarantined by what its stat says (its content is unknown: no hash)
+      const identity = file ?? { key: p.key, hash: '', ...(await statBucketFile(root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
+      const gaveUp = settings.maxTries > 1 ? fault(f.code, `${f.message} (gave up after ${tries} tries)`) : f;
+      await this.quarantine(identity, gaveUp, tries, p.retry ?? false);
       return undefined;
     }
     const delay = settings.retryBaseMs * 2 ** (tries - 1);
-    log.log('warn', 'file.retry', { env, key: p.key, code, message, tries, retryInMs: delay });
+    log.log('warn', 'file.retry', { env, key: p.key, code: f.code, message: f.message, tries, retryInMs: delay });
     this.stats.retries++;
     this.pending.set(p.key, { ...p, tries, due: this.now() + delay });
     return 'retry';
@@ -235,7 +227,7 @@ export class Ingestor {
 
   private async applyBatch(batch: PreparedFile[]): Promise<void> {
     const { store, log, env } = this.opts;
-    let results: ApplyStatus[];
+    let results: FileStatus[];
     const t0 = performance.now();
     try {
       results = await store.applyFiles(batch);
@@ -248,7 +240,8 @@ export class Ingestor {
       }
       const f = batch[0]!;
       const p: Pending = { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
-      await this.retryOrQuarantine(p, f.tries, 'APPLY_FAILED', `${f.key}: the store transaction failed: ${(e as Error).message}`);
+      const identity = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, platform: f.platform };
+      await this.retryOrQuarantine(p, f.tries, fault('APPLY_FAILED', `${f.key}: the store transaction failed: ${(e as Error).message}`), identity);
       return;
     }
     const ms = performance.now() - t0;
@@ -257,37 +250,40 @@ export class Ingestor {
     log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
   }
 
-  private report(r: ApplyStatus, ms: number): void {
+  /** Where every outcome goes: the stats, the log, and the caller's onOutcome. */
+  private report(o: IngestOutcome, applyMs = 0): void {
     const { log, env } = this.opts;
-    if (r.status === 'applied') {
-      this.stats.noteApplied(r.entry, ms);
-      log.log(r.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', {
-        env,
-        key: r.entry.key,
-        ...r.entry.counts,
-        firstRejected: r.entry.rejectedLines?.slice(0, 3),
-      });
-    } else if (r.status === 'conflict') {
-      this.stats.conflicts++;
-      log.log('error', 'file.conflict', {
-        env,
-        key: r.conflict.key,
-        code: 'KEY_REUSED',
-        message: `${r.conflict.key}: this key was already applied with other content; the new content is quarantined (file names must be unique)`,
-      });
+    switch (o.status) {
+      case 'applied':
+        this.stats.noteApplied(o.entry, applyMs);
+        log.log(o.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', { env, key: o.entry.key, ...o.entry.counts, firstRejected: o.entry.rejectedLines?.slice(0, 3) });
+        break;
+      case 'quarantined':
+        this.stats.quarantined++;
+        this.stats.lastProgressAt = this.now();
+        log.log('error', 'file.quarantined', { env, key: o.entry.key, code: o.entry.code, message: o.entry.message });
+        break;
+      case 'conflict':
+        this.stats.conflicts++;
+        log.log('error', 'file.conflict', { env, key: o.conflict.key, ...conflictFault(o.conflict) });
+        break;
+      case 'duplicate':
+        log.log('debug', 'file.duplicate', { env, key: o.entry.key });
+        break;
+      case 'missing':
+        log.log('debug', 'file.missing', { env, key: o.key });
+        break;
     }
+    this.opts.onOutcome?.(o);
   }
 
-  private async quarantine(entry: Omit<FileEntry, 'outcome'>): Promise<void> {
-    const { store, log, env } = this.opts;
-    await store.quarantine({ ...entry, recordedAt: new Date(this.now()).toISOString() });
-    this.stats.quarantined++;
-    this.stats.lastProgressAt = this.now();
-    log.log('error', 'file.quarantined', { env, key: entry.key, code: entry.code, message: entry.message });
+  private async quarantine(file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>, tries: number, retry: boolean): Promise<void> {
+    const now = () => new Date(this.now());
+    this.report(await this.opts.store.quarantineFile(file, f, { tries, retry, now }));
   }
 }
 
-/** DESIGN section 2: files apply in (bucket LastModified, key) order. */
+/** Files apply in (bucket LastModified, key) order (docs/design.md, "Apply order and replica convergence"). */
 function applyOrder(a: Pending, b: Pending): number {
   return a.lastModified - b.lastModified || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }

@@ -1,5 +1,5 @@
-import type { Fault } from '../fault.ts';
-import type { PreparedFile } from '../store/index.ts';
+import type { Fault, FileFaultCode } from '../fault.ts';
+import type { FileIdentity, PreparedFile } from '../store/index.ts';
 
 /** Messages between the Ingestor and its prepare worker. */
 
@@ -12,14 +12,10 @@ export interface PrepareRequest {
   tries: number;
 }
 
-export interface FileMeta {
-  key: string;
-  size: number;
-  hash: string;
-  lastModified: number;
-}
-
 export type PrepareReply =
-  | { id: number; kind: 'prepared'; file: FileMeta; prepared: PreparedFile }
-  | { id: number; kind: 'fault'; file: FileMeta; fault: Fault & { platform?: string } }
-  | { id: number; kind: 'readError'; code: string; message: string };
+  /** read, hashed, parsed and encoded: ready to apply */
+  | { id: number; kind: 'prepared'; file: FileIdentity; prepared: PreparedFile }
+  /** read and hashed, but its path or its content stops the whole file */
+  | { id: number; kind: 'fault'; file: FileIdentity; fault: Fault<FileFaultCode>; platform?: string }
+  /** not read: gone (FILE_MISSING) or unreadable for now (READ_FAILED) */
+  | { id: number; kind: 'readError'; fault: Fault<'READ_FAILED' | 'FILE_MISSING'> };

@@ -1,26 +1,27 @@
 import { parseDepositFile, parseDepositPath } from '../deposit/index.ts';
-import type { Fault } from '../fault.ts';
+import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+// the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
 import { encodeRecords } from '../store/encoded-records.ts';
 import type { PreparedFile } from '../store/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 import { readBucketFile, type BucketFile } from './read-bucket-file.ts';
 
-/** File-level faults that may be a file still being written: retried before they quarantine the file. */
-export const RECOVERABLE_FILE_FAULTS = new Set(['GZIP_TRUNCATED']);
-
-/** Path rules, then gunzip + parse: a file ready for the store, or the fault that stops the whole file. */
+/**
+ * Path rules, then gunzip + parse: a file ready for the store, or the fault that stops the whole file. Every
+ * fault's message names the file (the ledger keeps it as it is).
+ */
 export async function prepareFile(
   file: BucketFile,
   platforms: ReadonlySet<string>,
   maxDecompressedBytes: number,
   tries: number,
-): Promise<PreparedFile | (Fault & { platform?: string })> {
+): Promise<PreparedFile | { fault: Fault<FileFaultCode>; platform?: string }> {
   const path = parseDepositPath(file.key, platforms);
-  if ('code' in path) return path;
+  if ('code' in path) return { fault: path };
   const t0 = performance.now();
   const parsed = await parseDepositFile(file.bytes, { maxDecompressedBytes });
   const parseMs = round(performance.now() - t0);
-  if ('code' in parsed) return { ...parsed, platform: path.platform };
+  if ('code' in parsed) return { fault: fault(parsed.code, `${file.key}: ${parsed.message}`), platform: path.platform };
   return {
     key: file.key,
     platform: path.platform,
@@ -34,8 +35,8 @@ export async function prepareFile(
 }
 
 /**
- * Read + hash + parse + encode of one bucket file, as the reply the Ingestor expects: the prepare worker and its
- * inline fallback both run this.
+ * Read + hash + path check + parse + encode of one bucket file, as the reply the Ingestor expects: the prepare
+ * worker and its inline fallback both run this.
  */
 export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareReply> {
   const { id, root, key } = input;
@@ -43,15 +44,17 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
     const t0 = performance.now();
     const file = await readBucketFile(root, key);
     const readMs = round(performance.now() - t0);
-    const meta = { key, size: file.size, hash: file.hash, lastModified: file.lastModified };
+    const identity = { key, size: file.size, hash: file.hash, lastModified: file.lastModified };
     const prepared = await prepareFile(file, new Set(input.platforms), input.maxDecompressedBytes, input.tries);
-    if ('code' in prepared) return { id, kind: 'fault', file: meta, fault: prepared };
+    if ('fault' in prepared) return { id, kind: 'fault', file: identity, fault: prepared.fault, platform: prepared.platform };
     prepared.encoded = encodeRecords(prepared.parsed.records, prepared.platform);
     prepared.timings.readMs = readMs;
-    return { id, kind: 'prepared', file: meta, prepared };
+    return { id, kind: 'prepared', file: identity, prepared };
   } catch (e) {
+    // a read that failed; anything else thrown here would be a bug, and is retried and reported the same way
     const err = e as NodeJS.ErrnoException;
-    return { id, kind: 'readError', code: err.code ?? 'EIO', message: err.message };
+    if (err.code === 'ENOENT') return { id, kind: 'readError', fault: fault('FILE_MISSING', `${key}: the file is no longer there`) };
+    return { id, kind: 'readError', fault: fault('READ_FAILED', `${key}: cannot read: ${err.message}`) };
   }
 }
 

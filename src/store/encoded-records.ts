@@ -1,11 +1,12 @@
 import type { ParsedRecord } from '../deposit/index.ts';
-import { ByteWriter } from './bytes.ts';
+import { ByteReader, ByteWriter } from './bytes.ts';
 import { writeState } from './holding-codec.ts';
 import { holdingKey, keyTextEncoder } from './holding-key.ts';
 
 /**
  * A file's valid records encoded for the store, in key order, in one buffer: the ingest worker builds it off the
- * main thread and hands it over without copying, so the write transaction only compares and puts bytes.
+ * main thread and hands it over without copying, so the write transaction only compares and puts bytes. Written
+ * by encodeRecords and read by RecordCursor, both here:
  *
  *   per record: varint keyLen, holding key bytes, u8 op (1 upsert, 0 removal), u24 stateLen, state bytes
  *   (the state part of holding-codec's value: access, DOI, vor; never over 64 KiB, the line bound)
@@ -32,6 +33,35 @@ export function encodeRecords(records: readonly ParsedRecord[], platform: string
     w.patchU24(lenAt, w.pos - lenAt - 3);
   }
   return { bytes: w.buf.slice(0, w.pos), count: records.length };
+}
+
+/** Reads encoded records one by one; the fields describe the current record (views of the buffer, no copies). */
+export class RecordCursor {
+  private readonly r: ByteReader;
+  /** the holding key */
+  key: Uint8Array = new Uint8Array(0);
+  /** false for a removal */
+  upsert = false;
+  /** the state bytes are bytes[stateStart, stateStart + stateLen) */
+  stateStart = 0;
+  stateLen = 0;
+
+  constructor(readonly bytes: Uint8Array) {
+    this.r = new ByteReader(bytes);
+  }
+
+  next(): boolean {
+    const { r, bytes } = this;
+    if (r.pos >= bytes.length) return false;
+    const keyLen = r.varint();
+    this.key = bytes.subarray(r.pos, r.pos + keyLen);
+    r.pos += keyLen;
+    this.upsert = r.u8() === 1;
+    this.stateLen = r.u24();
+    this.stateStart = r.pos;
+    r.pos += this.stateLen;
+    return true;
+  }
 }
 
 /** The holding key (DOI key, 0x00, platform) with its length, written in place for ASCII keys. */

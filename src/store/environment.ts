@@ -2,11 +2,30 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { fault, FaultError } from '../fault.ts';
-import type { ConflictEntry, FileEntry } from './ledger-types.ts';
+import type { ConflictEntry, FileEntry } from './ledger.ts';
 
-/** One LMDB environment per deployment environment (production, staging): DESIGN section 4. */
+/**
+ * One LMDB environment per deployment environment (production, staging), and the layout of its sub-databases
+ * and meta keys (docs/design.md, "Store layout"). Only the store's own modules open it.
+ */
 
 export const SCHEMA_VERSION = 1;
+
+/** Every key of the `meta` sub-database, named here once. */
+export const META = {
+  schemaVersion: 'schemaVersion',
+  /** the next apply sequence number */
+  nextSeq: 'nextSeq',
+  /** moves whenever `updates` changes, so every process's read index reloads */
+  updatesGen: 'updatesGen',
+  /** live holdings of one platform */
+  live: (platform: string) => `live:${platform}`,
+  /** the range of every `live` key, and the platform of one */
+  liveRange: { start: 'live:', end: 'live;' },
+  platformOfLive: (key: string) => key.slice('live:'.length),
+  /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */
+  sourceState: (kind: 'file' | 'url', id: string) => `${kind === 'file' ? 'updatesFile' : 'updatesUrl'}:${id}`,
+} as const;
 
 export interface StoreDbs {
   root: RootDatabase;
@@ -20,9 +39,9 @@ export interface StoreDbs {
   conflicts: Database<ConflictEntry, string>;
   /** key: apply sequence number; value: file key (history events refer to files by number) */
   fileSeqs: Database<string, number>;
-  /** rows of update imports in progress (updates-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
+  /** rows of update imports in progress (feed-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
   importScratch: Database<any, Uint8Array>;
-  /** schemaVersion, nextSeq, counters */
+  /** META keys */
   meta: Database<any, string>;
 }
 
@@ -42,7 +61,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       mapSize: opts.mapSizeBytes,
       // No writemap: measured here with this layout (bench/ingest.ts, same run), files applied one at a time
       // went 145k -> 180k records/s (initial load) and 78k -> 95k (churn) without it, as commits got cheaper;
-      // queued batches were level. Sync commits either way (DESIGN section 4).
+      // queued batches were level. Sync commits either way (docs/design.md, "Durability").
       useWritemap: false,
       compression: false,
       readOnly: opts.readOnly,
@@ -65,11 +84,11 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
 }
 
 function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): void {
-  const found = dbs.meta.get('schemaVersion') as number | undefined;
+  const found = dbs.meta.get(META.schemaVersion) as number | undefined;
   if (found === undefined) {
     if (readOnly) return;
     dbs.root.transactionSync(() => {
-      if (dbs.meta.get('schemaVersion') === undefined) dbs.meta.putSync('schemaVersion', SCHEMA_VERSION);
+      if (dbs.meta.get(META.schemaVersion) === undefined) dbs.meta.putSync(META.schemaVersion, SCHEMA_VERSION);
     });
     return;
   }

@@ -2,7 +2,8 @@ import type { AccessType, ContentType, VorItem } from '../deposit/index.ts';
 import { ByteReader, type ByteWriter } from './bytes.ts';
 
 /**
- * Compact binary value of one holding (bytes per holding is a tracked figure, DESIGN section 4):
+ * Compact binary value of one holding, written and read only here (bytes per holding is a tracked figure;
+ * docs/design.md, "Store layout"):
  *
  *   u8 flags (bit0: live; a tombstone keeps only its history)
  *   varint stateLen, then the state: u8 access | varint doiLen + DOI (0 when equal to the key) | varint vorCount,
@@ -46,7 +47,7 @@ const EVENT_MAX = 1 + 6 + 5 + 2;
 const textDecoder = new TextDecoder();
 
 /** Appends one event, access types as codes (the write path never decodes them). */
-export function writeEvent(w: ByteWriter, kind: EventKind, time: number, fileSeq: number, oldAccess: number, newAccess: number): void {
+function writeEvent(w: ByteWriter, kind: EventKind, time: number, fileSeq: number, oldAccess: number, newAccess: number): void {
   w.ensure(EVENT_MAX);
   w.u8(EVENT_KINDS.indexOf(kind) + 1);
   w.u48(time);
@@ -113,6 +114,55 @@ function contentTypeCode(c: ContentType | undefined): number {
   }
 }
 
+/**
+ * The value of a live holding: `state` bytes (writeState's, taken from an encoded record), `time` as its
+ * updated time, the old value's events (none for a new holding) and one more: `kind`, old -> new access type.
+ */
+export function writeLive(
+  out: ByteWriter,
+  src: Uint8Array,
+  stateStart: number,
+  stateLen: number,
+  time: number,
+  old: Uint8Array | undefined,
+  oldLayout: ValueLayout | undefined,
+  oldEnd: number,
+  kind: 'added' | 'updated' | 're-added',
+  fileSeq: number,
+): void {
+  out.reset();
+  out.u8(LIVE);
+  out.varint(stateLen);
+  out.copy(src, stateStart, stateStart + stateLen);
+  out.u48(time);
+  if (old) out.copy(old, oldLayout!.eventsStart, oldEnd);
+  writeEvent(out, kind, time, fileSeq, old ? accessCodeOfValue(old, oldLayout!) : 0, src[stateStart]!);
+}
+
+/** A removed holding: no state, and the old value's history with a `removed` event: the history outlives it. */
+export function writeTombstone(out: ByteWriter, old: Uint8Array, oldLayout: ValueLayout, oldEnd: number, time: number, fileSeq: number): void {
+  out.reset();
+  out.u8(0);
+  out.varint(0);
+  out.u48(time);
+  out.copy(old, oldLayout.eventsStart, oldEnd);
+  writeEvent(out, 'removed', time, fileSeq, accessCodeOfValue(old, oldLayout), 0);
+}
+
+/** The first byte's live flag: a tombstone is not a holding (dump, counts and answers skip it). */
+export function isLive(value: Uint8Array): boolean {
+  return (value[0]! & LIVE) === LIVE;
+}
+const LIVE = 1;
+
+/** The state bytes of two values (or of a value and an encoded record) are equal: no decode needed. */
+export function sameState(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number): boolean {
+  const start = layout.stateStart;
+  if (layout.stateEnd - start !== bLen) return false;
+  for (let i = 0; i < bLen; i++) if (old[start + i] !== b[bStart + i]) return false;
+  return true;
+}
+
 /** Offsets of a stored value's parts, read without decoding anything. */
 export interface ValueLayout {
   live: boolean;
@@ -127,11 +177,11 @@ export function layoutOf(value: Uint8Array): ValueLayout {
   const stateLen = r.varint();
   const stateStart = r.pos;
   const stateEnd = stateStart + stateLen;
-  return { live: (value[0]! & 1) === 1, stateStart, stateEnd, eventsStart: stateEnd + 6 };
+  return { live: isLive(value), stateStart, stateEnd, eventsStart: stateEnd + 6 };
 }
 
 /** The access code of a stored value's state (0 for a tombstone or no access type). */
-export function accessCodeOfValue(value: Uint8Array, layout: ValueLayout): number {
+function accessCodeOfValue(value: Uint8Array, layout: ValueLayout): number {
   return layout.live ? value[layout.stateStart]! : 0;
 }
 

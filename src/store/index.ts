@@ -1,8 +1,10 @@
-export { Store, type PreparedFile, type ApplyStatus, type HoldingView, type DumpLine } from './store.ts';
-export type { FileEntry, FileCounts, ConflictEntry, FileOutcome } from './ledger-types.ts';
-export { MAX_REPORTED_LINES } from './ledger-types.ts';
+export { Store, type PreparedFile, type FileStatus, type HoldingView, type LiveHolding, type SpaceUsage } from './store.ts';
+export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
+export { MAX_REPORTED_LINES, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';
 export { SCHEMA_VERSION } from './environment.ts';
+export { encodeRecords, type EncodedRecords } from './encoded-records.ts';
+export { FeedImport } from './feed-import.ts';
 export {
   servedUpdates,
   type StoredUpdate,
@@ -11,6 +13,6 @@ export {
   type WorkUpdates,
   type ReplaceReport,
   type ReplaceMode,
-} from './updates-store.ts';
+} from './work-updates.ts';
 export { UpdatesIndex } from './updates-index.ts';
 export { UpdatesTable } from './updates-table.ts';

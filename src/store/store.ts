@@ -1,24 +1,30 @@
 import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import type { ParsedDeposit } from '../deposit/index.ts';
+import type { Fault, FileFaultCode } from '../fault.ts';
 import { applyRecords } from './apply-records.ts';
-import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
-import { openEnvironment, type StoreDbs } from './environment.ts';
 import { ByteWriter } from './bytes.ts';
-import { decodeHolding, type DecodedHolding } from './holding-codec.ts';
+import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
+import { META, openEnvironment, type StoreDbs } from './environment.ts';
+import { FeedImport } from './feed-import.ts';
+import { decodeHolding, isLive, type DecodedHolding, type HoldingState } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
-import { MAX_REPORTED_LINES, type ConflictEntry, type FileCounts, type FileEntry } from './ledger-types.ts';
-import type { ReplaceMode, UpdatesEntry } from './updates-store.ts';
+import {
+  decideFile,
+  MAX_REPORTED_LINES,
+  quarantineEntry,
+  type ConflictEntry,
+  type FileCounts,
+  type FileDecision,
+  type FileEntry,
+  type FileIdentity,
+} from './ledger.ts';
 import { UpdatesIndex } from './updates-index.ts';
-import { UpdatesImport } from './updates-import.ts';
+import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 
 /** A file read and parsed, ready to be applied with its ledger entry in one transaction. */
-export interface PreparedFile {
-  key: string;
+export interface PreparedFile extends FileIdentity {
   platform: string;
-  size: number;
-  hash: string;
-  lastModified: number;
   /** the parse report; its `records` may be left empty when `encoded` carries them (the ingest worker) */
   parsed: ParsedDeposit;
   /** the valid records encoded for the store; built from `parsed.records` when absent */
@@ -29,10 +35,11 @@ export interface PreparedFile {
   retry?: boolean;
 }
 
-export type ApplyStatus =
-  /** applied now, entry written */
+/** What the store did with a file: the decideFile outcome, carried out. */
+export type FileStatus =
   | { status: 'applied'; entry: FileEntry }
-  /** the same identity was applied before: nothing done */
+  | { status: 'quarantined'; entry: FileEntry }
+  /** this content was decided before: nothing done */
   | { status: 'duplicate'; entry: FileEntry }
   /** same key, other content: recorded as a conflict, nothing applied */
   | { status: 'conflict'; conflict: ConflictEntry; entry: FileEntry };
@@ -41,24 +48,35 @@ export interface HoldingView extends DecodedHolding {
   platform: string;
 }
 
-export interface DumpLine {
-  env: EnvName;
+/** A live holding as the store orders them: DOI key, then platform. */
+export interface LiveHolding {
   platform: string;
-  doi: string;
-  accessType?: string;
-  vor?: { url: string; contentType?: string }[];
-  updated: string;
+  state: HoldingState;
+  /** LastModified (ms) of the file that last changed it */
+  updated: number;
 }
 
-/** The LMDB store of one environment: holdings with their history, the file ledger, update information. */
+/** Page figures of the LMDB file: what bytes per holding is measured from. */
+export interface SpaceUsage {
+  pageSize: number;
+  /** pages in use up to the last one written (the file may be larger: the map is allocated ahead) */
+  usedPages: number;
+  holdings: { entries: number; pages: number };
+}
+
+/**
+ * The LMDB store of one environment: holdings with their history, the file ledger, update information. Its
+ * sub-databases are its own; everything else goes through these methods.
+ */
 export class Store {
   private readonly out = new ByteWriter();
   private closed = false;
+  private index: UpdatesIndex | undefined;
 
   private constructor(
     readonly env: EnvName,
     readonly path: string,
-    readonly dbs: StoreDbs,
+    private readonly dbs: StoreDbs,
   ) {}
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean }): Store {
@@ -66,32 +84,56 @@ export class Store {
     return new Store(env, path, openEnvironment(path, opts));
   }
 
-  /**
-   * Applies files in order, all in ONE write transaction (a cold replica batches queued files): each file whole
-   * with its ledger entry, or none of them after a crash. Identity is re-checked inside the transaction, so two
-   * processes applying the same file cannot both apply it.
-   */
-  async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<ApplyStatus[]> {
-    const { root } = this.dbs;
-    return root.transaction(() => files.map((f) => this.applyOne(f, now)));
+  // --- the ledger ---
+
+  /** What decideFile says of a file given the ledger as it is now (a read, no transaction): the ingestor's early check. */
+  decide(file: Pick<FileIdentity, 'key' | 'hash'>, faulty: boolean, retry: boolean): FileDecision {
+    return decideFile(this.dbs.files.get(file.key), { hash: file.hash, faulty }, retry);
   }
 
-  /** Synchronous variant (CLI, tests): commits before returning. */
-  applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): ApplyStatus[] {
+  /**
+   * Applies files in order, all in ONE write transaction (a cold replica batches queued files): each file whole
+   * with its ledger entry, or none of them after a crash. The decision is taken inside the transaction, so two
+   * processes applying the same file cannot both apply it.
+   */
+  async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<FileStatus[]> {
+    return this.dbs.root.transaction(() => files.map((f) => this.applyOne(f, now)));
+  }
+
+  /** Synchronous variant (tests): commits before returning. */
+  applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): FileStatus[] {
     return this.dbs.root.transactionSync(() => files.map((f) => this.applyOne(f, now)));
   }
 
-  private applyOne(f: PreparedFile, now: () => Date): ApplyStatus {
-    const { files, conflicts, fileSeqs, holdings, meta } = this.dbs;
+  /**
+   * Records a file that cannot be applied (a file-level fault, a path fault, or retries exhausted), unless the
+   * ledger already decided this content (duplicate) or the key was applied with other content (conflict).
+   */
+  async quarantineFile(
+    file: FileIdentity & { platform?: string },
+    f: Fault<FileFaultCode>,
+    opts: { tries: number; retry?: boolean; now?: () => Date },
+  ): Promise<FileStatus> {
+    const now = opts.now ?? (() => new Date());
+    return this.dbs.root.transaction(() => {
+      const existing = this.dbs.files.get(file.key);
+      const decision = decideFile(existing, { hash: file.hash, faulty: true }, opts.retry ?? false);
+      if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
+      if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(file, existing!, now), entry: existing! };
+      const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
+      this.dbs.files.putSync(file.key, entry);
+      return { status: 'quarantined', entry };
+    });
+  }
+
+  private applyOne(f: PreparedFile, now: () => Date): FileStatus {
+    const { files, fileSeqs, holdings, meta } = this.dbs;
     const existing = files.get(f.key);
-    if (existing && existing.hash === f.hash && existing.outcome === 'applied') return { status: 'duplicate', entry: existing };
-    if (existing && existing.hash === f.hash && !f.retry) return { status: 'duplicate', entry: existing };
-    if (existing && existing.hash !== f.hash && (existing.outcome === 'applied' || !f.retry)) {
-      const conflict = this.putConflict(f, existing, now);
-      return { status: 'conflict', conflict, entry: existing };
-    }
-    const seq: number = (meta.get('nextSeq') as number | undefined) ?? 1;
-    meta.putSync('nextSeq', seq + 1);
+    const decision = decideFile(existing, { hash: f.hash, faulty: false }, f.retry ?? false);
+    if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
+    if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(f, existing!, now), entry: existing! };
+    const seq: number = (meta.get(META.nextSeq) as number | undefined) ?? 1;
+    meta.putSync(META.nextSeq, seq + 1);
     fileSeqs.putSync(seq, f.key);
     const counts: FileCounts = {
       records: f.parsed.recordLines,
@@ -107,7 +149,7 @@ export class Store {
     applyRecords(holdings, f.encoded ?? encodeRecords(f.parsed.records, f.platform), f.lastModified, seq, counts, this.out);
     const live = counts.added - counts.removed;
     if (live !== 0) {
-      const counter = `live:${f.platform}`;
+      const counter = META.live(f.platform);
       meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + live);
     }
     const entry: FileEntry = {
@@ -129,51 +171,14 @@ export class Store {
     return { status: 'applied', entry };
   }
 
-  /** Same key as a ledgered file, other content: kept for the operator, never applied (names must be unique). */
-  async recordConflict(f: Pick<PreparedFile, 'key' | 'size' | 'hash' | 'lastModified'>, now: () => Date = () => new Date()): Promise<ConflictEntry | undefined> {
-    return this.dbs.root.transaction(() => {
-      const existing = this.dbs.files.get(f.key);
-      return existing && existing.hash !== f.hash ? this.putConflict(f, existing, now) : undefined;
-    });
-  }
-
-  private putConflict(f: Pick<PreparedFile, 'key' | 'size' | 'hash' | 'lastModified'>, existing: FileEntry, now: () => Date): ConflictEntry {
-    const seen = this.dbs.conflicts.get(`${f.key}\u0000${f.hash}`);
+  /** Same key as an applied file, other content: kept for the operator, once per content. */
+  private putConflict(f: FileIdentity, existing: FileEntry, now: () => Date): ConflictEntry {
+    const id = `${f.key}\u0000${f.hash}`;
+    const seen = this.dbs.conflicts.get(id);
     if (seen) return seen;
-    const conflict: ConflictEntry = {
-      key: f.key,
-      size: f.size,
-      hash: f.hash,
-      lastModified: f.lastModified,
-      appliedHash: existing.hash,
-      recordedAt: now().toISOString(),
-    };
-    this.dbs.conflicts.putSync(`${f.key}\u0000${f.hash}`, conflict);
+    const conflict: ConflictEntry = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, appliedHash: existing.hash, recordedAt: now().toISOString() };
+    this.dbs.conflicts.putSync(id, conflict);
     return conflict;
-  }
-
-  /** Records a file that cannot be applied (file-level fault, path fault, or retries exhausted). */
-  async quarantine(entry: Omit<FileEntry, 'outcome'>): Promise<FileEntry> {
-    const full: FileEntry = { ...entry, outcome: 'quarantined' };
-    await this.dbs.root.transaction(() => {
-      const existing = this.dbs.files.get(entry.key);
-      if (existing?.outcome === 'applied') return; // never overwrite an applied file's ledger entry
-      this.dbs.files.putSync(entry.key, full);
-    });
-    return full;
-  }
-
-  /** Operator's --retry: forget a quarantine so the key can be attempted again. */
-  async clearQuarantine(key: string): Promise<boolean> {
-    return this.dbs.root.transaction(() => {
-      let cleared = false;
-      const existing = this.dbs.files.get(key);
-      if (existing?.outcome === 'quarantined') {
-        this.dbs.files.removeSync(key);
-        cleared = true;
-      }
-      return cleared;
-    });
   }
 
   fileEntry(key: string): FileEntry | undefined {
@@ -193,6 +198,8 @@ export class Store {
     for (const { value } of this.dbs.conflicts.getRange()) yield { kind: 'conflict', conflict: value };
   }
 
+  // --- holdings ---
+
   /** Every platform's holding of one DOI, tombstones included (their history outlives them). One range read. */
   holdingsOf(doiKey: string): HoldingView[] {
     const out: HoldingView[] = [];
@@ -202,26 +209,29 @@ export class Store {
     return out;
   }
 
-  /** Live holdings in store order (DOI key, then platform), as DESIGN section 7 dump lines. */
-  *dump(filter: { platform?: string; doiKey?: string } = {}): Generator<DumpLine> {
+  /** Live holdings in store order (DOI key, then platform), optionally of one platform or one DOI key. */
+  *liveHoldings(filter: { platform?: string; doiKey?: string } = {}): Generator<LiveHolding> {
     const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
     for (const { key, value } of this.dbs.holdings.getRange(range)) {
-      if ((value[0]! & 1) === 0) continue; // tombstone
+      if (!isLive(value)) continue;
       const { doiKey, platform } = splitHoldingKey(key);
       if (filter.platform !== undefined && platform !== filter.platform) continue;
       const h = decodeHolding(doiKey, value);
-      // field order is part of the dump format (DESIGN section 7): replicas compare bytes
-      const line: DumpLine = { env: this.env, platform, doi: h.state!.doi } as DumpLine;
-      if (h.state!.accessType) line.accessType = h.state!.accessType;
-      if (h.state!.vor) line.vor = h.state!.vor;
-      line.updated = new Date(h.updated).toISOString();
-      yield line;
+      yield { platform, state: h.state!, updated: h.updated };
     }
   }
 
-  /** Starts a bounded-memory import of one feed (see updates-import.ts). */
-  beginUpdatesImport(origin: string, mode: ReplaceMode): UpdatesImport {
-    return new UpdatesImport(this.dbs, origin, mode);
+  liveCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const { key, value } of this.dbs.meta.getRange(META.liveRange)) out[META.platformOfLive(key as string)] = value as number;
+    return out;
+  }
+
+  // --- update information ---
+
+  /** Starts a bounded-memory import of one feed (feed-import.ts); `now` dates it (stale imports are cleared). */
+  beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now()): FeedImport {
+    return new FeedImport(this.dbs, origin, mode, now);
   }
 
   updatesOf(doiKey: string): UpdatesEntry | undefined {
@@ -233,12 +243,31 @@ export class Store {
     this.index ??= new UpdatesIndex(this.dbs);
     return this.index;
   }
-  private index: UpdatesIndex | undefined;
 
-  liveCounts(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const { key, value } of this.dbs.meta.getRange({ start: 'live:', end: 'live;' })) out[(key as string).slice(5)] = value as number;
-    return out;
+  /** Rows of update imports that have not committed (in progress, or left by one that died). */
+  importScratchRows(): number {
+    return this.dbs.importScratch.getKeysCount();
+  }
+
+  /** What the daemon remembers of an update source it follows (sourceState in META). */
+  sourceState<T>(kind: 'file' | 'url', id: string): T | undefined {
+    return this.dbs.meta.get(META.sourceState(kind, id)) as T | undefined;
+  }
+
+  async saveSourceState(kind: 'file' | 'url', id: string, state: object): Promise<void> {
+    await this.dbs.meta.put(META.sourceState(kind, id), state);
+  }
+
+  // --- the file itself ---
+
+  spaceUsage(): SpaceUsage {
+    const root = this.dbs.root.getStats() as { pageSize: number; lastPageNumber: number };
+    const h = this.dbs.holdings.getStats() as { entryCount: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    return {
+      pageSize: root.pageSize,
+      usedPages: root.lastPageNumber + 1,
+      holdings: { entries: h.entryCount, pages: h.treeBranchPageCount + h.treeLeafPageCount + h.overflowPages },
+    };
   }
 
   /** Waits for pending async writes (and their flush) to finish. */

@@ -1,10 +1,11 @@
-import type { StoreDbs } from './environment.ts';
+import { META, type StoreDbs } from './environment.ts';
 import { UpdatesTable } from './updates-table.ts';
-import { servedUpdates, type UpdatesEntry } from './updates-store.ts';
+import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
 
 /**
  * The read side of the Updates API: every work with updates, its served list pre-rendered as JSON. Most
- * requested DOIs have no updates, so a miss is one hash-table probe and never touches LMDB (PERFORMANCE.md).
+ * requested DOIs have no updates, so a miss is one hash-table probe and never touches LMDB (docs/design.md,
+ * "Measurements that shaped the design").
  * Reloaded when the store's `updatesGen` moves (an import by this process or by the CLI in another one).
  */
 export class UpdatesIndex {
@@ -33,7 +34,7 @@ export class UpdatesIndex {
     const t = this.now();
     if (!force && t - this.checkedAt < this.recheckMs && this.gen >= 0) return;
     this.checkedAt = t;
-    const gen = (this.dbs.meta.get('updatesGen') as number | undefined) ?? 0;
+    const gen = (this.dbs.meta.get(META.updatesGen) as number | undefined) ?? 0;
     if (gen === this.gen) return;
     const nextBytes = new Map<string, Uint8Array>();
     const encoder = new TextEncoder();

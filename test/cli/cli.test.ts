@@ -129,3 +129,35 @@ describe('usage and config', () => {
     expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555/q'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
   });
 });
+
+describe('--ingest runs the daemon\'s rules', () => {
+  test('a file in an unregistered platform folder is quarantined with a message that names it once', async () => {
+    const key = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/g' }]);
+    const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.lines[0]!)).toEqual({ env: 'production', key, outcome: 'quarantined', code: 'UNKNOWN_PLATFORM', message: `${key}: platform "gamma" is not registered in the config` });
+  });
+
+  test('a missing file and a hidden file are reported, not applied, exit 1', async () => {
+    const missing = join(cfg.bucket, 'acme', '00000000-0000-4000-8000-0000000000ee.jsonl.gz');
+    const hidden = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h' }], { name: '.00000000-0000-4000-8000-0000000000ef.jsonl.gz' }));
+    const r = await runCli(['--ingest', '--config', cfg.path, missing, hidden]);
+    expect(r.code).toBe(1);
+    expect(r.lines.map((l) => [JSON.parse(l).outcome, JSON.parse(l).code])).toEqual([
+      ['unreadable', 'FILE_MISSING'],
+      ['ignored', undefined],
+    ]);
+    expect(await dump(cfg.path)).toEqual([]);
+  });
+
+  test('a truncated gzip is quarantined at once (one try: the operator is there), and --retry applies it once complete', async () => {
+    const full = gzLines([{ doi: '10.5555/t', accessType: 'free' }]);
+    const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: full.subarray(0, full.length - 6) });
+    const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({ outcome: 'quarantined', code: 'GZIP_TRUNCATED', message: `${key}: the gzip stream is truncated (unexpected end of file)` });
+    writeFileSync(join(cfg.bucket, key), full);
+    const retry = await runCli(['--retry', '--config', cfg.path, key]);
+    expect(retry.code).toBe(0);
+    expect((await dump(cfg.path)).map((l) => l.doi)).toEqual(['10.5555/t']);
+  });
+});

@@ -23,7 +23,7 @@ test('the worker reads, parses and encodes a deposit; a bad line and a missing f
     expect(reply.prepared.parsed.recordLines).toBe(3);
     expect(reply.prepared.parsed.rejected.map((r) => [r.line, r.code])).toEqual([[2, 'INVALID_JSON']]);
     const missing = await preparer.prepare(input('acme/00000000-0000-4000-8000-00000000ffff.jsonl.gz'));
-    expect(missing).toMatchObject({ kind: 'readError', code: 'ENOENT' });
+    expect(missing).toMatchObject({ kind: 'readError', fault: { code: 'FILE_MISSING' } });
   } finally {
     preparer.close();
   }

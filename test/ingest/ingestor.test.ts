@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor } from '../../src/ingest/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -31,6 +32,8 @@ afterEach(async () => {
   dir.remove();
 });
 
+const dump = () => [...store.liveHoldings()].map((h) => dumpLine(store.env, h));
+
 async function ingest(keys: string[]) {
   await ingestor.submit(keys);
   await ingestor.idle();
@@ -40,7 +43,7 @@ test('files apply in (LastModified, key) order whatever order they are submitted
   const late = writeDeposit(bucket, 'acme', [{ doi: '10.1234/x', accessType: 'open' }], { mtime: 2000 });
   const early = writeDeposit(bucket, 'acme', [{ doi: '10.1234/x', accessType: 'paid' }], { mtime: 1000 });
   await ingest([late, early]);
-  expect([...store.dump()][0]!.accessType).toBe('open');
+  expect(dump()[0]!.accessType).toBe('open');
   expect(store.holdingsOf('10.1234/x')[0]!.events.map((e) => e.newAccess)).toEqual(['paid', 'open']);
 });
 
@@ -48,21 +51,21 @@ test('equal LastModified: the key decides the order', async () => {
   const b = writeDeposit(bucket, 'acme', [{ doi: '10.1234/y', accessType: 'free' }], { mtime: 1000, name: 'b0000000-0000-4000-8000-000000000000.jsonl.gz' });
   const a = writeDeposit(bucket, 'acme', [{ doi: '10.1234/y', accessType: 'paid' }], { mtime: 1000, name: 'a0000000-0000-4000-8000-000000000000.jsonl.gz' });
   await ingest([b, a]);
-  expect([...store.dump()][0]!.accessType).toBe('free');
+  expect(dump()[0]!.accessType).toBe('free');
 });
 
 test('a file with 10,001 records changes nothing and is quarantined', async () => {
   const lines = Array.from({ length: 10_001 }, (_, i) => ({ doi: `10.1234/n${i}`, accessType: 'open' }));
   const key = writeDeposit(bucket, 'acme', lines);
   await ingest([key]);
-  expect([...store.dump()]).toHaveLength(0);
+  expect(dump()).toHaveLength(0);
   expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'TOO_MANY_RECORDS' });
 });
 
 test('a file with one bad line applies the rest and reports the one', async () => {
   const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/good1' }, { doi: '10.1234/bad', accessType: 'gratis' }, { doi: '10.1234/good2' }]);
   await ingest([key]);
-  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/good1', '10.1234/good2']);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/good1', '10.1234/good2']);
   const entry = store.fileEntry(key)!;
   expect(entry.counts).toMatchObject({ added: 2, rejected: 1 });
   expect(entry.rejectedLines).toEqual([{ line: 2, path: '/accessType', code: 'SCHEMA', message: '/accessType: must be one of paid, open, free, permFree' }]);
@@ -76,7 +79,7 @@ test('path rules: root-level, nested, unknown platform, wrong extension and name
   const ext = writeDeposit(bucket, 'acme', [{ doi: '10.1234/ext' }], { name: '00000000-0000-4000-8000-00000000beef.json.gz' });
   const noUuid = writeDeposit(bucket, 'acme', [{ doi: '10.1234/nouuid' }], { name: 'holdings-2026.jsonl.gz' });
   await ingest(['00000000-0000-4000-8000-00000000abcd.jsonl.gz', nested, unknown, ext, noUuid]);
-  expect([...store.dump()]).toHaveLength(0);
+  expect(dump()).toHaveLength(0);
   const codes = Object.fromEntries([...store.failures()].map((f) => (f.kind === 'quarantined' ? [f.entry.key, f.entry.code] : ['', ''])));
   expect(codes).toEqual({
     '00000000-0000-4000-8000-00000000abcd.jsonl.gz': 'NOT_IN_PLATFORM_FOLDER',
@@ -100,7 +103,7 @@ test('the same key with other content is quarantined as a conflict and not appli
   await ingest([key]);
   writeFileSync(join(bucket, key), gzLines([{ doi: '10.1234/v2', accessType: 'open' }]));
   await ingest([key]);
-  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/v1']);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/v1']);
   expect([...store.failures()].map((f) => [f.kind, f.kind === 'conflict' ? f.conflict.key : ''])).toEqual([['conflict', key]]);
 });
 
@@ -128,12 +131,51 @@ test('a truncated file completed before its retry is applied', async () => {
   await ingestor.submit([key]);
   writeFileSync(join(bucket, key), full);
   await ingestor.idle();
-  expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/finished']);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/finished']);
 });
 
 test('queued files are applied in batches, each whole with its own ledger entry', async () => {
   const keys = Array.from({ length: 20 }, (_, i) => writeDeposit(bucket, i % 2 ? 'acme' : 'beta', [{ doi: `10.1234/b${i}` }], { mtime: 1000 + i }));
   await ingest(keys);
-  expect([...store.dump()]).toHaveLength(20);
+  expect(dump()).toHaveLength(20);
   expect(keys.map((k) => store.fileEntry(k)!.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+});
+
+test('a quarantined file deposited again under its key with other content is applied: nothing of the key was', async () => {
+  const key = writeDeposit(bucket, 'acme', [], { bytes: Buffer.from('not gzip at all'), mtime: 1000 });
+  await ingest([key]);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'NOT_GZIP' });
+  writeDeposit(bucket, 'acme', [{ doi: '10.1234/fixed', accessType: 'open' }], { name: key.split('/')[1], mtime: 2000 });
+  await ingest([key]);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/fixed']);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'applied' });
+  expect([...store.failures()]).toEqual([]);
+});
+
+test('a file refused for its path is read and hashed first: its ledger entry knows its content', async () => {
+  const key = writeDeposit(bucket, 'gamma', [{ doi: '10.1234/g' }]);
+  await ingest([key]);
+  const entry = store.fileEntry(key)!;
+  expect(entry).toMatchObject({ outcome: 'quarantined', code: 'UNKNOWN_PLATFORM', message: `${key}: platform "gamma" is not registered in the config` });
+  expect(entry.hash).toBe(new Bun.CryptoHasher('sha256').update(await Bun.file(join(bucket, key)).bytes()).digest('hex'));
+});
+
+test('every outcome reaches onOutcome once: applied, duplicate (by stat and by content), quarantined, missing', async () => {
+  const outcomes: string[] = [];
+  const seen = new Ingestor({ env: 'production', store, root: bucket, platforms: new Set(['acme']), settings: { ...DEFAULT_INGEST, maxTries: 1 }, log: silentLogger, onOutcome: (o) => outcomes.push(o.status) });
+  try {
+    const good = writeDeposit(bucket, 'acme', [{ doi: '10.1234/o' }], { mtime: 1000 });
+    const bad = writeDeposit(bucket, 'acme', [], { bytes: Buffer.from('x'), mtime: 1001 });
+    await seen.submit([good, bad, 'acme/00000000-0000-4000-8000-0000000000ff.jsonl.gz']);
+    await seen.idle();
+    outcomes.sort(); // files are reported as they are settled: a quarantine at once, an apply at its commit
+    await seen.submit([good]); // same size and LastModified: the shortcut
+    await seen.idle();
+    utimesSync(join(bucket, good), 3000, 3000); // touched, same content: read, then a duplicate
+    await seen.submit([good]);
+    await seen.idle();
+    expect(outcomes).toEqual(['applied', 'missing', 'quarantined', 'duplicate', 'duplicate']);
+  } finally {
+    await seen.close();
+  }
 });

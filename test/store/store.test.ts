@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { statSync } from 'node:fs';
+import { open } from 'lmdb';
+import { dumpLine } from '../../src/cli/dump-line.ts';
 import { parseDepositText, type ParsedDeposit } from '../../src/deposit/index.ts';
+import { fault } from '../../src/fault.ts';
+import { META } from '../../src/store/environment.ts';
 import { Store, SCHEMA_VERSION, type PreparedFile } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
@@ -16,6 +20,11 @@ afterEach(async () => {
   await store.close();
   dir.remove();
 });
+
+/** The store's live holdings as --dump prints them. */
+function dump(filter: { platform?: string; doiKey?: string } = {}) {
+  return [...store.liveHoldings(filter)].map((h) => dumpLine(store.env, h));
+}
 
 function parsed(lines: object[]): ParsedDeposit {
   const p = parseDepositText(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')));
@@ -43,7 +52,7 @@ describe('holdings', () => {
     const f = file([{ doi: '10.1234/AbC', accessType: 'open', vor: [{ url: 'https://p.example/pdf/10.1234/AbC', contentType: 'application/pdf' }] }], { time: Date.UTC(2026, 10, 1, 9, 30) });
     const [r] = store.applyFilesSync([f]);
     expect(r!.status).toBe('applied');
-    expect(JSON.stringify([...store.dump()][0])).toBe(
+    expect(JSON.stringify(dump()[0])).toBe(
       '{"env":"production","platform":"acme","doi":"10.1234/AbC","accessType":"open","vor":[{"url":"https://p.example/pdf/10.1234/AbC","contentType":"application/pdf"}],"updated":"2026-11-01T09:30:00.000Z"}',
     );
   });
@@ -51,7 +60,7 @@ describe('holdings', () => {
   test('a later record for the same DOI and platform overwrites the earlier data', () => {
     store.applyFilesSync([file([{ doi: '10.1234/x', accessType: 'paid', vor: [{ url: 'https://a.example/1' }] }])]);
     store.applyFilesSync([file([{ doi: '10.1234/X', accessType: 'open' }])]);
-    const lines = [...store.dump()];
+    const lines = dump();
     expect(lines).toHaveLength(1);
     expect(lines[0]!.doi).toBe('10.1234/X');
     expect(lines[0]!.accessType).toBe('open');
@@ -60,9 +69,9 @@ describe('holdings', () => {
 
   test('DOI keys are ASCII-case-insensitive and nothing else is folded', () => {
     store.applyFilesSync([file([{ doi: '10.1234/ÄBC', accessType: 'open' }, { doi: '10.1234/äbc', accessType: 'paid' }])]);
-    expect([...store.dump()].map((l) => l.doi).sort()).toEqual(['10.1234/ÄBC', '10.1234/äbc']);
+    expect(dump().map((l) => l.doi).sort()).toEqual(['10.1234/ÄBC', '10.1234/äbc']);
     store.applyFilesSync([file([{ doi: '10.1234/äBC', accessType: 'free' }])]);
-    const lines = [...store.dump()];
+    const lines = dump();
     expect(lines).toHaveLength(2);
     expect(lines.find((l) => l.doi === '10.1234/äBC')!.accessType).toBe('free');
   });
@@ -73,7 +82,7 @@ describe('holdings', () => {
     store.applyFilesSync([file([{ doi: '10.1234/gone', accessType: 'paid' }], { time: t1 })]);
     const [r] = store.applyFilesSync([file([{ doi: '10.1234/gone', deleted: true }], { time: t2 })]);
     expect(r!.status === 'applied' && r!.entry.counts!.removed).toBe(1);
-    expect([...store.dump()]).toHaveLength(0);
+    expect(dump()).toHaveLength(0);
     const [h] = store.holdingsOf('10.1234/gone');
     expect(h!.live).toBe(false);
     expect(h!.events.map((e) => [e.kind, e.time, e.oldAccess, e.newAccess])).toEqual([
@@ -120,14 +129,14 @@ describe('holdings', () => {
     store.applyFilesSync([file([{ doi: '10.1234/a', accessType: 'open' }, { doi: '10.1234/ab', accessType: 'free' }], { platform: 'acme' })]);
     expect(store.holdingsOf('10.1234/a').map((h) => h.platform)).toEqual(['acme', 'beta']);
     expect(store.holdingsOf('10.1234/ab').map((h) => h.platform)).toEqual(['acme']);
-    expect([...store.dump({ platform: 'beta' })].map((l) => l.doi)).toEqual(['10.1234/a']);
-    expect([...store.dump({ doiKey: '10.1234/a' })].map((l) => l.platform)).toEqual(['acme', 'beta']);
+    expect(dump({ platform: 'beta' }).map((l) => l.doi)).toEqual(['10.1234/a']);
+    expect(dump({ doiKey: '10.1234/a' }).map((l) => l.platform)).toEqual(['acme', 'beta']);
   });
 
   test('dump is sorted by DOI key then platform', () => {
     store.applyFilesSync([file([{ doi: '10.1234/b' }, { doi: '10.1234/a' }], { platform: 'beta' })]);
     store.applyFilesSync([file([{ doi: '10.1234/B' }, { doi: '10.1234/c' }], { platform: 'acme' })]);
-    expect([...store.dump()].map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.1234/a@beta', '10.1234/B@acme', '10.1234/b@beta', '10.1234/c@acme']);
+    expect(dump().map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.1234/a@beta', '10.1234/B@acme', '10.1234/b@beta', '10.1234/c@acme']);
   });
 
   test('live counts per platform follow adds and removals', () => {
@@ -151,7 +160,7 @@ describe('ledger', () => {
     const other = { ...file([{ doi: '10.1234/second', accessType: 'open' }]), key: f.key, hash: 'other-hash' };
     const [r] = store.applyFilesSync([other]);
     expect(r!.status).toBe('conflict');
-    expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/first']);
+    expect(dump().map((l) => l.doi)).toEqual(['10.1234/first']);
     expect([...store.failures()].map((x) => x.kind)).toEqual(['conflict']);
   });
 
@@ -174,7 +183,7 @@ describe('ledger', () => {
     expect(rs.map((r) => r.status)).toEqual(['applied', 'applied']);
     expect(store.fileEntry(a.key)!.seq).toBe(1);
     expect(store.fileEntry(b.key)!.seq).toBe(2);
-    expect([...store.dump()][0]!.accessType).toBe('open');
+    expect(dump()[0]!.accessType).toBe('open');
   });
 
   test('a failure part-way through a batch leaves nothing of it: records and ledger entries commit together', () => {
@@ -183,7 +192,7 @@ describe('ledger', () => {
     // a key LMDB refuses (over its ~2 KB key limit) makes the put throw after earlier puts of the batch
     broken.parsed.records.push({ line: 2, key: `10.1234/${'x'.repeat(3000)}`, record: { doi: `10.1234/${'x'.repeat(3000)}` } });
     expect(() => store.applyFilesSync([good, broken])).toThrow();
-    expect([...store.dump()]).toEqual([]);
+    expect(dump()).toEqual([]);
     expect(store.fileEntry(good.key)).toBeUndefined();
     expect(store.fileEntry(broken.key)).toBeUndefined();
     expect(store.applyFilesSync([good])[0]!.status).toBe('applied');
@@ -192,7 +201,7 @@ describe('ledger', () => {
   test('a quarantined file never replaces an applied entry', async () => {
     const f = file([{ doi: '10.1234/keep' }]);
     store.applyFilesSync([f]);
-    await store.quarantine({ key: f.key, size: 1, hash: 'x', lastModified: 1, code: 'GZIP_CORRUPT', message: 'm', recordedAt: '' });
+    await store.quarantineFile({ key: f.key, size: 1, hash: 'x', lastModified: 1 }, fault('GZIP_CORRUPT', 'm'), { tries: 1 });
     expect(store.fileEntry(f.key)!.outcome).toBe('applied');
   });
 });
@@ -203,12 +212,15 @@ describe('store file', () => {
     await store.close();
     expect(statSync(`${dir.path}/production/data.mdb`).size).toBeGreaterThan(0);
     store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-    expect([...store.dump()].map((l) => l.doi)).toEqual(['10.1234/persist']);
+    expect(dump().map((l) => l.doi)).toEqual(['10.1234/persist']);
   });
 
   test('opening a store of another schema version fails with a clear message', async () => {
-    await store.dbs.meta.put('schemaVersion', SCHEMA_VERSION + 1);
     await store.close();
+    // as a later program version would have written it
+    const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
+    await env.openDB({ name: 'meta', encoding: 'msgpack' }).put(META.schemaVersion, SCHEMA_VERSION + 1);
+    await env.close();
     expect(() => Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })).toThrow(/schema version 2; this program reads version 1/);
     store = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
   });
@@ -216,8 +228,8 @@ describe('store file', () => {
   test('production and staging are separate environments', async () => {
     const staging = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
     staging.applyFilesSync([file([{ doi: '10.1234/trial' }])]);
-    expect([...store.dump()]).toHaveLength(0);
-    expect([...staging.dump()].map((l) => [l.env, l.doi])).toEqual([['staging', '10.1234/trial']]);
+    expect(dump()).toHaveLength(0);
+    expect([...staging.liveHoldings()].map((h) => dumpLine(staging.env, h)).map((l) => [l.env, l.doi])).toEqual([['staging', '10.1234/trial']]);
     await staging.close();
   });
 });

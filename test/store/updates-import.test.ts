@@ -21,7 +21,7 @@ async function importUpdates(...args: Parameters<typeof importOrFault>): Promise
   if ('code' in r) throw new Error(`${r.code}: ${r.message}`);
   return r;
 }
-const scratchRows = (s: Store) => [...s.dbs.importScratch.getKeys()].length;
+const scratchRows = (s: Store) => s.importScratchRows();
 
 let dir: ReturnType<typeof tempDir>;
 let store: Store;
@@ -67,8 +67,10 @@ test('two imports of different feeds into one store at the same time keep their 
 });
 
 test('scratch rows of an import that died long ago are removed by the next import', async () => {
-  const stale = Buffer.from(`${(Date.now() - 7 * 3600_000).toString(36).padStart(10, '0')}.dead\u000010.5555/x\u0000\u0000\u0000\u0000\u0001`);
-  await store.dbs.root.transaction(() => store.dbs.importScratch.putSync(stale, { doi: '10.5555/x', update: {} }));
+  // an import started 7 hours ago that wrote a row and never committed (its process died)
+  const dead = store.beginUpdatesImport('crossref-json', 'works', Date.now() - 7 * 3600_000);
+  dead.add('10.5555/x', '10.5555/x', { updateDoi: null, source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] });
+  await dead.flush();
   expect(scratchRows(store)).toBe(1);
   await importUpdates([store], 'retraction-watch-csv', chunks(csv([row(1, '10.5555/y', '10.5555/n1')])));
   await store.flushed();

@@ -1,8 +1,8 @@
 import { ABORT } from 'lmdb';
 import { fault, type Fault } from '../fault.ts';
 import type { UpdateObject } from '../updates/schema.ts';
-import type { StoreDbs } from './environment.ts';
-import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './updates-store.ts';
+import { META, type StoreDbs } from './environment.ts';
+import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
 
 /**
  * One import of an update feed with bounded memory: rows are written as they are read into the `importScratch`
@@ -31,7 +31,7 @@ interface ScratchRow {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export class UpdatesImport {
+export class FeedImport {
   private readonly id: string;
   private readonly prefix: Uint8Array;
   private readonly range: { start: Uint8Array; end: Uint8Array };
@@ -56,10 +56,16 @@ export class UpdatesImport {
   add(doiKey: string, doi: string, update: UpdateObject): Promise<unknown> | undefined {
     this.batch.push([scratchKey(this.prefix, doiKey, this.rows++), { doi, update }]);
     if (this.batch.length < BATCH_ROWS) return undefined;
-    return this.flush();
+    return this.writeBatch();
   }
 
-  private flush(): Promise<unknown> {
+  /** Writes the queued rows and resolves once they are in the scratch space (add() writes every BATCH_ROWS rows). */
+  async flush(): Promise<void> {
+    this.writeBatch();
+    await this.inFlight;
+  }
+
+  private writeBatch(): Promise<unknown> {
     const rows = this.batch;
     this.batch = [];
     const previous = this.inFlight;
@@ -78,7 +84,6 @@ export class UpdatesImport {
    */
   async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
-    await this.inFlight;
     const { dbs, origin, mode, range } = this;
     const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
     // transactionSync: a callback returning ABORT rolls back (lmdb-js async transactions are batched and cannot);
@@ -119,7 +124,7 @@ export class UpdatesImport {
       this.removeOwnRows();
       const stored = storedBefore(report);
       if (mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK) return ABORT;
-      if (report.worksTouched > 0) dbs.meta.putSync('updatesGen', ((dbs.meta.get('updatesGen') as number | undefined) ?? 0) + 1);
+      if (report.worksTouched > 0) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
       return report;
     });
     if (result !== ABORT) return result as ReplaceReport;

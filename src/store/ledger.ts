@@ -1,0 +1,103 @@
+import type { RejectedLine } from '../deposit/index.ts';
+import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+
+/**
+ * The file ledger (docs/design.md, "The ledger: one decision per file"): what is kept per deposit file, and the
+ * one rule that decides what becomes of a file given what the ledger already holds for its key. Pure: the store
+ * calls it inside its transactions, the ingestor before it spends one.
+ */
+
+export interface FileCounts {
+  /** non-blank lines */
+  records: number;
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+  noopRemovals: number;
+  /** valid lines overridden by a later line for the same DOI in the same file */
+  superseded: number;
+  rejected: number;
+}
+
+export type FileOutcome = 'applied' | 'quarantined';
+
+/** What identifies a file: its key and its content (size and hash), with the bucket LastModified. */
+export interface FileIdentity {
+  key: string;
+  size: number;
+  /** sha256 of the raw (compressed) bytes, hex; '' when the file could not be read */
+  hash: string;
+  /** bucket LastModified (ms since epoch), the file's mtime in the mirror */
+  lastModified: number;
+}
+
+export interface FileEntry extends FileIdentity {
+  platform?: string;
+  outcome: FileOutcome;
+  /** apply sequence number within this environment (applied files only) */
+  seq?: number;
+  /** quarantined files: why (the message names the file) */
+  code?: FileFaultCode;
+  message?: string;
+  counts?: FileCounts;
+  /** at most MAX_REPORTED_LINES of them; `rejectedNotListed` counts the rest */
+  rejectedLines?: RejectedLine[];
+  rejectedNotListed?: number;
+  timings?: { readMs: number; parseMs: number; applyMs: number };
+  tries?: number;
+  /** wall clock of the daemon that wrote the entry: operational only, never part of history or dumps */
+  recordedAt: string;
+}
+
+export const MAX_REPORTED_LINES = 1000;
+
+/** A same-key-other-content deposit: never applied, kept for the operator. */
+export interface ConflictEntry {
+  key: string;
+  size: number;
+  hash: string;
+  lastModified: number;
+  appliedHash: string;
+  recordedAt: string;
+}
+
+/**
+ * What becomes of a file:
+ * - `duplicate`: this content was decided before (applied, or quarantined and not retried): nothing to do;
+ * - `conflict`: the key was applied with other content: never applied, recorded for the operator (names must
+ *   be unique);
+ * - `apply` / `quarantine`: nothing of the key is applied yet (no entry, a quarantine with other content, or
+ *   the operator's --retry): the file is applied, or quarantined when it has a file-level fault.
+ */
+export type FileDecision = 'duplicate' | 'conflict' | 'apply' | 'quarantine';
+
+export function decideFile(existing: FileEntry | undefined, incoming: { hash: string; faulty: boolean }, retry: boolean): FileDecision {
+  if (existing?.outcome === 'applied') return existing.hash === incoming.hash ? 'duplicate' : 'conflict';
+  if (existing !== undefined && existing.hash === incoming.hash && !retry) return 'duplicate';
+  return incoming.faulty ? 'quarantine' : 'apply';
+}
+
+/**
+ * The shortcut of decideFile before a file is read: the same size and LastModified as its ledger entry is taken
+ * to be the same content (a re-uploaded object gets a new LastModified), so the answer is `duplicate` without
+ * reading or hashing the file. Answers only that; false means "read the file and decide".
+ */
+export function seenBefore(existing: FileEntry | undefined, stat: { size: number; lastModified: number }, retry: boolean): boolean {
+  return !retry && existing !== undefined && existing.size === stat.size && existing.lastModified === stat.lastModified;
+}
+
+/** The one way a quarantine entry is made. The fault's message names the file (every file fault's does). */
+export function quarantineEntry(file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>, tries: number, recordedAt: string): FileEntry {
+  const entry: FileEntry = { key: file.key, size: file.size, hash: file.hash, lastModified: file.lastModified, outcome: 'quarantined', code: f.code, message: f.message, tries, recordedAt };
+  if (file.platform !== undefined) entry.platform = file.platform;
+  return entry;
+}
+
+/** What a same-key conflict means, in the words every report of it uses. */
+export function conflictFault(c: ConflictEntry): Fault<'KEY_REUSED'> {
+  return fault(
+    'KEY_REUSED',
+    `${c.key} was already applied with other content (sha256 ${c.appliedHash.slice(0, 12)}); this content (sha256 ${c.hash.slice(0, 12)}) is not applied: file names must be unique`,
+  );
+}
