@@ -1,13 +1,14 @@
 import { fault, type Fault } from '../fault.ts';
 import type { EnvName } from '../config/index.ts';
+import { UPDATE_FORMATS, type UpdateFormat } from '../updates/schema.ts';
 
-/** DESIGN section 7: one program, one command per invocation. */
+/** One program, one command per invocation (README, "Operating it"). */
 export type Command =
   | { kind: 'serve' }
   | { kind: 'dump'; platform?: string; doi?: string }
   | { kind: 'validate'; files: string[] }
   | { kind: 'ingest'; files: string[] }
-  | { kind: 'import-updates'; source: string; format?: 'retraction-watch-csv' | 'crossref-json'; allowShrink?: boolean }
+  | { kind: 'import-updates'; source: string; format?: UpdateFormat; allowShrink?: boolean }
   | { kind: 'failures' }
   | { kind: 'retry'; key: string }
   | { kind: 'help' }
@@ -75,9 +76,9 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     case '--import-updates': {
       if (rest.length !== 1) return fault('USAGE', '--import-updates needs exactly one PATH or URL');
       const format = flags.get('--format');
-      if (format !== undefined && format !== 'retraction-watch-csv' && format !== 'crossref-json')
-        return fault('USAGE', '--format must be retraction-watch-csv or crossref-json');
-      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format, ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) } };
+      if (format !== undefined && !(UPDATE_FORMATS as readonly string[]).includes(format))
+        return fault('USAGE', `--format must be ${UPDATE_FORMATS.join(' or ')}`);
+      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format: format as UpdateFormat | undefined, ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) } };
     }
     default:
       return fault('USAGE', `unknown mode ${mode}`);

@@ -1,5 +1,4 @@
-import type { UpdateFormat } from '../ingest/index.ts';
-import { importSource } from '../ingest/index.ts';
+import { importSource, type UpdateFormat } from '../updates/index.ts';
 import type { Store } from '../store/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, type Output } from './output.ts';
 

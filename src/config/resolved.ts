@@ -1,3 +1,5 @@
+import type { UpdateFormat } from '../updates/schema.ts';
+
 /** The fully-defaulted config every part is built from: absolute paths, secrets read, defaults filled in. */
 
 export type EnvName = 'production' | 'staging';
@@ -43,7 +45,7 @@ export interface IntegratorSettings {
 
 export interface UpdateUrlSettings {
   url: string;
-  format: 'retraction-watch-csv' | 'crossref-json';
+  format: UpdateFormat;
   everyMs: number;
 }
 

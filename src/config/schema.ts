@@ -1,6 +1,7 @@
 import { Type as t, type Static } from '@sinclair/typebox';
+import { UpdateFormat } from '../updates/schema.ts';
 
-/** The TOML shape of DESIGN section 8, as written by the operator (paths may be relative to the file). */
+/** The TOML shape of the config (README, "Configuration reference"), as written by the operator (paths may be relative to the file). */
 
 const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', description: 'the bucket folder of its files' });
 
@@ -57,7 +58,7 @@ export const IntegratorConfig = t.Object(
 export const UpdateUrlSource = t.Object(
   {
     url: t.String({ pattern: '^https?://' }),
-    format: t.Union([t.Literal('retraction-watch-csv'), t.Literal('crossref-json')]),
+    format: UpdateFormat,
     everyMinutes: t.Optional(t.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 import { ENV_NAMES, type Config } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
-import { UpdateSources } from './update-sources.ts';
+import { FollowedSources } from '../updates/index.ts';
 import { createApp, startServer, type EnvHandles } from '../http/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
@@ -13,7 +13,7 @@ export class Daemon {
   private readonly closers: (() => Promise<void>)[] = [];
   private closing: Promise<void> | undefined;
   url: string | undefined;
-  updateSources: UpdateSources | undefined;
+  updateSources: FollowedSources | undefined;
 
   constructor(
     readonly config: Config,
@@ -30,7 +30,7 @@ export class Daemon {
       this.closers.push(() => runner.close());
       await runner.start();
     }
-    const sources = new UpdateSources({
+    const sources = new FollowedSources({
       dropDir: this.config.updates.dropDir,
       urls: this.config.updates.urls,
       stores: [...this.envs.values()].map((r) => r.store),

@@ -1,7 +1,7 @@
-import type { UpdateObject } from '../updates/schema.ts';
+import { updateIdentity as identity, type UpdateObject } from '../updates/schema.ts';
 
 /**
- * Update information per work (DESIGN sections 4 and 5), in the `updates` sub-database keyed by DOI key.
+ * Update information per work (docs/design.md, "Update information"), in the `updates` sub-database keyed by DOI key.
  * Each stored update remembers the import feed (`origin`) it came from, so re-importing a feed replaces only
  * that feed's entries. Every change is also an event in the work's entry (time = the update's own date).
  */
@@ -44,7 +44,6 @@ export interface ReplaceReport {
 /** How a feed's import replaces earlier data: the whole feed (a database snapshot) or only the works it names. */
 export type ReplaceMode = 'snapshot' | 'works';
 
-const identity = (u: UpdateObject) => `${u.source}\u0000${u.updateDoi ?? ''}\u0000${u.updateType}`;
 
 /**
  * The work's entry after replacing `origin`'s updates with `incoming` (one per (source, updateDoi, updateType):

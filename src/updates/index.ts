@@ -1,7 +1,11 @@
-export { UpdateObject, type WorkUpdate } from './schema.ts';
+export { UpdateObject, UpdateFormat, UPDATE_FORMATS, updateIdentity, type WorkUpdate } from './schema.ts';
 export { normaliseUpdateType } from './update-type.ts';
 export { parseSourceDate, fromDateParts } from './dates.ts';
 export { csvRecords, type CsvRecord } from './csv.ts';
 export { readRetractionWatch } from './retraction-watch.ts';
 export { readCrossref, crossrefWorks } from './crossref.ts';
 export { newReport, type ImportReport } from './import-report.ts';
+export { readRows, readUpdates, type ParsedUpdates } from './read-rows.ts';
+export { importUpdates, type ImportResult } from './import-into-stores.ts';
+export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './source.ts';
+export { FollowedSources } from './followed-sources.ts';

@@ -1,6 +1,11 @@
 import { Type as t, type Static } from '@sinclair/typebox';
 
-/** Interface section 2.4 update object, with the value rules of DESIGN section 5. */
+/** The formats of update sources: the Retraction Watch database CSV, and Crossref works JSON. */
+export const UPDATE_FORMATS = ['retraction-watch-csv', 'crossref-json'] as const;
+export const UpdateFormat = t.Union(UPDATE_FORMATS.map((f) => t.Literal(f)));
+export type UpdateFormat = (typeof UPDATE_FORMATS)[number];
+
+/** The update object of the Updates API, with the values we give its fields (docs/interface.md, "Updates API"). */
 export const UpdateObject = t.Object(
   {
     updateDoi: t.Union([t.String(), t.Null()], { description: "DOI of the updating notice; null when the source has none" }),
@@ -13,6 +18,14 @@ export const UpdateObject = t.Object(
   { additionalProperties: false },
 );
 export type UpdateObject = Static<typeof UpdateObject>;
+
+/**
+ * What makes two updates of a work the same update: one per (source, notice DOI, type). A source's later row
+ * wins over an earlier one; across feeds the fuller one is served (store/work-updates.ts).
+ */
+export function updateIdentity(u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'>): string {
+  return `${u.source}\u0000${u.updateDoi ?? ''}\u0000${u.updateType}`;
+}
 
 /** One update attached to one work (the updated document), as importers produce it. */
 export interface WorkUpdate {

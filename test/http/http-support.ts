@@ -1,5 +1,5 @@
 import { createApp, type App, type HttpDeps } from '../../src/http/index.ts';
-import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/ingest/index.ts';
+import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/updates/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
 import { SAMPLE_PATH } from '../support/rw-sample.ts';

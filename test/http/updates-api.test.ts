@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { App } from '../../src/http/index.ts';
-import type { ParsedUpdates } from '../../src/ingest/index.ts';
+import type { ParsedUpdates } from '../../src/updates/index.ts';
 import { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';

@@ -1,8 +1,9 @@
 import { doiKey } from '../doi/index.ts';
 import type { Fault } from '../fault.ts';
 import type { ReplaceReport, Store } from '../store/index.ts';
-import type { ImportReport } from '../updates/index.ts';
-import { readRows, type UpdateFormat } from './update-readers.ts';
+import type { ImportReport } from './import-report.ts';
+import { readRows } from './read-rows.ts';
+import type { UpdateFormat } from './schema.ts';
 
 export interface ImportResult {
   parsed: { report: ImportReport; works: number };
@@ -52,13 +53,4 @@ export async function importUpdates(
     applied[stores[i]!.env] = result;
   }
   return { parsed: { report, works: works.size }, applied };
-}
-
-/** The format of a source from its name, else from its first non-blank byte. */
-export function detectFormat(name: string, firstBytes?: Uint8Array): UpdateFormat {
-  const lower = name.toLowerCase().replace(/[?#].*$/, '').replace(/\.gz$/, '');
-  if (lower.endsWith('.csv')) return 'retraction-watch-csv';
-  if (/\.(json|jsonl|ndjson)$/.test(lower)) return 'crossref-json';
-  const first = firstBytes?.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf);
-  return first === 0x7b || first === 0x5b ? 'crossref-json' : 'retraction-watch-csv';
 }

@@ -1,9 +1,7 @@
-import type { Store } from '../store/index.ts';
-import { detectFormat, importUpdates } from './import-updates.ts';
-import type { UpdateFormat } from './update-readers.ts';
-import type { ImportResult } from './import-updates.ts';
-import type { ReplaceReport } from '../store/index.ts';
 import { fault, FaultError, type Fault } from '../fault.ts';
+import type { ReplaceReport, Store } from '../store/index.ts';
+import { importUpdates, type ImportResult } from './import-into-stores.ts';
+import type { UpdateFormat } from './schema.ts';
 
 /** Where update information comes from: a file path or an http(s) URL. */
 export interface SourceResult {
@@ -84,4 +82,13 @@ async function peek(chunks: AsyncIterable<Uint8Array>): Promise<{ chunks: AsyncI
       for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
     })(),
   };
+}
+
+/** The format of a source from its name, else from its first non-blank byte. */
+export function detectFormat(name: string, firstBytes?: Uint8Array): UpdateFormat {
+  const lower = name.toLowerCase().replace(/[?#].*$/, '').replace(/\.gz$/, '');
+  if (lower.endsWith('.csv')) return 'retraction-watch-csv';
+  if (/\.(json|jsonl|ndjson)$/.test(lower)) return 'crossref-json';
+  const first = firstBytes?.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf);
+  return first === 0x7b || first === 0x5b ? 'crossref-json' : 'retraction-watch-csv';
 }

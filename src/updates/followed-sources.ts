@@ -4,15 +4,16 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { UpdateUrlSettings } from '../config/index.ts';
 import { scanBucketFolder, toKey } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
-import { importSource, type ConditionalState } from '../ingest/index.ts';
+import { importSource, type ConditionalState } from './source.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
+import type { UpdateFormat } from './schema.ts';
 
 /**
- * Update information sources the daemon follows (DESIGN section 5): files dropped into a folder, and URLs
- * fetched on a schedule with conditional GET. Imports run one at a time; each goes to every environment.
+ * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
+ * and URLs fetched on a schedule with conditional GET. Imports run one at a time; each goes to every environment.
  */
-export class UpdateSources {
+export class FollowedSources {
   private watcher: FSWatcher | undefined;
   private timers: ReturnType<typeof setInterval>[] = [];
   private chain: Promise<void> = Promise.resolve();
@@ -89,7 +90,7 @@ export class UpdateSources {
   }
 
   /** Imports one source; true (or the new HTTP validators) when it was read whole. */
-  private async run(source: string, opts: { format?: UpdateUrlSettings['format']; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
+  private async run(source: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
     const { stores, log } = this.opts;
     const started = performance.now();
     const result = await importSource(stores, source, opts);

@@ -1,8 +1,9 @@
 import { doiKey } from '../doi/index.ts';
 import type { WorkUpdates } from '../store/index.ts';
-import { newReport, readCrossref, readRetractionWatch, type ImportReport, type WorkUpdate } from '../updates/index.ts';
-
-export type UpdateFormat = 'retraction-watch-csv' | 'crossref-json';
+import { readCrossref } from './crossref.ts';
+import { newReport, type ImportReport } from './import-report.ts';
+import { readRetractionWatch } from './retraction-watch.ts';
+import { updateIdentity, type UpdateFormat, type WorkUpdate } from './schema.ts';
 
 export interface ParsedUpdates {
   /** DOI key -> the work's updates from this source, one per (source, updateDoi, updateType): the later row wins */
@@ -50,7 +51,7 @@ async function collect(updates: AsyncIterable<WorkUpdate>): Promise<Map<string, 
     const key = doiKey(doi);
     let w = byWork.get(key);
     if (!w) byWork.set(key, (w = { doi, byId: new Map() }));
-    w.byId.set(`${update.source}\u0000${update.updateDoi ?? ''}\u0000${update.updateType}`, update);
+    w.byId.set(updateIdentity(update), update);
   }
   return new Map([...byWork].map(([key, w]) => [key, { doi: w.doi, updates: [...w.byId.values()] }]));
 }
