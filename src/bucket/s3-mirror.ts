@@ -26,7 +26,7 @@ const MAX_BACKOFF_MS = 5 * 60_000;
 /**
  * S3 gives LastModified to the second. An object is taken only once its LastModified second had ended before
  * the listing began: then every object of that second is in the same listing, and files reach the ingestor
- * in (LastModified, key) order whether a replica sees them one by one or all at once (DESIGN section 2).
+ * in (LastModified, key) order whether a replica sees them one by one or all at once (docs/design.md, "Apply order and replica convergence").
  */
 const SAME_SECOND_GUARD_MS = 1000;
 

@@ -9,7 +9,7 @@ export const processOutput: Output = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Exit codes of DESIGN section 7. */
+/** Exit codes (README, "Operating it"): 0 ok, 1 input faults found, 2 usage or config error. */
 export const EXIT_OK = 0;
 export const EXIT_INPUT_FAULTS = 1;
 export const EXIT_USAGE = 2;

@@ -85,7 +85,7 @@ export function resolveConfig(raw: unknown, path: string, env: Record<string, st
 /**
  * One schema error as printed lines. A union (a bucket block) that fails reports only "Expected union value";
  * when exactly one variant accepts the block's `kind`, that variant's own errors are listed instead, each
- * with its path (DESIGN section 8: every fault printed with its path).
+ * with its path (docs/design.md, "CLI and configuration": every fault printed with its path).
  */
 function describeError(e: ValueError): string[] {
   if (e.type === ValueErrorType.Union) {

@@ -1,6 +1,6 @@
 import { fault, type Fault, type PathFaultCode } from '../fault.ts';
 
-/** Bucket path rules (DESIGN section 2): `<platform>/<name>.jsonl.gz`, the name containing an RFC 4122 UUID. */
+/** Bucket path rules (docs/interface.md, "Depositing holdings"): `<platform>/<name>.jsonl.gz`, the name containing an RFC 4122 UUID. */
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -28,7 +28,7 @@ export function parseDepositPath(key: string, platforms: ReadonlySet<string>): D
   return { platform, name, key };
 }
 
-/** The rules on the file name alone (interface 4.1): a UUID, and the .jsonl.gz extension. */
+/** The rules on the file name alone (docs/interface.md, "Depositing holdings"): a UUID, and the .jsonl.gz extension. */
 export function fileNameProblem(name: string): Fault<'BAD_EXTENSION' | 'NAME_WITHOUT_UUID'> | undefined {
   if (!name.endsWith('.jsonl.gz')) return fault('BAD_EXTENSION', 'the file name must end in .jsonl.gz');
   if (!UUID.test(name)) return fault('NAME_WITHOUT_UUID', 'the file name must contain a UUID (RFC 4122) so that it is unique');

@@ -4,7 +4,7 @@ import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
 import { doiKey, doiProblem, plainDoiKey } from '../doi/index.ts';
 import { fault, type Fault, type FileFaultCode, type LineFaultCode } from '../fault.ts';
 
-/** DESIGN section 3: lines, records, and the faults that reject a line or a whole file. */
+/** Lines, records, and the faults that reject a line or a whole file (docs/interface.md, "Depositing holdings"). */
 
 export const MAX_RECORDS_PER_FILE = 10_000;
 export const MAX_LINE_BYTES = 65_536;
@@ -54,7 +54,7 @@ function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault<File
   if (gz.length < 2 || gz[0] !== 0x1f || gz[1] !== 0x8b) return fault('NOT_GZIP', 'the content is not gzip-compressed (no gzip header)');
   try {
     // Synchronous: ~1.5 ms for a 10k-record file, where the thread-pool round trip of zlib.gunzip costs more.
-    // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (PERFORMANCE.md)
+    // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (docs/design.md, "Measurements that shaped the design")
     return { bytes: zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024 }) };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;

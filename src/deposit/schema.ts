@@ -1,6 +1,6 @@
 import { Type as t, type Static } from '@sinclair/typebox';
 
-/** Interface section 2.1/2.2: one schema each, no extra properties. */
+/** The deposit record and its vor item (docs/interface.md, "Depositing holdings"): one schema each, no extra properties. */
 
 export const ACCESS_TYPES = ['paid', 'open', 'free', 'permFree'] as const;
 export const CONTENT_TYPES = ['application/pdf', 'text/html', 'application/epub+zip', 'other'] as const;

@@ -25,7 +25,7 @@ export interface HttpDeps {
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
 
 /**
- * The HTTP face (DESIGN section 6). Operations routes (/healthz, /metrics, /openapi.json) carry no key: they
+ * The HTTP face (docs/design.md, "HTTP"). Operations routes (/healthz, /metrics, /openapi.json) carry no key: they
  * are for the operator's network, behind the proxy that faces integrators.
  */
 export function createApp(deps: HttpDeps) {
@@ -57,7 +57,7 @@ export function createApp(deps: HttpDeps) {
         );
     }
   }
-  // a known operations path with another method is 405, not 404 (DESIGN 6: "405 wrong method")
+  // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics'])
     app = app.all(route, ({ request }) =>
       counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use GET`, { allow: 'GET' })),

@@ -1,7 +1,7 @@
 import { Type as t, type Static } from '@sinclair/typebox';
 import { UpdateObject } from '../updates/schema.ts';
 
-/** Interface sections 2.3 and 2.4, and the error body of DESIGN section 6: one schema each. */
+/** The Updates API's request, response and error bodies (docs/interface.md, "Updates API"): one schema each. */
 
 export const MAX_DOIS_PER_REQUEST = 100;
 

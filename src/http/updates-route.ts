@@ -21,7 +21,7 @@ const NONE = encoder.encode(',"statusCode":200,"updates":[]}');
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 
 /**
- * POST /v2.1/updates and /v2.2/updates (interface 4.2, DESIGN 6). Order of checks: key (401), media type (415),
+ * POST /v2.1/updates and /v2.2/updates (docs/interface.md, "Updates API"). Order of checks: key (401), media type (415),
  * size (413), JSON and schema (400). The reply is written as bytes from the index's pre-rendered update lists:
  * most DOIs have none, and a miss is one hash-table probe.
  *

@@ -1,4 +1,4 @@
-/** Dates of update information as ISO 8601 at the precision the source gives (DESIGN section 5). */
+/** Dates of update information as ISO 8601 at the precision the source gives (docs/interface.md, "Where update information comes from"). */
 
 const RW_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?$/;
 const ISO_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;

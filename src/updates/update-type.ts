@@ -1,5 +1,5 @@
 /**
- * updateType values (DESIGN section 5): lower case, `_` for spaces, obvious variants and misspellings mapped,
+ * updateType values (docs/interface.md, "Where update information comes from"): lower case, `_` for spaces, obvious variants and misspellings mapped,
  * so Retraction Watch's "Expression of concern" and Crossref's "expression_of_concern" are one type.
  */
 const ALIASES: Record<string, string> = {

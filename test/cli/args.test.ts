@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { HELP, parseArgs, type Invocation } from '../../src/cli/args.ts';
 import type { Fault } from '../../src/fault.ts';
 
-/** DESIGN section 7: one command per invocation; usage faults are values, not exceptions. */
+/** README, "Operating it": one command per invocation; usage faults are values, not exceptions. */
 
 function ok(argv: string[]): Invocation {
   const r = parseArgs(argv);

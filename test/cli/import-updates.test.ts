@@ -5,7 +5,7 @@ import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type Te
 import { csv, FRANKEN, FRANKEN_DOI, HEADER, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
 
 /**
- * `--import-updates PATH|URL` run as the real program (DESIGN sections 5 and 7): its report and exit code, and
+ * `--import-updates PATH|URL` run as the real program (docs/design.md, "Update information"; README, "Importing update information"): its report and exit code, and
  * what the Updates API of a daemon answers afterwards (--dump shows holdings only, so the daemon is the surface
  * that shows update information).
  */

@@ -5,7 +5,7 @@ import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSe
 import { FaultError } from '../../src/fault.ts';
 import { tempDir } from '../support/fixtures.ts';
 
-/** DESIGN section 8: TOML, validated at start-up, every fault with its path, paths relative to the file's folder. */
+/** docs/design.md, "CLI and configuration": TOML, validated at start-up, every fault with its path, paths relative to the file's folder. */
 
 let dir: ReturnType<typeof tempDir>;
 beforeEach(() => {

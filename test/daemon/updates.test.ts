@@ -5,9 +5,9 @@ import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig
 import { csv, FRANKEN, FRANKEN_DOI, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
 
 /**
- * Update information reaching the running daemon (DESIGN section 5) through its public surfaces only: files
+ * Update information reaching the running daemon (docs/design.md, "Update information") through its public surfaces only: files
  * dropped into `[updates] dropDir`, `[[updates.urls]]` fetched on a schedule with conditional GET, and the
- * Updates API (interface 4.2) of the real daemon process answering over HTTP.
+ * Updates API (docs/interface.md, "Updates API") of the real daemon process answering over HTTP.
  */
 
 /** Record 70284: RetractionDOI "Unavailable" too. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { fileNameProblem, isHiddenOrTemp, parseDepositPath } from '../../src/deposit/index.ts';
 import type { Fault } from '../../src/fault.ts';
 
-/** DESIGN section 2: `<platform>/<name>.jsonl.gz`, a registered platform, a name with an RFC 4122 UUID. */
+/** docs/interface.md, "Depositing holdings": `<platform>/<name>.jsonl.gz`, a registered platform, a name with an RFC 4122 UUID. */
 
 const PLATFORMS: ReadonlySet<string> = new Set(['acme', 'beta-press']);
 const U = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';

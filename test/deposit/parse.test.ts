@@ -12,7 +12,7 @@ import {
 import type { Fault } from '../../src/fault.ts';
 import { gzLines } from '../support/fixtures.ts';
 
-/** DESIGN section 3 and interface 2.1/2.2: record schema, lines, and file-level faults. */
+/** docs/interface.md, "Depositing holdings": record schema, lines, and file-level faults. */
 
 const MAX = { maxDecompressedBytes: 64 * 1024 * 1024 };
 
@@ -58,7 +58,7 @@ function acceptOf(line: string, lineNo = 1): ParsedRecord {
 
 const lines = (ls: readonly (object | string)[], ending = '\n') => ls.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join(ending);
 
-describe('record schema (interface 2.1, 2.2)', () => {
+describe('record schema', () => {
   test('the three documented shapes are valid and kept as deposited', () => {
     const full = { doi: '10.1234/Full', accessType: 'open', vor: [{ url: 'https://p.example/full.pdf', contentType: 'application/pdf' }] };
     const accessOnly = { doi: '10.1234/only', accessType: 'paid' };
@@ -248,7 +248,7 @@ describe('record schema (interface 2.1, 2.2)', () => {
   });
 });
 
-describe('lines (DESIGN 3)', () => {
+describe('lines', () => {
   test('valid records are returned sorted by key, one per DOI, with their line numbers', () => {
     const p = text(lines([{ doi: '10.1234/c' }, { doi: '10.1234/A', accessType: 'open' }, { doi: '10.1234/b', deleted: true }]) + '\n');
     expect(p.records.map((r) => [r.key, r.line])).toEqual([

@@ -6,7 +6,7 @@ import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { BASE, documents, errorOf, importCrossref, importSample, KEY, makeApp, postDois, streamOf, type RawBody } from './http-support.ts';
 
-/** Operations routes (/openapi.json, /metrics, /healthz) and the app served on a real port (DESIGN 6). */
+/** Operations routes (/openapi.json, /metrics, /healthz) and the app served on a real port (docs/design.md, "HTTP"). */
 
 let dir: ReturnType<typeof tempDir>;
 let production: Store;

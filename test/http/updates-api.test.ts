@@ -7,7 +7,7 @@ import { tempDir, waitFor } from '../support/fixtures.ts';
 import { documents, errorOf, importCrossref, importSample, KEY_NO_UPDATES, makeApp, post, postDois, streamOf, type Doc, type RawBody } from './http-support.ts';
 
 /**
- * The Updates API (interface 2.3, 2.4, 4.2; DESIGN 6) over real LMDB stores: production holds the real
+ * The Updates API (docs/interface.md, "Updates API") over real LMDB stores: production holds the real
  * Retraction Watch sample plus a little Crossref data, staging holds other Crossref data only.
  */
 
@@ -156,7 +156,7 @@ describe('200: one document per DOI, in request order', () => {
       ]);
       // a notice without a DOI gets no doi.org link
       expect(docs[4]!.updates[0]!.urls.some((u) => u.includes('doi.org'))).toBe(false);
-      // the exact wire form: keys in interface 2.4 order, nothing else (no store-internal fields)
+      // the exact wire form: keys in the interface's order, nothing else (no store-internal fields)
       for (const d of docs) {
         expect(Object.keys(d)).toEqual(['doi', 'statusCode', 'updates']);
         for (const u of d.updates) expect(Object.keys(u)).toEqual(['updateDoi', 'source', 'updateType', 'updateDate', 'reasons', 'urls']);

@@ -48,7 +48,7 @@ function file(lines: object[], opts: { platform?: string; time?: number; key?: s
 }
 
 describe('holdings', () => {
-  test('a record creates an association with its access type and vor links, dumped in DESIGN 7 form', () => {
+  test('a record creates an association with its access type and vor links, dumped in --dump form', () => {
     const f = file([{ doi: '10.1234/AbC', accessType: 'open', vor: [{ url: 'https://p.example/pdf/10.1234/AbC', contentType: 'application/pdf' }] }], { time: Date.UTC(2026, 10, 1, 9, 30) });
     const [r] = store.applyFilesSync([f]);
     expect(r!.status).toBe('applied');
