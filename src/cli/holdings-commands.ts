@@ -55,8 +55,9 @@ export async function ingestCommand(files: string[], store: Store, config: Confi
   let faults = 0;
   for (const path of files) {
     const abs = resolve(path);
-    const outcome = await ingestOne(store, config, dirname(dirname(abs)), `${basename(dirname(abs))}/${basename(abs)}`, false);
-    io.out(JSON.stringify(describeOutcome(store.env, outcome)));
+    const key = `${basename(dirname(abs))}/${basename(abs)}`;
+    const outcome = await ingestOne(store, config, dirname(dirname(abs)), key, false);
+    io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
     if (isFault(outcome)) faults++;
   }
   return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
@@ -97,7 +98,7 @@ export async function retryCommand(key: string, store: Store, env: EnvName, conf
     return EXIT_USAGE;
   }
   const outcome = await ingestOne(store, config, bucket.path, key, true);
-  io.out(JSON.stringify(describeOutcome(env, outcome)));
+  io.out(JSON.stringify(describeOutcome(env, key, outcome)));
   return isFault(outcome) ? EXIT_INPUT_FAULTS : EXIT_OK;
 }
 
@@ -115,8 +116,9 @@ async function ingestOne(store: Store, config: Config, root: string, key: string
     settings: { ...config.ingest, maxTries: 1 },
     log: silentLogger,
     preparer: new InlinePreparer(),
+    recordUnreadable: false,
     onOutcome: (o) => {
-      if ((o.status === 'missing' ? o.key : o.status === 'conflict' ? o.conflict.key : o.entry.key) === key) outcome = o;
+      if ((o.status === 'unread' ? o.key : o.status === 'conflict' ? o.conflict.key : o.entry.key) === key) outcome = o;
     },
   });
   try {
@@ -130,22 +132,27 @@ async function ingestOne(store: Store, config: Config, root: string, key: string
 
 function isFault(o: IngestOutcome | undefined): boolean {
   if (o?.status === 'applied') return (o.entry.counts?.rejected ?? 0) > 0;
-  return o?.status !== 'duplicate';
+  return o?.status !== 'duplicate' || o.entry.outcome === 'quarantined';
 }
 
-function describeOutcome(env: EnvName, o: IngestOutcome | undefined): Record<string, unknown> {
+function describeOutcome(env: EnvName, key: string, o: IngestOutcome | undefined): Record<string, unknown> {
   switch (o?.status) {
     case 'applied':
       return { env, key: o.entry.key, outcome: 'applied', counts: o.entry.counts, rejectedLines: o.entry.rejectedLines };
     case 'duplicate':
+      // the same file again: decided before, as applied or as quarantined
+      if (o.entry.outcome === 'quarantined')
+        return { env, key: o.entry.key, outcome: 'quarantined', code: o.entry.code, message: `${o.entry.message} (already quarantined; --retry tries it again)` };
       return { env, key: o.entry.key, outcome: 'duplicate', message: 'the same file was applied before; nothing done' };
     case 'conflict':
       return { env, key: o.conflict.key, outcome: 'conflict', ...conflictFault(o.conflict) };
     case 'quarantined':
       return { env, key: o.entry.key, outcome: 'quarantined', code: o.entry.code, message: o.entry.message };
-    case 'missing':
+    case 'unread':
       return { env, key: o.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
+    case 'unreadable':
+      return { env, key: o.entry.key, outcome: 'unreadable', code: o.fault.code, message: `${o.fault.message}; the applied file of this key is kept` };
     case undefined:
-      return { env, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
+      return { env, key, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
   }
 }

@@ -2,10 +2,10 @@ import type { EnvName, IngestSettings } from '../config/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Logger } from '../log.ts';
-import { conflictFault, seenBefore, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
+import { conflictFault, seenBefore, UNREAD_HASH, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { PrepareReply } from './prepare-messages.ts';
-import { statBucketFile } from './read-bucket-file.ts';
+import { readFault, statBucketFile } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
 /**
@@ -39,10 +39,15 @@ export interface IngestorOptions {
   preparer?: FilePreparer;
   /** told of every file's final outcome (the CLI prints them; the daemon's log and stats come from the same place) */
   onOutcome?: (outcome: IngestOutcome) => void;
+  /**
+   * false: a file that cannot be read (once its tries are used up) is reported, not quarantined (the CLI: the
+   * operator sees it, and an earlier quarantine's reason is kept). The daemon quarantines it (default).
+   */
+  recordUnreadable?: boolean;
 }
 
-/** What became of a submitted file: the store's FileStatus, or gone before it could be read. */
-export type IngestOutcome = FileStatus | { status: 'missing'; key: string; fault: Fault<'FILE_MISSING'> };
+/** What became of a submitted file: the store's FileStatus, or not read and nothing written. */
+export type IngestOutcome = FileStatus | { status: 'unread'; key: string; fault: Fault<'FILE_MISSING' | 'READ_FAILED'> };
 
 /**
  * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. What becomes of a file is
@@ -75,8 +80,8 @@ export class Ingestor {
       let s: { size: number; lastModified: number };
       try {
         s = await statBucketFile(this.opts.root, key);
-      } catch {
-        this.report({ status: 'missing', key, fault: fault('FILE_MISSING', `${key}: no such file in the bucket folder`) });
+      } catch (e) {
+        this.report({ status: 'unread', key, fault: readFault(key, e) });
         continue;
       }
       const entry = this.opts.store.fileEntry(key);
@@ -184,8 +189,8 @@ export class Ingestor {
     const tries = p.tries + 1;
     const retry = p.retry ?? false;
     if (reply.kind === 'readError') {
-      if (reply.fault.code === 'FILE_MISSING') this.report({ status: 'missing', key: p.key, fault: reply.fault as Fault<'FILE_MISSING'> });
-      else return this.retryOrQuarantine(p, tries, reply.fault);
+      if (reply.fault.code !== 'FILE_MISSING') return this.retryOrQuarantine(p, tries, reply.fault);
+      this.report({ status: 'unread', key: p.key, fault: reply.fault });
       return undefined;
     }
     const faulty = reply.kind === 'fault';
@@ -212,9 +217,13 @@ export class Ingestor {
   private async retryOrQuarantine(p: Pending, tries: number, f: Fault<FileFaultCode>, file?: FileIdentity & { platform?: string }): Promise<'retry' | undefined> {
     const { settings, log, env, root } = this.opts;
     if (tries >= settings.maxTries) {
-      // a file that could not be read is quarantined by what its stat says (its content is unknown: no hash)
-      const identity = file ?? { key: p.key, hash: '', ...(await statBucketFile(root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
       const gaveUp = settings.maxTries > 1 ? fault(f.code, `${f.message} (gave up after ${tries} tries)`) : f;
+      if (!file && this.opts.recordUnreadable === false) {
+        this.report({ status: 'unread', key: p.key, fault: gaveUp as Fault<'READ_FAILED'> });
+        return undefined;
+      }
+      // a file that could not be read is quarantined by what its stat says: its content is unknown
+      const identity = file ?? { key: p.key, hash: UNREAD_HASH, ...(await statBucketFile(root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
       await this.quarantine(identity, gaveUp, tries, p.retry ?? false);
       return undefined;
     }
@@ -270,8 +279,12 @@ export class Ingestor {
       case 'duplicate':
         log.log('debug', 'file.duplicate', { env, key: o.entry.key });
         break;
-      case 'missing':
-        log.log('debug', 'file.missing', { env, key: o.key });
+      case 'unreadable':
+        log.log('error', 'file.unreadable', { env, key: o.entry.key, code: o.fault.code, message: `${o.fault.message}; the applied file of this key is kept` });
+        break;
+      case 'unread':
+        if (o.fault.code === 'FILE_MISSING') log.log('debug', 'file.missing', { env, key: o.key });
+        else log.log('error', 'file.unreadable', { env, key: o.key, code: o.fault.code, message: o.fault.message });
         break;
     }
     this.opts.onOutcome?.(o);

@@ -1,23 +1,21 @@
-import { parseDepositFile, parseDepositPath } from '../deposit/index.ts';
+import { parseDepositFile, parseDepositPath, type DepositPath } from '../deposit/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 // the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
 import { encodeRecords } from '../store/encoded-records.ts';
 import type { PreparedFile } from '../store/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
-import { readBucketFile, type BucketFile } from './read-bucket-file.ts';
+import { hashBucketFile, readBucketFile, readFault, type BucketFile } from './read-bucket-file.ts';
 
 /**
- * Path rules, then gunzip + parse: a file ready for the store, or the fault that stops the whole file. Every
- * fault's message names the file (the ledger keeps it as it is).
+ * Gunzip + parse of a file whose path passed the rules: a file ready for the store, or the fault that stops the
+ * whole file. Every fault's message names the file (the ledger keeps it as it is).
  */
-export async function prepareFile(
+async function prepareFile(
   file: BucketFile,
-  platforms: ReadonlySet<string>,
+  path: DepositPath,
   maxDecompressedBytes: number,
   tries: number,
-): Promise<PreparedFile | { fault: Fault<FileFaultCode>; platform?: string }> {
-  const path = parseDepositPath(file.key, platforms);
-  if ('code' in path) return { fault: path };
+): Promise<PreparedFile | { fault: Fault<FileFaultCode>; platform: string }> {
   const t0 = performance.now();
   const parsed = await parseDepositFile(file.bytes, { maxDecompressedBytes });
   const parseMs = round(performance.now() - t0);
@@ -35,26 +33,27 @@ export async function prepareFile(
 }
 
 /**
- * Read + hash + path check + parse + encode of one bucket file, as the reply the Ingestor expects: the prepare
- * worker and its inline fallback both run this.
+ * Path check, then read + hash + parse + encode of one bucket file, as the reply the Ingestor expects: the
+ * prepare worker and its inline fallback both run this. A file refused for its path is hashed as a stream, not
+ * read whole, so the ledger knows its content whatever its size.
  */
 export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareReply> {
   const { id, root, key } = input;
   try {
+    const path = parseDepositPath(key, new Set(input.platforms));
+    if ('code' in path) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: path };
     const t0 = performance.now();
     const file = await readBucketFile(root, key);
     const readMs = round(performance.now() - t0);
     const identity = { key, size: file.size, hash: file.hash, lastModified: file.lastModified };
-    const prepared = await prepareFile(file, new Set(input.platforms), input.maxDecompressedBytes, input.tries);
+    const prepared = await prepareFile(file, path, input.maxDecompressedBytes, input.tries);
     if ('fault' in prepared) return { id, kind: 'fault', file: identity, fault: prepared.fault, platform: prepared.platform };
     prepared.encoded = encodeRecords(prepared.parsed.records, prepared.platform);
     prepared.timings.readMs = readMs;
     return { id, kind: 'prepared', file: identity, prepared };
   } catch (e) {
     // a read that failed; anything else thrown here would be a bug, and is retried and reported the same way
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'ENOENT') return { id, kind: 'readError', fault: fault('FILE_MISSING', `${key}: the file is no longer there`) };
-    return { id, kind: 'readError', fault: fault('READ_FAILED', `${key}: cannot read: ${err.message}`) };
+    return { id, kind: 'readError', fault: readFault(key, e) };
   }
 }
 

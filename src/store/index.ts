@@ -1,6 +1,6 @@
 export { Store, type PreparedFile, type FileStatus, type HoldingView, type LiveHolding, type SpaceUsage } from './store.ts';
 export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
-export { MAX_REPORTED_LINES, decideFile, seenBefore, conflictFault } from './ledger.ts';
+export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';
 export { SCHEMA_VERSION } from './environment.ts';
 export { encodeRecords, type EncodedRecords } from './encoded-records.ts';

@@ -26,7 +26,7 @@ export type FileOutcome = 'applied' | 'quarantined';
 export interface FileIdentity {
   key: string;
   size: number;
-  /** sha256 of the raw (compressed) bytes, hex; '' when the file could not be read */
+  /** sha256 of the raw (compressed) bytes, hex; UNREAD_HASH when the file could not be read */
   hash: string;
   /** bucket LastModified (ms since epoch), the file's mtime in the mirror */
   lastModified: number;
@@ -62,17 +62,31 @@ export interface ConflictEntry {
   recordedAt: string;
 }
 
+/** The hash of a file that could not be read: its content is unknown, so it matches nothing and conflicts with nothing. */
+export const UNREAD_HASH = '';
+
 /**
  * What becomes of a file:
  * - `duplicate`: this content was decided before (applied, or quarantined and not retried): nothing to do;
  * - `conflict`: the key was applied with other content: never applied, recorded for the operator (names must
  *   be unique);
  * - `apply` / `quarantine`: nothing of the key is applied yet (no entry, a quarantine with other content, or
- *   the operator's --retry): the file is applied, or quarantined when it has a file-level fault.
+ *   the operator's --retry): the file is applied, or quarantined when it has a file-level fault (a file that
+ *   cannot be read is one: its quarantine is written afresh each time);
+ * - `unreadable`: the file cannot be read but its key was applied: the applied entry stays as it is.
  */
-export type FileDecision = 'duplicate' | 'conflict' | 'apply' | 'quarantine';
+export type FileDecision = 'duplicate' | 'conflict' | 'apply' | 'quarantine' | 'unreadable';
 
-export function decideFile(existing: FileEntry | undefined, incoming: { hash: string; faulty: boolean }, retry: boolean): FileDecision {
+export function decideFile(
+  existing: FileEntry | undefined,
+  incoming: Pick<FileIdentity, 'hash' | 'size' | 'lastModified'> & { faulty: boolean },
+  retry: boolean,
+): FileDecision {
+  if (incoming.hash === UNREAD_HASH) {
+    if (existing?.outcome === 'applied') return 'unreadable';
+    // content unknown: only the same unread file (same size and LastModified) is the one decided before
+    return !retry && existing?.hash === UNREAD_HASH && sameStat(existing, incoming) ? 'duplicate' : 'quarantine';
+  }
   if (existing?.outcome === 'applied') return existing.hash === incoming.hash ? 'duplicate' : 'conflict';
   if (existing !== undefined && existing.hash === incoming.hash && !retry) return 'duplicate';
   return incoming.faulty ? 'quarantine' : 'apply';
@@ -84,7 +98,11 @@ export function decideFile(existing: FileEntry | undefined, incoming: { hash: st
  * reading or hashing the file. Answers only that; false means "read the file and decide".
  */
 export function seenBefore(existing: FileEntry | undefined, stat: { size: number; lastModified: number }, retry: boolean): boolean {
-  return !retry && existing !== undefined && existing.size === stat.size && existing.lastModified === stat.lastModified;
+  return !retry && existing !== undefined && sameStat(existing, stat);
+}
+
+function sameStat(a: { size: number; lastModified: number }, b: { size: number; lastModified: number }): boolean {
+  return a.size === b.size && a.lastModified === b.lastModified;
 }
 
 /** The one way a quarantine entry is made. The fault's message names the file (every file fault's does). */

@@ -42,7 +42,9 @@ export type FileStatus =
   /** this content was decided before: nothing done */
   | { status: 'duplicate'; entry: FileEntry }
   /** same key, other content: recorded as a conflict, nothing applied */
-  | { status: 'conflict'; conflict: ConflictEntry; entry: FileEntry };
+  | { status: 'conflict'; conflict: ConflictEntry; entry: FileEntry }
+  /** could not be read, and its key was applied: the applied entry is kept as it is */
+  | { status: 'unreadable'; entry: FileEntry; fault: Fault<FileFaultCode> };
 
 export interface HoldingView extends DecodedHolding {
   platform: string;
@@ -87,8 +89,8 @@ export class Store {
   // --- the ledger ---
 
   /** What decideFile says of a file given the ledger as it is now (a read, no transaction): the ingestor's early check. */
-  decide(file: Pick<FileIdentity, 'key' | 'hash'>, faulty: boolean, retry: boolean): FileDecision {
-    return decideFile(this.dbs.files.get(file.key), { hash: file.hash, faulty }, retry);
+  decide(file: FileIdentity, faulty: boolean, retry: boolean): FileDecision {
+    return decideFile(this.dbs.files.get(file.key), { ...file, faulty }, retry);
   }
 
   /**
@@ -117,9 +119,10 @@ export class Store {
     const now = opts.now ?? (() => new Date());
     return this.dbs.root.transaction(() => {
       const existing = this.dbs.files.get(file.key);
-      const decision = decideFile(existing, { hash: file.hash, faulty: true }, opts.retry ?? false);
+      const decision = decideFile(existing, { ...file, faulty: true }, opts.retry ?? false);
       if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
       if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(file, existing!, now), entry: existing! };
+      if (decision === 'unreadable') return { status: 'unreadable', entry: existing!, fault: f };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
       this.dbs.files.putSync(file.key, entry);
       return { status: 'quarantined', entry };
@@ -129,9 +132,10 @@ export class Store {
   private applyOne(f: PreparedFile, now: () => Date): FileStatus {
     const { files, fileSeqs, holdings, meta } = this.dbs;
     const existing = files.get(f.key);
-    const decision = decideFile(existing, { hash: f.hash, faulty: false }, f.retry ?? false);
+    const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
     if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
     if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(f, existing!, now), entry: existing! };
+    if (decision !== 'apply') throw new Error(`${f.key}: a prepared file decided as ${decision}`); // a read file is never unread or faulty
     const seq: number = (meta.get(META.nextSeq) as number | undefined) ?? 1;
     meta.putSync(META.nextSeq, seq + 1);
     fileSeqs.putSync(seq, f.key);

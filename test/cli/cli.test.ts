@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump, gzLines, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
@@ -131,6 +131,34 @@ describe('usage and config', () => {
 });
 
 describe('--ingest runs the daemon\'s rules', () => {
+  test('a quarantined file given again is still reported as quarantined, exit 1 each time', async () => {
+    const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: Buffer.from('plain text') });
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.lines[0]!)).toMatchObject({ key, outcome: 'quarantined', code: 'NOT_GZIP' });
+    }
+  });
+
+  test('a file that cannot be read is reported, and neither an applied nor a quarantined entry is touched', async () => {
+    const applied = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/a1' }]);
+    const bad = writeDeposit(cfg.bucket, 'acme', [], { bytes: Buffer.from('plain text') });
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, applied), join(cfg.bucket, bad)]);
+    for (const key of [applied, bad]) {
+      rmSync(join(cfg.bucket, key));
+      mkdirSync(join(cfg.bucket, key)); // stat works, reading fails
+    }
+    const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, applied)]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({ key: applied, outcome: 'unreadable', code: 'READ_FAILED' });
+    const retry = await runCli(['--retry', '--config', cfg.path, bad]);
+    expect(retry.code).toBe(1);
+    expect(JSON.parse(retry.lines[0]!)).toMatchObject({ key: bad, outcome: 'unreadable', code: 'READ_FAILED' });
+    const failures = (await runCli(['--failures', '--config', cfg.path])).lines.map((l) => JSON.parse(l));
+    expect(failures.map((f) => [f.kind, f.key, f.code])).toEqual([['quarantined', bad, 'NOT_GZIP']]);
+    expect((await dump(cfg.path)).map((l) => l.doi)).toEqual(['10.5555/a1']);
+  });
+
   test('a file in an unregistered platform folder is quarantined with a message that names it once', async () => {
     const key = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/g' }]);
     const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
@@ -143,9 +171,9 @@ describe('--ingest runs the daemon\'s rules', () => {
     const hidden = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h' }], { name: '.00000000-0000-4000-8000-0000000000ef.jsonl.gz' }));
     const r = await runCli(['--ingest', '--config', cfg.path, missing, hidden]);
     expect(r.code).toBe(1);
-    expect(r.lines.map((l) => [JSON.parse(l).outcome, JSON.parse(l).code])).toEqual([
-      ['unreadable', 'FILE_MISSING'],
-      ['ignored', undefined],
+    expect(r.lines.map((l) => [JSON.parse(l).key, JSON.parse(l).outcome, JSON.parse(l).code])).toEqual([
+      ['acme/00000000-0000-4000-8000-0000000000ee.jsonl.gz', 'unreadable', 'FILE_MISSING'],
+      ['acme/.00000000-0000-4000-8000-0000000000ef.jsonl.gz', 'ignored', undefined],
     ]);
     expect(await dump(cfg.path)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
@@ -174,8 +174,41 @@ test('every outcome reaches onOutcome once: applied, duplicate (by stat and by c
     utimesSync(join(bucket, good), 3000, 3000); // touched, same content: read, then a duplicate
     await seen.submit([good]);
     await seen.idle();
-    expect(outcomes).toEqual(['applied', 'missing', 'quarantined', 'duplicate', 'duplicate']);
+    expect(outcomes).toEqual(['applied', 'quarantined', 'unread', 'duplicate', 'duplicate']);
   } finally {
     await seen.close();
   }
+});
+
+/** Puts a directory where the file was: stat works, reading fails (EISDIR), with the given LastModified. */
+function makeUnreadable(key: string, mtime: number): void {
+  rmSync(join(bucket, key), { recursive: true });
+  mkdirSync(join(bucket, key));
+  utimesSync(join(bucket, key), mtime, mtime);
+}
+
+test('an applied file that can no longer be read is reported and its applied entry kept: no conflict, no quarantine', async () => {
+  const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/kept', accessType: 'open' }], { mtime: 1000 });
+  await ingest([key]);
+  const applied = store.fileEntry(key)!;
+  makeUnreadable(key, 2000);
+  await ingest([key]);
+  expect(store.fileEntry(key)).toEqual(applied);
+  expect([...store.failures()]).toEqual([]);
+  expect(ingestor.stats.conflicts + ingestor.stats.quarantined).toBe(0);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/kept']);
+});
+
+test('a file that stays unreadable is quarantined afresh each time it changes, then skipped until it changes again', async () => {
+  const key = writeDeposit(bucket, 'acme', [{ doi: '10.1234/u' }], { mtime: 1000 });
+  makeUnreadable(key, 1000);
+  await ingest([key]);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'READ_FAILED', hash: '', lastModified: 1_000_000 });
+  makeUnreadable(key, 2000);
+  await ingest([key]);
+  expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'READ_FAILED', lastModified: 2_000_000 });
+  const retries = ingestor.stats.retries;
+  await ingest([key]); // same stat as its entry: not read again
+  expect(ingestor.stats.retries).toBe(retries);
+  expect(ingestor.stats.quarantined).toBe(2);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { fault } from '../../src/fault.ts';
-import { conflictFault, decideFile, seenBefore, type FileDecision, type FileEntry } from '../../src/store/index.ts';
+import { conflictFault, decideFile, seenBefore, UNREAD_HASH, type FileDecision, type FileEntry } from '../../src/store/index.ts';
 import { quarantineEntry } from '../../src/store/ledger.ts';
 
 /** The one rule for a deposit file (src/store/ledger.ts): what the ledger holds for its key decides what becomes of it. */
@@ -12,7 +12,8 @@ const applied: FileEntry = { ...base, hash: H, outcome: 'applied', seq: 1 };
 const quarantined: FileEntry = { ...base, hash: H, outcome: 'quarantined', code: 'NOT_GZIP', message: 'm' };
 const unread: FileEntry = { ...base, hash: '', outcome: 'quarantined', code: 'READ_FAILED', message: 'm' };
 
-const decide = (existing: FileEntry | undefined, hash: string, faulty: boolean, retry: boolean): FileDecision => decideFile(existing, { hash, faulty }, retry);
+const decide = (existing: FileEntry | undefined, hash: string, faulty: boolean, retry: boolean, stat = { size: base.size, lastModified: base.lastModified + 1000 }): FileDecision =>
+  decideFile(existing, { hash, ...stat, faulty }, retry);
 const everyWay = [false, true].flatMap((faulty) => [false, true].map((retry) => ({ faulty, retry })));
 
 describe('decideFile', () => {
@@ -30,7 +31,6 @@ describe('decideFile', () => {
   test('an applied key seen with other content is a conflict, whatever that content and --retry', () => {
     for (const { faulty, retry } of everyWay) {
       expect(decide(applied, OTHER, faulty, retry)).toBe('conflict');
-      expect(decide(applied, '', faulty, retry)).toBe('conflict');
     }
   });
 
@@ -39,8 +39,19 @@ describe('decideFile', () => {
     expect(decide(quarantined, H, false, false)).toBe('duplicate');
     expect(decide(quarantined, H, false, true)).toBe('apply');
     expect(decide(quarantined, H, true, true)).toBe('quarantine');
-    // a file that could not be read stays quarantined while it still cannot be
-    expect(decide(unread, '', true, false)).toBe('duplicate');
+  });
+
+  test('a file that could not be read matches nothing and conflicts with nothing', () => {
+    for (const retry of [false, true]) {
+      expect(decide(applied, UNREAD_HASH, true, retry)).toBe('unreadable'); // the applied entry is kept
+      expect(decide(undefined, UNREAD_HASH, true, retry)).toBe('quarantine');
+      expect(decide(quarantined, UNREAD_HASH, true, retry)).toBe('quarantine'); // written afresh
+      expect(decide(unread, UNREAD_HASH, true, retry)).toBe('quarantine'); // another stat: another file
+    }
+    // the same unread file (same size and LastModified) was decided before, unless the operator retries it
+    const same = { size: base.size, lastModified: base.lastModified };
+    expect(decide(unread, UNREAD_HASH, true, false, same)).toBe('duplicate');
+    expect(decide(unread, UNREAD_HASH, true, true, same)).toBe('quarantine');
   });
 
   test('a quarantined key seen with other content is attempted again: nothing of the key was applied', () => {
@@ -65,10 +76,12 @@ describe('seenBefore: the shortcut before a file is read', () => {
         for (const { faulty, retry } of everyWay) {
           if (!seenBefore(existing, stat, retry)) continue;
           answered++;
-          // same size and LastModified is taken as the same content: the entry's own hash
-          expect(decide(existing, existing!.hash, faulty, retry)).toBe('duplicate');
+          // same size and LastModified is taken as the same content: the entry's own hash (unknown, for an unread one)
+          expect(decide(existing, existing!.hash, faulty, retry, stat)).toBe('duplicate');
         }
     expect(answered).toBe(3 * 2); // each entry, unchanged stat, faulty or not, never with --retry
+    // and held the other way: a read file whose stat matches its entry's is decided as a duplicate
+    for (const existing of [applied, quarantined, unread]) expect(decide(existing, existing.hash, true, false, { size: base.size, lastModified: base.lastModified })).toBe('duplicate');
   });
 
   test('a new size or LastModified, or --retry, always reads the file', () => {
