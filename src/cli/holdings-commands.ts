@@ -151,7 +151,7 @@ function describeOutcome(env: EnvName, key: string, o: IngestOutcome | undefined
     case 'unread':
       return { env, key: o.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
     case 'unreadable':
-      return { env, key: o.entry.key, outcome: 'unreadable', code: o.fault.code, message: `${o.fault.message}; the applied file of this key is kept` };
+      return { env, key: o.entry.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
     case undefined:
       return { env, key, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
   }

@@ -10,10 +10,10 @@ import { IngestStats } from './stats.ts';
 
 /**
  * A cold replica applies several queued files per transaction (docs/design.md, "Apply order and replica
- * convergence"). Two, measured: larger batches
- * catch up no faster (the parse worker sets the pace) but free more pages per commit, and LMDB rewrites its whole
- * free list at every later commit. After the 120-file catch-up, batches of 8 left a 442 MB file whose free list
- * made each later single-file commit ~90 ms slower; batches of 2 left 315 MB (bench/ingest.ts, scenario d).
+ * convergence"). Two, measured: larger batches catch up no faster (the parse worker sets the pace) but free more
+ * pages per commit, and LMDB rewrites its whole free list at every later commit. After the 120-file catch-up,
+ * batches of 8 left a 442 MB file whose free list made each later single-file commit ~90 ms slower; batches of 2
+ * left 315 MB (bench/ingest.ts, scenario d).
  */
 const MAX_BATCH_FILES = 2;
 
@@ -123,7 +123,7 @@ export class Ingestor {
 
   private schedule(): void {
     if (this.timer) clearTimeout(this.timer);
-    const next = Math.min(...[...this.pending.values()].map((p) => this.dueAt(p)));
+    const next = Math.min(...[...this.pending.values()].map((p) => p.due));
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.kick();
@@ -136,15 +136,10 @@ export class Ingestor {
     for (const f of w) f();
   }
 
-  /** When a pending file may be applied: after its retry backoff. */
-  private dueAt(p: Pending): number {
-    return p.due;
-  }
-
   /** The next due files in apply order. */
   private nextDue(): Pending[] {
     const t = this.now();
-    return [...this.pending.values()].filter((p) => this.dueAt(p) <= t).sort(applyOrder);
+    return [...this.pending.values()].filter((p) => p.due <= t).sort(applyOrder);
   }
 
   private async drain(): Promise<void> {
@@ -153,7 +148,7 @@ export class Ingestor {
       if (this.closed) break;
       const due = this.nextDue();
       // An earlier file still waiting for a retry holds back later ones, to keep the apply order.
-      const waiting = [...this.pending.values()].filter((p) => this.dueAt(p) > this.now()).sort(applyOrder)[0];
+      const waiting = [...this.pending.values()].filter((p) => p.due > this.now()).sort(applyOrder)[0];
       const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
       if (ready.length === 0) break;
       // The batch's files go to the prepare worker at once; it parses them while this thread runs the previous
@@ -280,7 +275,7 @@ export class Ingestor {
         log.log('debug', 'file.duplicate', { env, key: o.entry.key });
         break;
       case 'unreadable':
-        log.log('error', 'file.unreadable', { env, key: o.entry.key, code: o.fault.code, message: `${o.fault.message}; the applied file of this key is kept` });
+        log.log('error', 'file.unreadable', { env, key: o.entry.key, ...o.fault });
         break;
       case 'unread':
         if (o.fault.code === 'FILE_MISSING') log.log('debug', 'file.missing', { env, key: o.key });

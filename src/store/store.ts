@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import type { ParsedDeposit } from '../deposit/index.ts';
-import type { Fault, FileFaultCode } from '../fault.ts';
+import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
@@ -122,7 +122,7 @@ export class Store {
       const decision = decideFile(existing, { ...file, faulty: true }, opts.retry ?? false);
       if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
       if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(file, existing!, now), entry: existing! };
-      if (decision === 'unreadable') return { status: 'unreadable', entry: existing!, fault: f };
+      if (decision === 'unreadable') return { status: 'unreadable', entry: existing!, fault: fault(f.code, `${f.message}; the applied file of this key is kept`) };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
       this.dbs.files.putSync(file.key, entry);
       return { status: 'quarantined', entry };
