@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
-import { DEFAULT_INGEST, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
+import { DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
@@ -62,15 +62,23 @@ export function resolveConfig(raw: unknown, path: string, env: Record<string, st
     platforms: file.platforms.map((p) => ({
       name: p.name,
       entitlementUrl: p.entitlementUrl,
-      entitlementHeader: p.entitlementHeader ?? 'authorization',
       entitlementSecret: p.entitlementSecretEnv ? env[p.entitlementSecretEnv] : undefined,
-      entitlementTimeoutMs: p.entitlementTimeoutMs ?? 2000,
-      entitlementConcurrency: p.entitlementConcurrency ?? 64,
+      entitlementTimeoutMs: p.entitlementTimeoutMs ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementTimeoutMs,
+      entitlementConcurrency: p.entitlementConcurrency ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementConcurrency,
+      entitlementBatch: p.entitlementBatch ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementBatch,
+      entitlementCacheSeconds: p.entitlementCacheSeconds ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementCacheSeconds,
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const apiKey = i.apiKey ?? env[i.apiKeyEnv!];
-      return apiKey === undefined ? [] : [{ name: i.name, apiKey, updates: i.updates ?? false }];
+      return apiKey === undefined ? [] : [{ name: i.name, apiKey, updates: i.updates ?? false, cache: i.cache ?? true }];
     }),
+    entitlements: {
+      name: file.entitlements?.name ?? DEFAULT_ENTITLEMENTS.name,
+      cacheMaxEntries: file.entitlements?.cacheMaxEntries ?? DEFAULT_ENTITLEMENTS.cacheMaxEntries,
+      breakerFailures: file.entitlements?.breakerFailures ?? DEFAULT_ENTITLEMENTS.breakerFailures,
+      breakerCooldownMs:
+        file.entitlements?.breakerCooldownSeconds !== undefined ? Math.round(file.entitlements.breakerCooldownSeconds * 1000) : DEFAULT_ENTITLEMENTS.breakerCooldownMs,
+    },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
       urls: (file.updates?.urls ?? []).map((u) => ({
@@ -103,8 +111,13 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
   file.platforms.forEach((p, i) => {
     if (seen.has(p.name)) out.push(`  /platforms/${i}/name: platform "${p.name}" is registered twice`);
     seen.add(p.name);
-    if (requireSecrets && p.entitlementSecretEnv && env[p.entitlementSecretEnv] === undefined)
-      out.push(`  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set`);
+    // GetFTR's publisher integration signs every call with a JWT: a platform endpoint without a secret is a mistake
+    if (p.entitlementUrl !== undefined && p.entitlementSecretEnv === undefined)
+      out.push(`  /platforms/${i}/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret's environment variable)`);
+    if (p.entitlementUrl === undefined && p.entitlementSecretEnv !== undefined)
+      out.push(`  /platforms/${i}/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call`);
+    if (requireSecrets && p.entitlementSecretEnv && (env[p.entitlementSecretEnv] ?? '') === '')
+      out.push(`  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`);
   });
   const names = new Set<string>();
   const keys = new Set<string>();

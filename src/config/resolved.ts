@@ -30,18 +30,49 @@ export type BucketSettings = LocalBucketSettings | S3BucketSettings;
 
 export interface PlatformSettings {
   name: string;
+  /** with entitlementSecret: the platform's Entitlement API; absent: paid DOIs answer "publisher_not_supported" */
   entitlementUrl?: string;
-  entitlementHeader: string;
   entitlementSecret?: string;
   entitlementTimeoutMs: number;
+  /** calls in flight to this platform at most; more wait (within their time-out) */
   entitlementConcurrency: number;
+  /** DOIs per call at most */
+  entitlementBatch: number;
+  /** how long a platform's answer is served from the cache; 0: not cached */
+  entitlementCacheSeconds: number;
 }
 
 export interface IntegratorSettings {
   name: string;
   apiKey: string;
+  /** the `updates` feature on Entitlement Objects */
   updates: boolean;
+  /** false: never served from the entitlement answer cache */
+  cache: boolean;
 }
+
+export interface EntitlementSettings {
+  /** the JWT `iss` claim, and the product in the user-agent of calls to platforms */
+  name: string;
+  cacheMaxEntries: number;
+  /** consecutive failed calls that open a platform's circuit breaker */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+}
+
+export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
+  name: 'doi-holdings',
+  cacheMaxEntries: 100_000,
+  breakerFailures: 5,
+  breakerCooldownMs: 30_000,
+};
+
+export const DEFAULT_PLATFORM_ENTITLEMENT = {
+  entitlementTimeoutMs: 1000,
+  entitlementConcurrency: 32,
+  entitlementBatch: 20,
+  entitlementCacheSeconds: 0,
+};
 
 export interface UpdateUrlSettings {
   url: string;
@@ -66,6 +97,7 @@ export interface Config {
   buckets: Partial<Record<EnvName, BucketSettings>> & { production: BucketSettings };
   platforms: PlatformSettings[];
   integrators: IntegratorSettings[];
+  entitlements: EntitlementSettings;
   updates: { dropDir?: string; urls: UpdateUrlSettings[] };
 }
 

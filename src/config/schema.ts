@@ -36,11 +36,14 @@ export type BucketConfig = Static<typeof BucketConfig>;
 export const PlatformConfig = t.Object(
   {
     name: PlatformName,
+    /** the platform's own Entitlement API, called for paid DOIs (docs/interface.md, "Entitlement API") */
     entitlementUrl: t.Optional(t.String({ pattern: '^https?://' })),
-    entitlementHeader: t.Optional(t.String({ minLength: 1 })),
+    /** the environment variable holding the JWT shared secret (required with entitlementUrl) */
     entitlementSecretEnv: t.Optional(t.String({ minLength: 1 })),
     entitlementTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 60000 })),
     entitlementConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 1024 })),
+    entitlementBatch: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
+    entitlementCacheSeconds: t.Optional(t.Number({ minimum: 0, maximum: 7 * 86400 })),
   },
   { additionalProperties: false },
 );
@@ -51,6 +54,8 @@ export const IntegratorConfig = t.Object(
     apiKey: t.Optional(t.String({ minLength: 8 })),
     apiKeyEnv: t.Optional(t.String({ minLength: 1 })),
     updates: t.Optional(t.Boolean()),
+    /** false: every entitlement answer is asked live, never from the answer cache (e.g. COUNTER reporting) */
+    cache: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -104,6 +109,18 @@ export const ConfigFile = t.Object(
     ),
     platforms: t.Array(PlatformConfig, { minItems: 1 }),
     integrators: t.Optional(t.Array(IntegratorConfig)),
+    entitlements: t.Optional(
+      t.Object(
+        {
+          /** the JWT `iss` claim and the user-agent's product name in calls to platforms */
+          name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$' })),
+          cacheMaxEntries: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
+          breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+          breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     updates: t.Optional(
       t.Object(
         {

@@ -187,32 +187,8 @@ function accessCodeOfValue(value: Uint8Array, layout: ValueLayout): number {
 
 export function decodeHolding(key: string, value: Uint8Array): DecodedHolding {
   const layout = layoutOf(value);
-  const r = new ByteReader(value, layout.stateStart);
-  let state: HoldingState | undefined;
-  if (layout.live) {
-    const accessType = ACCESS_CODES[r.u8()];
-    const doiLen = r.varint();
-    let doi = key;
-    if (doiLen > 0) {
-      doi = textDecoder.decode(value.subarray(r.pos, r.pos + doiLen));
-      r.pos += doiLen;
-    }
-    const n = r.varint();
-    let vor: VorItem[] | undefined;
-    if (n > 0) {
-      vor = [];
-      for (let i = 0; i < n; i++) {
-        const tag = r.u8();
-        const url = tag & 0x80 ? r.str() + doi + r.str() : r.str();
-        const contentType = CONTENT_CODES[tag & 0x7f];
-        vor.push(contentType ? { url, contentType } : { url });
-      }
-    }
-    state = { doi };
-    if (accessType) state.accessType = accessType;
-    if (vor) state.vor = vor;
-  }
-  r.pos = layout.stateEnd;
+  const state = layout.live ? decodeState(key, value, layout.stateStart) : undefined;
+  const r = new ByteReader(value, layout.stateEnd);
   const updated = r.u48();
   const events: HoldingEvent[] = [];
   while (r.pos < value.length) {
@@ -229,3 +205,29 @@ export function decodeHolding(key: string, value: Uint8Array): DecodedHolding {
   return { live: layout.live, state, updated, events };
 }
 
+/** The state written by writeState, read from `start` on (in a stored value or an encoded record). */
+export function decodeState(key: string, bytes: Uint8Array, start: number): HoldingState {
+  const r = new ByteReader(bytes, start);
+  const accessType = ACCESS_CODES[r.u8()];
+  const doiLen = r.varint();
+  let doi = key;
+  if (doiLen > 0) {
+    doi = textDecoder.decode(bytes.subarray(r.pos, r.pos + doiLen));
+    r.pos += doiLen;
+  }
+  const n = r.varint();
+  let vor: VorItem[] | undefined;
+  if (n > 0) {
+    vor = [];
+    for (let i = 0; i < n; i++) {
+      const tag = r.u8();
+      const url = tag & 0x80 ? r.str() + doi + r.str() : r.str();
+      const contentType = CONTENT_CODES[tag & 0x7f];
+      vor.push(contentType ? { url, contentType } : { url });
+    }
+  }
+  const state: HoldingState = { doi };
+  if (accessType) state.accessType = accessType;
+  if (vor) state.vor = vor;
+  return state;
+}

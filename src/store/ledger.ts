@@ -1,4 +1,4 @@
-import type { RejectedLine } from '../deposit/index.ts';
+import type { ParsedDeposit, RejectedLine } from '../deposit/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 
 /**
@@ -110,6 +110,37 @@ export function quarantineEntry(file: FileIdentity & { platform?: string }, f: F
   const entry: FileEntry = { key: file.key, size: file.size, hash: file.hash, lastModified: file.lastModified, outcome: 'quarantined', code: f.code, message: f.message, tries, recordedAt };
   if (file.platform !== undefined) entry.platform = file.platform;
   return entry;
+}
+
+/** The counts of a file about to be applied: what parsing found, the store's outcomes still zero. */
+export function emptyCounts(parsed: ParsedDeposit): FileCounts {
+  return { records: parsed.recordLines, added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, superseded: parsed.superseded, rejected: parsed.rejected.length };
+}
+
+/** The entry of an applied file, its report with at most MAX_REPORTED_LINES rejected lines listed. */
+export function appliedEntry(
+  f: FileIdentity & { platform: string; parsed: ParsedDeposit; timings: { readMs: number; parseMs: number }; tries: number },
+  seq: number,
+  counts: FileCounts,
+  applyMs: number,
+  recordedAt: string,
+): FileEntry {
+  const { rejected } = f.parsed;
+  return {
+    key: f.key,
+    platform: f.platform,
+    size: f.size,
+    hash: f.hash,
+    lastModified: f.lastModified,
+    outcome: 'applied',
+    seq,
+    counts,
+    rejectedLines: rejected.slice(0, MAX_REPORTED_LINES),
+    rejectedNotListed: Math.max(0, rejected.length - MAX_REPORTED_LINES),
+    timings: { ...f.timings, applyMs },
+    tries: f.tries,
+    recordedAt,
+  };
 }
 
 /** What a same-key conflict means, in the words every report of it uses. */

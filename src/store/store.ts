@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import type { ParsedDeposit } from '../deposit/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
@@ -10,11 +11,11 @@ import { FeedImport } from './feed-import.ts';
 import { decodeHolding, isLive, type DecodedHolding, type HoldingState } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
 import {
+  appliedEntry,
   decideFile,
-  MAX_REPORTED_LINES,
+  emptyCounts,
   quarantineEntry,
   type ConflictEntry,
-  type FileCounts,
   type FileDecision,
   type FileEntry,
   type FileIdentity,
@@ -52,6 +53,7 @@ export interface HoldingView extends DecodedHolding {
 
 /** A live holding as the store orders them: DOI key, then platform. */
 export interface LiveHolding {
+  doiKey: string;
   platform: string;
   state: HoldingState;
   /** LastModified (ms) of the file that last changed it */
@@ -74,6 +76,7 @@ export class Store {
   private readonly out = new ByteWriter();
   private closed = false;
   private index: UpdatesIndex | undefined;
+  private readonly applied = new AppliedListeners();
 
   private constructor(
     readonly env: EnvName,
@@ -99,12 +102,39 @@ export class Store {
    * processes applying the same file cannot both apply it.
    */
   async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<FileStatus[]> {
-    return this.dbs.root.transaction(() => files.map((f) => this.applyOne(f, now)));
+    const told: AppliedFile[] = [];
+    this.applied.pending++;
+    try {
+      const statuses = await this.dbs.root.transaction(() => {
+        told.length = 0; // a transaction callback may be run again
+        return files.map((f) => this.applyOne(f, now, told));
+      });
+      this.applied.tell(told);
+      return statuses;
+    } finally {
+      this.applied.pending--;
+    }
   }
 
   /** Synchronous variant (tests): commits before returning. */
   applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): FileStatus[] {
-    return this.dbs.root.transactionSync(() => files.map((f) => this.applyOne(f, now)));
+    const told: AppliedFile[] = [];
+    const statuses = this.dbs.root.transactionSync(() => files.map((f) => this.applyOne(f, now, told)));
+    this.applied.tell(told);
+    return statuses;
+  }
+
+  /**
+   * Calls `listener` after every commit of applied files by this process (applied-files.ts); returns the
+   * unsubscribe function. Files applied by another process are not told: compare appliedSeq().
+   */
+  onApplied(listener: AppliedListener): () => void {
+    return this.applied.add(listener);
+  }
+
+  /** The last apply sequence number committed by any process, and whether this process has commits not yet told. */
+  appliedSeq(): { seq: number; pending: boolean } {
+    return { seq: ((this.dbs.meta.get(META.nextSeq) as number | undefined) ?? 1) - 1, pending: this.applied.pending > 0 };
   }
 
   /**
@@ -129,7 +159,7 @@ export class Store {
     });
   }
 
-  private applyOne(f: PreparedFile, now: () => Date): FileStatus {
+  private applyOne(f: PreparedFile, now: () => Date, told: AppliedFile[]): FileStatus {
     const { files, fileSeqs, holdings, meta } = this.dbs;
     const existing = files.get(f.key);
     const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
@@ -139,38 +169,17 @@ export class Store {
     const seq: number = (meta.get(META.nextSeq) as number | undefined) ?? 1;
     meta.putSync(META.nextSeq, seq + 1);
     fileSeqs.putSync(seq, f.key);
-    const counts: FileCounts = {
-      records: f.parsed.recordLines,
-      added: 0,
-      updated: 0,
-      removed: 0,
-      unchanged: 0,
-      noopRemovals: 0,
-      superseded: f.parsed.superseded,
-      rejected: f.parsed.rejected.length,
-    };
+    const counts = emptyCounts(f.parsed);
     const t0 = performance.now();
-    applyRecords(holdings, f.encoded ?? encodeRecords(f.parsed.records, f.platform), f.lastModified, seq, counts, this.out);
+    const records = f.encoded ?? encodeRecords(f.parsed.records, f.platform);
+    applyRecords(holdings, records, f.lastModified, seq, counts, this.out);
+    if (this.applied.active) told.push({ seq, platform: f.platform, records });
     const live = counts.added - counts.removed;
     if (live !== 0) {
       const counter = META.live(f.platform);
       meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + live);
     }
-    const entry: FileEntry = {
-      key: f.key,
-      platform: f.platform,
-      size: f.size,
-      hash: f.hash,
-      lastModified: f.lastModified,
-      outcome: 'applied',
-      seq,
-      counts,
-      rejectedLines: f.parsed.rejected.slice(0, MAX_REPORTED_LINES),
-      rejectedNotListed: Math.max(0, f.parsed.rejected.length - MAX_REPORTED_LINES),
-      timings: { ...f.timings, applyMs: Math.round((performance.now() - t0) * 10) / 10 },
-      tries: f.tries,
-      recordedAt: now().toISOString(),
-    };
+    const entry = appliedEntry(f, seq, counts, Math.round((performance.now() - t0) * 10) / 10, now().toISOString());
     files.putSync(f.key, entry);
     return { status: 'applied', entry };
   }
@@ -221,7 +230,7 @@ export class Store {
       const { doiKey, platform } = splitHoldingKey(key);
       if (filter.platform !== undefined && platform !== filter.platform) continue;
       const h = decodeHolding(doiKey, value);
-      yield { platform, state: h.state!, updated: h.updated };
+      yield { doiKey, platform, state: h.state!, updated: h.updated };
     }
   }
 

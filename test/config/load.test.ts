@@ -62,13 +62,15 @@ describe('a valid config', () => {
         {
           name: 'acme',
           entitlementUrl: undefined,
-          entitlementHeader: 'authorization',
           entitlementSecret: undefined,
-          entitlementTimeoutMs: 2000,
-          entitlementConcurrency: 64,
+          entitlementTimeoutMs: 1000,
+          entitlementConcurrency: 32,
+          entitlementBatch: 20,
+          entitlementCacheSeconds: 0,
         },
       ],
       integrators: [],
+      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, breakerFailures: 5, breakerCooldownMs: 30_000 },
       updates: { dropDir: undefined, urls: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
@@ -90,10 +92,11 @@ maxTries = 2
 
 ${MINIMAL}
 entitlementUrl = "https://acme.example/entitlements"
-entitlementHeader = "x-api-key"
 entitlementSecretEnv = "ACME_SECRET"
 entitlementTimeoutMs = 500
 entitlementConcurrency = 4
+entitlementBatch = 10
+entitlementCacheSeconds = 60
 
 [[platforms]]
 name = "beta.press_2"
@@ -106,6 +109,13 @@ updates = true
 [[integrators]]
 name = "other"
 apiKey = "abcdefghij"
+cache = false
+
+[entitlements]
+name = "holdings.example.org"
+cacheMaxEntries = 500
+breakerFailures = 3
+breakerCooldownSeconds = 2.5
 
 [updates]
 dropDir = "drop"
@@ -122,23 +132,26 @@ urls = [
       {
         name: 'acme',
         entitlementUrl: 'https://acme.example/entitlements',
-        entitlementHeader: 'x-api-key',
         entitlementSecret: 's3cret',
         entitlementTimeoutMs: 500,
         entitlementConcurrency: 4,
+        entitlementBatch: 10,
+        entitlementCacheSeconds: 60,
       },
       {
         name: 'beta.press_2',
         entitlementUrl: undefined,
-        entitlementHeader: 'authorization',
         entitlementSecret: undefined,
-        entitlementTimeoutMs: 2000,
-        entitlementConcurrency: 64,
+        entitlementTimeoutMs: 1000,
+        entitlementConcurrency: 32,
+        entitlementBatch: 20,
+        entitlementCacheSeconds: 0,
       },
     ]);
+    expect(c.entitlements).toEqual({ name: 'holdings.example.org', cacheMaxEntries: 500, breakerFailures: 3, breakerCooldownMs: 2500 });
     expect(c.integrators).toEqual([
-      { name: 'tool', apiKey: '0123456789', updates: true },
-      { name: 'other', apiKey: 'abcdefghij', updates: false },
+      { name: 'tool', apiKey: '0123456789', updates: true, cache: true },
+      { name: 'other', apiKey: 'abcdefghij', updates: false, cache: false },
     ]);
     expect(c.updates).toEqual({
       dropDir: join(dir.path, 'drop'),
@@ -154,7 +167,7 @@ urls = [
     const repo = join(import.meta.dir, '..', '..');
     const prod = loadConfig(join(repo, 'conf/doi-holdings.toml'), env);
     expect(prod.buckets.production.kind).toBe('s3');
-    expect(prod.integrators).toEqual([{ name: 'discovery-tool', apiKey: 'discovery-key', updates: true }]);
+    expect(prod.integrators).toEqual([{ name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true }]);
     const def = loadConfig(join(repo, 'conf/default.toml'), {});
     expect(def.buckets.production).toEqual({ kind: 'local', path: join(repo, 'var/bucket') });
   });
@@ -404,8 +417,8 @@ apiKey = "inline-key-1"
   test('apiKeyEnv is read from the env given', () => {
     const c = loadConfig(write(WITH_ENV_KEY), { TOOL_KEY: 'from-the-env-1' });
     expect(c.integrators).toEqual([
-      { name: 'env-tool', apiKey: 'from-the-env-1', updates: true },
-      { name: 'inline', apiKey: 'inline-key-1', updates: false },
+      { name: 'env-tool', apiKey: 'from-the-env-1', updates: true, cache: true },
+      { name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true },
     ]);
   });
 
@@ -429,7 +442,7 @@ apiKey = "inline-key-1"
 
   test('without required secrets an unset apiKeyEnv is allowed and that integrator is left out', () => {
     const c = loadConfig(write(WITH_ENV_KEY), {}, { requireSecrets: false });
-    expect(c.integrators).toEqual([{ name: 'inline', apiKey: 'inline-key-1', updates: false }]);
+    expect(c.integrators).toEqual([{ name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true }]);
   });
 
   test('a key from the env that is too short or shared is a fault even without required secrets', () => {
@@ -442,9 +455,28 @@ apiKey = "inline-key-1"
 
   test('a platform entitlementSecretEnv is required only when secrets are', () => {
     const path = write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "ACME_SECRET"\n`);
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set']);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty']);
+    expect(problems(failure(() => loadConfig(path, { ACME_SECRET: '' })))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty']);
     expect(loadConfig(path, {}, { requireSecrets: false }).platforms[0]!.entitlementSecret).toBeUndefined();
     expect(loadConfig(path, { ACME_SECRET: 'xyz' }).platforms[0]!.entitlementSecret).toBe('xyz');
+  });
+
+  test('a platform Entitlement API needs both its URL and its JWT secret variable', () => {
+    expect(problems(failure(() => loadConfig(write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\n`), {})))).toEqual([
+      '/platforms/0/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret\'s environment variable)',
+    ]);
+    expect(problems(failure(() => loadConfig(write(`${MINIMAL}entitlementSecretEnv = "ACME_SECRET"\n`), { ACME_SECRET: 'x' })))).toEqual([
+      '/platforms/0/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call',
+    ]);
+    const bad = write(`${MINIMAL}entitlementBatch = 0\nentitlementCacheSeconds = -1\n\n[entitlements]\nname = "has space"\nsurprise = 1\n`);
+    expect(problems(failure(() => loadConfig(bad, {})))).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\/platforms\/0\/entitlementBatch: /),
+        expect.stringMatching(/^\/platforms\/0\/entitlementCacheSeconds: /),
+        expect.stringMatching(/^\/entitlements\/name: /),
+        expect.stringMatching(/^\/entitlements\/surprise: /),
+      ]),
+    );
   });
 });
 

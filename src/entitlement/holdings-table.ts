@@ -1,0 +1,203 @@
+import { foldByte, foldedHash } from '../doi/index.ts';
+
+/**
+ * DOI key -> value bytes, off the JS heap: the entitlement index holds every DOI with a live holding (a million
+ * and more), so entries are bytes in one growing arena and the hash table is two typed arrays. A changed entry
+ * is appended and its slot repointed; the old bytes are garbage until the arena is compacted. Bytes handed out
+ * by get() are never overwritten (a compaction copies into a new arena), so a reader may keep them across awaits.
+ *
+ * Keys are DOI keys (src/doi/rules.ts); lookups fold ASCII letters as the key does and hash with foldedHash, so a
+ * DOI can be looked up from the bytes of a request as well as from its key string.
+ *
+ * Arena record: u16 keyLen, key bytes, u32 valueLen, value bytes.
+ */
+export class HoldingsTable {
+  private arena = new Uint8Array(1 << 16);
+  private used = 0;
+  private garbage = 0;
+  /** arena offset + 1 of the entry's record; EMPTY, or DELETED (a tombstone keeps probe chains whole) */
+  private slots = new Int32Array(1 << 10);
+  private hashes = new Int32Array(1 << 10);
+  private count = 0;
+  /** live entries plus tombstones */
+  private occupied = 0;
+  private readonly scratch = new Uint8Array(4 * 1024);
+  private readonly encoder = new TextEncoder();
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Bytes the table holds (arena and slots), for the memory figure. */
+  get bytes(): number {
+    return this.arena.byteLength + this.slots.byteLength + this.hashes.byteLength;
+  }
+
+  /** The value of a DOI key (a string), or undefined. */
+  get(key: string): Uint8Array | undefined {
+    const n = this.keyBytes(key);
+    return this.getFolded(this.scratch, 0, n);
+  }
+
+  /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
+  getFolded(b: Uint8Array, start: number, end: number, h = foldedHash(b, start, end)): Uint8Array | undefined {
+    const s = this.find(h, b, start, end);
+    if (s < 0) return undefined;
+    const at = this.slots[s]! - 1;
+    const k = this.u16(at);
+    const v = at + 2 + k;
+    return this.arena.subarray(v + 4, v + 4 + this.u32(v));
+  }
+
+  /** Sets (or replaces) the value of a DOI key; an empty value deletes the entry. */
+  set(key: string, value: Uint8Array): void {
+    if (value.length === 0) return this.delete(key);
+    const n = this.keyBytes(key);
+    const h = foldedHash(this.scratch, 0, n);
+    let s = this.find(h, this.scratch, 0, n);
+    const record = 2 + n + 4 + value.length;
+    if (s >= 0) this.garbage += this.recordSize(this.slots[s]! - 1);
+    else {
+      if ((this.occupied + 1) * 4 > this.slots.length * 3) this.resize(this.count + 1);
+      s = this.freeSlot(h);
+      if (this.slots[s] === EMPTY) this.occupied++;
+      this.count++;
+      this.hashes[s] = h;
+    }
+    const at = this.reserve(record);
+    const a = this.arena;
+    a[at] = n >>> 8;
+    a[at + 1] = n & 0xff;
+    a.set(this.scratch.subarray(0, n), at + 2);
+    this.putU32(at + 2 + n, value.length);
+    a.set(value, at + 6 + n);
+    this.used = at + record;
+    this.slots[s] = at + 1;
+    this.compactIfWasteful();
+  }
+
+  delete(key: string): void {
+    const n = this.keyBytes(key);
+    const s = this.find(foldedHash(this.scratch, 0, n), this.scratch, 0, n);
+    if (s < 0) return;
+    this.garbage += this.recordSize(this.slots[s]! - 1);
+    this.slots[s] = DELETED;
+    this.count--;
+    this.compactIfWasteful();
+  }
+
+  /** Every entry (key, value), in no particular order: for tests that hold the table to the store. */
+  *entries(): Generator<[string, Uint8Array]> {
+    const decoder = new TextDecoder();
+    for (let s = 0; s < this.slots.length; s++) {
+      const at = this.slots[s]! - 1;
+      if (at < 0) continue;
+      const k = this.u16(at);
+      const v = at + 2 + k;
+      yield [decoder.decode(this.arena.subarray(at + 2, v)), this.arena.subarray(v + 4, v + 4 + this.u32(v))];
+    }
+  }
+
+  private find(h: number, b: Uint8Array, start: number, end: number): number {
+    const { slots, hashes, arena } = this;
+    const mask = slots.length - 1;
+    const n = end - start;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const slot = slots[s]!;
+      if (slot === EMPTY) return -1;
+      if (slot === DELETED || hashes[s] !== h) continue;
+      const at = slot - 1;
+      if (((arena[at]! << 8) | arena[at + 1]!) !== n) continue;
+      let i = 0;
+      while (i < n && foldByte(b[start + i]!) === arena[at + 2 + i]) i++;
+      if (i === n) return s;
+    }
+  }
+
+  private freeSlot(h: number): number {
+    const mask = this.slots.length - 1;
+    let s = h & mask;
+    while (this.slots[s]! > 0) s = (s + 1) & mask;
+    return s;
+  }
+
+  /** The key's UTF-8 bytes in the scratch buffer; their length. */
+  private keyBytes(key: string): number {
+    if (key.length * 3 > this.scratch.length) throw new Error(`a DOI key of ${key.length} characters is longer than any DOI key`);
+    return this.encoder.encodeInto(key, this.scratch).written;
+  }
+
+  private reserve(n: number): number {
+    if (this.used + n > this.arena.length) {
+      let size = this.arena.length * 2;
+      while (size < this.used + n) size *= 2;
+      const next = new Uint8Array(size);
+      next.set(this.arena.subarray(0, this.used));
+      this.arena = next;
+    }
+    return this.used;
+  }
+
+  private resize(atLeast: number): void {
+    let capacity = 1 << 10;
+    while (capacity * 3 < atLeast * 4 * 2) capacity *= 2; // room to grow to twice the entries before the next resize
+    const old = this.slots;
+    const oldHashes = this.hashes;
+    this.slots = new Int32Array(capacity);
+    this.hashes = new Int32Array(capacity);
+    this.occupied = 0;
+    for (let s = 0; s < old.length; s++) {
+      if (old[s]! <= 0) continue;
+      const t = this.freeSlot(oldHashes[s]!);
+      this.slots[t] = old[s]!;
+      this.hashes[t] = oldHashes[s]!;
+      this.occupied++;
+    }
+  }
+
+  /** A new arena with only the live records once more than half of it is garbage. */
+  private compactIfWasteful(): void {
+    if (this.garbage < 1 << 20 || this.garbage * 2 < this.used) return;
+    const live = this.used - this.garbage;
+    let size = 1 << 16;
+    while (size < live * 1.5) size *= 2;
+    const next = new Uint8Array(size);
+    let p = 0;
+    for (let s = 0; s < this.slots.length; s++) {
+      const at = this.slots[s]! - 1;
+      if (at < 0) continue;
+      const n = this.recordSize(at);
+      next.set(this.arena.subarray(at, at + n), p);
+      this.slots[s] = p + 1;
+      p += n;
+    }
+    this.arena = next;
+    this.used = p;
+    this.garbage = 0;
+  }
+
+  private recordSize(at: number): number {
+    const k = this.u16(at);
+    return 2 + k + 4 + this.u32(at + 2 + k);
+  }
+
+  private u16(at: number): number {
+    return (this.arena[at]! << 8) | this.arena[at + 1]!;
+  }
+
+  private u32(at: number): number {
+    const a = this.arena;
+    return ((a[at]! << 24) | (a[at + 1]! << 16) | (a[at + 2]! << 8) | a[at + 3]!) >>> 0;
+  }
+
+  private putU32(at: number, v: number): void {
+    const a = this.arena;
+    a[at] = v >>> 24;
+    a[at + 1] = (v >>> 16) & 0xff;
+    a[at + 2] = (v >>> 8) & 0xff;
+    a[at + 3] = v & 0xff;
+  }
+}
+
+const EMPTY = 0;
+const DELETED = -1;
