@@ -2,6 +2,7 @@ import { ENV_NAMES, type Config } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
 import { FollowedSources } from '../updates/index.ts';
+import { Entitlements } from '../entitlement/index.ts';
 import { createApp, startServer, type EnvHandles } from '../http/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
@@ -44,7 +45,16 @@ export class Daemon {
       const r = this.envs.get(env);
       return r && { store: r.store, ingest: r.ingestor.stats };
     };
+    const entitlements = new Entitlements(this.config.platforms, this.config.entitlements);
+    this.closers.push(async () => entitlements.close());
+    // the entitlement index is read from the store before the port opens: the first request must not wait for it
+    for (const [env, r] of this.envs) {
+      const index = entitlements.forStore(r.store).index;
+      index.build();
+      this.log.log('info', 'entitlement.index_built', { env, dois: index.size, ms: Math.round(index.lastBuildMs), bytes: index.memoryBytes });
+    }
     const app = createApp({
+      entitlements,
       integrators: this.config.integrators,
       maxBodyBytes: this.config.server.maxBodyBytes,
       envs: { production: handles('production')!, staging: handles('staging') },

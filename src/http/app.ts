@@ -1,11 +1,14 @@
 import { Elysia } from 'elysia';
-import type { EnvName, IntegratorSettings } from '../config/index.ts';
+import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
+import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { ApiKeys } from './auth.ts';
 import { errorResponse, jsonResponse } from './errors.ts';
+import { renderEntitlementMetrics } from './entitlement-metrics.ts';
 import { renderMetrics, RequestCounters } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
+import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
 import { handleUpdates } from './updates-route.ts';
 
 export interface EnvHandles {
@@ -19,10 +22,13 @@ export interface HttpDeps {
   envs: { production: EnvHandles; staging?: EnvHandles };
   health: () => { ok: boolean; checks: Record<string, unknown> };
   version: string;
+  /** platform clients and per-store services; none given: no platform has an Entitlement API */
+  entitlements?: Entitlements;
   now?: () => number;
 }
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
+const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
 
 /**
  * The HTTP face (docs/design.md, "HTTP"). Operations routes (/healthz, /metrics, /openapi.json) carry no key: they
@@ -33,6 +39,11 @@ export function createApp(deps: HttpDeps) {
   const requests = new RequestCounters();
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;
+  const entitlements = deps.entitlements ?? new Entitlements([], DEFAULT_ENTITLEMENTS);
+  const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
+    const h = deps.envs[env];
+    return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
+  };
   const counted = (route: string, r: Response) => {
     requests.note(route, r.status);
     return r;
@@ -41,8 +52,17 @@ export function createApp(deps: HttpDeps) {
     if (code === 'NOT_FOUND') return counted('other', errorResponse(404, 'NOT_FOUND', 'no such route'));
     return counted('other', errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`));
   });
+  const notPost = (route: string) => (r: { request: Request }) =>
+    counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${r.request.method} is not allowed on ${route}; use POST`, { allow: 'POST' }));
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
+    const answers = entitlementEnv(env);
+    for (const path of ENTITLEMENT_PATHS) {
+      const route = `${prefix}${path}`;
+      app = app
+        .post(route, async ({ request }) => counted(route, await handleEntitlements(request, keys, answers, deps.maxBodyBytes)), { parse: 'none' })
+        .all(route, notPost(route));
+    }
     for (const path of UPDATE_PATHS) {
       const route = `${prefix}${path}`;
       app = app
@@ -52,9 +72,7 @@ export function createApp(deps: HttpDeps) {
             counted(route, await handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, deps.maxBodyBytes)),
           { parse: 'none' },
         )
-        .all(route, ({ request }) =>
-          counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use POST`, { allow: 'POST' })),
-        );
+        .all(route, notPost(route));
     }
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
@@ -71,9 +89,9 @@ export function createApp(deps: HttpDeps) {
     .get('/metrics', () => {
       const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
         const h = deps.envs[env];
-        return h ? [{ env, store: h.store, ingest: h.ingest }] : [];
+        return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
       });
-      return new Response(renderMetrics(sources, requests, now()), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
+      return new Response(renderMetrics(sources, requests, now()) + renderEntitlementMetrics(sources, entitlements.clients), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
     });
 }
 

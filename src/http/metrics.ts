@@ -26,10 +26,7 @@ export interface MetricsSource {
 
 export function renderMetrics(sources: readonly MetricsSource[], requests: RequestCounters, now: number): string {
   const out: string[] = [];
-  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: [Record<string, string | number>, number][]) => {
-    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [labels, value] of samples) out.push(`${name}${labelText(labels)} ${value}`);
-  };
+  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) => writeFamily(out, name, type, help, samples);
   family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
   family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]));
   const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
@@ -54,7 +51,15 @@ export function renderMetrics(sources: readonly MetricsSource[], requests: Reque
   return `${out.join('\n')}\n`;
 }
 
-function labelText(labels: Record<string, string | number>): string {
+export type Sample = [Record<string, string | number>, number];
+
+/** One metric family: HELP and TYPE lines, then a line per sample (`name{labels} value`). */
+export function writeFamily(out: string[], name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]): void {
+  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  for (const [labels, value] of samples) out.push(`${name}${labelText(labels)} ${value}`);
+}
+
+export function labelText(labels: Record<string, string | number>): string {
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
   return parts.length ? `{${parts.join(',')}}` : '';
 }

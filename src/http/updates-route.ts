@@ -5,10 +5,13 @@ import type { ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes } from './body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
 import { scanPlainBody } from './plain-body.ts';
+import { describeSchemaFault } from './schema-fault.ts';
 import { ReplyBytes } from './reply-bytes.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './schemas.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
+const SHAPE = '{"dois": ["10.xxxx/...", ...]}';
+const ENTRY = 'an entry is a DOI string';
 const reply = new ReplyBytes();
 const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
 const ascii = new TextDecoder(); // for spans of ASCII bytes (scanPlainBody admits no others)
@@ -40,7 +43,7 @@ export async function handleUpdates(request: Request, keys: ApiKeys, index: Upda
   }
   const parsed = parseJson(body);
   if (parsed instanceof Response) return parsed;
-  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describe(parsed.value));
+  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
   if (!index) return notConfigured();
   return replyOf(answerParsed((parsed.value as UpdatesRequest).dois, index.table()));
 }
@@ -113,17 +116,4 @@ function replyOf(out: ReplyBytes): Response {
 
 function notConfigured(): Response {
   return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
-}
-
-/** The first schema fault, with its path, in words an integrator can act on. */
-function describe(value: unknown): string {
-  const e = checkRequest.Errors(value).First();
-  if (!e) return 'the body does not match the request schema';
-  const at = e.path || '/';
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the body must be a JSON object {"dois": [...]}';
-  if (e.message === 'Expected required property') return `${at}: required: the body must be {"dois": ["10.xxxx/...", ...]}`;
-  if (e.message.startsWith('Unexpected property')) return `${at}: unexpected property; the body has only "dois"`;
-  if (at === '/dois' && Array.isArray((value as { dois?: unknown }).dois))
-    return `/dois: ${(value as { dois: unknown[] }).dois.length} DOIs given; send 1 to 100 per request`;
-  return `${at}: ${e.message}`;
 }

@@ -30,6 +30,12 @@ export function* holdingChanges(file: AppliedFile): Generator<HoldingChange> {
   }
 }
 
+/** The DOI keys of an applied file's records, changed or not (nothing decoded). */
+export function* doiKeysOf(file: AppliedFile): Generator<string> {
+  const rec = new RecordCursor(file.records.bytes);
+  while (rec.next()) yield splitHoldingKey(rec.key).doiKey;
+}
+
 /** The listeners of one store, and how many of its write transactions have not told them yet. */
 export class AppliedListeners {
   private readonly listeners: AppliedListener[] = [];

@@ -2,7 +2,7 @@ export { Store, type PreparedFile, type FileStatus, type HoldingView, type LiveH
 export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
 export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';
-export { holdingChanges, type AppliedFile, type AppliedListener, type HoldingChange } from './applied-files.ts';
+export { doiKeysOf, holdingChanges, type AppliedFile, type AppliedListener, type HoldingChange } from './applied-files.ts';
 export { SCHEMA_VERSION } from './environment.ts';
 export { encodeRecords, type EncodedRecords } from './encoded-records.ts';
 export { FeedImport } from './feed-import.ts';

@@ -1,0 +1,17 @@
+import { plainDoiKey } from './plain.ts';
+import { doiKey, doiProblem, normaliseDoiInput, type DoiProblem } from './rules.ts';
+
+/** A DOI as an API caller sent it: its key and bare form, or why it is not a DOI. */
+export type DoiInput = { key: string; bare: string; problem?: undefined } | { problem: DoiProblem };
+
+/**
+ * Reads a DOI sent to an API in any accepted form (bare, `doi:`, `https://doi.org/`): the plain fast path
+ * (plain.ts) first, then the general rule.
+ */
+export function readDoiInput(sent: string): DoiInput {
+  const plain = plainDoiKey(sent);
+  if (plain !== undefined) return { key: plain, bare: sent };
+  const bare = normaliseDoiInput(sent);
+  const problem = doiProblem(bare);
+  return problem ? { problem } : { key: doiKey(bare), bare };
+}

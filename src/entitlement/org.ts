@@ -1,0 +1,26 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import type { Org } from './schemas.ts';
+
+/** The org fields a platform decides by, in the order they are sent and make up the cache identity. */
+const USED = ['ipv4', 'ipv6', 'entityID', 'openAthensOrgID', 'eduPersonScopedAffiliation'] as const;
+
+/** What the schema cannot say of an org: addresses that parse, fields that need entityID. The path and why, or undefined. */
+export function orgProblem(org: Org): string | undefined {
+  if (org.ipv4 !== undefined && !isIPv4(org.ipv4)) return `/org/ipv4: ${JSON.stringify(org.ipv4)} is not an IPv4 address (dotted quad, e.g. 192.0.2.10)`;
+  if (org.ipv6 !== undefined && !isIPv6(org.ipv6)) return `/org/ipv6: ${JSON.stringify(org.ipv6)} is not an IPv6 address`;
+  for (const field of ['openAthensOrgID', 'eduPersonScopedAffiliation'] as const)
+    if (org[field] !== undefined && org.entityID === undefined) return `/org/${field}: given only with /org/entityID (the identity provider it belongs to)`;
+  return undefined;
+}
+
+/** The org as platforms are sent it and answers show it: the used fields only, in one order. */
+export function usedOrg(org: Org | undefined): Org {
+  const out: Org = {};
+  if (org) for (const f of USED) if (org[f] !== undefined) out[f] = org[f];
+  return out;
+}
+
+/** One string per distinct used org: part of a cached answer's key (two integrators asking for one org share it). */
+export function orgIdentity(org: Org): string {
+  return USED.map((f) => org[f] ?? '').join('\u0000');
+}

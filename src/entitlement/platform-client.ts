@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { PlatformSettings } from '../config/index.ts';
+import { ACCESS_TYPES, type AccessType } from '../deposit/index.ts';
+import { doiKey, doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { CircuitBreaker } from './breaker.ts';
+import { signJwtHs256 } from './jwt.ts';
+import { LatencyHistogram } from './latency-histogram.ts';
+import { PlatformAnswer, PlatformEntitlement, type Org, type PlatformRequest } from './schemas.ts';
+import { Slots } from './slots.ts';
+import type { PlatformVerdict } from './verdict.ts';
+
+const checkAnswer = TypeCompiler.Compile(PlatformAnswer);
+const checkEntry = TypeCompiler.Compile(PlatformEntitlement);
+/** a platform's answer for 100 DOIs is a few KB; more than this is not an answer */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+export interface CallerSettings {
+  /** the JWT `iss` and the user-agent's product */
+  name: string;
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  now: () => number;
+}
+
+/** What one call did, for the metrics. */
+export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open';
+
+/**
+ * Calls one platform's Entitlement API the way GetFTR's publisher integration does (docs/interface.md,
+ * "Entitlement API"): POST `{"org", "dois"}` in batches, a JWT (HS256, the shared secret) per call, at most
+ * `entitlementConcurrency` calls in flight, each closed at the time-out; a circuit breaker stops calling a platform
+ * that keeps failing. Connections are kept alive and reused (Bun's fetch pools them per host).
+ */
+export class PlatformClient {
+  readonly breaker: CircuitBreaker;
+  readonly latency = new LatencyHistogram();
+  readonly calls: Record<CallOutcome, number> = { ok: 0, error: 0, malformed: 0, timeout: 0, breaker_open: 0 };
+  cacheHits = 0;
+  private readonly slots: Slots;
+
+  constructor(
+    readonly settings: PlatformSettings & { entitlementUrl: string; entitlementSecret: string },
+    private readonly caller: CallerSettings,
+  ) {
+    this.breaker = new CircuitBreaker(caller.breakerFailures, caller.breakerCooldownMs, caller.now);
+    this.slots = new Slots(settings.entitlementConcurrency);
+  }
+
+  /**
+   * Asks about `dois` (bare DOIs, one per DOI key) for `integrator` and `org`; one promise per DOI, in order,
+   * each settled when its batch's call ends. Never rejects: failures are verdicts. `deadline` is a clock time.
+   */
+  ask(dois: readonly string[], org: Org, integrator: string, deadline: number): Promise<PlatformVerdict>[] {
+    const out: Promise<PlatformVerdict>[] = [];
+    const size = this.settings.entitlementBatch;
+    for (let i = 0; i < dois.length; i += size) {
+      const batch = dois.slice(i, i + size);
+      const answers = this.call(batch, org, integrator, deadline);
+      for (const doi of batch) out.push(answers.then((r) => ('all' in r ? r.all : (r.byKey.get(doiKey(doi)) ?? LEFT_OUT))));
+    }
+    return out;
+  }
+
+  /** One call: the verdict per DOI key of the batch, or one verdict for all (a failed call). */
+  private async call(batch: string[], org: Org, integrator: string, deadline: number): Promise<BatchResult> {
+    if (!this.breaker.allow()) return this.outcome('breaker_open', TIMED_OUT);
+    if (!(await this.slots.acquire(deadline, this.caller.now))) return this.outcome('timeout', TIMED_OUT);
+    const started = performance.now();
+    try {
+      const remaining = Math.max(1, deadline - this.caller.now());
+      const body: PlatformRequest = { org, dois: batch };
+      const response = await fetch(this.settings.entitlementUrl, {
+        method: 'POST',
+        headers: this.headers(batch[0]!, integrator),
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(remaining),
+      });
+      const text = await boundedText(response);
+      if (response.status !== 200) return this.outcome('error', FAILED);
+      const answers = text === undefined ? undefined : parseAnswer(text, org);
+      return answers ? this.outcome('ok', answers) : this.outcome('malformed', FAILED);
+    } catch (e) {
+      // refused, reset, DNS, TLS: an error; the signal firing (while connecting, waiting or reading): a time-out
+      const timedOut = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError';
+      return timedOut ? this.outcome('timeout', TIMED_OUT) : this.outcome('error', FAILED);
+    } finally {
+      this.latency.observe((performance.now() - started) / 1000);
+      this.slots.release();
+    }
+  }
+
+  private outcome(o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult {
+    this.calls[o]++;
+    if (o === 'ok') this.breaker.success();
+    else if (o !== 'breaker_open') this.breaker.failure();
+    return result instanceof Map ? { byKey: result } : { all: result };
+  }
+
+  private headers(firstDoi: string, integrator: string): Record<string, string> {
+    const claims = {
+      iss: this.caller.name,
+      aud: this.settings.name,
+      sub: integrator,
+      iat: Math.floor(this.caller.now() / 1000),
+      jti: randomUUID(),
+      doi: firstDoi,
+    };
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': `${this.caller.name} Entitlement API`,
+      'x-integrator-id': integrator,
+      'x-request-id': randomUUID(),
+      authorization: `Bearer ${signJwtHs256(claims, this.settings.entitlementSecret)}`,
+    };
+  }
+}
+
+/** A call's result: a verdict per DOI key of the batch, or one verdict for all of them (the call failed). */
+type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };
+
+/** A time-out, or the breaker answering as for one: GetFTR's per-document 504. */
+export const TIMED_OUT: PlatformVerdict = { statusCode: 504, entitled: 'maybe', source: 'unknown' };
+/** An error, a malformed answer, a refused connection. */
+const FAILED: PlatformVerdict = { statusCode: 200, entitled: 'maybe', source: 'unknown' };
+/** The answer left this DOI out, or its entry was malformed. */
+const LEFT_OUT = FAILED;
+
+/** The answer's entries by DOI key; undefined when the body is not `{"entitlements": [...]}`. Bad entries are left out. */
+function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!checkAnswer.Check(value)) return undefined;
+  const out = new Map<string, PlatformVerdict>();
+  for (const entry of value.entitlements) {
+    if (!checkEntry.Check(entry)) continue;
+    const bare = normaliseDoiInput(entry.doi);
+    if (doiProblem(bare)) continue;
+    const v: PlatformVerdict = { statusCode: 200, entitled: entry.entitled, source: 'service_request', org };
+    if (isAccessType(entry.accessType)) v.accessType = entry.accessType;
+    if (entry.document !== undefined) v.document = entry.document;
+    if (entry.vor !== undefined) v.vor = entry.vor;
+    out.set(doiKey(bare), v);
+  }
+  return out;
+}
+
+/** The body as text, or undefined once it is larger than any answer should be (the rest is not read). */
+async function boundedText(response: Response): Promise<string | undefined> {
+  if (!response.body) return '';
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.length;
+    if (total > MAX_ANSWER_BYTES) {
+      await response.body.cancel().catch(() => undefined);
+      return undefined;
+    }
+    parts.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(parts));
+}
+
+function isAccessType(a: string | undefined): a is AccessType {
+  return a !== undefined && (ACCESS_TYPES as readonly string[]).includes(a);
+}

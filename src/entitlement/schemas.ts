@@ -1,0 +1,97 @@
+import { Type as t, type Static } from '@sinclair/typebox';
+import { UpdateObject } from '../updates/schema.ts';
+
+/**
+ * The Entitlement API's shapes (docs/interface.md, "Entitlement API"), GetFTR's: the integrator's request and
+ * our answer, and what a platform's own Entitlement API receives and answers. One schema each.
+ */
+
+export const MAX_ENTITLEMENT_DOIS = 100;
+
+const bounded = (maxLength: number, description: string) => t.String({ minLength: 1, maxLength, description });
+
+/** Who the reader is: what a platform decides entitlement by. Addresses are checked further in org.ts. */
+export const Org = t.Object(
+  {
+    ipv4: t.Optional(t.String({ maxLength: 15, description: 'the reader\'s IPv4 address, dotted quad' })),
+    ipv6: t.Optional(t.String({ maxLength: 45, description: 'the reader\'s IPv6 address' })),
+    entityID: t.Optional(bounded(1024, 'SAML entityID of the reader\'s identity provider')),
+    openAthensOrgID: t.Optional(bounded(256, 'OpenAthens organisation ID; only with entityID')),
+    eduPersonScopedAffiliation: t.Optional(bounded(1024, 'e.g. member@university.example; only with entityID')),
+    // reserved by GetFTR: accepted so that integrators sending them are not refused, not used or passed on
+    ringgoldID: t.Optional(bounded(64, 'reserved: accepted, not used')),
+    gridID: t.Optional(bounded(64, 'reserved: accepted, not used')),
+    rorID: t.Optional(bounded(256, 'reserved: accepted, not used')),
+  },
+  { additionalProperties: false },
+);
+export type Org = Static<typeof Org>;
+
+export const DoiEntry = t.Union([
+  t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
+  t.Object(
+    {
+      doi: t.String({ description: 'a DOI, in any form a string entry may take' }),
+      uid: t.Optional(t.String({ maxLength: 256, description: 'the integrator\'s own reference, echoed on the answer' })),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type DoiEntry = Static<typeof DoiEntry>;
+
+export const EntitlementsRequest = t.Object(
+  {
+    org: t.Optional(Org),
+    dois: t.Array(DoiEntry, { minItems: 1, maxItems: MAX_ENTITLEMENT_DOIS }),
+  },
+  { additionalProperties: false },
+);
+export type EntitlementsRequest = Static<typeof EntitlementsRequest>;
+
+export const Entitled = t.Union([t.Literal('yes'), t.Literal('no'), t.Literal('maybe')]);
+export type Entitled = Static<typeof Entitled>;
+
+export const ENTITLEMENT_SOURCES = ['oa_platform', 'service_request', 'service_cache', 'publisher_not_supported', 'unknown'] as const;
+export const EntitlementSource = t.Union(ENTITLEMENT_SOURCES.map((s) => t.Literal(s)));
+export type EntitlementSource = Static<typeof EntitlementSource>;
+
+export const ContentLink = t.Object({ url: t.String(), contentType: t.Optional(t.String()) });
+export type ContentLink = Static<typeof ContentLink>;
+
+export const EntitlementObject = t.Object({
+  doi: t.String({ description: 'the DOI as sent' }),
+  statusCode: t.Integer({ description: '200 decided; 400 not a DOI; 404 no platform holds it; 504 the platform did not answer in time' }),
+  entitled: t.Optional(Entitled),
+  accessType: t.Optional(t.String({ description: 'open, free, permFree or paid' })),
+  source: t.Optional(EntitlementSource),
+  document: t.Optional(t.String({ description: 'landing page, when the platform gives one' })),
+  vor: t.Optional(t.Array(ContentLink, { description: 'version-of-record links' })),
+  org: t.Optional(t.Object({}, { additionalProperties: true, description: 'what the platform was asked with' })),
+  uid: t.Optional(t.String()),
+  updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
+  message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
+});
+export type EntitlementObject = Static<typeof EntitlementObject>;
+
+export const EntitlementsResponse = t.Object({ entitlements: t.Array(EntitlementObject) });
+
+/** What a platform's Entitlement API is sent. */
+export interface PlatformRequest {
+  org: Org;
+  dois: string[];
+}
+
+/**
+ * What a platform's Entitlement API answers, as far as it is used: unknown members are ignored (GetFTR's objects
+ * carry more), the used ones must have their types. An entry that breaks this is that DOI's malformed answer.
+ */
+export const PlatformEntitlement = t.Object({
+  doi: t.String({ maxLength: 2048 }),
+  entitled: Entitled,
+  accessType: t.Optional(t.String({ maxLength: 32 })),
+  document: t.Optional(t.String({ maxLength: 4096, pattern: '^https?://' })),
+  vor: t.Optional(t.Array(t.Object({ url: t.String({ maxLength: 4096, pattern: '^https?://' }), contentType: t.Optional(t.String({ maxLength: 128 })) }), { maxItems: 32 })),
+});
+export type PlatformEntitlement = Static<typeof PlatformEntitlement>;
+
+export const PlatformAnswer = t.Object({ entitlements: t.Array(t.Unknown(), { maxItems: 1000 }) });

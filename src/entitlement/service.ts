@@ -1,0 +1,139 @@
+import type { IntegratorSettings, PlatformSettings } from '../config/index.ts';
+import { doiKeysOf, type Store } from '../store/index.ts';
+import { AnswerCache } from './answer-cache.ts';
+import { HoldingsIndex, type IndexedHolding, type OpenPart } from './holdings-index.ts';
+import { orgIdentity } from './org.ts';
+import { TIMED_OUT, type PlatformClient } from './platform-client.ts';
+import type { EntitlementSource, Org } from './schemas.ts';
+import { combineVerdicts, type PlatformVerdict } from './verdict.ts';
+
+/** A DOI that platforms must decide: its key, the bare DOI sent to them, its (paid or untyped) holdings. */
+export interface AskedDoi {
+  doiKey: string;
+  bare: string;
+  holdings: readonly IndexedHolding[];
+}
+
+/** A platform's cached decision (not the org: the cache key holds it). */
+type CachedVerdict = Omit<PlatformVerdict, 'source' | 'statusCode'>;
+
+/**
+ * Entitlement decisions for one environment (docs/interface.md, "Entitlement API"): from its holdings index, and
+ * for paid DOIs from the platforms (clients shared by every environment: one breaker and one cap per platform),
+ * with this environment's answer cache.
+ */
+export class EntitlementService {
+  readonly index: HoldingsIndex;
+  readonly cache: AnswerCache<CachedVerdict>;
+  /** answers given, by source ('none': no platform holds the DOI; 'invalid': not a DOI) */
+  readonly answers = new Map<EntitlementSource | 'none' | 'invalid', number>();
+  private readonly settings: ReadonlyMap<string, PlatformSettings>;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    store: Store,
+    platforms: readonly PlatformSettings[],
+    private readonly clients: ReadonlyMap<string, PlatformClient>,
+    opts: { cacheMaxEntries: number; now: () => number },
+  ) {
+    this.index = new HoldingsIndex(store);
+    this.settings = new Map(platforms.map((p) => [p.name, p]));
+    this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
+    this.now = opts.now;
+    this.longestTimeoutMs = Math.max(0, ...[...clients.values()].map((c) => c.settings.entitlementTimeoutMs));
+    // a new deposit for a DOI drops its cached answers (only worth the walk when something is cached)
+    this.unsubscribe = store.onApplied((files) => {
+      if (this.cache.size === 0) return;
+      for (const f of files) for (const key of doiKeysOf(f)) this.cache.dropDoi(key);
+    });
+  }
+
+  private readonly now: () => number;
+  /** the longest time-out of the platforms this service may call: no request waits longer (plus a margin) */
+  readonly longestTimeoutMs: number;
+  readonly timedOut: PlatformVerdict = TIMED_OUT;
+
+  /** The index value of a DOI key (undefined: no platform holds it). */
+  lookup(doiKey: string): Uint8Array | undefined {
+    return this.index.get(doiKey);
+  }
+
+  openPart(value: Uint8Array, out: OpenPart): OpenPart | undefined {
+    return this.index.openPart(value, out);
+  }
+
+  count(source: EntitlementSource | 'none' | 'invalid', n = 1): void {
+    this.answers.set(source, (this.answers.get(source) ?? 0) + n);
+  }
+
+  /**
+   * The verdicts for DOIs no deposit answers, one promise per DOI in order, each settled by `deadline` at the
+   * latest (a platform's time-out). Each platform gets one batch of its DOIs per request.
+   */
+  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): Promise<PlatformVerdict>[] {
+    const start = this.now();
+    const identity = orgIdentity(org);
+    const perDoi: Promise<PlatformVerdict>[][] = dois.map(() => []);
+    const toAsk = new Map<string, { bare: string; at: number; slot: number }[]>();
+    dois.forEach((d, at) => {
+      for (const h of d.holdings) {
+        const settings = this.settings.get(h.platform);
+        const client = this.clients.get(h.platform);
+        if (!settings || !client) {
+          perDoi[at]!.push(Promise.resolve(notSupported(h)));
+          continue;
+        }
+        const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? this.cache.get(h.platform, d.doiKey, identity) : undefined;
+        if (cached) {
+          client.cacheHits++;
+          perDoi[at]!.push(Promise.resolve(withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h)));
+          continue;
+        }
+        let list = toAsk.get(h.platform);
+        if (!list) toAsk.set(h.platform, (list = []));
+        list.push({ bare: d.bare, at, slot: perDoi[at]!.length });
+        perDoi[at]!.push(undefined as unknown as Promise<PlatformVerdict>); // set below, once the platform's batch is sent
+      }
+    });
+    for (const [platform, list] of toAsk) {
+      const client = this.clients.get(platform)!;
+      const ttl = this.settings.get(platform)!.entitlementCacheSeconds * 1000;
+      const verdicts = client.ask(
+        list.map((x) => x.bare),
+        org,
+        integrator.name,
+        start + client.settings.entitlementTimeoutMs,
+      );
+      list.forEach((x, i) => {
+        const held = dois[x.at]!.holdings.find((h) => h.platform === platform)!;
+        perDoi[x.at]![x.slot] = verdicts[i]!.then((v) => {
+          if (ttl > 0 && v.source === 'service_request' && v.entitled !== 'maybe') this.cache.set(platform, dois[x.at]!.doiKey, identity, cacheable(v), ttl);
+          return withDepositedAccess(v, held);
+        });
+      });
+    }
+    return perDoi.map((verdicts) => combineVerdicts(verdicts));
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.index.close();
+  }
+}
+
+/** A paid holding on a platform without an Entitlement API. */
+function notSupported(h: IndexedHolding): PlatformVerdict {
+  const v: PlatformVerdict = { statusCode: 200, entitled: 'maybe', source: 'publisher_not_supported' };
+  if (h.accessType) v.accessType = h.accessType;
+  return v;
+}
+
+/** The platform's accessType when it gives one, else the deposited one. */
+function withDepositedAccess(v: PlatformVerdict, h: IndexedHolding): PlatformVerdict {
+  return v.accessType || !h.accessType ? v : { ...v, accessType: h.accessType };
+}
+
+function cacheable(v: PlatformVerdict): CachedVerdict {
+  const { source: _s, statusCode: _c, org: _o, ...rest } = v;
+  return rest;
+}
