@@ -33,7 +33,7 @@ afterAll(async () => {
 const get = (app: ReturnType<typeof makeApp>, path: string, method = 'GET') => app.handle(new Request(`${BASE}${path}`, { method }));
 
 describe('GET /openapi.json', () => {
-  test('an OpenAPI 3 document describing POST /v2.1/updates and /v2.2/updates with the x-api-key scheme', async () => {
+  test('an OpenAPI 3 document describing the updates and entitlements routes with the x-api-key scheme, from the validating schemas', async () => {
     const app = makeApp({ production: { store: production } });
     const r = await get(app, '/openapi.json');
     expect(r.status).toBe(200);
@@ -60,6 +60,20 @@ describe('GET /openapi.json', () => {
     expect(docSchema.required).toEqual(['doi', 'statusCode', 'updates']);
     expect(Object.keys(docSchema.properties.updates.items.properties)).toEqual(['updateDoi', 'source', 'updateType', 'updateDate', 'reasons', 'urls']);
     expect(doc.components.schemas.Error.required).toEqual(['statusCode', 'error', 'message']);
+    for (const path of ['/v2.1/entitlements', '/v2.2/entitlements', '/staging/v2.2/entitlements']) {
+      const op = doc.paths[path].post;
+      expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EntitlementsRequest' });
+      expect(op.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EntitlementsResponse' });
+      for (const code of ['400', '401', '413', '415']) expect(op.responses[code].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+    const ent = doc.components.schemas.EntitlementsRequest;
+    expect(ent.required).toEqual(['dois']);
+    expect(ent.properties.dois).toMatchObject({ type: 'array', minItems: 1, maxItems: 100 });
+    expect(ent.properties.dois.items.anyOf.map((s: { type: string }) => s.type)).toEqual(['string', 'object']);
+    expect(Object.keys(ent.properties.org.properties)).toEqual(expect.arrayContaining(['ipv4', 'ipv6', 'entityID', 'openAthensOrgID', 'eduPersonScopedAffiliation']));
+    const obj = doc.components.schemas.EntitlementsResponse.properties.entitlements.items;
+    expect(obj.required).toEqual(['doi', 'statusCode']);
+    expect(obj.properties.source.anyOf.map((s: { const: string }) => s.const)).toEqual(['oa_platform', 'service_request', 'service_cache', 'publisher_not_supported', 'unknown']);
     // every $ref points at a schema that exists
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
     expect(refs.length).toBeGreaterThan(0);
