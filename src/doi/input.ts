@@ -1,8 +1,11 @@
 import { plainDoiKey } from './plain.ts';
 import { doiKey, doiProblem, normaliseDoiInput, type DoiProblem } from './rules.ts';
 
-/** A DOI as an API caller sent it: its key and bare form, or why it is not a DOI. */
-export type DoiInput = { key: string; bare: string; problem?: undefined } | { problem: DoiProblem };
+/**
+ * A DOI as an API caller sent it: its key and bare form, or why it is not a DOI. `plain`: it is a plain DOI
+ * (printable ASCII, no quote or backslash), so it goes into JSON as it is.
+ */
+export type DoiInput = { key: string; bare: string; plain: boolean; problem?: undefined } | { problem: DoiProblem };
 
 /**
  * Reads a DOI sent to an API in any accepted form (bare, `doi:`, `https://doi.org/`): the plain fast path
@@ -10,8 +13,8 @@ export type DoiInput = { key: string; bare: string; problem?: undefined } | { pr
  */
 export function readDoiInput(sent: string): DoiInput {
   const plain = plainDoiKey(sent);
-  if (plain !== undefined) return { key: plain, bare: sent };
+  if (plain !== undefined) return { key: plain, bare: sent, plain: true };
   const bare = normaliseDoiInput(sent);
   const problem = doiProblem(bare);
-  return problem ? { problem } : { key: doiKey(bare), bare };
+  return problem ? { problem } : { key: doiKey(bare), bare, plain: false };
 }

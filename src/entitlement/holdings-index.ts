@@ -80,21 +80,23 @@ export class HoldingsIndex {
       parts.push(this.part(h.platform, h.state));
     }
     if (key !== undefined) table.set(key, concat(parts));
+    table.trim();
     this.table = table;
     this.seq = seq;
     this.builds++;
     this.lastBuildMs = performance.now() - t0;
   }
 
-  /** The value of a DOI key, or undefined when no platform holds it. Bytes stay valid after later changes. */
+  /**
+   * The value of a DOI key, or undefined when no platform holds it. Bytes stay valid after later changes. Call
+   * refresh() first, once per request (a request reads one state of the index).
+   */
   get(doiKey: string): Uint8Array | undefined {
-    this.refresh();
     return this.table.get(doiKey);
   }
 
   /** get() for the UTF-8 bytes of a DOI in a request (ASCII letters folded as the key folds them). */
   getFolded(b: Uint8Array, start: number, end: number, hash?: number): Uint8Array | undefined {
-    this.refresh();
     return this.table.getFolded(b, start, end, hash);
   }
 

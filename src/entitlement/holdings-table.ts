@@ -15,9 +15,11 @@ export class HoldingsTable {
   private arena = new Uint8Array(1 << 16);
   private used = 0;
   private garbage = 0;
-  /** arena offset + 1 of the entry's record; EMPTY, or DELETED (a tombstone keeps probe chains whole) */
-  private slots = new Int32Array(1 << 10);
-  private hashes = new Int32Array(1 << 10);
+  /**
+   * Two Int32 per slot, side by side so that a probe touches one cache line: the arena offset + 1 of the entry's
+   * record (EMPTY, or DELETED: a tombstone keeps probe chains whole), then the key's hash.
+   */
+  private slots = new Int32Array(2 << 10);
   private count = 0;
   /** live entries plus tombstones */
   private occupied = 0;
@@ -30,20 +32,20 @@ export class HoldingsTable {
 
   /** Bytes the table holds (arena and slots), for the memory figure. */
   get bytes(): number {
-    return this.arena.byteLength + this.slots.byteLength + this.hashes.byteLength;
+    return this.arena.byteLength + this.slots.byteLength;
   }
 
   /** The value of a DOI key (a string), or undefined. */
   get(key: string): Uint8Array | undefined {
     const n = this.keyBytes(key);
-    return this.getFolded(this.scratch, 0, n);
+    return this.getFolded(this.scratch, 0, n, this.scratchHash);
   }
 
   /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
   getFolded(b: Uint8Array, start: number, end: number, h = foldedHash(b, start, end)): Uint8Array | undefined {
     const s = this.find(h, b, start, end);
     if (s < 0) return undefined;
-    const at = this.slots[s]! - 1;
+    const at = this.slots[2 * s]! - 1;
     const k = this.u16(at);
     const v = at + 2 + k;
     return this.arena.subarray(v + 4, v + 4 + this.u32(v));
@@ -53,16 +55,16 @@ export class HoldingsTable {
   set(key: string, value: Uint8Array): void {
     if (value.length === 0) return this.delete(key);
     const n = this.keyBytes(key);
-    const h = foldedHash(this.scratch, 0, n);
+    const h = this.scratchHash;
     let s = this.find(h, this.scratch, 0, n);
     const record = 2 + n + 4 + value.length;
-    if (s >= 0) this.garbage += this.recordSize(this.slots[s]! - 1);
+    if (s >= 0) this.garbage += this.recordSize(this.slots[2 * s]! - 1);
     else {
-      if ((this.occupied + 1) * 4 > this.slots.length * 3) this.resize(this.count + 1);
+      if ((this.occupied + 1) * 8 > this.slots.length * 3) this.resize(this.count + 1);
       s = this.freeSlot(h);
-      if (this.slots[s] === EMPTY) this.occupied++;
+      if (this.slots[2 * s] === EMPTY) this.occupied++;
       this.count++;
-      this.hashes[s] = h;
+      this.slots[2 * s + 1] = h;
     }
     const at = this.reserve(record);
     const a = this.arena;
@@ -72,16 +74,16 @@ export class HoldingsTable {
     this.putU32(at + 2 + n, value.length);
     a.set(value, at + 6 + n);
     this.used = at + record;
-    this.slots[s] = at + 1;
+    this.slots[2 * s] = at + 1;
     this.compactIfWasteful();
   }
 
   delete(key: string): void {
     const n = this.keyBytes(key);
-    const s = this.find(foldedHash(this.scratch, 0, n), this.scratch, 0, n);
+    const s = this.find(this.scratchHash, this.scratch, 0, n);
     if (s < 0) return;
-    this.garbage += this.recordSize(this.slots[s]! - 1);
-    this.slots[s] = DELETED;
+    this.garbage += this.recordSize(this.slots[2 * s]! - 1);
+    this.slots[2 * s] = DELETED;
     this.count--;
     this.compactIfWasteful();
   }
@@ -89,7 +91,7 @@ export class HoldingsTable {
   /** Every entry (key, value), in no particular order: for tests that hold the table to the store. */
   *entries(): Generator<[string, Uint8Array]> {
     const decoder = new TextDecoder();
-    for (let s = 0; s < this.slots.length; s++) {
+    for (let s = 0; s < this.slots.length; s += 2) {
       const at = this.slots[s]! - 1;
       if (at < 0) continue;
       const k = this.u16(at);
@@ -98,14 +100,15 @@ export class HoldingsTable {
     }
   }
 
+  /** The slot number of the key b[start, end) with hash h, or -1. */
   private find(h: number, b: Uint8Array, start: number, end: number): number {
-    const { slots, hashes, arena } = this;
-    const mask = slots.length - 1;
+    const { slots, arena } = this;
+    const mask = (slots.length >> 1) - 1;
     const n = end - start;
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const slot = slots[s]!;
+      const slot = slots[2 * s]!;
       if (slot === EMPTY) return -1;
-      if (slot === DELETED || hashes[s] !== h) continue;
+      if (slot === DELETED || slots[2 * s + 1] !== h) continue;
       const at = slot - 1;
       if (((arena[at]! << 8) | arena[at + 1]!) !== n) continue;
       let i = 0;
@@ -115,17 +118,35 @@ export class HoldingsTable {
   }
 
   private freeSlot(h: number): number {
-    const mask = this.slots.length - 1;
+    const mask = (this.slots.length >> 1) - 1;
     let s = h & mask;
-    while (this.slots[s]! > 0) s = (s + 1) & mask;
+    while (this.slots[2 * s]! > 0) s = (s + 1) & mask;
     return s;
   }
 
-  /** The key's UTF-8 bytes in the scratch buffer; their length. */
+  /**
+   * The key's UTF-8 bytes in the scratch buffer, their foldedHash in scratchHash; returns their length. ASCII keys
+   * (nearly all) are copied and hashed in one loop.
+   */
   private keyBytes(key: string): number {
-    if (key.length * 3 > this.scratch.length) throw new Error(`a DOI key of ${key.length} characters is longer than any DOI key`);
-    return this.encoder.encodeInto(key, this.scratch).written;
+    const n = key.length;
+    if (n * 3 > this.scratch.length) throw new Error(`a DOI key of ${n} characters is longer than any DOI key`);
+    const b = this.scratch;
+    let h = HASH_SEED;
+    for (let i = 0; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) {
+        const written = this.encoder.encodeInto(key, b).written;
+        this.scratchHash = foldedHash(b, 0, written);
+        return written;
+      }
+      b[i] = c;
+      h = Math.imul(h ^ foldByte(c), HASH_PRIME);
+    }
+    this.scratchHash = h & 0x7fffffff;
+    return n;
   }
+  private scratchHash = 0;
 
   private reserve(n: number): number {
     if (this.used + n > this.arena.length) {
@@ -142,17 +163,21 @@ export class HoldingsTable {
     let capacity = 1 << 10;
     while (capacity * 3 < atLeast * 4 * 2) capacity *= 2; // room to grow to twice the entries before the next resize
     const old = this.slots;
-    const oldHashes = this.hashes;
-    this.slots = new Int32Array(capacity);
-    this.hashes = new Int32Array(capacity);
+    this.slots = new Int32Array(2 * capacity);
     this.occupied = 0;
-    for (let s = 0; s < old.length; s++) {
+    for (let s = 0; s < old.length; s += 2) {
       if (old[s]! <= 0) continue;
-      const t = this.freeSlot(oldHashes[s]!);
-      this.slots[t] = old[s]!;
-      this.hashes[t] = oldHashes[s]!;
+      const t = this.freeSlot(old[s + 1]!);
+      this.slots[2 * t] = old[s]!;
+      this.slots[2 * t + 1] = old[s + 1]!;
       this.occupied++;
     }
+  }
+
+  /** Gives back the arena's unused tail (after a bulk load). */
+  trim(): void {
+    if (this.arena.length - this.used < 1 << 20) return;
+    this.arena = this.arena.slice(0, this.used + (1 << 16));
   }
 
   /** A new arena with only the live records once more than half of it is garbage. */
@@ -163,7 +188,7 @@ export class HoldingsTable {
     while (size < live * 1.5) size *= 2;
     const next = new Uint8Array(size);
     let p = 0;
-    for (let s = 0; s < this.slots.length; s++) {
+    for (let s = 0; s < this.slots.length; s += 2) {
       const at = this.slots[s]! - 1;
       if (at < 0) continue;
       const n = this.recordSize(at);
@@ -201,3 +226,6 @@ export class HoldingsTable {
 
 const EMPTY = 0;
 const DELETED = -1;
+// foldedHash's FNV-1a constants (src/doi/plain.ts): keyBytes must hash exactly as it does
+const HASH_SEED = 0x811c9dc5 | 0;
+const HASH_PRIME = 0x01000193;

@@ -53,6 +53,11 @@ export class EntitlementService {
   readonly longestTimeoutMs: number;
   readonly timedOut: PlatformVerdict = TIMED_OUT;
 
+  /** Brings the index up to date (once per request, before its lookups). */
+  refresh(): void {
+    this.index.refresh();
+  }
+
   /** The index value of a DOI key (undefined: no platform holds it). */
   lookup(doiKey: string): Uint8Array | undefined {
     return this.index.get(doiKey);

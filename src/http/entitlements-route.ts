@@ -24,6 +24,7 @@ const encoder = new TextEncoder();
 const OPEN_HEAD = encoder.encode(',"statusCode":200,"entitled":"yes","accessType":"');
 const OA_SOURCE = encoder.encode('","source":"oa_platform"');
 const VOR = encoder.encode(',"vor":');
+const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
 /** how far past the latest platform deadline a verdict may come before it is answered as a time-out */
 const DEADLINE_MARGIN_MS = 50;
@@ -60,10 +61,12 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   if (!env) return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
 
   const { service } = env;
+  service.refresh();
   const n = req.dois.length;
   const sent: string[] = new Array(n);
   const uids: (string | undefined)[] = new Array(n);
   const kinds = new Uint8Array(n);
+  const plain = new Uint8Array(n);
   const keysOf: string[] = new Array(n);
   const values: (Uint8Array | string | undefined)[] = new Array(n); // index value, or the 400 message
   const asked: AskedDoi[] = [];
@@ -81,6 +84,7 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
       continue;
     }
     keysOf[i] = input.key;
+    plain[i] = input.plain ? 1 : 0;
     const value = service.lookup(input.key);
     values[i] = value;
     if (!value) kinds[i] = UNKNOWN;
@@ -97,7 +101,7 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
     const settled = await withinDeadline(service.ask(asked, org, integrator), service);
     askedAt.forEach((at, k) => (verdicts[at] = settled[k]));
   }
-  return new Response(render(service, integrator, env.updates, sent, uids, kinds, keysOf, values, verdicts, part), { headers: REPLY_HEADERS });
+  return new Response(render(service, integrator, env.updates, { sent, plain, uids, kinds, keysOf, values, verdicts }, part), { headers: REPLY_HEADERS });
 }
 
 const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "uid"?: "..."}, ...]}';
@@ -126,23 +130,27 @@ async function withinDeadline(verdicts: Promise<PlatformVerdict>[], service: Ent
   return out;
 }
 
-function render(
-  service: EntitlementService,
-  integrator: IntegratorSettings,
-  updatesOf: () => UpdatesTable,
-  sent: string[],
-  uids: (string | undefined)[],
-  kinds: Uint8Array,
-  keysOf: string[],
-  values: (Uint8Array | string | undefined)[],
-  verdicts: (PlatformVerdict | undefined)[],
-  part: OpenPart,
-): Uint8Array {
+/** What the first pass found out about each entry of a request, by entry number. */
+interface Entries {
+  sent: string[];
+  /** 1: the DOI as sent is plain (src/doi/input.ts) and goes into the reply without escaping */
+  plain: Uint8Array;
+  uids: (string | undefined)[];
+  kinds: Uint8Array;
+  keysOf: string[];
+  /** the index value (OPEN, ASK) or the message (INVALID) */
+  values: (Uint8Array | string | undefined)[];
+  verdicts: (PlatformVerdict | undefined)[];
+}
+
+function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries, part: OpenPart): Uint8Array {
+  const { sent, plain, uids, kinds, keysOf, values, verdicts } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
   const out = reply.start().ascii('{"entitlements":[');
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
-    out.ascii('{"doi":').text(JSON.stringify(sent[i]));
+    if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
+    else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     const kind = kinds[i]!;
     if (kind === INVALID) {
       out.ascii(',"statusCode":400,"message":').text(JSON.stringify(values[i]));

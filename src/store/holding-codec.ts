@@ -205,6 +205,12 @@ export function decodeHolding(key: string, value: Uint8Array): DecodedHolding {
   return { live: layout.live, state, updated, events };
 }
 
+/** A live value's state and updated time, its history left unread (dumps and read models need only these). */
+export function decodeLive(key: string, value: Uint8Array): { state: HoldingState; updated: number } {
+  const layout = layoutOf(value);
+  return { state: decodeState(key, value, layout.stateStart), updated: new ByteReader(value, layout.stateEnd).u48() };
+}
+
 /** The state written by writeState, read from `start` on (in a stored value or an encoded record). */
 export function decodeState(key: string, bytes: Uint8Array, start: number): HoldingState {
   const r = new ByteReader(bytes, start);

@@ -8,7 +8,7 @@ import { ByteWriter } from './bytes.ts';
 import { encodeRecords, type EncodedRecords } from './encoded-records.ts';
 import { META, openEnvironment, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
-import { decodeHolding, isLive, type DecodedHolding, type HoldingState } from './holding-codec.ts';
+import { decodeHolding, decodeLive, isLive, type DecodedHolding, type HoldingState } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
 import {
   appliedEntry,
@@ -229,8 +229,7 @@ export class Store {
       if (!isLive(value)) continue;
       const { doiKey, platform } = splitHoldingKey(key);
       if (filter.platform !== undefined && platform !== filter.platform) continue;
-      const h = decodeHolding(doiKey, value);
-      yield { doiKey, platform, state: h.state!, updated: h.updated };
+      yield { doiKey, platform, ...decodeLive(doiKey, value) };
     }
   }
 

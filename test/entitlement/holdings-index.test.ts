@@ -39,6 +39,7 @@ function fromStore(): [string, IndexedHolding[]][] {
 describe('the entitlement index follows the store', () => {
   test('a DOI held by two platforms lists both in platform order, vor kept only for holdings answered from the deposit', () => {
     const index = new HoldingsIndex(store);
+    index.refresh();
     store.applyFilesSync([preparedFile([{ doi: '10.1234/X', accessType: 'paid', vor: [{ url: 'https://z.example/x.pdf' }] }], { platform: 'zeta' })]);
     store.applyFilesSync([preparedFile([{ doi: '10.1234/x', accessType: 'open', vor: [{ url: 'https://a.example/x.pdf', contentType: 'application/pdf' }] }], { platform: 'alpha' })]);
     expect(index.holdings(index.get('10.1234/x')!)).toEqual([
@@ -82,12 +83,15 @@ describe('the entitlement index follows the store', () => {
     let clock = 0;
     const index = new HoldingsIndex(store, 250, () => clock);
     store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
+    index.refresh();
     expect(index.get('10.1234/a')).toBeDefined();
     const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
     other.applyFilesSync([preparedFile([{ doi: '10.1234/a', deleted: true }, { doi: '10.1234/b', accessType: 'paid' }])]);
+    index.refresh();
     expect(index.get('10.1234/a')).toBeDefined(); // re-checked at most every 250 ms
     clock += 250;
     await Bun.sleep(1); // lmdb-js renews its read snapshot when the event loop turns, as between two requests
+    index.refresh();
     expect(index.get('10.1234/a')).toBeUndefined();
     expect(index.get('10.1234/B')).toBeDefined();
     expect(index.builds).toBe(2);
