@@ -231,12 +231,18 @@ async function startProcess(cmd: string[], ready: (out: string) => string | unde
 
 const listening = (out: string) => /^(http:\S+)$/m.exec(out)?.[1];
 
-/** The daemon on `config`, once every deposit file is applied (the first start ingests them; later ones skip). */
+/**
+ * The daemon on `config`, once its ingest is idle. The first start applies `files` deposit files; a restart on
+ * the same store applies none (the ledger skips them, and filesApplied counts this process's applies only), so
+ * it waits for an empty queue twice in a row. The daemon builds its entitlement index before it listens.
+ */
 async function startDaemon(config: string, files: number): Promise<Started> {
   const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], { [SECRET_ENV]: SECRET });
+  let idle = 0;
   for (;;) {
     const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as { production: { filesApplied: number; queueDepth: number } };
-    if (h.production.filesApplied >= files && h.production.queueDepth === 0) break;
+    idle = h.production.queueDepth === 0 ? idle + 1 : 0;
+    if (idle > 0 && (files === 0 ? idle >= 2 : h.production.filesApplied >= files)) break;
     await Bun.sleep(250);
   }
   return daemon;
@@ -404,9 +410,10 @@ if (import.meta.main) {
     // hanging load, in turns. Between turns one paid request is answered (the platform briefly answers again),
     // which resets the breaker's count of consecutive failures.
     console.log('(d1): the platform hanging, the breaker off, beside the (a) load ...');
-    daemon = await startDaemon(daemonConfig(join(work.path, 'breaker-off.toml'), data, platform.url, 1000), files);
+    daemon = await startDaemon(daemonConfig(join(work.path, 'breaker-off.toml'), data, platform.url, 1000), 0);
     const api1 = `${daemon.url}/v2.2/entitlements`;
     await platformMode(platform.url, { delayMs: PLATFORM_DELAY_MS });
+    await verify(daemon.url, '(d1) 100 open DOIs after the restart', list.open100.slice(0, 20), 'oa_platform');
     await wrk(api1, scripts.open100, { duration: WARMUP });
     await wrk(api1, scripts.paid100, { duration: WARMUP });
     const alone: Load[] = [];

@@ -29,8 +29,17 @@ export class Daemon {
       const runner = new EnvironmentRunner(env, bucket, this.config, this.log);
       this.envs.set(env, runner);
       this.closers.push(() => runner.close());
-      await runner.start();
     }
+    // the entitlement index is read from each store before its ingest starts (it then follows every file applied)
+    // and before the port opens (the first request must not wait for it)
+    const entitlements = new Entitlements(this.config.platforms, this.config.entitlements);
+    this.closers.push(async () => entitlements.close());
+    for (const [env, r] of this.envs) {
+      const index = entitlements.forStore(r.store).index;
+      index.build();
+      this.log.log('info', 'entitlement.index_built', { env, dois: index.size, ms: Math.round(index.lastBuildMs), bytes: index.memoryBytes });
+    }
+    for (const r of this.envs.values()) await r.start();
     const sources = new FollowedSources({
       dropDir: this.config.updates.dropDir,
       urls: this.config.updates.urls,
@@ -45,14 +54,6 @@ export class Daemon {
       const r = this.envs.get(env);
       return r && { store: r.store, ingest: r.ingestor.stats };
     };
-    const entitlements = new Entitlements(this.config.platforms, this.config.entitlements);
-    this.closers.push(async () => entitlements.close());
-    // the entitlement index is read from the store before the port opens: the first request must not wait for it
-    for (const [env, r] of this.envs) {
-      const index = entitlements.forStore(r.store).index;
-      index.build();
-      this.log.log('info', 'entitlement.index_built', { env, dois: index.size, ms: Math.round(index.lastBuildMs), bytes: index.memoryBytes });
-    }
     const app = createApp({
       entitlements,
       integrators: this.config.integrators,

@@ -48,6 +48,11 @@ export class AnswerCache<V> {
     }
   }
 
+  clear(): void {
+    this.entries.clear();
+    this.byDoi.clear();
+  }
+
   dropDoi(doiKey: string): void {
     const keys = this.byDoi.get(doiKey);
     if (!keys) return;

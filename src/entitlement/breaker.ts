@@ -1,9 +1,13 @@
 /**
  * A circuit breaker for one platform: after `failures` consecutive failed calls (errors, malformed answers,
  * time-outs) it opens, and for `cooldownMs` no call goes out (the answers are "as for a time-out", at once).
- * Then it lets one call through to test recovery: success closes it, failure opens it for another cool-down.
+ * Then it lets one call through (the probe) to test recovery: its success closes the breaker, its failure opens
+ * it for another cool-down. Calls that started before the breaker opened no longer count.
  */
 export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** What allow() hands a call, and the call hands back with its outcome. */
+export type BreakerTicket = 'call' | 'probe';
 
 export class CircuitBreaker {
   private consecutive = 0;
@@ -24,28 +28,38 @@ export class CircuitBreaker {
     return this.now() - this.openedAt >= this.cooldownMs ? 'half-open' : 'open';
   }
 
-  /** May a call go out now? In half-open state only one (the probe) until it reports. */
-  allow(): boolean {
+  /** A ticket when a call may go out now, else undefined. In half-open state only the probe, once. */
+  allow(): BreakerTicket | undefined {
     const s = this.state;
-    if (s === 'closed') return true;
-    if (s === 'open' || this.probing) return false;
+    if (s === 'closed') return 'call';
+    if (s === 'open' || this.probing) return undefined;
     this.probing = true;
-    return true;
+    return 'probe';
   }
 
-  success(): void {
-    this.consecutive = 0;
-    this.opened = false;
-    this.probing = false;
+  success(ticket: BreakerTicket): void {
+    if (ticket === 'probe') {
+      this.opened = false;
+      this.probing = false;
+      this.consecutive = 0;
+    } else if (!this.opened) this.consecutive = 0;
   }
 
-  failure(): void {
-    this.consecutive++;
-    if (this.probing || (!this.opened && this.consecutive >= this.failures)) {
-      if (!this.opened || this.probing) this.opens++;
-      this.opened = true;
-      this.openedAt = this.now();
-    }
-    this.probing = false;
+  failure(ticket: BreakerTicket): void {
+    if (ticket === 'probe') {
+      this.probing = false;
+      this.open();
+    } else if (!this.opened && ++this.consecutive >= this.failures) this.open();
+  }
+
+  /** The call did not go out after all: a probe's turn passes to the next call. */
+  cancel(ticket: BreakerTicket): void {
+    if (ticket === 'probe') this.probing = false;
+  }
+
+  private open(): void {
+    this.opened = true;
+    this.openedAt = this.now();
+    this.opens++;
   }
 }

@@ -24,7 +24,7 @@ export interface CallerSettings {
 }
 
 /** What one call did, for the metrics. */
-export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open';
+export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open' | 'no_slot';
 
 /**
  * Calls one platform's Entitlement API the way GetFTR's publisher integration does (docs/interface.md,
@@ -35,7 +35,7 @@ export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_op
 export class PlatformClient {
   readonly breaker: CircuitBreaker;
   readonly latency = new LatencyHistogram();
-  readonly calls: Record<CallOutcome, number> = { ok: 0, error: 0, malformed: 0, timeout: 0, breaker_open: 0 };
+  readonly calls: Record<CallOutcome, number> = { ok: 0, error: 0, malformed: 0, timeout: 0, breaker_open: 0, no_slot: 0 };
   cacheHits = 0;
   private readonly slots: Slots;
 
@@ -64,9 +64,19 @@ export class PlatformClient {
 
   /** One call: the verdict per DOI key of the batch, or one verdict for all (a failed call). */
   private async call(batch: string[], org: Org, integrator: string, deadline: number): Promise<BatchResult> {
-    if (!this.breaker.allow()) return this.outcome('breaker_open', TIMED_OUT);
-    if (!(await this.slots.acquire(deadline, this.caller.now))) return this.outcome('timeout', TIMED_OUT);
+    const ticket = this.breaker.allow();
+    if (!ticket) return this.outcome('breaker_open', TIMED_OUT);
+    // a call that found no free slot in time says nothing about the platform: not a breaker failure
+    if (!(await this.slots.acquire(deadline, this.caller.now))) {
+      this.breaker.cancel(ticket);
+      return this.outcome('no_slot', TIMED_OUT);
+    }
     const started = performance.now();
+    const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>) => {
+      if (o === 'ok') this.breaker.success(ticket);
+      else this.breaker.failure(ticket);
+      return this.outcome(o, result);
+    };
     try {
       const remaining = Math.max(1, deadline - this.caller.now());
       const body: PlatformRequest = { org, dois: batch };
@@ -77,13 +87,13 @@ export class PlatformClient {
         signal: AbortSignal.timeout(remaining),
       });
       const text = await boundedText(response);
-      if (response.status !== 200) return this.outcome('error', FAILED);
+      if (response.status !== 200) return done('error', FAILED);
       const answers = text === undefined ? undefined : parseAnswer(text, org);
-      return answers ? this.outcome('ok', answers) : this.outcome('malformed', FAILED);
+      return answers ? done('ok', answers) : done('malformed', FAILED);
     } catch (e) {
       // refused, reset, DNS, TLS: an error; the signal firing (while connecting, waiting or reading): a time-out
       const timedOut = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError';
-      return timedOut ? this.outcome('timeout', TIMED_OUT) : this.outcome('error', FAILED);
+      return timedOut ? done('timeout', TIMED_OUT) : done('error', FAILED);
     } finally {
       this.latency.observe((performance.now() - started) / 1000);
       this.slots.release();
@@ -92,8 +102,6 @@ export class PlatformClient {
 
   private outcome(o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult {
     this.calls[o]++;
-    if (o === 'ok') this.breaker.success();
-    else if (o !== 'breaker_open') this.breaker.failure();
     return result instanceof Map ? { byKey: result } : { all: result };
   }
 
@@ -144,7 +152,8 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
     const v: PlatformVerdict = { statusCode: 200, entitled: entry.entitled, source: 'service_request', org };
     if (isAccessType(entry.accessType)) v.accessType = entry.accessType;
     if (entry.document !== undefined) v.document = entry.document;
-    if (entry.vor !== undefined) v.vor = entry.vor;
+    // only the members we describe are passed on to integrators
+    if (entry.vor !== undefined) v.vor = entry.vor.map((item) => (item.contentType === undefined ? { url: item.url } : { url: item.url, contentType: item.contentType }));
     out.set(doiKey(bare), v);
   }
   return out;

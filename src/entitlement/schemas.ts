@@ -27,12 +27,16 @@ export const Org = t.Object(
 );
 export type Org = Static<typeof Org>;
 
+/** GetFTR's metadata members of an entry (a lookup by title, journal...): accepted, but this service answers by DOI only. */
+const METADATA_MEMBERS = ['title', 'journal', 'authors', 'year', 'preprintDoi'] as const;
+
 export const DoiEntry = t.Union([
   t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
   t.Object(
     {
-      doi: t.String({ description: 'a DOI, in any form a string entry may take' }),
+      doi: t.Optional(t.String({ description: 'a DOI, in any form a string entry may take; an entry without one is answered 400' })),
       uid: t.Optional(t.String({ maxLength: 256, description: 'the integrator\'s own reference, echoed on the answer' })),
+      ...Object.fromEntries(METADATA_MEMBERS.map((m) => [m, t.Optional(t.Unknown({ description: 'GetFTR metadata lookup: not supported here' }))])),
     },
     { additionalProperties: false },
   ),
@@ -59,7 +63,7 @@ export const ContentLink = t.Object({ url: t.String(), contentType: t.Optional(t
 export type ContentLink = Static<typeof ContentLink>;
 
 export const EntitlementObject = t.Object({
-  doi: t.String({ description: 'the DOI as sent' }),
+  doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
   statusCode: t.Integer({ description: '200 decided; 400 not a DOI; 404 no platform holds it; 504 the platform did not answer in time' }),
   entitled: t.Optional(Entitled),
   accessType: t.Optional(t.String({ description: 'open, free, permFree or paid' })),
@@ -70,7 +74,7 @@ export const EntitlementObject = t.Object({
   uid: t.Optional(t.String()),
   updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
   message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
-});
+}, { additionalProperties: false });
 export type EntitlementObject = Static<typeof EntitlementObject>;
 
 export const EntitlementsResponse = t.Object({ entitlements: t.Array(EntitlementObject) });

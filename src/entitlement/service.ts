@@ -40,7 +40,6 @@ export class EntitlementService {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
     this.now = opts.now;
-    this.longestTimeoutMs = Math.max(0, ...[...clients.values()].map((c) => c.settings.entitlementTimeoutMs));
     // a new deposit for a DOI drops its cached answers (only worth the walk when something is cached)
     this.unsubscribe = store.onApplied((files) => {
       if (this.cache.size === 0) return;
@@ -49,14 +48,19 @@ export class EntitlementService {
   }
 
   private readonly now: () => number;
-  /** the longest time-out of the platforms this service may call: no request waits longer (plus a margin) */
-  readonly longestTimeoutMs: number;
-  readonly timedOut: PlatformVerdict = TIMED_OUT;
 
-  /** Brings the index up to date (once per request, before its lookups). */
+  /**
+   * Brings the index up to date (once per request, before its lookups). A rebuild means another process applied
+   * files this one was not told of: which DOIs they touched is unknown, so every cached answer goes.
+   */
   refresh(): void {
     this.index.refresh();
+    if (this.index.builds !== this.buildsSeen) {
+      this.buildsSeen = this.index.builds;
+      this.cache.clear();
+    }
   }
+  private buildsSeen = 0;
 
   /** The index value of a DOI key (undefined: no platform holds it). */
   lookup(doiKey: string): Uint8Array | undefined {
@@ -72,14 +76,17 @@ export class EntitlementService {
   }
 
   /**
-   * The verdicts for DOIs no deposit answers, one promise per DOI in order, each settled by `deadline` at the
-   * latest (a platform's time-out). Each platform gets one batch of its DOIs per request.
+   * The verdicts for DOIs no deposit answers, one promise per DOI in order, and how long (ms) until every one of
+   * them is settled (the longest time-out of the platforms asked). A platform gets each DOI key once per request,
+   * in batches.
    */
-  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): Promise<PlatformVerdict>[] {
+  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): { verdicts: Promise<PlatformVerdict>[]; waitMs: number } {
     const start = this.now();
+    let deadline = start;
     const identity = orgIdentity(org);
     const perDoi: Promise<PlatformVerdict>[][] = dois.map(() => []);
-    const toAsk = new Map<string, { bare: string; at: number; slot: number }[]>();
+    /** per platform: DOI key -> the bare DOI to send and the entries (doi number, holding) waiting for it */
+    const toAsk = new Map<string, Map<string, { bare: string; waiting: { at: number; slot: number; held: IndexedHolding }[] }>>();
     dois.forEach((d, at) => {
       for (const h of d.holdings) {
         const settings = this.settings.get(h.platform);
@@ -94,30 +101,40 @@ export class EntitlementService {
           perDoi[at]!.push(Promise.resolve(withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h)));
           continue;
         }
-        let list = toAsk.get(h.platform);
-        if (!list) toAsk.set(h.platform, (list = []));
-        list.push({ bare: d.bare, at, slot: perDoi[at]!.length });
-        perDoi[at]!.push(undefined as unknown as Promise<PlatformVerdict>); // set below, once the platform's batch is sent
+        let byKey = toAsk.get(h.platform);
+        if (!byKey) toAsk.set(h.platform, (byKey = new Map()));
+        let one = byKey.get(d.doiKey);
+        if (!one) byKey.set(d.doiKey, (one = { bare: d.bare, waiting: [] }));
+        one.waiting.push({ at, slot: perDoi[at]!.length, held: h });
+        perDoi[at]!.push(undefined as unknown as Promise<PlatformVerdict>); // set below, once the platform's batches are sent
       }
     });
-    for (const [platform, list] of toAsk) {
+    for (const [platform, byKey] of toAsk) {
       const client = this.clients.get(platform)!;
       const ttl = this.settings.get(platform)!.entitlementCacheSeconds * 1000;
+      const until = start + client.settings.entitlementTimeoutMs;
+      deadline = Math.max(deadline, until);
+      const asked = [...byKey];
       const verdicts = client.ask(
-        list.map((x) => x.bare),
+        asked.map(([, one]) => one.bare),
         org,
         integrator.name,
-        start + client.settings.entitlementTimeoutMs,
+        until,
       );
-      list.forEach((x, i) => {
-        const held = dois[x.at]!.holdings.find((h) => h.platform === platform)!;
-        perDoi[x.at]![x.slot] = verdicts[i]!.then((v) => {
-          if (ttl > 0 && v.source === 'service_request' && v.entitled !== 'maybe') this.cache.set(platform, dois[x.at]!.doiKey, identity, cacheable(v), ttl);
-          return withDepositedAccess(v, held);
+      asked.forEach(([key, one], i) => {
+        const verdict = verdicts[i]!.then((v) => {
+          if (ttl > 0 && v.source === 'service_request' && v.entitled !== 'maybe') this.cache.set(platform, key, identity, cacheable(v), ttl);
+          return v;
         });
+        for (const w of one.waiting) perDoi[w.at]![w.slot] = verdict.then((v) => withDepositedAccess(v, w.held));
       });
     }
-    return perDoi.map((verdicts) => combineVerdicts(verdicts));
+    return { verdicts: perDoi.map((verdicts) => combineVerdicts(verdicts)), waitMs: deadline - start };
+  }
+
+  /** What a DOI whose platforms did not answer by the request's deadline is answered (a 504, as for a time-out). */
+  timedOut(d: AskedDoi): PlatformVerdict {
+    return withDepositedAccess(TIMED_OUT, d.holdings[0]!);
   }
 
   close(): void {

@@ -42,6 +42,13 @@ export function renderEntitlementMetrics(
     'DOIs with a live holding in the in-memory entitlement index.',
     sources.map(({ env, entitlement }) => [{ env }, entitlement.index.size]),
   );
+  writeFamily(
+    out,
+    'doi_holdings_entitlement_index_builds_total',
+    'counter',
+    'Full reads of the store into the entitlement index: 1 at start, then one per batch of files applied by another process.',
+    sources.map(({ env, entitlement }) => [{ env }, entitlement.index.builds]),
+  );
   out.push('# HELP doi_holdings_platform_call_seconds Latency of calls to platforms\' Entitlement APIs.', '# TYPE doi_holdings_platform_call_seconds histogram');
   for (const c of platforms) {
     const platform = c.settings.name;

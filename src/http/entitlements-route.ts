@@ -34,6 +34,8 @@ const INVALID = 0;
 const UNKNOWN = 1;
 const OPEN = 2;
 const ASK = 3;
+/** an object entry without `doi` (GetFTR's lookup by metadata) */
+const NO_DOI = 4;
 
 export interface EntitlementEnv {
   service: EntitlementService;
@@ -75,8 +77,12 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   for (let i = 0; i < n; i++) {
     const entry = req.dois[i]!;
     const doi = typeof entry === 'string' ? entry : entry.doi;
-    sent[i] = doi;
     if (typeof entry !== 'string') uids[i] = entry.uid;
+    if (doi === undefined) {
+      kinds[i] = NO_DOI;
+      continue;
+    }
+    sent[i] = doi;
     const input = readDoiInput(doi);
     if (input.problem !== undefined) {
       kinds[i] = INVALID;
@@ -98,8 +104,9 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   const verdicts: (PlatformVerdict | undefined)[] = new Array(n);
   if (asked.length > 0) {
     const org = usedOrg(req.org);
-    const settled = await withinDeadline(service.ask(asked, org, integrator), service);
-    askedAt.forEach((at, k) => (verdicts[at] = settled[k]));
+    const { verdicts: pending, waitMs } = service.ask(asked, org, integrator);
+    const settled = await withinDeadline(pending, waitMs + DEADLINE_MARGIN_MS);
+    askedAt.forEach((at, k) => (verdicts[at] = settled[k] ?? service.timedOut(asked[k]!)));
   }
   return new Response(render(service, integrator, env.updates, { sent, plain, uids, kinds, keysOf, values, verdicts }, part), { headers: REPLY_HEADERS });
 }
@@ -108,13 +115,13 @@ const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "u
 const ENTRY = 'an entry is a DOI string or {"doi": "10.xxxx/...", "uid"?: "..."}';
 
 /**
- * Every verdict, or a time-out in its place once the latest platform deadline (plus a margin) has passed: the
- * request answers in time whatever a platform's socket does.
+ * Every verdict settled within `waitMs`; the missing ones are left undefined (answered as time-outs): the request
+ * answers in time whatever a platform's socket does.
  */
-async function withinDeadline(verdicts: Promise<PlatformVerdict>[], service: EntitlementService): Promise<PlatformVerdict[]> {
+async function withinDeadline(verdicts: Promise<PlatformVerdict>[], waitMs: number): Promise<(PlatformVerdict | undefined)[]> {
   let timer: Timer | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), service.longestTimeoutMs + DEADLINE_MARGIN_MS)));
-  const out: PlatformVerdict[] = new Array(verdicts.length);
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, waitMs))));
+  const out: (PlatformVerdict | undefined)[] = new Array(verdicts.length);
   let pending = verdicts.length;
   const all = new Promise<void>((resolve) =>
     verdicts.forEach((p, i) =>
@@ -124,9 +131,8 @@ async function withinDeadline(verdicts: Promise<PlatformVerdict>[], service: Ent
       }),
     ),
   );
-  const first = await Promise.race([all, late]);
+  await Promise.race([all, late]);
   clearTimeout(timer);
-  if (first === 'late') for (let i = 0; i < out.length; i++) out[i] ??= service.timedOut;
   return out;
 }
 
@@ -149,10 +155,12 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
   const out = reply.start().ascii('{"entitlements":[');
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
-    if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
-    else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     const kind = kinds[i]!;
-    if (kind === INVALID) {
+    if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
+    else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
+    else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
+    if (kind === NO_DOI) service.count('invalid');
+    else if (kind === INVALID) {
       out.ascii(',"statusCode":400,"message":').text(JSON.stringify(values[i]));
       service.count('invalid');
     } else if (kind === UNKNOWN) {
@@ -167,7 +175,7 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
     } else writeVerdict(out, verdicts[i]!, service);
     const uid = uids[i];
     if (uid !== undefined) out.ascii(',"uid":').text(JSON.stringify(uid));
-    if (updates) out.ascii(',"updates":').bytes((kind !== INVALID && updates.get(keysOf[i]!)) || NO_UPDATES);
+    if (updates) out.ascii(',"updates":').bytes((keysOf[i] !== undefined && updates.get(keysOf[i]!)) || NO_UPDATES);
     out.ascii('}');
   }
   return out.ascii(']}').take();

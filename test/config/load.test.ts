@@ -163,11 +163,21 @@ urls = [
   });
 
   test('the shipped example configs load', () => {
-    const env = { DOI_HOLDINGS_S3_KEY_ID: 'id', DOI_HOLDINGS_S3_SECRET: 'secret', DOI_HOLDINGS_KEY_DISCOVERY: 'discovery-key' };
+    const env = {
+      DOI_HOLDINGS_S3_KEY_ID: 'id',
+      DOI_HOLDINGS_S3_SECRET: 'secret',
+      DOI_HOLDINGS_KEY_DISCOVERY: 'discovery-key',
+      DOI_HOLDINGS_KEY_USAGE: 'usage-reports-key',
+      DOI_HOLDINGS_ACME_JWT_SECRET: 'acme-secret',
+    };
     const repo = join(import.meta.dir, '..', '..');
     const prod = loadConfig(join(repo, 'conf/doi-holdings.toml'), env);
     expect(prod.buckets.production.kind).toBe('s3');
-    expect(prod.integrators).toEqual([{ name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true }]);
+    expect(prod.integrators).toEqual([
+      { name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true },
+      { name: 'usage-reports', apiKey: 'usage-reports-key', updates: false, cache: false },
+    ]);
+    expect(prod.platforms[0]).toMatchObject({ name: 'acme', entitlementUrl: expect.stringMatching(/^https:/), entitlementSecret: 'acme-secret' });
     const def = loadConfig(join(repo, 'conf/default.toml'), {});
     expect(def.buckets.production).toEqual({ kind: 'local', path: join(repo, 'var/bucket') });
   });

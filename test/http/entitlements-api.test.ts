@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { DEFAULT_ENTITLEMENTS, type IntegratorSettings, type PlatformSettings } from '../../src/config/index.ts';
-import { Entitlements } from '../../src/entitlement/index.ts';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Entitlements, EntitlementsResponse } from '../../src/entitlement/index.ts';
 import { startServer, type App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
@@ -11,7 +12,8 @@ import { errorOf, importSample, KEY, KEY_NO_UPDATES, makeApp, post } from './htt
 const SECRET = 'a-shared-secret-of-the-platform-0123456789';
 const ORG = { ipv4: '192.0.2.10' };
 
-type Obj = Record<string, unknown> & { doi: string; statusCode: number };
+type Obj = Record<string, unknown> & { doi?: string; statusCode: number };
+const checkResponse = TypeCompiler.Compile(EntitlementsResponse);
 
 let dir: ReturnType<typeof tempDir>;
 let store: Store;
@@ -47,6 +49,7 @@ async function ask(app: App, dois: unknown[], opts: { org?: object; key?: string
   expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
   const body = JSON.parse(text) as { entitlements: Obj[] };
   expect(Object.keys(body)).toEqual(['entitlements']);
+  expect([...checkResponse.Errors(body)].map((e) => `${e.path}: ${e.message}`)).toEqual([]); // every reply fits the published schema
   return body.entitlements;
 }
 
@@ -131,6 +134,13 @@ describe('answered from the deposit', () => {
     expect(got[1]).toEqual({ doi: 'not a doi', statusCode: 400, message: expect.stringContaining('not a DOI') });
     expect(got[2]!.source).toBe('oa_platform');
     expect(got[3]).toEqual({ doi: '10.1000/x\u200by', statusCode: 400, message: expect.stringContaining('U+200B'), uid: 'u-7' });
+  });
+
+  test('an entry by metadata only (GetFTR\'s title, journal...) is a 400 entry saying DOIs only; the others are answered', async () => {
+    const { app } = appWith(platforms());
+    const got = await ask(app, [{ title: 'A title', journal: 'J', authors: ['A'], year: 2020, uid: 'm1' }, '10.1000/free-1'], { key: KEY });
+    expect(got[0]).toEqual({ statusCode: 400, message: expect.stringContaining('by DOI only'), uid: 'm1', updates: [] });
+    expect(got[1]!.source).toBe('oa_platform');
   });
 
   test('an object entry echoes its uid; the doi is echoed exactly as sent', async () => {
@@ -376,7 +386,7 @@ describe('request-level errors, as the Updates API', () => {
     ['no DOIs', '{"dois":[]}', 400, 'BAD_REQUEST', /^\/dois: 0 DOIs given/],
     ['101 DOIs', JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }), 400, 'BAD_REQUEST', /^\/dois: 101 DOIs given/],
     ['a number entry', '{"dois":[5]}', 400, 'BAD_REQUEST', /^\/dois\/0: an entry is a DOI string or/],
-    ['an object entry with another member', '{"dois":[{"doi":"10.1/x","title":"t"}]}', 400, 'BAD_REQUEST', /^\/dois\/0: /],
+    ['an object entry with a member GetFTR does not have', '{"dois":[{"doi":"10.1/x","colour":"t"}]}', 400, 'BAD_REQUEST', /^\/dois\/0: /],
     ['an unknown org member', '{"org":{"ip":"1.2.3.4"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ip: unexpected property/],
     ['an ipv4 that does not parse', '{"org":{"ipv4":"300.1.1.1"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv4: "300.1.1.1" is not an IPv4 address/],
     ['an ipv6 that does not parse', '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: /],

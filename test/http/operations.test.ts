@@ -72,7 +72,7 @@ describe('GET /openapi.json', () => {
     expect(ent.properties.dois.items.anyOf.map((s: { type: string }) => s.type)).toEqual(['string', 'object']);
     expect(Object.keys(ent.properties.org.properties)).toEqual(expect.arrayContaining(['ipv4', 'ipv6', 'entityID', 'openAthensOrgID', 'eduPersonScopedAffiliation']));
     const obj = doc.components.schemas.EntitlementsResponse.properties.entitlements.items;
-    expect(obj.required).toEqual(['doi', 'statusCode']);
+    expect(obj.required).toEqual(['statusCode']);
     expect(obj.properties.source.anyOf.map((s: { const: string }) => s.const)).toEqual(['oa_platform', 'service_request', 'service_cache', 'publisher_not_supported', 'unknown']);
     // every $ref points at a schema that exists
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
