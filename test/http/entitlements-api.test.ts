@@ -229,6 +229,17 @@ describe('asking the platform', () => {
     expect(platform.calls.map((c) => c.claims!.doi)).toEqual(platform.calls.map((c) => c.body.dois[0]));
   });
 
+  test('a DOI named by several entries (in any form) is asked once; every entry gets the answer', async () => {
+    const { app } = appWith(platforms());
+    const got = await ask(app, ['10.2000/paid-1', 'doi:10.2000/PAID-1', { doi: 'https://doi.org/10.2000/paid-1', uid: 'x' }], { key: KEY_NO_UPDATES });
+    expect(got.map((o) => [o.doi, o.entitled, o.source, o.uid])).toEqual([
+      ['10.2000/paid-1', 'yes', 'service_request', undefined],
+      ['doi:10.2000/PAID-1', 'yes', 'service_request', undefined],
+      ['https://doi.org/10.2000/paid-1', 'yes', 'service_request', 'x'],
+    ]);
+    expect(platform.calls.map((c) => c.body.dois)).toEqual([['10.2000/paid-1']]);
+  });
+
   test('several paid platforms are asked in parallel: the first yes wins, all no gives no, otherwise the first that is not no', async () => {
     const { app } = appWith(platforms());
     platform.mode = { kind: 'answer', entitled: () => 'no', delayMs: 30 };
@@ -317,6 +328,19 @@ describe('a bad platform', () => {
     expect(platform.calls).toHaveLength(4);
   });
 
+  test('calls that wait past their time-out for a free slot (our queue, not the platform) are 504 but never open the breaker', async () => {
+    platform.mode = { kind: 'answer', entitled: () => 'yes', delayMs: 400 };
+    const { app, entitlements } = appWith(platforms({ paid: { entitlementConcurrency: 1, entitlementBatch: 1, entitlementTimeoutMs: 250 } }), {
+      ...DEFAULT_ENTITLEMENTS,
+      breakerFailures: 2,
+    });
+    const got = await ask(app, ['10.2000/many-1', '10.2000/many-2', '10.2000/many-3'], { key: KEY_NO_UPDATES });
+    expect(got.map((o) => o.statusCode)).toEqual([504, 504, 504]);
+    const client = entitlements.clients.get('paid')!;
+    expect([client.calls.timeout, client.calls.no_slot]).toEqual([1, 2]);
+    expect(client.breaker.state).toBe('closed');
+  });
+
   test('a failed recovery call opens the breaker for another cool-down', async () => {
     platform.mode = { kind: 'raw', status: 500, body: '' };
     const { app, entitlements } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, breakerCooldownMs: 5_000 });
@@ -367,6 +391,17 @@ describe('the answer cache', () => {
     store.applyFilesSync([preparedFile([{ doi: '10.2000/Paid-1', accessType: 'paid' }], { platform: 'paid' })]);
     const got = await ask(app, ['10.2000/paid-1', '10.2000/many-1']);
     expect(got.map((o) => o.source)).toEqual(['service_request', 'service_cache']);
+  });
+
+  test('files applied by another process (a gap the index notices) empty the cache', async () => {
+    const { app } = appWith(platforms(cached));
+    await ask(app, ['10.2000/paid-1']);
+    expect((await ask(app, ['10.2000/paid-1']))[0]!.source).toBe('service_cache');
+    const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    other.applyFilesSync([preparedFile([{ doi: '10.2000/other-doi', accessType: 'paid' }], { platform: 'paid' })]);
+    await Bun.sleep(300); // the index re-reads the store's apply number at most every 250 ms
+    expect((await ask(app, ['10.2000/paid-1']))[0]!.source).toBe('service_request');
+    await other.close();
   });
 
   test('the cache holds at most cacheMaxEntries answers, the least recently used going first', async () => {
