@@ -1,3 +1,3 @@
 export { doiProblem, doiKey, normaliseDoiInput, MAX_DOI_BYTES, type DoiProblem } from './rules.ts';
-export { plainDoiKey, copyPlainDoi, foldedHash, foldByte, NOT_PLAIN } from './plain.ts';
+export { plainDoiKey, copyPlainDoi, plainDoiHash, foldedHash, foldByte, NOT_PLAIN } from './plain.ts';
 export { readDoiInput, type DoiInput } from './input.ts';

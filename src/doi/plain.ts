@@ -53,6 +53,18 @@ export function copyPlainDoi(b: Uint8Array, start: number, end: number, out: Uin
   return h & 0x7fffffff;
 }
 
+/** copyPlainDoi without the copy: the folded hash of b[start, end) when it is a plain DOI, else NOT_PLAIN. */
+export function plainDoiHash(b: Uint8Array, start: number, end: number): number {
+  if (suffixStartOfBytes(b, start, end) < 0) return NOT_PLAIN;
+  let h = HASH_SEED;
+  for (let k = start; k < end; k++) {
+    const c = b[k]!;
+    if (PLAIN_BYTE[c] === 0) return NOT_PLAIN;
+    h = Math.imul(h ^ ASCII_FOLD[c]!, HASH_PRIME);
+  }
+  return h & 0x7fffffff;
+}
+
 /**
  * FNV-1a over b[start, end) with ASCII letters folded, so a DOI key and any ASCII casing of it hash alike;
  * 31 bits, never negative. The hash of the Updates API's lookup table (store/updates-table.ts).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { PlatformSettings } from '../config/index.ts';
 import { ACCESS_TYPES, type AccessType } from '../deposit/index.ts';
-import { doiKey, doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { readDoiInput } from '../doi/index.ts';
 import { CircuitBreaker } from './breaker.ts';
 import { signJwtHs256 } from './jwt.ts';
 import { LatencyHistogram } from './latency-histogram.ts';
@@ -48,22 +48,30 @@ export class PlatformClient {
   }
 
   /**
-   * Asks about `dois` (bare DOIs, one per DOI key) for `integrator` and `org`; one promise per DOI, in order,
+   * Asks about `dois` (bare DOIs with their keys, one per key) for `integrator` and `org`; one promise per DOI, in order,
    * each settled when its batch's call ends. Never rejects: failures are verdicts. `deadline` is a clock time.
    */
-  ask(dois: readonly string[], org: Org, integrator: string, deadline: number): Promise<PlatformVerdict>[] {
+  ask(dois: readonly { bare: string; key: string }[], org: Org, integrator: string, deadline: number): Promise<PlatformVerdict>[] {
     const out: Promise<PlatformVerdict>[] = [];
     const size = this.settings.entitlementBatch;
+    // the batches share one deadline, so one timer signal: a signal per call costs as much as parsing its answer
+    const signal = AbortSignal.timeout(Math.max(1, deadline - this.caller.now()));
     for (let i = 0; i < dois.length; i += size) {
       const batch = dois.slice(i, i + size);
-      const answers = this.call(batch, org, integrator, deadline);
-      for (const doi of batch) out.push(answers.then((r) => ('all' in r ? r.all : (r.byKey.get(doiKey(doi)) ?? LEFT_OUT))));
+      const answers = this.call(
+        batch.map((d) => d.bare),
+        org,
+        integrator,
+        deadline,
+        signal,
+      );
+      for (const d of batch) out.push(answers.then((r) => ('all' in r ? r.all : (r.byKey.get(d.key) ?? LEFT_OUT))));
     }
     return out;
   }
 
   /** One call: the verdict per DOI key of the batch, or one verdict for all (a failed call). */
-  private async call(batch: string[], org: Org, integrator: string, deadline: number): Promise<BatchResult> {
+  private async call(batch: string[], org: Org, integrator: string, deadline: number, signal: AbortSignal): Promise<BatchResult> {
     const ticket = this.breaker.allow();
     if (!ticket) return this.outcome('breaker_open', TIMED_OUT);
     // a call that found no free slot in time says nothing about the platform: not a breaker failure
@@ -78,13 +86,12 @@ export class PlatformClient {
       return this.outcome(o, result);
     };
     try {
-      const remaining = Math.max(1, deadline - this.caller.now());
       const body: PlatformRequest = { org, dois: batch };
       const response = await fetch(this.settings.entitlementUrl, {
         method: 'POST',
         headers: this.headers(batch[0]!, integrator),
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(remaining),
+        signal,
       });
       const text = await boundedText(response);
       if (response.status !== 200) return done('error', FAILED);
@@ -147,20 +154,26 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
   const out = new Map<string, PlatformVerdict>();
   for (const entry of value.entitlements) {
     if (!checkEntry.Check(entry)) continue;
-    const bare = normaliseDoiInput(entry.doi);
-    if (doiProblem(bare)) continue;
+    const input = readDoiInput(entry.doi);
+    if (input.problem !== undefined) continue;
     const v: PlatformVerdict = { statusCode: 200, entitled: entry.entitled, source: 'service_request', org };
     if (isAccessType(entry.accessType)) v.accessType = entry.accessType;
     if (entry.document !== undefined) v.document = entry.document;
     // only the members we describe are passed on to integrators
     if (entry.vor !== undefined) v.vor = entry.vor.map((item) => (item.contentType === undefined ? { url: item.url } : { url: item.url, contentType: item.contentType }));
-    out.set(doiKey(bare), v);
+    out.set(input.key, v);
   }
   return out;
 }
 
 /** The body as text, or undefined once it is larger than any answer should be (the rest is not read). */
 async function boundedText(response: Response): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > MAX_ANSWER_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (Number.isFinite(declared)) return response.text(); // the client reads no more than the declared length
   if (!response.body) return '';
   const parts: Uint8Array[] = [];
   let total = 0;

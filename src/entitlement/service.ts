@@ -116,7 +116,7 @@ export class EntitlementService {
       deadline = Math.max(deadline, until);
       const asked = [...byKey];
       const verdicts = client.ask(
-        asked.map(([, one]) => one.bare),
+        asked.map(([key, one]) => ({ bare: one.bare, key })),
         org,
         integrator.name,
         until,

@@ -1,8 +1,10 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { IntegratorSettings } from '../config/index.ts';
-import { readDoiInput } from '../doi/index.ts';
+import { NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiInput } from '../doi/index.ts';
 import {
   EntitlementsRequest,
+  MAX_ENTITLEMENT_DOIS,
+  Org,
   orgProblem,
   usedOrg,
   type AskedDoi,
@@ -13,11 +15,17 @@ import {
 import type { UpdatesTable } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes } from './body.ts';
+import { scanEntitlementBody } from './plain-body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
 import { ReplyBytes } from './reply-bytes.ts';
 import { describeSchemaFault } from './schema-fault.ts';
 
 const checkRequest = TypeCompiler.Compile(EntitlementsRequest);
+const checkOrg = TypeCompiler.Compile(Org);
+/** the plain-body scanner's output, reused: copied for a request before its first await */
+const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
+const orgSpan = new Int32Array(2);
+const ascii = new TextDecoder(); // for spans of ASCII bytes
 const reply = new ReplyBytes();
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 const encoder = new TextEncoder();
@@ -54,61 +62,120 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
     return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
   const body = await readJsonBytes(request, maxBodyBytes);
   if (body instanceof Response) return body;
-  const parsed = parseJson(body);
-  if (parsed instanceof Response) return parsed;
-  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
-  const req = parsed.value as EntitlementsRequest;
+  const req = readRequest(body);
+  if (req instanceof Response) return req;
   const badOrg = req.org && orgProblem(req.org);
   if (badOrg) return errorResponse(400, 'BAD_REQUEST', badOrg);
   if (!env) return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
 
   const { service } = env;
   service.refresh();
-  const n = req.dois.length;
-  const sent: string[] = new Array(n);
-  const uids: (string | undefined)[] = new Array(n);
-  const kinds = new Uint8Array(n);
-  const plain = new Uint8Array(n);
-  const keysOf: string[] = new Array(n);
-  const values: (Uint8Array | string | undefined)[] = new Array(n); // index value, or the 400 message
+  const e = req.entries;
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
   const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
-  for (let i = 0; i < n; i++) {
-    const entry = req.dois[i]!;
-    const doi = typeof entry === 'string' ? entry : entry.doi;
-    if (typeof entry !== 'string') uids[i] = entry.uid;
-    if (doi === undefined) {
-      kinds[i] = NO_DOI;
-      continue;
-    }
-    sent[i] = doi;
-    const input = readDoiInput(doi);
-    if (input.problem !== undefined) {
-      kinds[i] = INVALID;
-      values[i] = input.problem;
-      continue;
-    }
-    keysOf[i] = input.key;
-    plain[i] = input.plain ? 1 : 0;
-    const value = service.lookup(input.key);
-    values[i] = value;
-    if (!value) kinds[i] = UNKNOWN;
-    else if (service.openPart(value, part)) kinds[i] = OPEN;
+  for (let i = 0; i < e.kinds.length; i++) {
+    const value = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
+    if (value === undefined) continue;
+    if (service.openPart(value, part)) e.kinds[i] = OPEN;
     else {
-      kinds[i] = ASK;
-      asked.push({ doiKey: input.key, bare: input.bare, holdings: service.index.holdings(value) });
+      e.kinds[i] = ASK;
+      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings: service.index.holdings(value) });
       askedAt.push(i);
     }
   }
-  const verdicts: (PlatformVerdict | undefined)[] = new Array(n);
   if (asked.length > 0) {
-    const org = usedOrg(req.org);
-    const { verdicts: pending, waitMs } = service.ask(asked, org, integrator);
+    const { verdicts: pending, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
     const settled = await withinDeadline(pending, waitMs + DEADLINE_MARGIN_MS);
-    askedAt.forEach((at, k) => (verdicts[at] = settled[k] ?? service.timedOut(asked[k]!)));
+    askedAt.forEach((at, k) => (e.verdicts[at] = settled[k] ?? service.timedOut(asked[k]!)));
   }
-  return new Response(render(service, integrator, env.updates, { sent, plain, uids, kinds, keysOf, values, verdicts }, part), { headers: REPLY_HEADERS });
+  return new Response(render(service, integrator, env.updates, e, part), { headers: REPLY_HEADERS });
+}
+
+/**
+ * The request's org and entries. A body in the plain shape (scanEntitlementBody: DOI strings of printable ASCII,
+ * and an org object) is read from its bytes, the org slice alone parsed; any other body is parsed and checked in
+ * full. Both readings mean the same (test/http/entitlements-plain.test.ts).
+ */
+function readRequest(body: Uint8Array): { org?: Org; dois?: EntitlementsRequest['dois']; entries: Entries } | Response {
+  const count = scanEntitlementBody(body, spans, MAX_ENTITLEMENT_DOIS, orgSpan);
+  if (count >= 0) {
+    const org = orgSpan[0]! < 0 ? undefined : orgOf(body.subarray(orgSpan[0], orgSpan[1]));
+    if (org !== INVALID_ORG) {
+      const e = newEntries(count);
+      e.body = body;
+      e.spans = spans.slice(0, 2 * count); // the shared scan buffer is reused by the next request while this one waits
+      return { org, entries: e };
+    }
+  }
+  const parsed = parseJson(body);
+  if (parsed instanceof Response) return parsed;
+  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+  const req = parsed.value as EntitlementsRequest;
+  return { org: req.org, dois: req.dois, entries: newEntries(req.dois.length) };
+}
+
+/** The org object of a plain body, or INVALID_ORG when the slice is not an org the schema takes (the general path then says why). */
+function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
+  try {
+    const value = JSON.parse(ascii.decode(slice)) as unknown;
+    return checkOrg.Check(value) ? value : INVALID_ORG;
+  } catch {
+    return INVALID_ORG;
+  }
+}
+const INVALID_ORG = Symbol('invalid org');
+
+/** A parsed entry: its DOI read by the DOI rule; returns its index value (undefined: decided already). */
+function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): Uint8Array | undefined {
+  const doi = typeof entry === 'string' ? entry : entry.doi;
+  if (typeof entry !== 'string') e.uids[i] = entry.uid;
+  if (doi === undefined) {
+    e.kinds[i] = NO_DOI;
+    return undefined;
+  }
+  e.sent[i] = doi;
+  return classifyDoi(e, i, doi, service);
+}
+
+function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementService): Uint8Array | undefined {
+  const input = readDoiInput(doi);
+  if (input.problem !== undefined) {
+    e.kinds[i] = INVALID;
+    e.message[i] = input.problem;
+    return undefined;
+  }
+  e.keysOf[i] = input.key;
+  e.bare[i] = input.bare;
+  e.plain[i] = input.plain ? 1 : 0;
+  return found(e, i, service.lookup(input.key));
+}
+
+/**
+ * An entry of a plain body, read from its bytes: a plain DOI is hashed and looked up without making a string
+ * (strings are made only for DOIs a platform must decide); any other string takes the DOI rule.
+ */
+function classifySpan(e: Entries, i: number, service: EntitlementService): Uint8Array | undefined {
+  const body = e.body!;
+  const start = e.spans![2 * i]!;
+  const end = e.spans![2 * i + 1]!;
+  const h = plainDoiHash(body, start, end);
+  if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(body.subarray(start, end)), service);
+  e.hashes[i] = h;
+  const value = found(e, i, service.index.getFolded(body, start, end, h));
+  if (value && !service.openPart(value, scratchPart)) {
+    const doi = ascii.decode(body.subarray(start, end));
+    e.keysOf[i] = plainDoiKey(doi)!;
+    e.bare[i] = doi;
+  }
+  return value;
+}
+const scratchPart: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
+
+function found(e: Entries, i: number, value: Uint8Array | undefined): Uint8Array | undefined {
+  e.values[i] = value;
+  if (!value) e.kinds[i] = UNKNOWN;
+  return value;
 }
 
 const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "uid"?: "..."}, ...]}';
@@ -138,30 +205,57 @@ async function withinDeadline(verdicts: Promise<PlatformVerdict>[], waitMs: numb
 
 /** What the first pass found out about each entry of a request, by entry number. */
 interface Entries {
-  sent: string[];
-  /** 1: the DOI as sent is plain (src/doi/input.ts) and goes into the reply without escaping */
+  /** a plain body's bytes and each entry's range in them (the entries of a parsed body are strings instead) */
+  body?: Uint8Array;
+  spans?: Int32Array;
+  /** a plain-body entry that is a plain DOI: its folded hash (for the updates table), else -1 */
+  hashes: Int32Array;
+  /** the DOI as sent (parsed bodies, and span entries that are not plain DOIs) */
+  sent: (string | undefined)[];
+  /** 1: `sent` is a plain DOI (src/doi/input.ts) and goes into the reply without escaping */
   plain: Uint8Array;
   uids: (string | undefined)[];
   kinds: Uint8Array;
-  keysOf: string[];
-  /** the index value (OPEN, ASK) or the message (INVALID) */
-  values: (Uint8Array | string | undefined)[];
+  /** the DOI key and bare form, where a platform or the updates table needs them as strings */
+  keysOf: (string | undefined)[];
+  bare: (string | undefined)[];
+  /** the index value (OPEN, ASK) */
+  values: (Uint8Array | undefined)[];
+  /** why the entry is not a DOI (INVALID) */
+  message: (string | undefined)[];
   verdicts: (PlatformVerdict | undefined)[];
 }
 
+function newEntries(n: number): Entries {
+  return {
+    hashes: new Int32Array(n).fill(-1),
+    sent: new Array(n),
+    plain: new Uint8Array(n),
+    uids: new Array(n),
+    kinds: new Uint8Array(n),
+    keysOf: new Array(n),
+    bare: new Array(n),
+    values: new Array(n),
+    message: new Array(n),
+    verdicts: new Array(n),
+  };
+}
+
 function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries, part: OpenPart): Uint8Array {
-  const { sent, plain, uids, kinds, keysOf, values, verdicts } = e;
+  const { sent, plain, uids, kinds, keysOf, values, verdicts, body, spans, hashes } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
+  let orgText: string | undefined; // every platform answer of a request carries the request's org
   const out = reply.start().ascii('{"entitlements":[');
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
+    else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).bytes(body!.subarray(spans[2 * i], spans[2 * i + 1])).ascii('"'); // printable ASCII, no escapes: scanned so
     else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
     else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     if (kind === NO_DOI) service.count('invalid');
     else if (kind === INVALID) {
-      out.ascii(',"statusCode":400,"message":').text(JSON.stringify(values[i]));
+      out.ascii(',"statusCode":400,"message":').text(JSON.stringify(e.message[i]));
       service.count('invalid');
     } else if (kind === UNKNOWN) {
       out.ascii(',"statusCode":404');
@@ -172,21 +266,35 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
       out.piece(OPEN_HEAD).ascii(part.access).piece(OA_SOURCE);
       if (part.vorEnd > part.vorStart) out.piece(VOR).bytes(value.subarray(part.vorStart, part.vorEnd));
       service.count('oa_platform');
-    } else writeVerdict(out, verdicts[i]!, service);
+    } else {
+      const v = verdicts[i]!;
+      writeVerdict(out, v, () => (orgText ??= JSON.stringify(v.org)));
+      service.count(v.source);
+    }
     const uid = uids[i];
     if (uid !== undefined) out.ascii(',"uid":').text(JSON.stringify(uid));
-    if (updates) out.ascii(',"updates":').bytes((keysOf[i] !== undefined && updates.get(keysOf[i]!)) || NO_UPDATES);
+    if (updates) {
+      const list = hashes[i]! >= 0 ? updates.getHashed(hashes[i]!, body!, spans![2 * i]!, spans![2 * i + 1]!) : keysOf[i] !== undefined ? updates.get(keysOf[i]!) : undefined;
+      out.ascii(',"updates":').bytes(list ?? NO_UPDATES);
+    }
     out.ascii('}');
   }
   return out.ascii(']}').take();
 }
 
-function writeVerdict(out: ReplyBytes, v: PlatformVerdict, service: EntitlementService): void {
+function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgJson: () => string): void {
   out.ascii(`,"statusCode":${v.statusCode},"entitled":"${v.entitled}"`);
   if (v.accessType) out.ascii(`,"accessType":"${v.accessType}"`);
   out.ascii(`,"source":"${v.source}"`);
-  if (v.document !== undefined) out.ascii(',"document":').text(JSON.stringify(v.document));
-  if (v.vor !== undefined) out.ascii(',"vor":').text(JSON.stringify(v.vor));
-  if (v.org !== undefined) out.ascii(',"org":').text(JSON.stringify(v.org));
-  service.count(v.source);
+  if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
+  if (v.vor !== undefined) {
+    out.ascii(',"vor":[');
+    v.vor.forEach((item, k) => {
+      out.ascii(k === 0 ? '{"url":' : ',{"url":').jsonString(item.url);
+      if (item.contentType !== undefined) out.ascii(',"contentType":').jsonString(item.contentType);
+      out.ascii('}');
+    });
+    out.ascii(']');
+  }
+  if (v.org !== undefined) out.ascii(',"org":').text(orgJson());
 }

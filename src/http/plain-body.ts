@@ -7,6 +7,7 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
+const ORG_KEY = [QUOTE, 0x6f, 0x72, 0x67, QUOTE]; // "org"
 
 /**
  * Recognises an Updates API body in the plain shape integrators send: `{"dois":["…","…"]}` with any JSON
@@ -18,31 +19,82 @@ const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
  * Whether each string is a DOI is not decided here: that is the DOI rule's (src/doi/), per entry.
  */
 export function scanPlainBody(b: Uint8Array, spans: Int32Array, max: number): number {
+  return scanBody(b, spans, max, undefined);
+}
+
+/**
+ * scanPlainBody for the Entitlement API: the body may also have an `"org"` member (before or after `"dois"`)
+ * whose value is an object; its byte range, braces included, goes into `org` (-1, -1 when absent). Its inside is
+ * not checked here: the route parses that slice, and takes the general path when it is not valid JSON.
+ */
+export function scanEntitlementBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array): number {
+  org[0] = org[1] = -1;
+  return scanBody(b, spans, max, org);
+}
+
+function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array | undefined): number {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return -1;
-  i = skipSpace(b, i + 1);
-  for (let k = 0; k < DOIS_KEY.length; k++) if (b[i + k] !== DOIS_KEY[k]) return -1;
-  i = skipSpace(b, i + DOIS_KEY.length);
-  if (b[i] !== COLON) return -1;
-  i = skipSpace(b, i + 1);
-  if (b[i] !== OPEN_BRACKET) return -1;
-  i = skipSpace(b, i + 1);
-  let count = 0;
+  let count = -1;
   for (;;) {
-    if (b[i] !== QUOTE || count === max) return -1;
-    const start = ++i;
-    for (let c = b[i]; c !== QUOTE; c = b[++i]) if (c === undefined || c < 0x20 || c >= 0x7f || c === BACKSLASH) return -1;
-    spans[2 * count] = start;
-    spans[2 * count + 1] = i;
-    count++;
     i = skipSpace(b, i + 1);
-    if (b[i] === CLOSE_BRACKET) break;
+    if (startsWith(b, i, DOIS_KEY) && count < 0) {
+      i = skipSpace(b, i + DOIS_KEY.length);
+      if (b[i] !== COLON) return -1;
+      i = skipSpace(b, i + 1);
+      if (b[i] !== OPEN_BRACKET) return -1;
+      i = skipSpace(b, i + 1);
+      count = 0;
+      for (;;) {
+        if (b[i] !== QUOTE || count === max) return -1;
+        const start = ++i;
+        for (let c = b[i]; c !== QUOTE; c = b[++i]) if (c === undefined || c < 0x20 || c >= 0x7f || c === BACKSLASH) return -1;
+        spans[2 * count] = start;
+        spans[2 * count + 1] = i;
+        count++;
+        i = skipSpace(b, i + 1);
+        if (b[i] === CLOSE_BRACKET) break;
+        if (b[i] !== COMMA) return -1;
+        i = skipSpace(b, i + 1);
+      }
+    } else if (org && org[0]! < 0 && startsWith(b, i, ORG_KEY)) {
+      i = skipSpace(b, i + ORG_KEY.length);
+      if (b[i] !== COLON) return -1;
+      i = skipSpace(b, i + 1);
+      const end = objectEnd(b, i);
+      if (end < 0) return -1;
+      org[0] = i;
+      org[1] = end;
+      i = end - 1;
+    } else return -1;
+    i = skipSpace(b, i + 1);
+    if (b[i] === CLOSE_BRACE) break;
     if (b[i] !== COMMA) return -1;
-    i = skipSpace(b, i + 1);
   }
-  i = skipSpace(b, i + 1);
-  if (b[i] !== CLOSE_BRACE) return -1;
+  if (count < 0) return -1;
   return skipSpace(b, i + 1) === b.length ? count : -1;
+}
+
+/** Where the object starting at b[i] (a `{`) ends, one past its `}`, following strings and nesting; -1 if it does not. */
+function objectEnd(b: Uint8Array, i: number): number {
+  if (b[i] !== OPEN_BRACE) return -1;
+  let depth = 0;
+  for (; i < b.length; i++) {
+    const c = b[i];
+    if (c === QUOTE) {
+      for (i++; i < b.length && b[i] !== QUOTE; i++) if (b[i] === BACKSLASH) i++;
+      if (i >= b.length) return -1;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (--depth === 0) return c === CLOSE_BRACE ? i + 1 : -1;
+    }
+  }
+  return -1;
+}
+
+function startsWith(b: Uint8Array, i: number, key: readonly number[]): boolean {
+  for (let k = 0; k < key.length; k++) if (b[i + k] !== key[k]) return false;
+  return true;
 }
 
 /** JSON's whitespace: space, tab, line feed, carriage return. */

@@ -24,6 +24,26 @@ export class ReplyBytes {
     return this;
   }
 
+  /**
+   * A JSON string of `s`: printable ASCII without a quote or backslash (URLs, DOIs, nearly everything) is
+   * copied between quotes; anything else goes through JSON.stringify.
+   */
+  jsonString(s: string): this {
+    const n = s.length;
+    this.ensure(n + 2);
+    const b = this.buf;
+    let p = this.pos;
+    b[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return this.text(JSON.stringify(s));
+      b[p++] = c;
+    }
+    b[p++] = 0x22;
+    this.pos = p;
+    return this;
+  }
+
   /** Any text, UTF-8 encoded. */
   text(s: string): this {
     this.ensure(s.length * 3);
