@@ -100,6 +100,11 @@ export class HoldingsIndex {
     return this.table.getFolded(b, start, end, hash);
   }
 
+  /** See HoldingsTable.touch: a hint, before a batch of getFolded calls. */
+  touch(hash: number): void {
+    this.table.touch(hash);
+  }
+
   /** Builds on first use; rebuilds when another process applied files (no commit of ours is on its way to us). */
   refresh(): void {
     if (this.seq < 0) return this.build();

@@ -74,6 +74,7 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
   const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
+  if (e.spans) hashSpans(e, service);
   for (let i = 0; i < e.kinds.length; i++) {
     const value = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
     if (value === undefined) continue;
@@ -159,9 +160,8 @@ function classifySpan(e: Entries, i: number, service: EntitlementService): Uint8
   const body = e.body!;
   const start = e.spans![2 * i]!;
   const end = e.spans![2 * i + 1]!;
-  const h = plainDoiHash(body, start, end);
+  const h = e.hashes[i]!;
   if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(body.subarray(start, end)), service);
-  e.hashes[i] = h;
   const value = found(e, i, service.index.getFolded(body, start, end, h));
   if (value && !service.openPart(value, scratchPart)) {
     const doi = ascii.decode(body.subarray(start, end));
@@ -170,6 +170,16 @@ function classifySpan(e: Entries, i: number, service: EntitlementService): Uint8
   }
   return value;
 }
+/** Each span's plain-DOI hash (NOT_PLAIN for others), each touched in the index before any is looked up. */
+function hashSpans(e: Entries, service: EntitlementService): void {
+  const { body, spans, hashes } = e;
+  for (let i = 0; i < hashes.length; i++) {
+    const h = plainDoiHash(body!, spans![2 * i]!, spans![2 * i + 1]!);
+    hashes[i] = h;
+    if (h !== NOT_PLAIN) service.index.touch(h);
+  }
+}
+
 const scratchPart: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
 
 function found(e: Entries, i: number, value: Uint8Array | undefined): Uint8Array | undefined {
@@ -250,7 +260,7 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
-    else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).bytes(body!.subarray(spans[2 * i], spans[2 * i + 1])).ascii('"'); // printable ASCII, no escapes: scanned so
+    else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).range(body!, spans[2 * i]!, spans[2 * i + 1]!).ascii('"'); // printable ASCII, no escapes: scanned so
     else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
     else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     if (kind === NO_DOI) service.count('invalid');
@@ -264,7 +274,7 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
       const value = values[i] as Uint8Array;
       service.openPart(value, part);
       out.piece(OPEN_HEAD).ascii(part.access).piece(OA_SOURCE);
-      if (part.vorEnd > part.vorStart) out.piece(VOR).bytes(value.subarray(part.vorStart, part.vorEnd));
+      if (part.vorEnd > part.vorStart) out.piece(VOR).range(value, part.vorStart, part.vorEnd);
       service.count('oa_platform');
     } else {
       const v = verdicts[i]!;

@@ -78,6 +78,16 @@ export class ReplyBytes {
     return this;
   }
 
+  /** b[start, end), copied without making a view of it (a view costs more than copying a DOI's bytes). */
+  range(b: Uint8Array, start: number, end: number): this {
+    this.ensure(end - start);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = start; i < end; i++) buf[p++] = b[i]!;
+    this.pos = p;
+    return this;
+  }
+
   bytes(b: Uint8Array): this {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
