@@ -75,7 +75,10 @@ export class PlatformClient {
     const ticket = this.breaker.allow();
     if (!ticket) return this.outcome('breaker_open', TIMED_OUT);
     // a call that found no free slot in time says nothing about the platform: not a breaker failure
-    if (!(await this.slots.acquire(deadline, this.caller.now))) {
+    const slot = await this.slots.acquire(deadline, this.caller.now);
+    if (!slot || signal.aborted) {
+      // the slot came too late (the deadline passed while waiting): the platform was never asked
+      if (slot) this.slots.release();
       this.breaker.cancel(ticket);
       return this.outcome('no_slot', TIMED_OUT);
     }
