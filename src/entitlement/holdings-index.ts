@@ -95,9 +95,21 @@ export class HoldingsIndex {
     return this.table.get(doiKey);
   }
 
-  /** get() for the UTF-8 bytes of a DOI in a request (ASCII letters folded as the key folds them). */
-  getFolded(b: Uint8Array, start: number, end: number, hash?: number): Uint8Array | undefined {
-    return this.table.getFolded(b, start, end, hash);
+  /**
+   * Where the value of a DOI starts in `arena` (HoldingsTable.valueAt), -1 when no platform holds it; by its key,
+   * or by the UTF-8 bytes b[start, end) of a plain DOI in a request with their hash (ASCII letters folded).
+   */
+  valueAtKey(doiKey: string): number {
+    return this.table.valueAtKey(doiKey);
+  }
+
+  valueAt(b: Uint8Array, start: number, end: number, hash: number): number {
+    return this.table.valueAt(b, start, end, hash);
+  }
+
+  /** The bytes valueAt offsets point into (a reader takes it with its offsets: see HoldingsTable.valueAt). */
+  get arena(): Uint8Array {
+    return this.table.arenaBytes;
   }
 
   /** See HoldingsTable.touch: a hint, before a batch of getFolded calls. */
@@ -180,10 +192,10 @@ export class HoldingsIndex {
     return n;
   }
 
-  /** Every holding of a value, in store order. */
-  holdings(value: Uint8Array): IndexedHolding[] {
+  /** Every holding of the value bytes[start, end) (a whole value, or a range of the arena), in store order. */
+  holdings(value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
     const out: IndexedHolding[] = [];
-    for (let at = 0; at < value.length; ) {
+    for (let at = start; at < end; ) {
       const len = readU32(value, at + 3);
       out.push({
         platform: this.platformNames[(value[at]! << 8) | value[at + 1]!]!,
@@ -196,11 +208,11 @@ export class HoldingsIndex {
   }
 
   /**
-   * The first holding answered from the deposit (open, free, permFree) in store order, or undefined. `out` is
-   * filled and returned, so the hot path allocates nothing.
+   * The first holding answered from the deposit (open, free, permFree) in store order in value[start, end), or
+   * undefined. `out` is filled (its vor range in `value`'s offsets) and returned: the hot path allocates nothing.
    */
-  openPart(value: Uint8Array, out: OpenPart): OpenPart | undefined {
-    for (let at = 0; at < value.length; ) {
+  openPart(value: Uint8Array, out: OpenPart, start = 0, end = value.length): OpenPart | undefined {
+    for (let at = start; at < end; ) {
       const len = readU32(value, at + 3);
       const code = value[at + 2]!;
       if (code >= OPEN_FROM) {
@@ -221,6 +233,11 @@ export class HoldingsIndex {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** The end of the value at `start` in an arena (its length is the u32 before it: holdings-table.ts). */
+export function valueEnd(arena: Uint8Array, start: number): number {
+  return start + readU32(arena, start - 4);
+}
 
 function readU32(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;

@@ -43,12 +43,30 @@ export class HoldingsTable {
 
   /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
   getFolded(b: Uint8Array, start: number, end: number, h = foldedHash(b, start, end)): Uint8Array | undefined {
+    const v = this.valueAt(b, start, end, h);
+    return v < 0 ? undefined : this.arena.subarray(v, v + this.u32(v - 4));
+  }
+
+  /**
+   * Where the value of the DOI b[start, end) starts in `arena` (its length is the u32 before it), or -1: the hot
+   * path reads values in place, without a view per lookup. Take `arena` at the same time: a later change may
+   * move to a new arena, but never overwrites this one.
+   */
+  valueAt(b: Uint8Array, start: number, end: number, h: number): number {
     const s = this.find(h, b, start, end);
-    if (s < 0) return undefined;
+    if (s < 0) return -1;
     const at = this.slots[2 * s]! - 1;
-    const k = this.u16(at);
-    const v = at + 2 + k;
-    return this.arena.subarray(v + 4, v + 4 + this.u32(v));
+    return at + 2 + this.u16(at) + 4;
+  }
+
+  /** valueAt for a DOI key string. */
+  valueAtKey(key: string): number {
+    const n = this.keyBytes(key);
+    return this.valueAt(this.scratch, 0, n, this.scratchHash);
+  }
+
+  get arenaBytes(): Uint8Array {
+    return this.arena;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { IntegratorSettings, PlatformSettings } from '../config/index.ts';
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
-import { HoldingsIndex, type IndexedHolding, type OpenPart } from './holdings-index.ts';
+import { HoldingsIndex, type IndexedHolding } from './holdings-index.ts';
 import { orgIdentity } from './org.ts';
 import { TIMED_OUT, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';
@@ -62,17 +62,8 @@ export class EntitlementService {
   }
   private buildsSeen = 0;
 
-  /** The index value of a DOI key (undefined: no platform holds it). */
-  lookup(doiKey: string): Uint8Array | undefined {
-    return this.index.get(doiKey);
-  }
-
-  openPart(value: Uint8Array, out: OpenPart): OpenPart | undefined {
-    return this.index.openPart(value, out);
-  }
-
   count(source: EntitlementSource | 'none' | 'invalid', n = 1): void {
-    this.answers.set(source, (this.answers.get(source) ?? 0) + n);
+    if (n > 0) this.answers.set(source, (this.answers.get(source) ?? 0) + n);
   }
 
   /**

@@ -2,7 +2,9 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { IntegratorSettings } from '../config/index.ts';
 import { NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiInput } from '../doi/index.ts';
 import {
+  ACCESS,
   EntitlementsRequest,
+  valueEnd,
   MAX_ENTITLEMENT_DOIS,
   Org,
   orgProblem,
@@ -31,6 +33,8 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
 const encoder = new TextEncoder();
 const OPEN_HEAD = encoder.encode(',"statusCode":200,"entitled":"yes","accessType":"');
 const OA_SOURCE = encoder.encode('","source":"oa_platform"');
+/** the access types as bytes, by the index's access code */
+const ACCESS_BYTES = ACCESS.map((a) => encoder.encode(a ?? ''));
 const VOR = encoder.encode(',"vor":');
 const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
@@ -71,17 +75,23 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   const { service } = env;
   service.refresh();
   const e = req.entries;
+  e.arena = service.index.arena; // this pass is synchronous: every offset it takes points into this arena
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
-  const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
   if (e.spans) hashSpans(e, service);
   for (let i = 0; i < e.kinds.length; i++) {
-    const value = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
-    if (value === undefined) continue;
-    if (service.openPart(value, part)) e.kinds[i] = OPEN;
-    else {
+    const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
+    if (at < 0) continue;
+    const end = valueEnd(e.arena, at);
+    if (service.index.openPart(e.arena, part, at, end)) {
+      e.kinds[i] = OPEN;
+      e.access[i] = ACCESS.indexOf(part.access);
+      e.vorStart[i] = part.vorStart;
+      e.vorEnd[i] = part.vorEnd;
+    } else {
       e.kinds[i] = ASK;
-      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings: service.index.holdings(value) });
+      if (e.keysOf[i] === undefined) setStrings(e, i); // a plain DOI read from bytes: its strings, now that a platform needs them
+      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings: service.index.holdings(e.arena, at, end) });
       askedAt.push(i);
     }
   }
@@ -90,8 +100,9 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
     const settled = await withinDeadline(pending, waitMs + DEADLINE_MARGIN_MS);
     askedAt.forEach((at, k) => (e.verdicts[at] = settled[k] ?? service.timedOut(asked[k]!)));
   }
-  return new Response(render(service, integrator, env.updates, e, part), { headers: REPLY_HEADERS });
+  return new Response(render(service, integrator, env.updates, e), { headers: REPLY_HEADERS });
 }
+const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
 
 /**
  * The request's org and entries. A body in the plain shape (scanEntitlementBody: DOI strings of printable ASCII,
@@ -127,49 +138,50 @@ function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
 }
 const INVALID_ORG = Symbol('invalid org');
 
-/** A parsed entry: its DOI read by the DOI rule; returns its index value (undefined: decided already). */
-function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): Uint8Array | undefined {
+/** A parsed entry: its DOI read by the DOI rule; returns where its index value starts (-1: decided already). */
+function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {
   const doi = typeof entry === 'string' ? entry : entry.doi;
   if (typeof entry !== 'string') e.uids[i] = entry.uid;
   if (doi === undefined) {
     e.kinds[i] = NO_DOI;
-    return undefined;
+    return -1;
   }
   e.sent[i] = doi;
   return classifyDoi(e, i, doi, service);
 }
 
-function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementService): Uint8Array | undefined {
+function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementService): number {
   const input = readDoiInput(doi);
   if (input.problem !== undefined) {
     e.kinds[i] = INVALID;
     e.message[i] = input.problem;
-    return undefined;
+    return -1;
   }
   e.keysOf[i] = input.key;
   e.bare[i] = input.bare;
   e.plain[i] = input.plain ? 1 : 0;
-  return found(e, i, service.lookup(input.key));
+  return found(e, i, service.index.valueAtKey(input.key));
 }
 
 /**
- * An entry of a plain body, read from its bytes: a plain DOI is hashed and looked up without making a string
- * (strings are made only for DOIs a platform must decide); any other string takes the DOI rule.
+ * An entry of a plain body, read from its bytes: a plain DOI is looked up by its hash (hashSpans) without making
+ * a string; any other string takes the DOI rule.
  */
-function classifySpan(e: Entries, i: number, service: EntitlementService): Uint8Array | undefined {
-  const body = e.body!;
+function classifySpan(e: Entries, i: number, service: EntitlementService): number {
+  const h = e.hashes[i]!;
   const start = e.spans![2 * i]!;
   const end = e.spans![2 * i + 1]!;
-  const h = e.hashes[i]!;
-  if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(body.subarray(start, end)), service);
-  const value = found(e, i, service.index.getFolded(body, start, end, h));
-  if (value && !service.openPart(value, scratchPart)) {
-    const doi = ascii.decode(body.subarray(start, end));
-    e.keysOf[i] = plainDoiKey(doi)!;
-    e.bare[i] = doi;
-  }
-  return value;
+  if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(e.body!.subarray(start, end)), service);
+  return found(e, i, service.index.valueAt(e.body!, start, end, h));
 }
+
+/** A plain DOI of a plain body as strings: sent as it is, its key by the plain rule. */
+function setStrings(e: Entries, i: number): void {
+  const doi = ascii.decode(e.body!.subarray(e.spans![2 * i], e.spans![2 * i + 1]));
+  e.keysOf[i] = plainDoiKey(doi)!;
+  e.bare[i] = doi;
+}
+
 /** Each span's plain-DOI hash (NOT_PLAIN for others), each touched in the index before any is looked up. */
 function hashSpans(e: Entries, service: EntitlementService): void {
   const { body, spans, hashes } = e;
@@ -180,12 +192,9 @@ function hashSpans(e: Entries, service: EntitlementService): void {
   }
 }
 
-const scratchPart: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
-
-function found(e: Entries, i: number, value: Uint8Array | undefined): Uint8Array | undefined {
-  e.values[i] = value;
-  if (!value) e.kinds[i] = UNKNOWN;
-  return value;
+function found(e: Entries, i: number, at: number): number {
+  if (at < 0) e.kinds[i] = UNKNOWN;
+  return at;
 }
 
 const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "uid"?: "..."}, ...]}';
@@ -229,8 +238,11 @@ interface Entries {
   /** the DOI key and bare form, where a platform or the updates table needs them as strings */
   keysOf: (string | undefined)[];
   bare: (string | undefined)[];
-  /** the index value (OPEN, ASK) */
-  values: (Uint8Array | undefined)[];
+  /** the index's arena during the first pass; OPEN entries: the access code and the vor JSON's range in it */
+  arena?: Uint8Array;
+  access: Uint8Array;
+  vorStart: Int32Array;
+  vorEnd: Int32Array;
   /** why the entry is not a DOI (INVALID) */
   message: (string | undefined)[];
   verdicts: (PlatformVerdict | undefined)[];
@@ -245,16 +257,21 @@ function newEntries(n: number): Entries {
     kinds: new Uint8Array(n),
     keysOf: new Array(n),
     bare: new Array(n),
-    values: new Array(n),
+    access: new Uint8Array(n),
+    vorStart: new Int32Array(n),
+    vorEnd: new Int32Array(n),
     message: new Array(n),
     verdicts: new Array(n),
   };
 }
 
-function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries, part: OpenPart): Uint8Array {
-  const { sent, plain, uids, kinds, keysOf, values, verdicts, body, spans, hashes } = e;
+function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries): Uint8Array {
+  const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, arena } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
   let orgText: string | undefined; // every platform answer of a request carries the request's org
+  let invalid = 0;
+  let none = 0;
+  let open = 0;
   const out = reply.start().ascii('{"entitlements":[');
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
@@ -263,19 +280,17 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
     else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).range(body!, spans[2 * i]!, spans[2 * i + 1]!).ascii('"'); // printable ASCII, no escapes: scanned so
     else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
     else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
-    if (kind === NO_DOI) service.count('invalid');
+    if (kind === NO_DOI) invalid++;
     else if (kind === INVALID) {
       out.ascii(',"statusCode":400,"message":').text(JSON.stringify(e.message[i]));
-      service.count('invalid');
+      invalid++;
     } else if (kind === UNKNOWN) {
       out.ascii(',"statusCode":404');
-      service.count('none');
+      none++;
     } else if (kind === OPEN) {
-      const value = values[i] as Uint8Array;
-      service.openPart(value, part);
-      out.piece(OPEN_HEAD).ascii(part.access).piece(OA_SOURCE);
-      if (part.vorEnd > part.vorStart) out.piece(VOR).range(value, part.vorStart, part.vorEnd);
-      service.count('oa_platform');
+      out.piece(OPEN_HEAD).piece(ACCESS_BYTES[e.access[i]!]!).piece(OA_SOURCE);
+      if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      open++;
     } else {
       const v = verdicts[i]!;
       writeVerdict(out, v, () => (orgText ??= JSON.stringify(v.org)));
@@ -289,6 +304,9 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
     }
     out.ascii('}');
   }
+  service.count('invalid', invalid);
+  service.count('none', none);
+  service.count('oa_platform', open);
   return out.ascii(']}').take();
 }
 
