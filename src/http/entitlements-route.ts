@@ -125,16 +125,28 @@ function readRequest(body: Uint8Array): { org?: Org; dois?: EntitlementsRequest[
   return { org: req.org, dois: req.dois, entries: newEntries(req.dois.length) };
 }
 
-/** The org object of a plain body, or INVALID_ORG when the slice is not an org the schema takes (the general path then says why). */
+/**
+ * The org object of a plain body, or INVALID_ORG when the slice is not an org the schema takes (the general path
+ * then says why). An integrator sends the same few orgs again and again: their readings are remembered, by text.
+ */
 function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
-  try {
-    const value = JSON.parse(ascii.decode(slice)) as unknown;
-    return checkOrg.Check(value) ? value : INVALID_ORG;
-  } catch {
-    return INVALID_ORG;
+  const text = ascii.decode(slice);
+  let org = orgReadings.get(text);
+  if (org === undefined) {
+    try {
+      const value = JSON.parse(text) as unknown;
+      org = checkOrg.Check(value) ? value : INVALID_ORG;
+    } catch {
+      org = INVALID_ORG;
+    }
+    if (orgReadings.size >= MAX_ORG_READINGS) orgReadings.clear();
+    orgReadings.set(text, org);
   }
+  return org;
 }
 const INVALID_ORG = Symbol('invalid org');
+const orgReadings = new Map<string, Org | typeof INVALID_ORG>();
+const MAX_ORG_READINGS = 4096;
 
 /** A parsed entry: its DOI read by the DOI rule; returns where its index value starts (-1: decided already). */
 function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {
