@@ -112,9 +112,13 @@ export class HoldingsIndex {
     return this.table.arenaBytes;
   }
 
-  /** See HoldingsTable.touch: a hint, before a batch of getFolded calls. */
-  touch(hash: number): void {
-    this.table.touch(hash);
+  /** See HoldingsTable.touchSlot and touchRecord: hints, before a batch of valueAt calls. */
+  touchSlot(hash: number): void {
+    this.table.touchSlot(hash);
+  }
+
+  touchRecord(hash: number): void {
+    this.table.touchRecord(hash);
   }
 
   /** Builds on first use; rebuilds when another process applied files (no commit of ours is on its way to us). */

@@ -192,14 +192,13 @@ function setStrings(e: Entries, i: number): void {
   e.bare[i] = doi;
 }
 
-/** Each span's plain-DOI hash (NOT_PLAIN for others), each touched in the index before any is looked up. */
+/** Each span's plain-DOI hash (NOT_PLAIN for others), its index memory touched before any is looked up. */
 function hashSpans(e: Entries, service: EntitlementService): void {
   const { body, spans, hashes } = e;
-  for (let i = 0; i < hashes.length; i++) {
-    const h = plainDoiHash(body!, spans![2 * i]!, spans![2 * i + 1]!);
-    hashes[i] = h;
-    if (h !== NOT_PLAIN) service.index.touch(h);
-  }
+  const index = service.index;
+  for (let i = 0; i < hashes.length; i++) hashes[i] = plainDoiHash(body!, spans![2 * i]!, spans![2 * i + 1]!);
+  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchSlot(hashes[i]!);
+  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchRecord(hashes[i]!);
 }
 
 function found(e: Entries, i: number, at: number): number {
