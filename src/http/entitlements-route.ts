@@ -297,7 +297,7 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
       out.ascii(',"statusCode":404');
       none++;
     } else if (kind === OPEN) {
-      out.piece(OPEN_ANSWER[e.access[i]!]!);
+      out.bytes(OPEN_ANSWER[e.access[i]!]!); // ~80 bytes: a native copy
       if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(arena!, e.vorStart[i]!, e.vorEnd[i]!);
       open++;
     } else {
