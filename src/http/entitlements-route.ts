@@ -285,6 +285,11 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
+    if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {
+      writeOpenSpan(out, body!, spans[2 * i]!, spans[2 * i + 1]!, OPEN_ANSWER[e.access[i]!]!, arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      open++;
+      continue;
+    }
     if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
     else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).range(body!, spans[2 * i]!, spans[2 * i + 1]!).ascii('"'); // printable ASCII, no escapes: scanned so
     else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
@@ -317,6 +322,27 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
   service.count('none', none);
   service.count('oa_platform', open);
   return out.ascii(']}').take();
+}
+
+/**
+ * The most common answer, written in one go: an open DOI of a plain body, without uid or updates:
+ * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write).
+ */
+function writeOpenSpan(out: ReplyBytes, body: Uint8Array, start: number, end: number, head: Uint8Array, arena: Uint8Array, vorStart: number, vorEnd: number): void {
+  const buf = out.reserve(DOI_OPEN.length + (end - start) + 1 + head.length + VOR.length + (vorEnd - vorStart) + 1);
+  let p = out.position;
+  for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
+  for (let k = start; k < end; k++) buf[p++] = body[k]!;
+  buf[p++] = 0x22; // "
+  buf.set(head, p);
+  p += head.length;
+  if (vorEnd > vorStart) {
+    for (let k = 0; k < VOR.length; k++) buf[p++] = VOR[k]!;
+    buf.set(arena.subarray(vorStart, vorEnd), p);
+    p += vorEnd - vorStart;
+  }
+  buf[p++] = 0x7d; // }
+  out.moveTo(p);
 }
 
 function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgJson: () => string): void {
