@@ -248,7 +248,7 @@ async function startDaemon(config: string, files: number): Promise<Started> {
   return daemon;
 }
 
-function daemonConfig(path: string, data: string, platformUrl: string, breakerFailures?: number): string {
+function daemonConfig(path: string, data: string, platformUrl: string, breakerFailures?: number, batch = 20): string {
   writeFileSync(
     path,
     `[server]
@@ -267,7 +267,7 @@ entitlementUrl = "${platformUrl}/entitlements"
 entitlementSecretEnv = "${SECRET_ENV}"
 entitlementTimeoutMs = ${TIMEOUT_MS}
 entitlementConcurrency = ${CONCURRENCY}
-entitlementBatch = 20
+entitlementBatch = ${batch}
 entitlementCacheSeconds = 0`
     : `[[platforms]]\nname = "${p}"`,
 ).join('\n')}
@@ -436,6 +436,19 @@ if (import.meta.main) {
       beside.push(b);
     }
     await daemon.stop();
+
+    // (c) again with the platform taking all 100 DOIs in one call (entitlementBatch = 100): how much of (c) is
+    // the number of calls
+    console.log('(c) with entitlementBatch = 100 ...');
+    daemon = await startDaemon(daemonConfig(join(work.path, 'batch-100.toml'), data, platform.url, undefined, 100), 0);
+    const apiBatch = `${daemon.url}/v2.2/entitlements`;
+    await platformMode(platform.url, { delayMs: PLATFORM_DELAY_MS });
+    await verify(daemon.url, '(c) batch 100', [list.paid100[0]!], 'service_request');
+    await wrk(apiBatch, scripts.paid100, { duration: WARMUP });
+    const batch100: Load[] = [];
+    for (let round = 0; round < ROUNDS; round++) batch100.push(await wrk(apiBatch, scripts.paid100));
+    const c100 = median(batch100);
+    await daemon.stop();
     const platformFinal = await platformStats(platform.url);
     await platform.stop();
 
@@ -490,6 +503,9 @@ if (import.meta.main) {
     row('open100', '>= 0.45 of the same-size ceiling', a.api.rps / a.same.rps >= 0.45 && a.api.errors === 0);
     row('open1', '>= 0.70 of the tiny-reply ceiling', b.api.rps / b.tiny.rps >= 0.7 && b.api.errors === 0);
     row('paid100', `p99 <= ${PLATFORM_DELAY_MS} + 20 ms`, cc.api.p99Ms <= PLATFORM_DELAY_MS + 20 && cc.api.errors === 0);
+    console.log(
+      `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | p99 <= ${PLATFORM_DELAY_MS} + 20 ms | ${met(c100.p99Ms <= PLATFORM_DELAY_MS + 20)} |`,
+    );
 
     console.log('\n| (d) platform hanging | requests | req/s | p50 ms | p99 ms | max ms | min ms | errors | entries 504 / 200 | reference | target | result |');
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');
