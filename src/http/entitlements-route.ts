@@ -277,7 +277,7 @@ function newEntries(n: number): Entries {
 function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries): Uint8Array {
   const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, arena } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
-  let orgText: string | undefined; // every platform answer of a request carries the request's org
+  let orgBytes: Uint8Array | undefined; // every platform answer of a request carries the request's org
   let invalid = 0;
   let none = 0;
   let open = 0;
@@ -307,7 +307,7 @@ function render(service: EntitlementService, integrator: IntegratorSettings, upd
       open++;
     } else {
       const v = verdicts[i]!;
-      writeVerdict(out, v, () => (orgText ??= JSON.stringify(v.org)));
+      writeVerdict(out, v, () => (orgBytes ??= encoder.encode(JSON.stringify(v.org))));
       service.count(v.source);
     }
     const uid = uids[i];
@@ -345,10 +345,8 @@ function writeOpenSpan(out: ReplyBytes, body: Uint8Array, start: number, end: nu
   out.moveTo(p);
 }
 
-function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgJson: () => string): void {
-  out.ascii(`,"statusCode":${v.statusCode},"entitled":"${v.entitled}"`);
-  if (v.accessType) out.ascii(`,"accessType":"${v.accessType}"`);
-  out.ascii(`,"source":"${v.source}"`);
+function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8Array): void {
+  out.piece(verdictHead(v));
   if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
   if (v.vor !== undefined) {
     out.ascii(',"vor":[');
@@ -359,5 +357,18 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgJson: () => string
     });
     out.ascii(']');
   }
-  if (v.org !== undefined) out.ascii(',"org":').text(orgJson());
+  if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes());
 }
+
+/** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
+function verdictHead(v: PlatformVerdict): Uint8Array {
+  const key = `${v.statusCode}${v.entitled}${v.accessType ?? ''}${v.source}`;
+  let head = verdictHeads.get(key);
+  if (!head) {
+    const access = v.accessType ? `,"accessType":"${v.accessType}"` : '';
+    head = encoder.encode(`,"statusCode":${v.statusCode},"entitled":"${v.entitled}"${access},"source":"${v.source}"`);
+    verdictHeads.set(key, head); // a few dozen combinations at most: every field is from a closed set
+  }
+  return head;
+}
+const verdictHeads = new Map<string, Uint8Array>();
