@@ -53,9 +53,6 @@ async function ask(app: App, dois: unknown[], opts: { org?: object; key?: string
   return body.entitlements;
 }
 
-/** An answer without its `updates` (asked with the updates-feature key): what the rules are about. */
-const bare = ({ updates: _u, ...rest }: Obj) => rest;
-
 beforeAll(() => {
   platform = new PlatformServer(SECRET);
   second = new PlatformServer(SECRET);

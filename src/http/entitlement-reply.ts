@@ -1,0 +1,118 @@
+import type { IntegratorSettings } from '../config/index.ts';
+import { ACCESS, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
+import type { UpdatesTable } from '../store/index.ts';
+import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './entitlement-request.ts';
+import { ReplyBytes } from './reply-bytes.ts';
+
+/**
+ * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it
+ * before the next request's render): the DOI as sent, each answer's fields, an open holding's vor JSON copied
+ * from the index, and the `updates` list from the Updates API's pre-rendered table.
+ */
+
+const reply = new ReplyBytes();
+const encoder = new TextEncoder();
+/** an answer from the deposit after its `doi`, up to its `vor`, by the index's access code */
+const OPEN_ANSWER = ACCESS.map((a) => encoder.encode(`,"statusCode":200,"entitled":"yes","accessType":"${a}","source":"oa_platform"`));
+const VOR = encoder.encode(',"vor":');
+const DOI_OPEN = encoder.encode('{"doi":"');
+const NO_UPDATES = encoder.encode('[]');
+
+export function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries): Uint8Array {
+  const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, arena } = e;
+  const updates = integrator.updates ? updatesOf() : undefined;
+  let orgBytes: Uint8Array | undefined; // every platform answer of a request carries the request's org
+  let invalid = 0;
+  let none = 0;
+  let open = 0;
+  const out = reply.start().ascii('{"entitlements":[');
+  for (let i = 0; i < kinds.length; i++) {
+    if (i > 0) out.ascii(',');
+    const kind = kinds[i]!;
+    if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {
+      writeOpenSpan(out, body!, spans[2 * i]!, spans[2 * i + 1]!, OPEN_ANSWER[e.access[i]!]!, arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      open++;
+      continue;
+    }
+    if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
+    else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).range(body!, spans[2 * i]!, spans[2 * i + 1]!).ascii('"'); // printable ASCII, no escapes: scanned so
+    else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
+    else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
+    if (kind === NO_DOI) invalid++;
+    else if (kind === INVALID) {
+      out.ascii(',"statusCode":400,"message":').text(JSON.stringify(e.message[i]));
+      invalid++;
+    } else if (kind === UNKNOWN) {
+      out.ascii(',"statusCode":404');
+      none++;
+    } else if (kind === OPEN) {
+      out.bytes(OPEN_ANSWER[e.access[i]!]!); // ~80 bytes: a native copy
+      if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      open++;
+    } else {
+      const v = verdicts[i]!;
+      writeVerdict(out, v, () => (orgBytes ??= encoder.encode(JSON.stringify(v.org))));
+      service.count(v.source);
+    }
+    const uid = uids[i];
+    if (uid !== undefined) out.ascii(',"uid":').text(JSON.stringify(uid));
+    if (updates) {
+      const list = hashes[i]! >= 0 ? updates.getHashed(hashes[i]!, body!, spans![2 * i]!, spans![2 * i + 1]!) : keysOf[i] !== undefined ? updates.get(keysOf[i]!) : undefined;
+      out.ascii(',"updates":').bytes(list ?? NO_UPDATES);
+    }
+    out.ascii('}');
+  }
+  service.count('invalid', invalid);
+  service.count('none', none);
+  service.count('oa_platform', open);
+  return out.ascii(']}').take();
+}
+
+/**
+ * The most common answer, written in one go: an open DOI of a plain body, without uid or updates:
+ * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write).
+ */
+function writeOpenSpan(out: ReplyBytes, body: Uint8Array, start: number, end: number, head: Uint8Array, arena: Uint8Array, vorStart: number, vorEnd: number): void {
+  const buf = out.reserve(DOI_OPEN.length + (end - start) + 1 + head.length + VOR.length + (vorEnd - vorStart) + 1);
+  let p = out.position;
+  for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
+  for (let k = start; k < end; k++) buf[p++] = body[k]!;
+  buf[p++] = 0x22; // "
+  buf.set(head, p);
+  p += head.length;
+  if (vorEnd > vorStart) {
+    for (let k = 0; k < VOR.length; k++) buf[p++] = VOR[k]!;
+    buf.set(arena.subarray(vorStart, vorEnd), p);
+    p += vorEnd - vorStart;
+  }
+  buf[p++] = 0x7d; // }
+  out.moveTo(p);
+}
+
+function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8Array): void {
+  out.piece(verdictHead(v));
+  if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
+  if (v.vor !== undefined) {
+    out.ascii(',"vor":[');
+    v.vor.forEach((item, k) => {
+      out.ascii(k === 0 ? '{"url":' : ',{"url":').jsonString(item.url);
+      if (item.contentType !== undefined) out.ascii(',"contentType":').jsonString(item.contentType);
+      out.ascii('}');
+    });
+    out.ascii(']');
+  }
+  if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes());
+}
+
+/** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
+function verdictHead(v: PlatformVerdict): Uint8Array {
+  const key = `${v.statusCode}${v.entitled}${v.accessType ?? ''}${v.source}`;
+  let head = verdictHeads.get(key);
+  if (!head) {
+    const access = v.accessType ? `,"accessType":"${v.accessType}"` : '';
+    head = encoder.encode(`,"statusCode":${v.statusCode},"entitled":"${v.entitled}"${access},"source":"${v.source}"`);
+    verdictHeads.set(key, head); // a few dozen combinations at most: every field is from a closed set
+  }
+  return head;
+}
+const verdictHeads = new Map<string, Uint8Array>();

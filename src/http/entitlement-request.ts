@@ -1,0 +1,225 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiInput } from '../doi/index.ts';
+import {
+  ACCESS,
+  EntitlementsRequest,
+  MAX_ENTITLEMENT_DOIS,
+  Org,
+  valueEnd,
+  type AskedDoi,
+  type EntitlementService,
+  type OpenPart,
+  type PlatformVerdict,
+} from '../entitlement/index.ts';
+import { parseJson } from './body.ts';
+import { errorResponse } from './errors.ts';
+import { scanEntitlementBody } from './plain-body.ts';
+import { describeSchemaFault } from './schema-fault.ts';
+
+/**
+ * An Entitlement API request read into its entries, and each entry classified against the holdings index
+ * (docs/design.md, "Entitlements"): not a DOI, held by no platform, answered from a deposit, or for platforms.
+ */
+
+const checkRequest = TypeCompiler.Compile(EntitlementsRequest);
+const checkOrg = TypeCompiler.Compile(Org);
+/** the plain-body scanner's output, reused: copied for a request before its first await */
+const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
+const orgSpan = new Int32Array(2);
+const ascii = new TextDecoder(); // for spans of ASCII bytes
+
+/** Entry kinds of one request, decided before anything is written. */
+export const INVALID = 0;
+export const UNKNOWN = 1;
+export const OPEN = 2;
+export const ASK = 3;
+/** an object entry without `doi` (GetFTR's lookup by metadata) */
+export const NO_DOI = 4;
+
+export interface ReadRequest {
+  org?: Org;
+  /** the entries of a parsed body (a plain body's are in entries.spans) */
+  dois?: EntitlementsRequest['dois'];
+  entries: Entries;
+}
+
+/** What the first pass found out about each entry of a request, by entry number. */
+export interface Entries {
+  /** a plain body's bytes and each entry's range in them (the entries of a parsed body are strings instead) */
+  body?: Uint8Array;
+  spans?: Int32Array;
+  /** a plain-body entry that is a plain DOI: its folded hash (for the updates table), else -1 */
+  hashes: Int32Array;
+  /** the DOI as sent (parsed bodies, and span entries that are not plain DOIs) */
+  sent: (string | undefined)[];
+  /** 1: `sent` is a plain DOI (src/doi/input.ts) and goes into the reply without escaping */
+  plain: Uint8Array;
+  uids: (string | undefined)[];
+  kinds: Uint8Array;
+  /** the DOI key and bare form, where a platform or the updates table needs them as strings */
+  keysOf: (string | undefined)[];
+  bare: (string | undefined)[];
+  /** the index's arena during the first pass; OPEN entries: the access code and the vor JSON's range in it */
+  arena?: Uint8Array;
+  access: Uint8Array;
+  vorStart: Int32Array;
+  vorEnd: Int32Array;
+  /** why the entry is not a DOI (INVALID) */
+  message: (string | undefined)[];
+  verdicts: (PlatformVerdict | undefined)[];
+}
+
+function newEntries(n: number): Entries {
+  return {
+    hashes: new Int32Array(n).fill(-1),
+    sent: new Array(n),
+    plain: new Uint8Array(n),
+    uids: new Array(n),
+    kinds: new Uint8Array(n),
+    keysOf: new Array(n),
+    bare: new Array(n),
+    access: new Uint8Array(n),
+    vorStart: new Int32Array(n),
+    vorEnd: new Int32Array(n),
+    message: new Array(n),
+    verdicts: new Array(n),
+  };
+}
+
+/**
+ * The request's org and entries. A body in the plain shape (scanEntitlementBody: DOI strings of printable ASCII,
+ * and an org object) is read from its bytes, the org slice alone parsed; any other body is parsed and checked in
+ * full. Both readings mean the same (test/http/entitlements-plain.test.ts).
+ */
+export function readRequest(body: Uint8Array): ReadRequest | Response {
+  const count = scanEntitlementBody(body, spans, MAX_ENTITLEMENT_DOIS, orgSpan);
+  if (count >= 0) {
+    const org = orgSpan[0]! < 0 ? undefined : orgOf(body.subarray(orgSpan[0], orgSpan[1]));
+    if (org !== INVALID_ORG) {
+      const e = newEntries(count);
+      e.body = body;
+      e.spans = spans.slice(0, 2 * count); // the shared scan buffer is reused by the next request while this one waits
+      return { org, entries: e };
+    }
+  }
+  const parsed = parseJson(body);
+  if (parsed instanceof Response) return parsed;
+  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+  const req = parsed.value as EntitlementsRequest;
+  return { org: req.org, dois: req.dois, entries: newEntries(req.dois.length) };
+}
+
+/**
+ * The org object of a plain body, or INVALID_ORG when the slice is not an org the schema takes (the general path
+ * then says why). An integrator sends the same few orgs again and again: their readings are remembered, by text.
+ */
+function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
+  const text = ascii.decode(slice);
+  let org = orgReadings.get(text);
+  if (org === undefined) {
+    try {
+      const value = JSON.parse(text) as unknown;
+      org = checkOrg.Check(value) ? value : INVALID_ORG;
+    } catch {
+      org = INVALID_ORG;
+    }
+    if (orgReadings.size >= MAX_ORG_READINGS) orgReadings.clear();
+    orgReadings.set(text, org);
+  }
+  return org;
+}
+const INVALID_ORG = Symbol('invalid org');
+const orgReadings = new Map<string, Org | typeof INVALID_ORG>();
+const MAX_ORG_READINGS = 4096;
+
+/**
+ * The first pass: every entry classified against the index (synchronous, so every offset taken points into the
+ * arena it records); returns the DOIs platforms must decide, and their entry numbers.
+ */
+export function classifyEntries(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } {
+  const e = req.entries;
+  e.arena = service.index.arena;
+  const asked: AskedDoi[] = [];
+  const askedAt: number[] = [];
+  if (e.spans) hashSpans(e, service);
+  for (let i = 0; i < e.kinds.length; i++) {
+    const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
+    if (at < 0) continue;
+    const end = valueEnd(e.arena, at);
+    if (service.index.openPart(e.arena, part, at, end)) {
+      e.kinds[i] = OPEN;
+      e.access[i] = ACCESS.indexOf(part.access);
+      e.vorStart[i] = part.vorStart;
+      e.vorEnd[i] = part.vorEnd;
+    } else {
+      e.kinds[i] = ASK;
+      if (e.keysOf[i] === undefined) setStrings(e, i); // a plain DOI read from bytes: its strings, now that a platform needs them
+      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings: service.index.holdings(e.arena, at, end) });
+      askedAt.push(i);
+    }
+  }
+  return { asked, askedAt };
+}
+const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
+
+/** A parsed entry: its DOI read by the DOI rule; returns where its index value starts (-1: decided already). */
+function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {
+  const doi = typeof entry === 'string' ? entry : entry.doi;
+  if (typeof entry !== 'string') e.uids[i] = entry.uid;
+  if (doi === undefined) {
+    e.kinds[i] = NO_DOI;
+    return -1;
+  }
+  e.sent[i] = doi;
+  return classifyDoi(e, i, doi, service);
+}
+
+function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementService): number {
+  const input = readDoiInput(doi);
+  if (input.problem !== undefined) {
+    e.kinds[i] = INVALID;
+    e.message[i] = input.problem;
+    return -1;
+  }
+  e.keysOf[i] = input.key;
+  e.bare[i] = input.bare;
+  e.plain[i] = input.plain ? 1 : 0;
+  return found(e, i, service.index.valueAtKey(input.key));
+}
+
+/**
+ * An entry of a plain body, read from its bytes: a plain DOI is looked up by its hash (hashSpans) without making
+ * a string; any other string takes the DOI rule.
+ */
+function classifySpan(e: Entries, i: number, service: EntitlementService): number {
+  const h = e.hashes[i]!;
+  const start = e.spans![2 * i]!;
+  const end = e.spans![2 * i + 1]!;
+  if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(e.body!.subarray(start, end)), service);
+  return found(e, i, service.index.valueAt(e.body!, start, end, h));
+}
+
+/** A plain DOI of a plain body as strings: sent as it is, its key by the plain rule. */
+function setStrings(e: Entries, i: number): void {
+  const doi = ascii.decode(e.body!.subarray(e.spans![2 * i], e.spans![2 * i + 1]));
+  e.keysOf[i] = plainDoiKey(doi)!;
+  e.bare[i] = doi;
+}
+
+/** Each span's plain-DOI hash (NOT_PLAIN for others), its index memory touched before any is looked up. */
+function hashSpans(e: Entries, service: EntitlementService): void {
+  const { body, spans, hashes } = e;
+  const index = service.index;
+  for (let i = 0; i < hashes.length; i++) hashes[i] = plainDoiHash(body!, spans![2 * i]!, spans![2 * i + 1]!);
+  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchSlot(hashes[i]!);
+  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchRecord(hashes[i]!);
+}
+
+function found(e: Entries, i: number, at: number): number {
+  if (at < 0) e.kinds[i] = UNKNOWN;
+  return at;
+}
+
+const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "uid"?: "..."}, ...]}';
+const ENTRY = 'an entry is a DOI string or {"doi": "10.xxxx/...", "uid"?: "..."}';
+
