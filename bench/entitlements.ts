@@ -27,6 +27,7 @@ import { tempDir } from '../test/support/fixtures.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { ensureWrk, sh } from './lib/shell.ts';
 import type { Manifest } from './ingest-generate.ts';
 
 const KEY = 'bench-key-0123456789';
@@ -46,19 +47,6 @@ const CONCURRENCY = 512;
 const HANG_CONNECTIONS = 20;
 /** deposit files (of part a, in apply order) whose DOIs make the pools; all later files are read for their fate */
 const POOL_FILES = 30;
-
-async function sh(cmd: string[]): Promise<{ code: number; out: string }> {
-  const p = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { code, out: out + err };
-}
-
-async function ensureWrk(): Promise<void> {
-  if ((await sh(['sh', '-c', 'command -v wrk'])).code === 0) return;
-  console.log('installing wrk from Debian packages ...');
-  const r = await sh(['sh', '-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk']);
-  if (r.code !== 0) throw new Error(`cannot install wrk: ${r.out.slice(-500)}`);
-}
 
 interface Pools {
   /** DOIs whose holding is open, free or permFree after every file (all platforms) */

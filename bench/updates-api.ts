@@ -16,25 +16,13 @@ import { csvRecords } from '../src/updates/index.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { ensureWrk, sh } from './lib/shell.ts';
 
 const KEY = 'bench-key-0123456789';
 const DURATION = '5s';
 const WARMUP = '2s';
 const ROUNDS = 3;
 const CONNECTIONS = 50;
-
-async function sh(cmd: string[]): Promise<{ code: number; out: string }> {
-  const p = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { code, out: out + err };
-}
-
-async function ensureWrk(): Promise<void> {
-  if ((await sh(['sh', '-c', 'command -v wrk'])).code === 0) return;
-  console.log('installing wrk from Debian packages ...');
-  const r = await sh(['sh', '-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk']);
-  if (r.code !== 0) throw new Error(`cannot install wrk: ${r.out.slice(-500)}`);
-}
 
 /** DOIs of the store's holdings (from a few deposit files) and DOIs with updates (from the sample). */
 async function doiPools(data: string, keys: string[]): Promise<{ plain: string[]; withUpdates: string[] }> {
