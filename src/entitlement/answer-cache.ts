@@ -10,6 +10,12 @@ export class AnswerCache<V> {
   private readonly byDoi = new Map<string, Set<string>>();
   hits = 0;
   misses = 0;
+  /**
+   * DOI keys a platform is being asked about (count of asks in flight), and how many drops each has seen since:
+   * an answer asked for before a deposit (or a clear) must not be stored after it.
+   */
+  private readonly watched = new Map<string, { asks: number; drops: number }>();
+  private clears = 0;
 
   constructor(
     private readonly maxEntries: number,
@@ -18,6 +24,11 @@ export class AnswerCache<V> {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Whether a deposit could matter: something is cached, or being asked for. */
+  get busy(): boolean {
+    return this.entries.size > 0 || this.watched.size > 0;
   }
 
   get(platform: string, doiKey: string, org: string): V | undefined {
@@ -51,9 +62,30 @@ export class AnswerCache<V> {
   clear(): void {
     this.entries.clear();
     this.byDoi.clear();
+    this.clears++;
+  }
+
+  /** Marks an ask about `doiKey` as started; the stamp goes back with the answer to setIfCurrent. */
+  watch(doiKey: string): AskStamp {
+    let w = this.watched.get(doiKey);
+    if (!w) this.watched.set(doiKey, (w = { asks: 0, drops: 0 }));
+    w.asks++;
+    return { doiKey, drops: w.drops, clears: this.clears };
+  }
+
+  /**
+   * Ends an ask; stores its answer (when given) unless the DOI was dropped, or the cache cleared, since the ask
+   * began: that answer may predate the deposit.
+   */
+  settle(stamp: AskStamp, answer?: { platform: string; org: string; value: V; ttlMs: number }): void {
+    const w = this.watched.get(stamp.doiKey)!;
+    if (answer && w.drops === stamp.drops && this.clears === stamp.clears) this.set(answer.platform, stamp.doiKey, answer.org, answer.value, answer.ttlMs);
+    if (--w.asks === 0) this.watched.delete(stamp.doiKey);
   }
 
   dropDoi(doiKey: string): void {
+    const w = this.watched.get(doiKey);
+    if (w) w.drops++;
     const keys = this.byDoi.get(doiKey);
     if (!keys) return;
     for (const k of keys) this.entries.delete(k);
@@ -67,6 +99,13 @@ export class AnswerCache<V> {
     keys.delete(key);
     if (keys.size === 0) this.byDoi.delete(doiKey);
   }
+}
+
+/** What watch() hands an ask, for settle(). */
+export interface AskStamp {
+  doiKey: string;
+  drops: number;
+  clears: number;
 }
 
 function cacheKey(platform: string, doiKey: string, org: string): string {

@@ -51,7 +51,8 @@ export class HoldingsIndex {
     private readonly store: Store,
     /** how often (ms) the store's apply sequence number is re-read for another process's writes */
     private readonly recheckMs = 250,
-    private readonly now: () => number = Date.now,
+    /** a monotonic clock by default: a step of the wall clock must not stop the re-checks */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.unsubscribe = store.onApplied((files) => this.follow(files));
   }
@@ -123,7 +124,7 @@ export class HoldingsIndex {
 
   /** Builds on first use; rebuilds when another process applied files (no commit of ours is on its way to us). */
   refresh(): void {
-    if (this.seq < 0) return this.build();
+    if (this.seq < 0) return this.build(); // never built, or STALE
     const t = this.now();
     if (t - this.checkedAt < this.recheckMs) return;
     this.checkedAt = t;
@@ -136,14 +137,24 @@ export class HoldingsIndex {
   }
 
   private follow(files: readonly AppliedFile[]): void {
-    if (this.seq < 0) return; // not built yet: the first use reads the store as it is then
-    for (const file of files) {
-      if (file.seq <= this.seq) continue; // a build already read it
-      if (file.seq !== this.seq + 1) return this.build(); // another process applied the files in between
-      for (const change of holdingChanges(file)) this.apply(change.doiKey, file.platform, change.state);
-      this.seq = file.seq;
+    if (this.seq < 0) return; // not built yet (or STALE): the next use reads the store as it is then
+    try {
+      for (const file of files) {
+        if (file.seq <= this.seq) continue; // a build already read it
+        if (file.seq !== this.seq + 1) return this.build(); // another process applied the files in between
+        for (const change of holdingChanges(file)) this.apply(change.doiKey, file.platform, change.state);
+        this.seq = file.seq;
+      }
+    } catch (e) {
+      // the files are committed whatever happens here: the next request reads the store again
+      this.seq = STALE;
+      this.failures++;
+      this.lastFailure = String(e);
     }
   }
+  /** failures to follow the store (each followed by a rebuild on the next request) */
+  failures = 0;
+  lastFailure: string | undefined;
 
   /** Puts one platform's holding of a DOI (undefined: removes it), keeping the value's platform order. */
   private apply(doiKey: string, platform: string, state: HoldingState | undefined): void {
@@ -237,6 +248,8 @@ export class HoldingsIndex {
 }
 
 const EMPTY = new Uint8Array(0);
+/** seq of an index that failed to follow the store: rebuilt on its next use */
+const STALE = -2;
 
 /** The end of the value at `start` in an arena (its length is the u32 before it: holdings-table.ts). */
 export function valueEnd(arena: Uint8Array, start: number): number {

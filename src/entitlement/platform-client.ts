@@ -74,18 +74,30 @@ export class PlatformClient {
   private async call(batch: string[], org: Org, integrator: string, deadline: number, signal: AbortSignal): Promise<BatchResult> {
     const ticket = this.breaker.allow();
     if (!ticket) return this.outcome('breaker_open', TIMED_OUT);
-    // a call that found no free slot in time says nothing about the platform: not a breaker failure
     const slot = await this.slots.acquire(deadline, this.caller.now);
-    if (!slot || signal.aborted) {
-      // the slot came too late (the deadline passed while waiting): the platform was never asked
+    // A slot that came with too little time left (our queue, or our event loop held up) sends nothing: its
+    // time-out would say nothing about the platform, and must not count against its breaker.
+    if (!slot || signal.aborted || deadline - this.caller.now() < this.minCallMs) {
       if (slot) this.slots.release();
       this.breaker.cancel(ticket);
       return this.outcome('no_slot', TIMED_OUT);
     }
     const started = performance.now();
-    const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>) => {
+    // once: by the call's end, or by the guard should the call outlive its signal (a socket that ignores it)
+    let settled = false;
+    const settle = (o: CallOutcome) => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(guard);
+      this.slots.release();
       if (o === 'ok') this.breaker.success(ticket);
       else this.breaker.failure(ticket);
+      this.latency.observe((performance.now() - started) / 1000);
+      return true;
+    };
+    const guard = setTimeout(() => settle('timeout'), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
+    const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>) => {
+      settle(o);
       return this.outcome(o, result);
     };
     try {
@@ -104,10 +116,12 @@ export class PlatformClient {
       // refused, reset, DNS, TLS: an error; the signal firing (while connecting, waiting or reading): a time-out
       const timedOut = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError';
       return timedOut ? done('timeout', TIMED_OUT) : done('error', FAILED);
-    } finally {
-      this.latency.observe((performance.now() - started) / 1000);
-      this.slots.release();
     }
+  }
+
+  /** the least time a call is worth sending with: a tenth of the time-out, at most 50 ms */
+  private get minCallMs(): number {
+    return Math.min(50, this.settings.entitlementTimeoutMs / 10);
   }
 
   private outcome(o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult {
@@ -127,6 +141,8 @@ export class PlatformClient {
     return {
       'content-type': 'application/json',
       accept: 'application/json',
+      // the answer's bound (MAX_ANSWER_BYTES) is on the bytes read: a compressed answer could expand past it
+      'accept-encoding': 'identity',
       'user-agent': `${this.caller.name} Entitlement API`,
       'x-integrator-id': integrator,
       'x-request-id': randomUUID(),
@@ -134,6 +150,9 @@ export class PlatformClient {
     };
   }
 }
+
+/** how long past its deadline a call that ignores its signal keeps its slot and its breaker ticket */
+const GUARD_MS = 100;
 
 /** A call's result: a verdict per DOI key of the batch, or one verdict for all of them (the call failed). */
 type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };

@@ -40,9 +40,9 @@ export class EntitlementService {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
     this.now = opts.now;
-    // a new deposit for a DOI drops its cached answers (only worth the walk when something is cached)
+    // a new deposit for a DOI drops its cached answers, and those on their way (only worth the walk when there are any)
     this.unsubscribe = store.onApplied((files) => {
-      if (this.cache.size === 0) return;
+      if (!this.cache.busy) return;
       for (const f of files) for (const key of doiKeysOf(f)) this.cache.dropDoi(key);
     });
   }
@@ -113,8 +113,12 @@ export class EntitlementService {
         until,
       );
       asked.forEach(([key, one], i) => {
+        const stamp = ttl > 0 ? this.cache.watch(key) : undefined;
         const verdict = verdicts[i]!.then((v) => {
-          if (ttl > 0 && v.source === 'service_request' && v.entitled !== 'maybe') this.cache.set(platform, key, identity, cacheable(v), ttl);
+          if (stamp) {
+            const keep = v.source === 'service_request' && v.entitled !== 'maybe';
+            this.cache.settle(stamp, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
+          }
           return v;
         });
         for (const w of one.waiting) perDoi[w.at]![w.slot] = verdict.then((v) => withDepositedAccess(v, w.held));
@@ -125,7 +129,7 @@ export class EntitlementService {
 
   /** What a DOI whose platforms did not answer by the request's deadline is answered (a 504, as for a time-out). */
   timedOut(d: AskedDoi): PlatformVerdict {
-    return withDepositedAccess(TIMED_OUT, d.holdings[0]!);
+    return withDepositedAccess(TIMED_OUT, d.holdings.find((h) => h.accessType) ?? d.holdings[0]!);
   }
 
   close(): void {

@@ -26,7 +26,7 @@ const checkOrg = TypeCompiler.Compile(Org);
 /** the plain-body scanner's output, reused: copied for a request before its first await */
 const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
 const orgSpan = new Int32Array(2);
-const ascii = new TextDecoder(); // for spans of ASCII bytes
+const decoder = new TextDecoder();
 
 /** Entry kinds of one request, decided before anything is written. */
 export const INVALID = 0;
@@ -114,8 +114,8 @@ export function readRequest(body: Uint8Array): ReadRequest | Response {
  * then says why). An integrator sends the same few orgs again and again: their readings are remembered, by text.
  */
 function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
-  const text = ascii.decode(slice);
-  let org = orgReadings.get(text);
+  const text = decoder.decode(slice);
+  let org = slice.length <= MAX_REMEMBERED_ORG_BYTES ? orgReadings.get(text) : undefined;
   if (org === undefined) {
     try {
       const value = JSON.parse(text) as unknown;
@@ -123,14 +123,18 @@ function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
     } catch {
       org = INVALID_ORG;
     }
-    if (orgReadings.size >= MAX_ORG_READINGS) orgReadings.clear();
-    orgReadings.set(text, org);
+    if (slice.length <= MAX_REMEMBERED_ORG_BYTES) {
+      if (orgReadings.size >= MAX_ORG_READINGS) orgReadings.clear();
+      orgReadings.set(text, org);
+    }
   }
   return org;
 }
 const INVALID_ORG = Symbol('invalid org');
 const orgReadings = new Map<string, Org | typeof INVALID_ORG>();
 const MAX_ORG_READINGS = 4096;
+/** longer than any org the schema takes (its fields' bounds): a padded one is read, not remembered */
+const MAX_REMEMBERED_ORG_BYTES = 4096;
 
 /**
  * The first pass: every entry classified against the index (synchronous, so every offset taken points into the
@@ -195,13 +199,13 @@ function classifySpan(e: Entries, i: number, service: EntitlementService): numbe
   const h = e.hashes[i]!;
   const start = e.spans![2 * i]!;
   const end = e.spans![2 * i + 1]!;
-  if (h === NOT_PLAIN) return classifyDoi(e, i, ascii.decode(e.body!.subarray(start, end)), service);
+  if (h === NOT_PLAIN) return classifyDoi(e, i, decoder.decode(e.body!.subarray(start, end)), service);
   return found(e, i, service.index.valueAt(e.body!, start, end, h));
 }
 
 /** A plain DOI of a plain body as strings: sent as it is, its key by the plain rule. */
 function setStrings(e: Entries, i: number): void {
-  const doi = ascii.decode(e.body!.subarray(e.spans![2 * i], e.spans![2 * i + 1]));
+  const doi = decoder.decode(e.body!.subarray(e.spans![2 * i], e.spans![2 * i + 1]));
   e.keysOf[i] = plainDoiKey(doi)!;
   e.bare[i] = doi;
 }

@@ -54,8 +54,18 @@ export class AppliedListeners {
     return this.listeners.length > 0;
   }
 
+  /** Tells every listener; one that throws does not keep the others from hearing, nor fail the commit's caller. */
   tell(files: readonly AppliedFile[]): void {
     if (files.length === 0) return;
-    for (const listener of this.listeners) listener(files);
+    for (const listener of this.listeners) {
+      try {
+        listener(files);
+      } catch (e) {
+        this.failures.push(String(e));
+        if (this.failures.length > 10) this.failures.shift();
+      }
+    }
   }
+  /** the last few listener failures, for tests and operators (listeners are expected to handle their own) */
+  readonly failures: string[] = [];
 }

@@ -390,6 +390,17 @@ describe('the answer cache', () => {
     expect(got.map((o) => o.source)).toEqual(['service_request', 'service_cache']);
   });
 
+  test('an answer asked for before a deposit of its DOI is not cached when it arrives after it', async () => {
+    platform.mode = { kind: 'answer', entitled: () => 'yes', delayMs: 150 };
+    const { app } = appWith(platforms(cached));
+    const inFlight = ask(app, ['10.2000/paid-1', '10.2000/many-1']);
+    await Bun.sleep(50); // the call is out
+    store.applyFilesSync([preparedFile([{ doi: '10.2000/paid-1', accessType: 'paid' }], { platform: 'paid' })]);
+    expect((await inFlight).map((o) => o.source)).toEqual(['service_request', 'service_request']);
+    const again = await ask(app, ['10.2000/paid-1', '10.2000/many-1']);
+    expect(again.map((o) => o.source)).toEqual(['service_request', 'service_cache']);
+  });
+
   test('files applied by another process (a gap the index notices) empty the cache', async () => {
     const { app } = appWith(platforms(cached));
     await ask(app, ['10.2000/paid-1']);
