@@ -104,4 +104,39 @@ describe('the entitlement index follows the store', () => {
     expect(index.builds).toBe(3);
     await other.close();
   });
+
+  test('several files applied in one asynchronous transaction (a cold replica batch) are followed in order', async () => {
+    const index = new HoldingsIndex(store);
+    index.refresh();
+    await store.applyFiles([
+      preparedFile([{ doi: '10.1234/q', accessType: 'open' }, { doi: '10.1234/r', accessType: 'paid' }]),
+      preparedFile([{ doi: '10.1234/q', deleted: true }, { doi: '10.1234/s', accessType: 'free' }]),
+      preparedFile([{ doi: '10.1234/r', accessType: 'permFree' }]),
+    ]);
+    expect(index.builds).toBe(1);
+    expect(contents(index)).toEqual(fromStore());
+    expect(index.get('10.1234/q')).toBeUndefined();
+    expect(index.holdings(index.get('10.1234/r')!).map((h) => h.accessType)).toEqual(['permFree']);
+  });
+
+  test('a listener that throws neither fails the commit nor keeps the index from hearing; the index heals by a rebuild', () => {
+    const index = new HoldingsIndex(store);
+    index.refresh();
+    const unsubscribe = store.onApplied(() => {
+      throw new Error('a broken listener');
+    });
+    const [status] = store.applyFilesSync([preparedFile([{ doi: '10.1234/t', accessType: 'open' }])]);
+    expect(status!.status).toBe('applied');
+    expect(index.get('10.1234/t')).toBeDefined();
+    unsubscribe();
+    // the index itself failing to follow: it marks itself stale and the next use reads the store again
+    (index as unknown as { apply: () => void }).apply = () => {
+      throw new Error('cannot follow');
+    };
+    store.applyFilesSync([preparedFile([{ doi: '10.1234/u', accessType: 'open' }])]);
+    expect(index.failures).toBe(1);
+    index.refresh();
+    expect(index.builds).toBe(2);
+    expect(index.get('10.1234/u')).toBeDefined();
+  });
 });
