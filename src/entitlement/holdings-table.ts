@@ -80,8 +80,15 @@ export class HoldingsTable {
   }
 
   touchRecord(h: number): void {
-    const at = this.slots[2 * (h & ((this.slots.length >> 1) - 1))]!;
-    if (at > 0) this.touched ^= this.arena[at + 1]!;
+    const at = this.slots[2 * (h & ((this.slots.length >> 1) - 1))]! - 1;
+    if (at < 0) return;
+    const a = this.arena;
+    // the record's first line (key length and key), then the lines of its value: the answer reads them all
+    const v = at + 6 + ((a[at]! << 8) | a[at + 1]!);
+    const end = Math.min(v + ((a[v - 4]! << 24) | (a[v - 3]! << 16) | (a[v - 2]! << 8) | a[v - 1]!), a.length);
+    let t = 0;
+    for (let p = v; p < end; p += 64) t ^= a[p]!;
+    this.touched ^= t;
   }
   /** what the touches read: kept so that the loads are not optimised away */
   touched = 0;
