@@ -1,5 +1,5 @@
 import type { IntegratorSettings } from '../config/index.ts';
-import { ACCESS, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
+import { ACCESS, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
 import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './entitlement-request.ts';
 import { ReplyBytes } from './reply-bytes.ts';
@@ -94,11 +94,12 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8
   if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
   if (v.vor !== undefined) {
     out.ascii(',"vor":[');
-    v.vor.forEach((item, k) => {
+    for (let k = 0; k < v.vor.length; k++) {
+      const item = v.vor[k]!;
       out.ascii(k === 0 ? '{"url":' : ',{"url":').jsonString(item.url);
       if (item.contentType !== undefined) out.ascii(',"contentType":').jsonString(item.contentType);
       out.ascii('}');
-    });
+    }
     out.ascii(']');
   }
   if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes());
@@ -106,13 +107,15 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8
 
 /** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
 function verdictHead(v: PlatformVerdict): Uint8Array {
-  const key = `${v.statusCode}${v.entitled}${v.accessType ?? ''}${v.source}`;
-  let head = verdictHeads.get(key);
+  // every field is from a closed set: the combination is a small number (statusCode 200 or 504)
+  const key = (v.statusCode === 504 ? 1 : 0) + 2 * (ENTITLED.indexOf(v.entitled) + 3 * (ACCESS.indexOf(v.accessType) + 5 * ENTITLEMENT_SOURCES.indexOf(v.source)));
+  let head = verdictHeads[key];
   if (!head) {
     const access = v.accessType ? `,"accessType":"${v.accessType}"` : '';
     head = encoder.encode(`,"statusCode":${v.statusCode},"entitled":"${v.entitled}"${access},"source":"${v.source}"`);
-    verdictHeads.set(key, head); // a few dozen combinations at most: every field is from a closed set
+    verdictHeads[key] = head;
   }
   return head;
 }
-const verdictHeads = new Map<string, Uint8Array>();
+const ENTITLED = ['yes', 'no', 'maybe'];
+const verdictHeads: Uint8Array[] = [];
