@@ -149,7 +149,9 @@ describe('drop folder', () => {
     expect(await updatesOf(base2, FRANKEN_DOI)).toEqual([]);
     expect(await updatesOf(base2, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
     expect((await updatesOf(base2, ASCE_DOI))[0]).toMatchObject({ updateDoi: null, updateType: 'retraction', updateDate: '2012-04-26' });
-    // the January file was imported by the first run and is not read again
+    // the January file was imported by the first run and is not read again (the log line follows the commit,
+    // which requests may see first)
+    await waitFor(() => events(second, 'updates.imported').length > 0, 'the import logged');
     expect(events(second, 'updates.imported').map((e) => e.source)).toEqual([feb]);
   }, 30_000);
 
