@@ -50,7 +50,7 @@ export interface Entries {
   spans?: Int32Array;
   /** a plain-body entry that is a plain DOI: its folded hash (for the updates table), else -1 */
   hashes: Int32Array;
-  /** the DOI as sent (parsed bodies, and span entries that are not plain DOIs) */
+  /** the DOI as sent, for a parsed body (a plain body's entries are written from its bytes) */
   sent: (string | undefined)[];
   /** 1: `sent` is a plain DOI (src/doi/input.ts) and goes into the reply without escaping */
   plain: Uint8Array;
