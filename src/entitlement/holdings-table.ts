@@ -37,8 +37,8 @@ export class HoldingsTable {
 
   /** The value of a DOI key (a string), or undefined. */
   get(key: string): Uint8Array | undefined {
-    const n = this.keyBytes(key);
-    return this.getFolded(this.scratch, 0, n, this.scratchHash);
+    const v = this.valueAtKey(key);
+    return v < 0 ? undefined : this.arena.subarray(v, v + this.u32(v - 4));
   }
 
   /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */

@@ -52,7 +52,8 @@ export const EntitlementsRequest = t.Object(
 );
 export type EntitlementsRequest = Static<typeof EntitlementsRequest>;
 
-export const Entitled = t.Union([t.Literal('yes'), t.Literal('no'), t.Literal('maybe')]);
+export const ENTITLED_VALUES = ['yes', 'no', 'maybe'] as const;
+export const Entitled = t.Union(ENTITLED_VALUES.map((v) => t.Literal(v)));
 export type Entitled = Static<typeof Entitled>;
 
 export const ENTITLEMENT_SOURCES = ['oa_platform', 'service_request', 'service_cache', 'publisher_not_supported', 'unknown'] as const;

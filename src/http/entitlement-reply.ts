@@ -1,5 +1,5 @@
 import type { IntegratorSettings } from '../config/index.ts';
-import { ACCESS, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
+import { ACCESS, ENTITLED_VALUES, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
 import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './entitlement-request.ts';
 import { ReplyBytes } from './reply-bytes.ts';
@@ -108,7 +108,7 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8
 /** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
 function verdictHead(v: PlatformVerdict): Uint8Array {
   // every field is from a closed set: the combination is a small number (statusCode 200 or 504)
-  const key = (v.statusCode === 504 ? 1 : 0) + 2 * (ENTITLED.indexOf(v.entitled) + 3 * (ACCESS.indexOf(v.accessType) + 5 * ENTITLEMENT_SOURCES.indexOf(v.source)));
+  const key = (v.statusCode === 504 ? 1 : 0) + 2 * (ENTITLED_VALUES.indexOf(v.entitled) + 3 * (ACCESS.indexOf(v.accessType) + 5 * ENTITLEMENT_SOURCES.indexOf(v.source)));
   let head = verdictHeads[key];
   if (!head) {
     const access = v.accessType ? `,"accessType":"${v.accessType}"` : '';
@@ -117,5 +117,4 @@ function verdictHead(v: PlatformVerdict): Uint8Array {
   }
   return head;
 }
-const ENTITLED = ['yes', 'no', 'maybe'];
 const verdictHeads: Uint8Array[] = [];

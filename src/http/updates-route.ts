@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { copyPlainDoi, doiKey, doiProblem, normaliseDoiInput, NOT_PLAIN, plainDoiKey } from '../doi/index.ts';
+import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes } from './body.ts';
@@ -93,15 +93,11 @@ export function answerParsed(dois: readonly string[], table: UpdatesTable): Repl
 
 /** One document for a DOI as sent: any form the API accepts, or a per-document 400 saying why it is not a DOI. */
 function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void {
-  const plain = plainDoiKey(sent);
-  if (plain !== undefined) {
-    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(plain)); // printable ASCII, nothing to escape
-    return;
-  }
-  const bare = normaliseDoiInput(sent);
-  const problem = doiProblem(bare);
-  if (problem) out.ascii('{"doi":').text(JSON.stringify(sent)).ascii(',"statusCode":400,"updates":[],"message":').text(JSON.stringify(problem)).ascii('}');
-  else writeFound(out.ascii('{"doi":').text(JSON.stringify(sent)), table.get(doiKey(bare)));
+  const input = readDoiInput(sent);
+  if (input.problem !== undefined)
+    out.ascii('{"doi":').text(JSON.stringify(sent)).ascii(',"statusCode":400,"updates":[],"message":').text(JSON.stringify(input.problem)).ascii('}');
+  else if (input.plain) writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(input.key)); // printable ASCII, nothing to escape
+  else writeFound(out.ascii('{"doi":').text(JSON.stringify(sent)), table.get(input.key));
 }
 
 /** The rest of a document after its `doi`: status 200 and the update list, `[]` when there is none. */
