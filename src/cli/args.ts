@@ -5,7 +5,7 @@ import { UPDATE_FORMATS, type UpdateFormat } from '../updates/schema.ts';
 /** One program, one command per invocation (README, "Operating it"). */
 export type Command =
   | { kind: 'serve' }
-  | { kind: 'dump'; platform?: string; doi?: string }
+  | { kind: 'dump'; platform?: string; doi?: string; history?: boolean }
   | { kind: 'validate'; files: string[] }
   | { kind: 'ingest'; files: string[] }
   | { kind: 'import-updates'; source: string; format?: UpdateFormat; allowShrink?: boolean }
@@ -23,7 +23,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -50,6 +50,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version'].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
+  if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
   const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
   const base = { configPath: flags.get('--config'), env: env as EnvName };
   const noPositional = (cmd: Command): Invocation | Fault =>
@@ -63,7 +64,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     case '--version':
       return { ...base, command: { kind: 'version' } };
     case '--dump':
-      return noPositional({ kind: 'dump', platform: flags.get('--platform'), doi: flags.get('--doi') });
+      return noPositional({ kind: 'dump', platform: flags.get('--platform'), doi: flags.get('--doi'), ...(flags.has('--history') ? { history: true } : {}) });
     case '--failures':
       return noPositional({ kind: 'failures' });
     case '--validate':
@@ -89,8 +90,10 @@ export const HELP = `doi-holdings: DOI holdings ingestion and Updates API servic
 
 Usage:
   doi-holdings [serve] [--config PATH]        run the daemon (the default)
-  doi-holdings --dump [--env staging] [--platform P] [--doi D]
-                                              print live holdings as JSON lines, store order
+  doi-holdings --dump [--env staging] [--platform P] [--doi D] [--history]
+                                              print live holdings as JSON lines, store order;
+                                              --history: every holding, removed ones too, with
+                                              its events (compare replicas history and all)
   doi-holdings --validate FILE...             a publisher's dry run: report every rejected line; no store touched
   doi-holdings --ingest [--env staging] FILE...
                                               apply files given as <platform>/<name>.jsonl.gz paths, in order

@@ -1,5 +1,5 @@
 import type { EnvName } from '../config/index.ts';
-import type { LiveHolding } from '../store/index.ts';
+import type { HoldingView, LiveHolding } from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the
@@ -20,5 +20,36 @@ export function dumpLine(env: EnvName, h: LiveHolding): DumpLine {
   if (h.state.accessType) line.accessType = h.state.accessType;
   if (h.state.vor) line.vor = h.state.vor;
   line.updated = new Date(h.updated).toISOString();
+  return line;
+}
+
+/** One event of a `--dump --history` line: the file that made it is named (this is the operator's view). */
+export interface DumpEvent {
+  event: string;
+  time: string;
+  file: string;
+  from?: string;
+  to?: string;
+  changed?: string[];
+}
+
+/**
+ * A `--dump --history` line: the `--dump` fields (a removed holding has only `doi` = its key, and `updated` = its
+ * removal), `live`, and `history`, oldest event first. Every value comes from the store, so replicas and a
+ * crashed-then-recovered store dump the same bytes as a clean one.
+ */
+export function historyDumpLine(env: EnvName, h: HoldingView, fileOf: (seq: number) => string): DumpLine & { live: boolean; history: DumpEvent[] } {
+  const line = { env, platform: h.platform, doi: h.state?.doi ?? h.doiKey } as DumpLine & { live: boolean; history: DumpEvent[] };
+  if (h.state?.accessType) line.accessType = h.state.accessType;
+  if (h.state?.vor) line.vor = h.state.vor;
+  line.updated = new Date(h.updated).toISOString();
+  line.live = h.live;
+  line.history = h.events.map((e) => {
+    const out: DumpEvent = { event: e.kind, time: new Date(e.time).toISOString(), file: fileOf(e.fileSeq) };
+    if (e.oldAccess) out.from = e.oldAccess;
+    if (e.newAccess) out.to = e.newAccess;
+    if (e.changes) out.changed = e.changes;
+    return out;
+  });
   return line;
 }

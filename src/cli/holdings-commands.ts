@@ -5,13 +5,26 @@ import { doiKey, normaliseDoiInput } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
-import { dumpLine } from './dump-line.ts';
+import { dumpLine, historyDumpLine } from './dump-line.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 
-/** --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block). */
-export function dumpCommand(store: Store, filter: { platform?: string; doi?: string }, io: Output): number {
+/**
+ * --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block);
+ * with --history, every holding (tombstones too) with its events.
+ */
+export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output): number {
   const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
-  for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(dumpLine(store.env, h)));
+  if (!filter.history) {
+    for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(dumpLine(store.env, h)));
+    return EXIT_OK;
+  }
+  const files = new Map<number, string>();
+  const fileOf = (seq: number) => {
+    let k = files.get(seq);
+    if (k === undefined) files.set(seq, (k = store.fileKeyOfSeq(seq) ?? `#${seq}`));
+    return k;
+  };
+  for (const h of store.holdingHistories({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(historyDumpLine(store.env, h, fileOf)));
   return EXIT_OK;
 }
 

@@ -9,6 +9,7 @@ import { renderEntitlementMetrics } from './entitlement-metrics.ts';
 import { renderMetrics, RequestCounters } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
+import { handleStatusPage, STATUS_PAGE_PREFIX } from './status-route.ts';
 import { handleUpdates } from './updates-route.ts';
 
 export interface EnvHandles {
@@ -74,6 +75,12 @@ export function createApp(deps: HttpDeps) {
         )
         .all(route, notPost(route));
     }
+  }
+  for (const env of ['production', 'staging'] as EnvName[]) {
+    const prefix = env === 'production' ? '' : '/staging';
+    const route = `${prefix}${STATUS_PAGE_PREFIX}{doi}`;
+    const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
+    app = app.all(pattern, ({ request }) => counted(route, handleStatusPage(request, prefix, deps.envs[env]?.store)));
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics'])

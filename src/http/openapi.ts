@@ -1,7 +1,11 @@
 import { EntitlementsRequest, EntitlementsResponse } from '../entitlement/index.ts';
+import { DocumentHistory } from '../history/index.ts';
 import { ErrorBody, UpdatesRequest, UpdatesResponse } from './schemas.ts';
 
-/** OpenAPI 3 description of the integrator API (entitlements, updates), generated from the same TypeBox schemas that validate it. */
+/**
+ * OpenAPI 3 description of the integrator API (entitlements, updates) and the document status page, generated
+ * from the same TypeBox schemas that validate them.
+ */
 export function openApiDocument(version: string): object {
   const strip = (schema: object) => JSON.parse(JSON.stringify(schema));
   const errors = Object.fromEntries(
@@ -32,6 +36,7 @@ export function openApiDocument(version: string): object {
         post: operation(`Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order'),
       };
     }
+  for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix !== '') };
   return {
     openapi: '3.0.3',
     info: { title: 'doi-holdings integrator API', version },
@@ -43,8 +48,29 @@ export function openApiDocument(version: string): object {
         EntitlementsResponse: strip(EntitlementsResponse),
         UpdatesRequest: strip(UpdatesRequest),
         UpdatesResponse: strip(UpdatesResponse),
+        DocumentHistory: strip(DocumentHistory),
         Error: strip(ErrorBody),
       },
+    },
+  };
+}
+
+/** GET /doi/{doi}: HTML for people, the same history as JSON on request (HEAD answers alike, without a body). */
+function statusPage(staging: boolean): object {
+  const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  return {
+    summary: `The document status page: a DOI's holdings changes and update notices as a timeline${staging ? ', from the staging environment' : ''}`,
+    description:
+      'No key. The DOI is the rest of the path, percent-decoded, matched case-insensitively. HTML by default; JSON with `?format=json` or an Accept header that ranks application/json above text/html.',
+    parameters: [
+      { name: 'doi', in: 'path', required: true, description: 'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`)', schema: { type: 'string' } },
+      { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['html', 'json'] } },
+    ],
+    responses: {
+      '200': { description: 'The history', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/DocumentHistory' } } } },
+      '304': { description: 'Not modified (If-None-Match matched the ETag)' },
+      '400': html('Not a DOI, a malformed percent-encoding, or an unknown format'),
+      '404': html('No history is known for this DOI'),
     },
   };
 }

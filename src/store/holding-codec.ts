@@ -10,7 +10,9 @@ import { ByteReader, type ByteWriter } from './bytes.ts';
  *     per item: u8 (contentType code | 0x80 when the URL embeds the DOI), varint len + bytes (the URL, or the parts
  *     before and after the DOI)
  *   u48 updated (ms, LastModified of the file that last changed the holding)
- *   events to the end, each: u8 kind, u48 time (ms), varint fileSeq, u8 oldAccess, u8 newAccess
+ *   events to the end, each: u8 kind, u48 time (ms), varint fileSeq, u8 oldAccess, u8 newAccess | change flags
+ *     (an `updated` event: 0x08 the links changed, 0x10 the DOI's spelling changed; events written before these
+ *     flags existed carry none, so their readers see an update whose details were not recorded)
  *
  * The state bytes come first so that "record equal to the stored state" is one byte comparison, no decode.
  */
@@ -21,13 +23,22 @@ const CONTENT_CODES: readonly (ContentType | undefined)[] = [undefined, 'applica
 export type EventKind = 'added' | 'updated' | 'removed' | 're-added';
 const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-added'];
 
+/** What an `updated` event changed besides the access type (which old -> new access shows). */
+export type StateChange = 'links' | 'doi';
+
 export interface HoldingEvent {
   kind: EventKind;
   time: number;
   fileSeq: number;
   oldAccess?: AccessType;
   newAccess?: AccessType;
+  /** `updated` events only: the other parts of the state that changed (none recorded by older versions) */
+  changes?: StateChange[];
 }
+
+const ACCESS_MASK = 0x07;
+const LINKS_CHANGED = 0x08;
+const DOI_CHANGED = 0x10;
 
 export interface HoldingState {
   doi: string;
@@ -136,7 +147,34 @@ export function writeLive(
   out.copy(src, stateStart, stateStart + stateLen);
   out.u48(time);
   if (old) out.copy(old, oldLayout!.eventsStart, oldEnd);
-  writeEvent(out, kind, time, fileSeq, old ? accessCodeOfValue(old, oldLayout!) : 0, src[stateStart]!);
+  const flags = kind === 'updated' ? changeFlags(old!, oldLayout!, src, stateStart, stateLen) : 0;
+  writeEvent(out, kind, time, fileSeq, old ? accessCodeOfValue(old, oldLayout!) : 0, src[stateStart]! | flags);
+}
+
+/**
+ * Which parts besides the access byte differ between a live value's state and a new state (writeState's layout:
+ * access, DOI, links). Runs only for an `updated` holding, so its cost is off the common paths.
+ */
+function changeFlags(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number): number {
+  const oldDoiEnd = doiPartEnd(old, layout.stateStart);
+  const newDoiEnd = doiPartEnd(b, bStart);
+  let flags = 0;
+  if (!sameBytes(old, layout.stateStart + 1, oldDoiEnd, b, bStart + 1, newDoiEnd)) flags |= DOI_CHANGED;
+  if (!sameBytes(old, oldDoiEnd, layout.stateEnd, b, newDoiEnd, bStart + bLen)) flags |= LINKS_CHANGED;
+  return flags;
+}
+
+/** Where the DOI part (its varint length and bytes) of a state starting at `start` ends. */
+function doiPartEnd(bytes: Uint8Array, start: number): number {
+  const r = new ByteReader(bytes, start + 1);
+  const len = r.varint();
+  return r.pos + len;
+}
+
+function sameBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 0; i < aEnd - aStart; i++) if (a[aStart + i] !== b[bStart + i]) return false;
+  return true;
 }
 
 /** A removed holding: no state, and the old value's history with a `removed` event: the history outlives it. */
@@ -157,10 +195,7 @@ const LIVE = 1;
 
 /** The state bytes of two values (or of a value and an encoded record) are equal: no decode needed. */
 export function sameState(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number): boolean {
-  const start = layout.stateStart;
-  if (layout.stateEnd - start !== bLen) return false;
-  for (let i = 0; i < bLen; i++) if (old[start + i] !== b[bStart + i]) return false;
-  return true;
+  return sameBytes(old, layout.stateStart, layout.stateEnd, b, bStart, bStart + bLen);
 }
 
 /** Offsets of a stored value's parts, read without decoding anything. */
@@ -195,11 +230,17 @@ export function decodeHolding(key: string, value: Uint8Array): DecodedHolding {
     const kind = EVENT_KINDS[r.u8() - 1]!;
     const time = r.u48();
     const fileSeq = r.varint();
-    const oldAccess = ACCESS_CODES[r.u8()];
-    const newAccess = ACCESS_CODES[r.u8()];
+    const oldAccess = ACCESS_CODES[r.u8() & ACCESS_MASK];
+    const newByte = r.u8();
+    const newAccess = ACCESS_CODES[newByte & ACCESS_MASK];
     const e: HoldingEvent = { kind, time, fileSeq };
     if (oldAccess) e.oldAccess = oldAccess;
     if (newAccess) e.newAccess = newAccess;
+    if (kind === 'updated') {
+      e.changes = [];
+      if (newByte & LINKS_CHANGED) e.changes.push('links');
+      if (newByte & DOI_CHANGED) e.changes.push('doi');
+    }
     events.push(e);
   }
   return { live: layout.live, state, updated, events };

@@ -48,6 +48,7 @@ export type FileStatus =
   | { status: 'unreadable'; entry: FileEntry; fault: Fault<FileFaultCode> };
 
 export interface HoldingView extends DecodedHolding {
+  doiKey: string;
   platform: string;
 }
 
@@ -215,11 +216,17 @@ export class Store {
 
   /** Every platform's holding of one DOI, tombstones included (their history outlives them). One range read. */
   holdingsOf(doiKey: string): HoldingView[] {
-    const out: HoldingView[] = [];
-    for (const { key, value } of this.dbs.holdings.getRange(doiRange(doiKey))) {
-      out.push({ platform: splitHoldingKey(key).platform, ...decodeHolding(doiKey, value) });
+    return [...this.holdingHistories({ doiKey })];
+  }
+
+  /** Holdings with their histories in store order, tombstones included, optionally of one platform or DOI key. */
+  *holdingHistories(filter: { platform?: string; doiKey?: string } = {}): Generator<HoldingView> {
+    const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
+    for (const { key, value } of this.dbs.holdings.getRange(range)) {
+      const { doiKey, platform } = splitHoldingKey(key);
+      if (filter.platform !== undefined && platform !== filter.platform) continue;
+      yield { doiKey, platform, ...decodeHolding(doiKey, value) };
     }
-    return out;
   }
 
   /** Live holdings in store order (DOI key, then platform), optionally of one platform or one DOI key. */

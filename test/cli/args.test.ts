@@ -57,6 +57,13 @@ describe('--dump', () => {
     expect(usage(['--dump', '--env=Staging']).message).toBe('--env must be production or staging, not "Staging"');
   });
 
+  test('--history goes with --dump only', () => {
+    expect(ok(['--dump', '--history']).command).toEqual({ kind: 'dump', platform: undefined, doi: undefined, history: true });
+    expect(usage(['--failures', '--history']).message).toBe('--history goes with --dump');
+    expect(usage(['--history']).message).toBe('--history goes with --dump');
+    expect(usage(['--dump', '--history=yes']).message).toBe('--history takes no value');
+  });
+
   test('--dump takes no positional arguments and no value', () => {
     expect(usage(['--dump', 'acme']).message).toBe('unexpected argument "acme"');
     expect(usage(['--dump=acme']).message).toBe('--dump takes no value');

@@ -130,6 +130,43 @@ describe('usage and config', () => {
   });
 });
 
+describe('--dump --history', () => {
+  test('adds each holding\'s events with their files, tombstones included, in store order', async () => {
+    const a1 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/H', accessType: 'paid' }, { doi: '10.5555/gone', accessType: 'open' }], { mtime: 1_700_000_000 });
+    const a2 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h', accessType: 'open', vor: [{ url: 'https://x.example/h.pdf' }] }, { doi: '10.5555/gone', deleted: true }], { mtime: 1_700_000_100 });
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, a1), join(cfg.bucket, a2)]);
+    // the plain dump is unchanged: live holdings only, no history
+    expect(await dump(cfg.path)).toEqual([{ env: 'production', platform: 'acme', doi: '10.5555/h', accessType: 'open', vor: [{ url: 'https://x.example/h.pdf' }], updated: '2023-11-14T22:15:00.000Z' }]);
+    expect(await dump(cfg.path, ['--history'])).toEqual([
+      {
+        env: 'production',
+        platform: 'acme',
+        doi: '10.5555/gone',
+        updated: '2023-11-14T22:15:00.000Z',
+        live: false,
+        history: [
+          { event: 'added', time: '2023-11-14T22:13:20.000Z', file: a1, to: 'open' },
+          { event: 'removed', time: '2023-11-14T22:15:00.000Z', file: a2, from: 'open' },
+        ],
+      },
+      {
+        env: 'production',
+        platform: 'acme',
+        doi: '10.5555/h',
+        accessType: 'open',
+        vor: [{ url: 'https://x.example/h.pdf' }],
+        updated: '2023-11-14T22:15:00.000Z',
+        live: true,
+        history: [
+          { event: 'added', time: '2023-11-14T22:13:20.000Z', file: a1, to: 'paid' },
+          { event: 'updated', time: '2023-11-14T22:15:00.000Z', file: a2, from: 'paid', to: 'open', changed: ['links', 'doi'] },
+        ],
+      },
+    ]);
+    expect((await dump(cfg.path, ['--history', '--doi', '10.5555/GONE'])).map((l) => l.live)).toEqual([false]);
+  });
+});
+
 describe('--ingest runs the daemon\'s rules', () => {
   test('a quarantined file given again is still reported as quarantined, exit 1 each time', async () => {
     const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: Buffer.from('plain text') });

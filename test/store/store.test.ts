@@ -120,8 +120,25 @@ describe('holdings', () => {
     store.applyFilesSync([file([{ doi: '10.1234/chg', accessType: 'paid' }], { time: 5_000 })]);
     store.applyFilesSync([file([{ doi: '10.1234/chg', accessType: 'permFree' }], { time: 9_000 })]);
     const [h] = store.holdingsOf('10.1234/chg');
-    expect(h!.events[1]).toEqual({ kind: 'updated', time: 9_000, fileSeq: 2, oldAccess: 'paid', newAccess: 'permFree' });
+    expect(h!.events[1]).toEqual({ kind: 'updated', time: 9_000, fileSeq: 2, oldAccess: 'paid', newAccess: 'permFree', changes: [] });
     expect(store.fileKeyOfSeq(2)).toMatch(/^acme\//);
+  });
+
+  test('an updated event records whether the links or the DOI spelling changed, beside the access type', () => {
+    const pdf = (doi: string) => [{ url: `https://x.example/${doi}.pdf`, contentType: 'application/pdf' }];
+    store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'paid', vor: pdf('10.1234/flags') }])]);
+    store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'paid', vor: [{ url: 'https://x.example/new.html' }] }])]);
+    store.applyFilesSync([file([{ doi: '10.1234/FLAGS', accessType: 'open', vor: [{ url: 'https://x.example/new.html' }] }])]);
+    store.applyFilesSync([file([{ doi: '10.1234/Flags', accessType: 'free', vor: pdf('10.1234/Flags') }])]);
+    // the same links written around another spelling of the DOI are other link bytes: both flags
+    const [h] = store.holdingsOf('10.1234/flags');
+    expect(h!.events.map((e) => [e.kind, e.oldAccess, e.newAccess, e.changes])).toEqual([
+      ['added', undefined, 'paid', undefined],
+      ['updated', 'paid', 'paid', ['links']],
+      ['updated', 'paid', 'open', ['doi']],
+      ['updated', 'open', 'free', ['links', 'doi']],
+    ]);
+    expect(dump()[0]).toMatchObject({ doi: '10.1234/Flags', accessType: 'free', vor: pdf('10.1234/Flags') });
   });
 
   test('all platforms of a DOI are one range read, and do not leak into a DOI that extends it', () => {
