@@ -259,14 +259,16 @@ describe('environments', () => {
 
 describe('update notices a source no longer lists', () => {
   test('stay in the timeline, marked, and no longer count for the badge', async () => {
-    const own = Store.open(dir.path, 'staging-notices', { mapSizeBytes: 1 << 26 });
+    const own = Store.open(`${dir.path}/notices`, 'production', { mapSizeBytes: 1 << 26 });
     try {
       const header = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
       const row = (id: number, url: string, date: string, notice: string, nature: string) =>
         `${id},,,,J,P,,,${url};,Research Article;,${date} 0:00,${notice},0,1/1/2019 0:00,10.4444/w.1,0,${nature},+Error in Data;,No,`;
-      const csv = (rows: string[]) => [header, ...rows].join('\n') + '\n';
+      async function* csv(rows: string[]) {
+        yield Buffer.from([header, ...rows].join('\n') + '\n');
+      }
       const both = [row(1, 'javascript:alert(1)', '3/1/2020', '10.4444/n.1', 'Retraction'), row(2, 'https://rw.example/c', '1/1/2021', '10.4444/n.2', 'Correction'), row(3, 'https://rw.example/x', '1/1/2020', '10.4444/n.3', 'Expression of concern')];
-      await importUpdates([own], 'retraction-watch-csv', [Buffer.from(csv(both))]);
+      await importUpdates([own], 'retraction-watch-csv', csv(both));
       const a = makeApp({ production: { store: own } });
       const before = await a.handle(new Request(`${BASE}/doi/10.4444/w.1`));
       const page = await before.text();
@@ -275,7 +277,7 @@ describe('update notices a source no longer lists', () => {
       expect(page).toContain('<li>javascript:alert(1)</li>');
       expect(page).not.toContain('href="javascript');
       expect(page).toContain('<a href="https://rw.example/c">https://rw.example/c</a>');
-      await importUpdates([own], 'retraction-watch-csv', [Buffer.from(csv(both.slice(1)))]);
+      await importUpdates([own], 'retraction-watch-csv', csv(both.slice(1)));
       const after = (await (await a.handle(new Request(`${BASE}/doi/10.4444/w.1?format=json`))).json()) as DocumentHistory;
       // the expression of concern (2020) outranks the later correction (2021): not "Corrected"
       expect(after.status.code).toBe('expression_of_concern');
