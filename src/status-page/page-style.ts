@@ -11,10 +11,11 @@ export const PAGE_STYLE = `
 body{margin:0;background:#f6f7f9;color:var(--ink);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 a{color:#0b57d0}
 a:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
-.site{background:var(--ink);color:#fff;padding:.6rem 1rem;font-size:.95rem}
-.site p{margin:0 auto;max-width:46rem}
+.site{background:var(--ink);color:#fff;padding:.6rem 0;font-size:.95rem}
+.site p,main,footer{max-width:46rem;margin:0 auto;padding-left:1rem;padding-right:1rem}
 .staging{background:#fde68a;color:#3b2a00;padding:.4rem 1rem;text-align:center;font-weight:600}
-main{max-width:46rem;margin:0 auto;padding:1rem}
+main{padding-top:1rem;padding-bottom:1rem}
+code{overflow-wrap:anywhere}
 h1{font-size:1.45rem;line-height:1.3;margin:.5rem 0 .75rem;overflow-wrap:anywhere}
 h2{font-size:1.15rem;margin:1.75rem 0 .5rem}
 h3{font-size:1rem;margin:0}
@@ -38,9 +39,9 @@ h3{font-size:1rem;margin:0}
 .event p{margin:.2rem 0}
 .event ul{margin:.2rem 0;padding-left:1.2rem}
 .withdrawn h3{text-decoration:line-through}
-footer{max-width:46rem;margin:0 auto;padding:0 1rem 2rem;color:var(--muted);font-size:.9rem}
-@media (max-width:30rem){main{padding:.75rem}h1{font-size:1.25rem}.event{margin-left:.75rem}.event::before{left:-1.3rem}}
-@media print{body{background:#fff;font-size:11pt}.site{background:none;color:#000;border-bottom:1px solid #000;padding:0 0 .3rem}main,footer{max-width:none;padding:0}.status,.event{border-color:#999;break-inside:avoid}a{color:#000}.event a[href]::after{content:" <" attr(href) ">";font-size:.85em;overflow-wrap:anywhere}footer a{display:none}}
+footer{padding-bottom:2rem;color:var(--muted);font-size:.9rem}
+@media (max-width:30rem){.site p,main,footer{padding-left:.75rem;padding-right:.75rem}h1{font-size:1.25rem}.event{margin-left:.75rem}.event::before{left:-1.3rem}}
+@media print{body{background:#fff;font-size:11pt}.site{background:none;color:#000;border-bottom:1px solid #000;padding:0 0 .3rem}.site p,main,footer{max-width:none;padding-left:0;padding-right:0}.status,.event{border-color:#999;break-inside:avoid}.status.tone-alert{border-left-color:var(--alert)}a{color:#000}.event a[href]:not(.url)::after{content:" <" attr(href) ">";font-size:.85em;overflow-wrap:anywhere}.json-link{display:none}}
 `.trim();
 
 /** The CSP source that allows exactly PAGE_STYLE. */

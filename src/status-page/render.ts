@@ -56,13 +56,13 @@ export function renderNotFoundPage(doi: string, ctx: PageContext): string {
 /** A path that is not a DOI (400): what was asked and why it is not a DOI, as text. */
 export function renderBadRequestPage(sent: string, problem: string, ctx: PageContext): string {
   const body = html`<h1>Not a DOI</h1>
-<div class="status tone-caution"><p class="badge">Not a DOI</p>
+<div class="status tone-caution">
 <p>The address asks for <code>${JSON.stringify(sent)}</code>: ${problem}.</p>
 <p>Status pages are at <code>/doi/10.</code><var>registrant</var><code>/</code><var>suffix</var>.</p></div>`;
   return page('Not a DOI', body, ctx, false);
 }
 
-function page(title: string, body: Html, ctx: PageContext, jsonLink: boolean): string {
+function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -79,9 +79,11 @@ ${ctx.staging ? html`<p class="staging">Staging: test data, not the production r
 <main>
 ${body}
 </main>
-<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.${
-    jsonLink ? html` <a href="?format=json">This history as JSON</a>.` : ''
-  }</p></footer>
+${
+    history
+      ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
+      : ''
+  }
 </body>
 </html>
 `.text;
@@ -109,14 +111,16 @@ function eventItem(e: HistoryEvent): Html {
 function noticeItem(e: NoticeEvent): Html {
   const state = stateOfNotice(e);
   const tone = e.withdrawn ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
-  const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const);
+  // the notice's own doi.org link is shown once, as the notice; the source's other links after it
+  const noticeUrl = e.noticeDoi ? HttpUrl.ofDoi(e.noticeDoi).href : undefined;
+  const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || url.href !== noticeUrl);
   return html`<li class="event notice tone-${tone}${e.withdrawn ? ' withdrawn' : ''}">
 <time datetime="${e.date}">${e.date}</time>
 <h3>${e.label}</h3>
 <p>Source: ${sourceLabel(e.source)}${e.withdrawn ? html` (no longer listed by this source)` : ''}</p>
 ${e.noticeDoi ? html`<p>Notice: <a href="${HttpUrl.ofDoi(e.noticeDoi)}">${e.noticeDoi}</a></p>` : html`<p>Notice: no DOI given</p>`}
 ${e.reasons.length > 0 ? html`<p>Reasons:</p><ul>${e.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
-${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a href="${url}">${text}</a>` : text}</li>`)}</ul>` : ''}
+${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a class="url" href="${url}">${text}</a>` : text}</li>`)}</ul>` : ''}
 </li>`;
 }
 

@@ -276,7 +276,7 @@ describe('update notices a source no longer lists', () => {
       // a URL that is not http(s) is shown as text, never as a link
       expect(page).toContain('<li>javascript:alert(1)</li>');
       expect(page).not.toContain('href="javascript');
-      expect(page).toContain('<a href="https://rw.example/c">https://rw.example/c</a>');
+      expect(page).toContain('<a class="url" href="https://rw.example/c">https://rw.example/c</a>');
       await importUpdates([own], 'retraction-watch-csv', csv(both.slice(1)));
       const after = (await (await a.handle(new Request(`${BASE}/doi/10.4444/w.1?format=json`))).json()) as DocumentHistory;
       // the expression of concern (2020) outranks the later correction (2021): not "Corrected"
