@@ -38,6 +38,7 @@ bench: deps
 	$(BUN) bench/updates-import.ts
 	$(BUN) bench/updates-api.ts
 	$(BUN) bench/entitlements.ts
+	$(BUN) bench/status-page.ts
 
 build: deps
 	$(BUN) scripts/build.ts dist/doi-holdings

@@ -27,6 +27,7 @@ import { tempDir } from '../test/support/fixtures.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { startProcess, stopAll, type Started } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import type { Manifest } from './ingest-generate.ts';
 
@@ -178,44 +179,6 @@ async function wrk(url: string, script: string, o: WrkOptions = {}): Promise<Loa
   };
 }
 
-interface Started {
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-const running = new Set<Started>();
-
-async function startProcess(cmd: string[], ready: (out: string) => string | undefined, env?: Record<string, string>): Promise<Started> {
-  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO, env: { ...process.env, ...env } });
-  let out = '';
-  const decoder = new TextDecoder();
-  for (const s of [proc.stdout, proc.stderr])
-    void (async () => {
-      for await (const c of s) out += decoder.decode(c);
-    })();
-  const started: Started = {
-    url: '',
-    output: () => out,
-    async stop() {
-      running.delete(started);
-      proc.kill('SIGTERM');
-      await proc.exited;
-    },
-  };
-  running.add(started);
-  const deadline = Date.now() + 120_000;
-  let url: string | undefined;
-  while (!(url = ready(out))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      await started.stop();
-      throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
-    }
-    await Bun.sleep(50);
-  }
-  started.url = url;
-  return started;
-}
 
 const listening = (out: string) => /^(http:\S+)$/m.exec(out)?.[1];
 
@@ -507,7 +470,7 @@ if (import.meta.main) {
       `| (d2) 100 paid DOIs, breaker on (defaults), ${CONNECTIONS} connections | ${fmt(d2.requests)} | ${fmt(d2.rps)} | ${fmt(d2.p50Ms, 2)} | ${fmt(d2.p99Ms, 2)} | ${fmt(d2.maxMs, 2)} | ${fmt(d2.minMs, 2)} | ${d2.errors} | ${fmt(d2.entries504)} / ${fmt(d2.entries200)} | ${fmt(d2Calls)} platform calls, time-out ${TIMEOUT_MS} ms | max <= ${limitMs} ms | ${met(d2.maxMs <= limitMs && d2.errors === 0)} |`,
     );
   } finally {
-    for (const p of [...running]) await p.stop();
+    await stopAll();
     work.remove();
   }
 }

@@ -9,7 +9,8 @@ import { renderEntitlementMetrics } from './entitlement-metrics.ts';
 import { renderMetrics, RequestCounters } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
-import { handleStatusPage, STATUS_PAGE_PREFIX } from './status-route.ts';
+import { PageCache } from './page-cache.ts';
+import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 import { handleUpdates } from './updates-route.ts';
 
 export interface EnvHandles {
@@ -25,6 +26,8 @@ export interface HttpDeps {
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
+  /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
+  pageCacheBytes?: number;
   now?: () => number;
 }
 
@@ -80,7 +83,9 @@ export function createApp(deps: HttpDeps) {
     const prefix = env === 'production' ? '' : '/staging';
     const route = `${prefix}${STATUS_PAGE_PREFIX}{doi}`;
     const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
-    app = app.all(pattern, ({ request }) => counted(route, handleStatusPage(request, prefix, deps.envs[env]?.store)));
+    const store = deps.envs[env]?.store;
+    const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
+    app = app.all(pattern, ({ request }) => counted(route, handleStatusPage(request, prefix, pages)));
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics'])

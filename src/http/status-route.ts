@@ -3,6 +3,7 @@ import { historyOf } from '../history/index.ts';
 import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../status-page/index.ts';
 import type { Store } from '../store/index.ts';
 import { errorResponse } from './errors.ts';
+import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './page-cache.ts';
 
 /**
  * GET and HEAD /doi/{doi} (and /staging/doi/{doi}): the document status page (docs/interface.md, "Document status
@@ -14,31 +15,45 @@ import { errorResponse } from './errors.ts';
 export const STATUS_PAGE_PREFIX = '/doi/';
 const MAX_PATH_BYTES = 8192;
 
-type Format = 'html' | 'json';
+type Format = PageFormat;
 
-export function handleStatusPage(request: Request, envPrefix: '' | '/staging', store: Store | undefined): Response {
+/** An environment's store and its rendered pages. */
+export interface StatusEnv {
+  store: Store;
+  pages: PageCache;
+}
+
+export function handleStatusPage(request: Request, envPrefix: '' | '/staging', env: StatusEnv | undefined): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD')
     return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on status pages; use GET or HEAD`, { allow: 'GET, HEAD' });
   const { path, query } = splitUrl(request.url);
   const format = formatOf(query, request.headers.get('accept'));
-  if (typeof format !== 'string') return answer(request, format.fault, 'json', 400);
+  if (typeof format !== 'string') return errorAnswer(request, format.fault, 'json');
   const ctx: PageContext = { staging: envPrefix === '/staging' };
   const sent = decodeDoi(path.slice(envPrefix.length + STATUS_PAGE_PREFIX.length));
   if (sent.problem !== undefined) return badRequest(request, format, sent.text, sent.problem, ctx);
   const input = readDoiInput(sent.text);
   if (input.problem !== undefined) return badRequest(request, format, sent.text, input.problem, ctx);
-  if (!store) return answer(request, { status: 404, error: 'NOT_CONFIGURED', message: 'this environment is not configured' }, format, 404);
-  const history = historyOf(store, input.key);
-  if (!history) {
-    if (format === 'json') return answer(request, { status: 404, error: 'NOT_FOUND', message: `no history is known for DOI ${input.bare}` }, format, 404);
-    return answer(request, renderNotFoundPage(input.bare, ctx), format, 404);
+  if (!env) return errorAnswer(request, { status: 404, error: 'NOT_CONFIGURED', message: 'this environment is not configured' }, format);
+  const key = pageKey(format, input.key);
+  // the check and the render below run in one turn, so they see one read snapshot
+  const cacheable = env.pages.usable();
+  let page = cacheable ? env.pages.get(key) : undefined;
+  if (!page) {
+    const history = historyOf(env.store, input.key);
+    if (!history) {
+      if (format === 'json') return errorAnswer(request, { status: 404, error: 'NOT_FOUND', message: `no history is known for DOI ${input.bare}` }, format);
+      return send(request, rendered(renderNotFoundPage(input.bare, ctx), format, 404), 404);
+    }
+    page = rendered(format === 'json' ? JSON.stringify(history) : renderHistoryPage(history, ctx), format, 200);
+    if (cacheable) env.pages.set(key, page);
   }
-  return answer(request, format === 'json' ? JSON.stringify(history) : renderHistoryPage(history, ctx), format, 200);
+  return send(request, page, 200);
 }
 
 function badRequest(request: Request, format: Format, sent: string, problem: string, ctx: PageContext): Response {
-  if (format === 'json') return answer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)} is not a DOI: ${problem}` }, format, 400);
-  return answer(request, renderBadRequestPage(sent, problem, ctx), format, 400);
+  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)} is not a DOI: ${problem}` }, format);
+  return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
 interface ErrorAnswer {
@@ -47,35 +62,41 @@ interface ErrorAnswer {
   message: string;
 }
 
+function errorAnswer(request: Request, e: ErrorAnswer, format: Format): Response {
+  const r = errorResponse(e.status, e.error, e.message, format === 'html' ? { vary: 'accept' } : {});
+  return request.method === 'HEAD' ? new Response(null, { status: r.status, headers: r.headers }) : r;
+}
+
 const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy': PAGE_CSP,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
+  vary: 'accept',
 };
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' };
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', vary: 'accept' };
 
 /**
- * The response: a weak ETag of the body and a short public cache life (the page changes when a deposit or an
- * update import touches the DOI), 304 for a matching If-None-Match, and HEAD as GET without the body.
+ * A page's bytes with its headers: a weak ETag of the body and a short public cache life (a deposit or an
+ * update import can change the page at any time). Made once per render; the page cache keeps it whole.
  */
-function answer(request: Request, content: string | ErrorAnswer, format: Format, status: number): Response {
-  if (typeof content !== 'string') {
-    const r = errorResponse(content.status, content.error, content.message, format === 'html' ? { vary: 'accept' } : {});
-    return request.method === 'HEAD' ? new Response(null, { status: r.status, headers: r.headers }) : r;
+function rendered(text: string, format: Format, status: number): RenderedPage {
+  const body = Buffer.from(text);
+  const etag = `W/"${Bun.hash(body).toString(36)}"`;
+  const headers = new Headers({ ...(format === 'html' ? HTML_HEADERS : JSON_HEADERS), 'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache', etag });
+  return { body, etag, headers };
+}
+
+/** 304 for a matching If-None-Match; HEAD as GET without the body. */
+function send(request: Request, page: RenderedPage, status: number): Response {
+  if (status === 200 && request.headers.get('if-none-match') === page.etag) return new Response(null, { status: 304, headers: page.headers });
+  if (request.method === 'HEAD') {
+    const headers = new Headers(page.headers);
+    headers.set('content-length', String(page.body.length));
+    return new Response(null, { status, headers });
   }
-  const bytes = Buffer.from(content);
-  const etag = `W/"${Bun.hash(bytes).toString(36)}"`;
-  const headers: Record<string, string> = {
-    ...(format === 'html' ? HTML_HEADERS : JSON_HEADERS),
-    vary: 'accept',
-    'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache',
-    etag,
-  };
-  if (status === 200 && request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
-  if (request.method === 'HEAD') return new Response(null, { status, headers: { ...headers, 'content-length': String(bytes.length) } });
-  return new Response(bytes, { status, headers });
+  return new Response(page.body, { status, headers: page.headers });
 }
 
 /** The request's path as sent (still percent-encoded) and its query, without parsing the whole URL. */

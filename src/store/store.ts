@@ -139,6 +139,15 @@ export class Store {
   }
 
   /**
+   * What the current read snapshot holds: the last apply sequence number and the update imports' generation
+   * (both moved by any process), and whether this process has commits not yet told. Read models cached over
+   * the store compare it to know whether they may serve.
+   */
+  changeStamp(): { seq: number; updatesGen: number; pending: boolean } {
+    return { ...this.appliedSeq(), updatesGen: (this.dbs.meta.get(META.updatesGen) as number | undefined) ?? 0 };
+  }
+
+  /**
    * Records a file that cannot be applied (a file-level fault, a path fault, or retries exhausted), unless the
    * ledger already decided this content (duplicate) or the key was applied with other content (conflict).
    */

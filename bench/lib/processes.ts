@@ -1,0 +1,48 @@
+import { REPO } from './ingest-data.ts';
+
+/** The benchmarks' child processes (the daemon, platform and ceiling servers): started, waited for, stopped. */
+
+export interface Started {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Started>();
+
+/** Starts `cmd` in the repository and waits (up to 2 minutes) until `ready` finds its URL in its output. */
+export async function startProcess(cmd: string[], ready: (out: string) => string | undefined, env?: Record<string, string>): Promise<Started> {
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO, env: { ...process.env, ...env } });
+  let out = '';
+  const decoder = new TextDecoder();
+  for (const s of [proc.stdout, proc.stderr])
+    void (async () => {
+      for await (const c of s) out += decoder.decode(c);
+    })();
+  const started: Started = {
+    url: '',
+    output: () => out,
+    async stop() {
+      running.delete(started);
+      proc.kill('SIGTERM');
+      await proc.exited;
+    },
+  };
+  running.add(started);
+  const deadline = Date.now() + 120_000;
+  let url: string | undefined;
+  while (!(url = ready(out))) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      await started.stop();
+      throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
+    }
+    await Bun.sleep(50);
+  }
+  started.url = url;
+  return started;
+}
+
+/** Stops every process still running (in a finally, or on a signal). */
+export async function stopAll(): Promise<void> {
+  for (const p of [...running]) await p.stop();
+}
