@@ -24,11 +24,15 @@ const STATES: Record<StatusCode, { label: string; tone: DocumentStatus['tone']; 
   none: { label: 'No known updates', tone: 'neutral', severity: 0 },
 };
 
-/** The state one notice stands for; undefined for notices that decide nothing (addendum, new version, ...). */
-export function stateOfNotice(u: Pick<UpdateObject, 'updateType' | 'reasons'>): StatusCode | undefined {
+/**
+ * The state one notice stands for; undefined for notices that decide nothing (addendum, new version, ...).
+ * `replacedNotices`: notice DOIs some source calls a retract-and-replace (replacedNoticeDois), so another
+ * source's copy of the same notice, which gives no reasons (Crossref), reads the same.
+ */
+export function stateOfNotice(u: Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>, replacedNotices?: ReadonlySet<string>): StatusCode | undefined {
   switch (u.updateType) {
     case 'retraction':
-      return isRetractAndReplace(u.reasons) ? 'replaced' : 'retracted';
+      return isRetractAndReplace(u.reasons) || (u.updateDoi !== null && replacedNotices?.has(u.updateDoi.toLowerCase())) ? 'replaced' : 'retracted';
     case 'withdrawal':
     case 'removal':
       return 'withdrawn';
@@ -52,31 +56,47 @@ function isRetractAndReplace(reasons: readonly string[]): boolean {
   return reasons.some((r) => /retract(ed)?\s*(and|&)\s*replace/i.test(r));
 }
 
+/** The notice DOIs (lower-cased) of retractions whose reasons say retract-and-replace, in any source. */
+export function replacedNoticeDois(notices: readonly Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>[]): Set<string> {
+  const out = new Set<string>();
+  for (const u of notices) if (u.updateType === 'retraction' && u.updateDoi !== null && isRetractAndReplace(u.reasons)) out.add(u.updateDoi.toLowerCase());
+  return out;
+}
+
 /** The document's status from the notices its sources list now (withdrawn notices are not passed in). */
 export function documentStatus(notices: readonly UpdateObject[]): DocumentStatus {
   if (notices.length === 0) return statusOf('none');
   let code: StatusCode = 'updated';
   let decidedBy: UpdateObject | undefined;
-  for (const { u, state } of inDecidingOrder(notices)) {
+  for (const { u, state } of inDecidingOrder(notices, replacedNoticeDois(notices))) {
     if (!state) continue;
     if (STATES[state].reverses || STATES[state].severity >= STATES[code].severity) {
       code = state;
       decidedBy = u;
     }
   }
-  const latest = decidedBy ?? inDecidingOrder(notices).at(-1)!.u;
+  const latest = decidedBy ?? inDecidingOrder(notices, new Set()).at(-1)!.u;
   return { ...statusOf(code), date: latest.updateDate, source: latest.source };
 }
 
 /**
  * Oldest first; on the same date the less severe first and reversals last, so "retracted and reinstated on one
- * day" ends reinstated and "concern and retraction on one day" ends retracted.
+ * day" ends reinstated and "concern and retraction on one day" ends retracted. Dates of other precision are the
+ * same date when one is within the other (`2020-05` and `2020-05-14`): which came first is not known.
  */
-function inDecidingOrder(notices: readonly UpdateObject[]): { u: UpdateObject; state: StatusCode | undefined }[] {
+function inDecidingOrder(notices: readonly UpdateObject[], replaced: ReadonlySet<string>): { u: UpdateObject; state: StatusCode | undefined }[] {
   const rank = (s: StatusCode | undefined) => (s === undefined ? 0 : STATES[s].reverses ? 100 : STATES[s].severity);
   return notices
-    .map((u) => ({ u, state: stateOfNotice(u) }))
-    .sort((a, b) => (a.u.updateDate < b.u.updateDate ? -1 : a.u.updateDate > b.u.updateDate ? 1 : rank(a.state) - rank(b.state)));
+    .map((u) => ({ u, state: stateOfNotice(u, replaced) }))
+    .sort((a, b) => compareDates(a.u.updateDate, b.u.updateDate) || rank(a.state) - rank(b.state));
+}
+
+/** ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD), compared at the coarser of the two. */
+export function compareDates(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  const x = a.slice(0, n);
+  const y = b.slice(0, n);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function statusOf(code: StatusCode): DocumentStatus {

@@ -5,7 +5,11 @@ import type { HttpFaultCode } from '../fault.ts';
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 export function errorResponse(status: number, error: HttpFaultCode, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ statusCode: status, error, message }), { status, headers: { ...JSON_HEADERS, ...headers } });
+  return new Response(errorBody(status, error, message), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+export function errorBody(status: number, error: HttpFaultCode, message: string): string {
+  return JSON.stringify({ statusCode: status, error, message });
 }
 
 export function jsonResponse(text: string, status = 200): Response {

@@ -63,7 +63,7 @@ function statusPage(staging: boolean): object {
     description:
       'No key. The DOI is the rest of the path, percent-decoded, matched case-insensitively. HTML by default; JSON with `?format=json` or an Accept header that ranks application/json above text/html.',
     parameters: [
-      { name: 'doi', in: 'path', required: true, description: 'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`)', schema: { type: 'string' } },
+      { name: 'doi', in: 'path', required: true, description: 'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`; a DOI with a `.` or `..` segment sends its slashes as %2F)', schema: { type: 'string' } },
       { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['html', 'json'] } },
     ],
     responses: {

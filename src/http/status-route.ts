@@ -2,7 +2,7 @@ import { readDoiInput } from '../doi/index.ts';
 import { historyOf } from '../history/index.ts';
 import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../status-page/index.ts';
 import type { Store } from '../store/index.ts';
-import { errorResponse } from './errors.ts';
+import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
 import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './page-cache.ts';
 
 /**
@@ -28,13 +28,13 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
     return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on status pages; use GET or HEAD`, { allow: 'GET, HEAD' });
   const { path, query } = splitUrl(request.url);
   const format = formatOf(query, request.headers.get('accept'));
-  if (typeof format !== 'string') return errorAnswer(request, format.fault, 'json');
+  if (typeof format !== 'string') return errorAnswer(request, format.fault);
   const ctx: PageContext = { staging: envPrefix === '/staging' };
   const sent = decodeDoi(path.slice(envPrefix.length + STATUS_PAGE_PREFIX.length));
   if (sent.problem !== undefined) return badRequest(request, format, sent.text, sent.problem, ctx);
   const input = readDoiInput(sent.text);
   if (input.problem !== undefined) return badRequest(request, format, sent.text, input.problem, ctx);
-  if (!env) return errorAnswer(request, { status: 404, error: 'NOT_CONFIGURED', message: 'this environment is not configured' }, format);
+  if (!env) return errorAnswer(request, { status: 404, error: 'NOT_CONFIGURED', message: 'this environment is not configured' });
   const key = pageKey(format, input.key);
   // the check and the render below run in one turn, so they see one read snapshot
   const cacheable = env.pages.usable();
@@ -42,7 +42,7 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   if (!page) {
     const history = historyOf(env.store, input.key);
     if (!history) {
-      if (format === 'json') return errorAnswer(request, { status: 404, error: 'NOT_FOUND', message: `no history is known for DOI ${input.bare}` }, format);
+      if (format === 'json') return errorAnswer(request, { status: 404, error: 'NOT_FOUND', message: `no history is known for DOI ${input.bare}` });
       return send(request, rendered(renderNotFoundPage(input.bare, ctx), format, 404), 404);
     }
     page = rendered(format === 'json' ? JSON.stringify(history) : renderHistoryPage(history, ctx), format, 200);
@@ -52,7 +52,7 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
 }
 
 function badRequest(request: Request, format: Format, sent: string, problem: string, ctx: PageContext): Response {
-  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)} is not a DOI: ${problem}` }, format);
+  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)} is not a DOI: ${problem}` });
   return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
@@ -62,9 +62,12 @@ interface ErrorAnswer {
   message: string;
 }
 
-function errorAnswer(request: Request, e: ErrorAnswer, format: Format): Response {
-  const r = errorResponse(e.status, e.error, e.message, format === 'html' ? { vary: 'accept' } : {});
-  return request.method === 'HEAD' ? new Response(null, { status: r.status, headers: r.headers }) : r;
+/** A JSON error body, with the page's Vary and nosniff; HEAD gets its headers and length without it. */
+function errorAnswer(request: Request, e: ErrorAnswer): Response {
+  const headers = { vary: 'accept', 'x-content-type-options': 'nosniff' };
+  if (request.method !== 'HEAD') return errorResponse(e.status, e.error, e.message, headers);
+  const length = String(Buffer.byteLength(errorBody(e.status, e.error, e.message)));
+  return new Response(null, { status: e.status, headers: { ...JSON_HEADERS, ...headers, 'content-length': length } });
 }
 
 const HTML_HEADERS = {
@@ -75,7 +78,7 @@ const HTML_HEADERS = {
   'x-frame-options': 'DENY',
   vary: 'accept',
 };
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', vary: 'accept' };
+const JSON_PAGE_HEADERS = { ...JSON_HEADERS, 'x-content-type-options': 'nosniff', vary: 'accept' };
 
 /**
  * A page's bytes with its headers: a weak ETag of the body and a short public cache life (a deposit or an
@@ -84,7 +87,7 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-con
 function rendered(text: string, format: Format, status: number): RenderedPage {
   const body = Buffer.from(text);
   const etag = `W/"${Bun.hash(body).toString(36)}"`;
-  const headers = new Headers({ ...(format === 'html' ? HTML_HEADERS : JSON_HEADERS), 'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache', etag });
+  const headers = new Headers({ ...(format === 'html' ? HTML_HEADERS : JSON_PAGE_HEADERS), 'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache', etag });
   return { body, etag, headers };
 }
 

@@ -30,11 +30,18 @@ export class HttpUrl {
     return url.protocol === 'http:' || url.protocol === 'https:' ? new HttpUrl(url.href) : undefined;
   }
 
-  /** https://doi.org/<doi>, the DOI percent-encoded where a URL path needs it (`/` kept). */
+  /**
+   * https://doi.org/<doi>, the DOI percent-encoded where a URL path needs it. Its slashes are kept, unless a
+   * segment is `.` or `..`, which a browser would resolve away (`10.1/x/../y` is not `10.1/y`): then every slash
+   * is encoded.
+   */
   static ofDoi(doi: string): HttpUrl {
-    return new HttpUrl(`https://doi.org/${encodeURIComponent(doi).replace(/%2F/gi, '/')}`);
+    const path = encodeURIComponent(doi);
+    return new HttpUrl(`https://doi.org/${DOT_SEGMENT.test(doi) ? path : path.replace(/%2F/g, '/')}`);
   }
 }
+
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
 
 export type Value = string | number | Html | HttpUrl | readonly Value[] | null | undefined | false;
 

@@ -1,6 +1,7 @@
 import {
   accessLabel,
   sourceLabel,
+  replacedNoticeDois,
   stateOfNotice,
   type CurrentHolding,
   type DocumentHistory,
@@ -30,17 +31,18 @@ const EXPLAIN: Record<StatusCode, string> = {
   expression_of_concern: 'The publisher or editors have published an expression of concern about this article.',
   replaced: 'The publisher replaced the original article with a corrected version (retract and replace).',
   corrected: 'A correction to this article has been published.',
-  reinstated: 'This article was reinstated after an earlier retraction or removal.',
+  reinstated: 'A reinstatement notice restores this article to the record.',
   updated: 'Notices about this article have been published; none of them changes its standing.',
   none: 'No retraction, correction or expression of concern is known for this article.',
 };
 
 export function renderHistoryPage(h: DocumentHistory, ctx: PageContext): string {
+  const replaced = replacedNoticeDois(h.events.flatMap((e) => (e.kind === 'notice' && !e.withdrawn ? [asNotice(e)] : [])));
   const body = html`<h1><span class="meta">DOI</span> <a href="${HttpUrl.ofDoi(h.doi)}">${h.doi}</a></h1>
 ${statusBlock(h.status)}
 ${h.holdings.length > 0 ? holdingsBlock(h.holdings) : ''}
 <h2 id="history">History</h2>
-${h.events.length > 0 ? html`<ol class="timeline" aria-labelledby="history">${h.events.map(eventItem)}</ol>` : html`<p>No events are recorded.</p>`}`;
+${h.events.length > 0 ? html`<ol class="timeline" aria-labelledby="history">${h.events.map((e) => eventItem(e, replaced))}</ol>` : html`<p>No events are recorded.</p>`}`;
   return page(`${h.status.label}: ${h.doi}`, body, ctx, true);
 }
 
@@ -57,7 +59,7 @@ export function renderNotFoundPage(doi: string, ctx: PageContext): string {
 export function renderBadRequestPage(sent: string, problem: string, ctx: PageContext): string {
   const body = html`<h1>Not a DOI</h1>
 <div class="status tone-caution">
-<p>The address asks for <code>${JSON.stringify(sent)}</code>: ${problem}.</p>
+<p>The address asks for <code>${JSON.stringify(sent)}</code>: ${problem.replace(/^not a DOI: /, '')}.</p>
 <p>Status pages are at <code>/doi/10.</code><var>registrant</var><code>/</code><var>suffix</var>.</p></div>`;
   return page('Not a DOI', body, ctx, false);
 }
@@ -104,16 +106,16 @@ function holdingsBlock(holdings: readonly CurrentHolding[]): Html {
   )}</ul>`;
 }
 
-function eventItem(e: HistoryEvent): Html {
-  return e.kind === 'notice' ? noticeItem(e) : holdingItem(e);
+function eventItem(e: HistoryEvent, replaced: ReadonlySet<string>): Html {
+  return e.kind === 'notice' ? noticeItem(e, replaced) : holdingItem(e);
 }
 
-function noticeItem(e: NoticeEvent): Html {
-  const state = stateOfNotice(e);
+function noticeItem(e: NoticeEvent, replaced: ReadonlySet<string>): Html {
+  const state = stateOfNotice(asNotice(e), replaced);
   const tone = e.withdrawn ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
-  // the notice's own doi.org link is shown once, as the notice; the source's other links after it
-  const noticeUrl = e.noticeDoi ? HttpUrl.ofDoi(e.noticeDoi).href : undefined;
-  const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || url.href !== noticeUrl);
+  // the notice's own doi.org link is shown once, as the notice (sources write it unencoded); other links after it
+  const noticeUrls = e.noticeDoi ? new Set([HttpUrl.ofDoi(e.noticeDoi).href, HttpUrl.parse(`https://doi.org/${e.noticeDoi}`)?.href]) : new Set();
+  const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || !noticeUrls.has(url.href));
   return html`<li class="event notice tone-${tone}${e.withdrawn ? ' withdrawn' : ''}">
 <time datetime="${e.date}">${e.date}</time>
 <h3>${e.label}</h3>
@@ -122,6 +124,11 @@ ${e.noticeDoi ? html`<p>Notice: <a href="${HttpUrl.ofDoi(e.noticeDoi)}">${e.noti
 ${e.reasons.length > 0 ? html`<p>Reasons:</p><ul>${e.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
 ${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a class="url" href="${url}">${text}</a>` : text}</li>`)}</ul>` : ''}
 </li>`;
+}
+
+/** A notice event as the status rule reads notices. */
+function asNotice(e: NoticeEvent): { updateType: string; reasons: string[]; updateDoi: string | null } {
+  return { updateType: e.updateType, reasons: e.reasons, updateDoi: e.noticeDoi };
 }
 
 const CHANGE_TITLES: Record<HoldingChangeEvent['change'], string> = {

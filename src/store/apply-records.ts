@@ -42,7 +42,7 @@ export function applyRecords(
       counts.unchanged++;
       continue;
     } else kind = 'updated';
-    writeLive(out, rec.bytes, rec.stateStart, rec.stateLen, time, old, layout, oldEnd, kind, fileSeq);
+    writeLive(out, rec.bytes, rec.stateStart, rec.stateLen, time, old, layout, oldEnd, kind, fileSeq, rec.key);
     holdings.putSync(rec.key, out.view());
     if (kind === 'updated') counts.updated++;
     else counts.added++;

@@ -9,7 +9,13 @@ import type { ConflictEntry, FileEntry } from './ledger.ts';
  * and meta keys (docs/design.md, "Store layout"). Only the store's own modules open it.
  */
 
-export const SCHEMA_VERSION = 1;
+/**
+ * 2: an `updated` event's new-access byte carries change flags (holding-codec.ts). A version-1 store reads
+ * correctly as it is (its events carry no flags) and is marked 2 when opened for writing, so that a version-1
+ * program, which would misread the flags, refuses it.
+ */
+export const SCHEMA_VERSION = 2;
+const UPGRADES_FROM: readonly number[] = [1];
 
 /** Every key of the `meta` sub-database, named here once. */
 export const META = {
@@ -90,6 +96,11 @@ function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): voi
     dbs.root.transactionSync(() => {
       if (dbs.meta.get(META.schemaVersion) === undefined) dbs.meta.putSync(META.schemaVersion, SCHEMA_VERSION);
     });
+    return;
+  }
+  if (UPGRADES_FROM.includes(found)) {
+    // readable as it is; marking it keeps an older program from misreading what this one writes next
+    if (!readOnly) dbs.root.transactionSync(() => dbs.meta.putSync(META.schemaVersion, SCHEMA_VERSION));
     return;
   }
   if (found !== SCHEMA_VERSION) {

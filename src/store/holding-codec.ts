@@ -140,6 +140,7 @@ export function writeLive(
   oldEnd: number,
   kind: 'added' | 'updated' | 're-added',
   fileSeq: number,
+  holdingKey: Uint8Array,
 ): void {
   out.reset();
   out.u8(LIVE);
@@ -147,21 +148,23 @@ export function writeLive(
   out.copy(src, stateStart, stateStart + stateLen);
   out.u48(time);
   if (old) out.copy(old, oldLayout!.eventsStart, oldEnd);
-  const flags = kind === 'updated' ? changeFlags(old!, oldLayout!, src, stateStart, stateLen) : 0;
+  const flags = kind === 'updated' ? changeFlags(old!, oldLayout!, src, stateStart, stateLen, holdingKey) : 0;
   writeEvent(out, kind, time, fileSeq, old ? accessCodeOfValue(old, oldLayout!) : 0, src[stateStart]! | flags);
 }
 
 /**
  * Which parts besides the access byte differ between a live value's state and a new state (writeState's layout:
- * access, DOI, links). Runs only for an `updated` holding, so its cost is off the common paths.
+ * access, DOI, links). Runs only for an `updated` holding, so its cost is off the common paths. Links are stored
+ * around the DOI's spelling, so when the spelling changed their bytes say nothing: they are decoded and compared.
  */
-function changeFlags(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number): number {
+function changeFlags(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number, holdingKey: Uint8Array): number {
   const oldDoiEnd = doiPartEnd(old, layout.stateStart);
   const newDoiEnd = doiPartEnd(b, bStart);
-  let flags = 0;
-  if (!sameBytes(old, layout.stateStart + 1, oldDoiEnd, b, bStart + 1, newDoiEnd)) flags |= DOI_CHANGED;
-  if (!sameBytes(old, oldDoiEnd, layout.stateEnd, b, newDoiEnd, bStart + bLen)) flags |= LINKS_CHANGED;
-  return flags;
+  if (sameBytes(old, layout.stateStart + 1, oldDoiEnd, b, bStart + 1, newDoiEnd))
+    return sameBytes(old, oldDoiEnd, layout.stateEnd, b, newDoiEnd, bStart + bLen) ? 0 : LINKS_CHANGED;
+  const doiKey = textDecoder.decode(holdingKey.subarray(0, holdingKey.indexOf(0)));
+  const links = (bytes: Uint8Array, start: number) => JSON.stringify(decodeState(doiKey, bytes, start).vor ?? []);
+  return DOI_CHANGED | (links(old, layout.stateStart) === links(b, bStart) ? 0 : LINKS_CHANGED);
 }
 
 /** Where the DOI part (its varint length and bytes) of a state starting at `start` ends. */

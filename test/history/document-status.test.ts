@@ -58,6 +58,23 @@ describe('the badge', () => {
   });
 });
 
+describe('notices from several sources and at several precisions', () => {
+  test('dates of other precision are one date when one is within the other: the reinstatement still comes last', () => {
+    expect(code(notice('retraction', '2020-05-14'), notice('reinstatement', '2020-05'))).toBe('reinstated');
+    expect(code(notice('reinstatement', '2020'), notice('retraction', '2020-11-30'))).toBe('reinstated');
+    expect(code(notice('reinstatement', '2019'), notice('retraction', '2020-01-01'))).toBe('retracted');
+  });
+
+  test('another source\'s copy of a retract-and-replace notice (no reasons) reads as the replacement too', () => {
+    const rw: UpdateObject = { ...notice('retraction', '2020-05-01', ['Retract and Replace']), updateDoi: '10.9/Notice.1' };
+    const crossref: UpdateObject = { ...notice('retraction', '2020-05-03'), source: 'crossref', updateDoi: '10.9/notice.1' };
+    expect(code(rw, crossref)).toBe('replaced');
+    expect(code(crossref, { ...rw, updateDate: '2020-05-05' })).toBe('replaced');
+    // a retraction with another notice DOI is a retraction
+    expect(code(rw, { ...crossref, updateDoi: '10.9/other', updateDate: '2021-01-01' })).toBe('retracted');
+  });
+});
+
 describe('over the real Retraction Watch sample', async () => {
   const { works } = await readUpdates('retraction-watch-csv', Bun.file(SAMPLE_PATH).stream() as unknown as AsyncIterable<Uint8Array>);
   const statuses = [...works].map(([doi, w]) => ({ doi, natures: new Set(w.updates.map((u) => u.updateType)), status: documentStatus(w.updates) }));

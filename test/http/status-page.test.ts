@@ -170,8 +170,8 @@ describe('the DOI in the path', () => {
 
   test('a string that is not a DOI is a 400 page that shows it as text and says why', async () => {
     const cases: [string, string][] = [
-      ['/doi/%3Cscript%3Ealert(1)%3C%2Fscript%3E', 'not a DOI: expected 10.'],
-      ['/doi/javascript:alert(1)', 'not a DOI: expected 10.'],
+      ['/doi/%3Cscript%3Ealert(1)%3C%2Fscript%3E', ': expected 10.<4-9 digit registrant>'],
+      ['/doi/javascript:alert(1)', ': expected 10.<4-9 digit registrant>'],
       ['/doi/10.1000/a%00b', 'control or format character (U+0000)'],
       ['/doi/10.1000/%E0%A4%A', 'malformed percent-encoding'],
       ['/doi/', 'names no DOI'],
@@ -181,7 +181,7 @@ describe('the DOI in the path', () => {
       expect(r.status).toBe(400);
       const page = await r.text();
       expect(page).toContain('Not a DOI');
-      expect(page).toContain(why.replace(/</g, '&lt;'));
+      expect(page).toContain(why.replace(/</g, '&lt;').replace(/>/g, '&gt;'));
       expect(page).not.toContain('<script');
     }
     const j = await get('/doi/javascript:alert(1)?format=json');
@@ -292,6 +292,39 @@ describe('update notices a source no longer lists', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe('details', () => {
+  test('a notice\'s own doi.org link is listed once, whatever its DOI holds (a SICI DOI with : ; < >)', async () => {
+    const own = Store.open(`${dir.path}/sici`, 'production', { mapSizeBytes: 1 << 26 });
+    try {
+      const sici = '10.1002/(SICI)1097-4636(199711)37:2<189::AID-JBM7>3.0.CO;2-D';
+      const header = 'Record ID,URLS,RetractionDate,RetractionDOI,OriginalPaperDOI,RetractionNature,Reason';
+      async function* csv() {
+        yield Buffer.from(`${header}\n1,https://rw.example/post;,1/2/2020 0:00,"${sici}",10.4444/sici.1,Retraction,+Error;\n`);
+      }
+      await importUpdates([own], 'retraction-watch-csv', csv());
+      const page = await (await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/sici.1`))).text();
+      expect(page.match(/doi\.org\/10\.1002/g)).toHaveLength(1);
+      expect(page).toContain('<li><a class="url" href="https://rw.example/post">https://rw.example/post</a></li>');
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('JSON errors carry Vary and nosniff; HEAD of one gives its length without the body', async () => {
+    const g = await get('/doi/10.9999/none', { accept: 'application/json' });
+    const h = await get('/doi/10.9999/none', { accept: 'application/json' }, 'HEAD');
+    const body = await g.text();
+    expect(g.status).toBe(404);
+    for (const r of [g, h]) {
+      expect(r.headers.get('vary')).toBe('accept');
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    expect(h.status).toBe(404);
+    expect(h.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    expect(await h.text()).toBe('');
   });
 });
 

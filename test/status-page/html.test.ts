@@ -45,6 +45,12 @@ describe('HttpUrl', () => {
     expect(HttpUrl.ofDoi('10.1000/a"><script>?#%').href).toBe('https://doi.org/10.1000/a%22%3E%3Cscript%3E%3F%23%25');
     expect(HttpUrl.ofDoi('10.1000/x/y').href).toBe('https://doi.org/10.1000/x/y');
   });
+
+  test('a DOI with a . or .. segment keeps them: its slashes are encoded so a browser cannot resolve them away', () => {
+    for (const doi of ['10.1234/x/../y', '10.1234/./z', '10.1234/a/..', '10.1234/..'])
+      expect(decodeURIComponent(new URL(HttpUrl.ofDoi(doi).href).pathname)).toBe(`/${doi}`);
+    expect(HttpUrl.ofDoi('10.1234/a..b/c').href).toBe('https://doi.org/10.1234/a..b/c');
+  });
 });
 
 test('escapeHtml leaves text without special characters as it is (no copy)', () => {

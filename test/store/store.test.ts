@@ -130,15 +130,20 @@ describe('holdings', () => {
     store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'paid', vor: [{ url: 'https://x.example/new.html' }] }])]);
     store.applyFilesSync([file([{ doi: '10.1234/FLAGS', accessType: 'open', vor: [{ url: 'https://x.example/new.html' }] }])]);
     store.applyFilesSync([file([{ doi: '10.1234/Flags', accessType: 'free', vor: pdf('10.1234/Flags') }])]);
-    // the same links written around another spelling of the DOI are other link bytes: both flags
+    // links are stored around the DOI's spelling: a new spelling with the same links is not a links change,
+    store.applyFilesSync([file([{ doi: '10.1234/FLAGS', accessType: 'free', vor: pdf('10.1234/Flags') }])]);
+    // and the same bytes around a new spelling are other links
+    store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'free', vor: pdf('10.1234/flags') }])]);
     const [h] = store.holdingsOf('10.1234/flags');
     expect(h!.events.map((e) => [e.kind, e.oldAccess, e.newAccess, e.changes])).toEqual([
       ['added', undefined, 'paid', undefined],
       ['updated', 'paid', 'paid', ['links']],
       ['updated', 'paid', 'open', ['doi']],
       ['updated', 'open', 'free', ['links', 'doi']],
+      ['updated', 'free', 'free', ['doi']],
+      ['updated', 'free', 'free', ['links', 'doi']],
     ]);
-    expect(dump()[0]).toMatchObject({ doi: '10.1234/Flags', accessType: 'free', vor: pdf('10.1234/Flags') });
+    expect(dump()[0]).toMatchObject({ doi: '10.1234/flags', accessType: 'free', vor: pdf('10.1234/flags') });
   });
 
   test('all platforms of a DOI are one range read, and do not leak into a DOI that extends it', () => {
@@ -238,8 +243,24 @@ describe('store file', () => {
     const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
     await env.openDB({ name: 'meta', encoding: 'msgpack' }).put(META.schemaVersion, SCHEMA_VERSION + 1);
     await env.close();
-    expect(() => Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })).toThrow(/schema version 2; this program reads version 1/);
+    expect(() => Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })).toThrow(/schema version 3; this program reads version 2/);
     store = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
+  });
+
+  test('a version-1 store (no change flags) is read as it is, and marked version 2 when opened for writing', async () => {
+    store.applyFilesSync([file([{ doi: '10.1234/v1', accessType: 'paid' }], { time: 1_000 })]);
+    await store.close();
+    const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
+    const meta = env.openDB({ name: 'meta', encoding: 'msgpack' });
+    await meta.put(META.schemaVersion, 1);
+    const readOnly = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+    expect([...readOnly.liveHoldings()].map((h) => h.state.accessType)).toEqual(['paid']);
+    await readOnly.close();
+    expect(meta.get(META.schemaVersion)).toBe(1);
+    store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    await Bun.sleep(1); // lmdb-js renews a read snapshot when the event loop turns
+    expect(meta.get(META.schemaVersion)).toBe(2);
+    await env.close();
   });
 
   test('production and staging are separate environments', async () => {
