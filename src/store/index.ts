@@ -1,4 +1,5 @@
-export { Store, type PreparedFile, type FileStatus, type HoldingView, type LiveHolding, type SpaceUsage } from './store.ts';
+export { Store } from './store.ts';
+export type { PreparedFile, FileStatus, HoldingView, LiveHolding, SpaceUsage } from './store-types.ts';
 export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
 export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';

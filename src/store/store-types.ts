@@ -1,0 +1,54 @@
+import type { ParsedDeposit } from '../deposit/index.ts';
+import type { Fault, FileFaultCode } from '../fault.ts';
+import type { EncodedRecords } from './encoded-records.ts';
+import type { DecodedHolding, HoldingState } from './holding-codec.ts';
+import type { ConflictEntry, FileEntry, FileIdentity } from './ledger.ts';
+
+/** What the store takes and gives (store.ts). */
+
+/** A file read and parsed, ready to be applied with its ledger entry in one transaction. */
+export interface PreparedFile extends FileIdentity {
+  platform: string;
+  /** the parse report; its `records` may be left empty when `encoded` carries them (the ingest worker) */
+  parsed: ParsedDeposit;
+  /** the valid records encoded for the store; built from `parsed.records` when absent */
+  encoded?: EncodedRecords;
+  timings: { readMs: number; parseMs: number };
+  tries: number;
+  /** set by an operator's --retry: a quarantined entry for this key may be replaced */
+  retry?: boolean;
+}
+
+/** What the store did with a file: the decideFile outcome, carried out. */
+export type FileStatus =
+  | { status: 'applied'; entry: FileEntry }
+  | { status: 'quarantined'; entry: FileEntry }
+  /** this content was decided before: nothing done */
+  | { status: 'duplicate'; entry: FileEntry }
+  /** same key, other content: recorded as a conflict, nothing applied */
+  | { status: 'conflict'; conflict: ConflictEntry; entry: FileEntry }
+  /** could not be read, and its key was applied: the applied entry is kept as it is */
+  | { status: 'unreadable'; entry: FileEntry; fault: Fault<FileFaultCode> };
+
+export interface HoldingView extends DecodedHolding {
+  doiKey: string;
+  platform: string;
+}
+
+/** A live holding as the store orders them: DOI key, then platform. */
+export interface LiveHolding {
+  doiKey: string;
+  platform: string;
+  state: HoldingState;
+  /** LastModified (ms) of the file that last changed it */
+  updated: number;
+}
+
+/** Page figures of the LMDB file: what bytes per holding is measured from. */
+export interface SpaceUsage {
+  pageSize: number;
+  /** pages in use up to the last one written (the file may be larger: the map is allocated ahead) */
+  usedPages: number;
+  holdings: { entries: number; pages: number };
+}
+
