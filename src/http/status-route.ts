@@ -15,7 +15,6 @@ import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './p
 export const STATUS_PAGE_PREFIX = '/doi/';
 const MAX_PATH_BYTES = 8192;
 
-type Format = PageFormat;
 
 /** An environment's store and its rendered pages. */
 export interface StatusEnv {
@@ -51,8 +50,8 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   return send(request, page, 200);
 }
 
-function badRequest(request: Request, format: Format, sent: string, problem: string, ctx: PageContext): Response {
-  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)} is not a DOI: ${problem}` });
+function badRequest(request: Request, format: PageFormat, sent: string, problem: string, ctx: PageContext): Response {
+  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)}: ${problem}` });
   return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
@@ -84,7 +83,7 @@ const JSON_PAGE_HEADERS = { ...JSON_HEADERS, 'x-content-type-options': 'nosniff'
  * A page's bytes with its headers: a weak ETag of the body and a short public cache life (a deposit or an
  * update import can change the page at any time). Made once per render; the page cache keeps it whole.
  */
-function rendered(text: string, format: Format, status: number): RenderedPage {
+function rendered(text: string, format: PageFormat, status: number): RenderedPage {
   const body = Buffer.from(text);
   const etag = `W/"${Bun.hash(body).toString(36)}"`;
   const headers = new Headers({ ...(format === 'html' ? HTML_HEADERS : JSON_PAGE_HEADERS), 'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache', etag });
@@ -123,7 +122,7 @@ function decodeDoi(encoded: string): { text: string; problem?: string } {
  * `?format=json|html` decides; otherwise JSON only when the Accept header ranks application/json above
  * text/html (a browser's Accept gets HTML, `Accept: application/json` gets JSON).
  */
-export function formatOf(query: string, accept: string | null): Format | { fault: ErrorAnswer } {
+export function formatOf(query: string, accept: string | null): PageFormat | { fault: ErrorAnswer } {
   const asked = new URLSearchParams(query).get('format');
   if (asked !== null) {
     if (asked === 'json' || asked === 'html') return asked;
