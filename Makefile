@@ -5,7 +5,14 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck bench build clean deps standalone
+.PHONY: run test typecheck bench build clean deps standalone install
+
+# make install: PREFIX for the binary, the docs and sysusers.d; SYSCONFDIR for the config and the unit; DESTDIR
+# stages it all under another root (packaging). BINARY: an executable already built (else `make build` runs first).
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(SYSCONFDIR)/systemd/system
+BINARY     ?=
 
 deps: $(STAMP)
 
@@ -42,6 +49,24 @@ bench: deps
 
 build: deps
 	$(BUN) scripts/build.ts dist/doi-holdings
+
+# The unit's paths follow PREFIX and SYSCONFDIR. An existing config or secrets file is never overwritten: the
+# example config goes beside it as doi-holdings.toml.example.
+install: $(if $(BINARY),,build)
+	install -D -m 755 "$(or $(BINARY),dist/doi-holdings)" "$(DESTDIR)$(PREFIX)/bin/doi-holdings"
+	install -d -m 755 "$(DESTDIR)$(UNITDIR)"
+	sed -e 's|/usr/local/bin/doi-holdings|$(PREFIX)/bin/doi-holdings|g' -e 's|/usr/local/share/doc|$(PREFIX)/share/doc|g' \
+	  -e 's|/etc/doi-holdings|$(SYSCONFDIR)/doi-holdings|g' conf/doi-holdings.service > "$(DESTDIR)$(UNITDIR)/doi-holdings.service"
+	chmod 644 "$(DESTDIR)$(UNITDIR)/doi-holdings.service"
+	install -D -m 644 conf/doi-holdings.sysusers "$(DESTDIR)$(PREFIX)/lib/sysusers.d/doi-holdings.conf"
+	install -d -m 755 "$(DESTDIR)$(SYSCONFDIR)/doi-holdings"
+	@if [ -e "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml" ]; then \
+	  install -m 644 conf/doi-holdings.toml "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml.example"; \
+	  echo "kept $(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml; the new example is doi-holdings.toml.example"; \
+	else install -m 644 conf/doi-holdings.toml "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml"; fi
+	@[ -e "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env" ] || install -m 600 /dev/null "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env"
+	install -D -m 644 README.md "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/README.md"
+	install -D -m 644 -t "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/docs" docs/*.md docs/*.png
 
 clean:
 	rm -rf dist var/db
