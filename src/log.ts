@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+
 /**
  * Structured log lines (one JSON object per line on stderr, which systemd's journal keeps). Passed in to every
  * long-lived part so tests can capture or silence it.
@@ -8,7 +10,7 @@ export interface Logger {
   log(level: Level, event: string, fields?: Record<string, unknown>): void;
 }
 
-export function jsonLogger(write: (line: string) => void = (l) => process.stderr.write(l), minLevel: Level = 'info'): Logger {
+export function jsonLogger(write: (line: string) => void = writeStderr, minLevel: Level = 'info'): Logger {
   const rank: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
   return {
     log(level, event, fields) {
@@ -19,3 +21,25 @@ export function jsonLogger(write: (line: string) => void = (l) => process.stderr
 }
 
 export const silentLogger: Logger = { log() {} };
+
+/**
+ * A log line written to fd 2 before the call returns: a line that says a file was applied is out before the next
+ * file starts, and a process killed at any moment loses no line it logged (process.stderr.write may hold it in
+ * a buffer). A full non-blocking pipe (EAGAIN) is waited on, 1 ms at a time, as a blocking write would; after
+ * 10 s of that (a reader that is gone) the rest goes to process.stderr, which queues it.
+ */
+export function writeStderr(line: string): void {
+  const bytes = Buffer.from(line);
+  let at = 0;
+  for (let waited = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(2, bytes, at, bytes.length - at);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || waited >= 10_000) break;
+      Atomics.wait(pause, 0, 0, 1);
+      waited++;
+    }
+  }
+  if (at < bytes.length) process.stderr.write(bytes.subarray(at));
+}
+const pause = new Int32Array(new SharedArrayBuffer(4));
