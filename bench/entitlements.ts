@@ -27,6 +27,7 @@ import { tempDir } from '../test/support/fixtures.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { startProcess, stopAll, type Started } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import type { Manifest } from './ingest-generate.ts';
@@ -200,34 +201,28 @@ async function startDaemon(config: string, files: number): Promise<Started> {
 }
 
 function daemonConfig(path: string, data: string, platformUrl: string, breakerFailures?: number, batch = 20): string {
-  writeFileSync(
-    path,
-    `[server]
-listen = "127.0.0.1:0"
-[store]
-dir = "db"
-mapSizeGiB = 16
-[buckets.production]
-kind = "local"
-path = "${join(data, 'bucket')}"
-${PLATFORM_NAMES.map((p) =>
-  p === PAID_PLATFORM
-    ? `[[platforms]]
-name = "${p}"
-entitlementUrl = "${platformUrl}/entitlements"
-entitlementSecretEnv = "${SECRET_ENV}"
-entitlementTimeoutMs = ${TIMEOUT_MS}
-entitlementConcurrency = ${CONCURRENCY}
-entitlementBatch = ${batch}
-entitlementCacheSeconds = 0`
-    : `[[platforms]]\nname = "${p}"`,
-).join('\n')}
-[[integrators]]
-name = "bench"
-apiKey = "${KEY}"
-updates = false
-${breakerFailures === undefined ? '' : `[entitlements]\nbreakerFailures = ${breakerFailures}\n`}`,
-  );
+  writeDaemonConfig(path, {
+    mapSizeGiB: 16,
+    bucket: join(data, 'bucket'),
+    platforms: PLATFORM_NAMES.map((name) =>
+      name === PAID_PLATFORM
+        ? {
+            name,
+            settings: [
+              `entitlementUrl = "${platformUrl}/entitlements"`,
+              `entitlementSecretEnv = "${SECRET_ENV}"`,
+              `entitlementTimeoutMs = ${TIMEOUT_MS}`,
+              `entitlementConcurrency = ${CONCURRENCY}`,
+              `entitlementBatch = ${batch}`,
+              'entitlementCacheSeconds = 0',
+            ],
+          }
+        : { name },
+    ),
+    apiKey: KEY,
+    updates: false,
+    extra: breakerFailures === undefined ? '' : `[entitlements]\nbreakerFailures = ${breakerFailures}\n`,
+  });
   return path;
 }
 

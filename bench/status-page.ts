@@ -24,6 +24,7 @@ import { tempDir } from '../test/support/fixtures.ts';
 import { SAMPLE_PATH } from '../test/support/rw-sample.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 
@@ -237,23 +238,7 @@ async function main(): Promise<void> {
     const deposits = join(work.path, 'deposits');
     const config = join(work.path, 'status.toml');
     mkdirSync(join(work.path, 'bucket'), { recursive: true });
-    writeFileSync(
-      config,
-      `[server]
-listen = "127.0.0.1:0"
-[store]
-dir = "db"
-mapSizeGiB = 1
-[buckets.production]
-kind = "local"
-path = "bucket"
-${PLATFORMS.map((p) => `[[platforms]]\nname = "${p}"`).join('\n')}
-[[integrators]]
-name = "bench"
-apiKey = "bench-key-0123456789"
-updates = true
-`,
-    );
+    writeDaemonConfig(config, { mapSizeGiB: 1, bucket: 'bucket', platforms: PLATFORMS.map((name) => ({ name })), apiKey: 'bench-key-0123456789', updates: true });
     // the daemon's bucket stays empty: the deposits are applied by --ingest, in this order, before it starts
     const files = writeDeposits(deposits);
     console.log(`status page: ingesting ${files.length} deposit files and importing the Retraction Watch sample + ${NOTICES} rows ...`);

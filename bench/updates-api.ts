@@ -16,6 +16,7 @@ import { csvRecords } from '../src/updates/index.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 
 const KEY = 'bench-key-0123456789';
@@ -112,23 +113,7 @@ const { dir: data, manifest } = await ingestData();
 const work = tempDir('doi-holdings-bench-api-');
 try {
   const config = join(work.path, 'api.toml');
-  writeFileSync(
-    config,
-    `[server]
-listen = "127.0.0.1:0"
-[store]
-dir = "db"
-mapSizeGiB = 16
-[buckets.production]
-kind = "local"
-path = "${join(data, 'bucket')}"
-${PLATFORM_NAMES.map((p) => `[[platforms]]\nname = "${p}"`).join('\n')}
-[[integrators]]
-name = "bench"
-apiKey = "${KEY}"
-updates = true
-`,
-  );
+  writeDaemonConfig(config, { mapSizeGiB: 16, bucket: join(data, 'bucket'), platforms: PLATFORM_NAMES.map((name) => ({ name })), apiKey: KEY, updates: true });
   const imported = await sh([process.execPath, join(REPO, 'src/main.ts'), '--import-updates', SAMPLE, '--config', config]);
   if (imported.code > 1) throw new Error(`import failed: ${imported.out}`);
   console.log('starting the daemon and ingesting 120 deposit files (1.1M holdings) ...');

@@ -1,5 +1,5 @@
 import type { EnvName } from '../config/index.ts';
-import type { HoldingView, LiveHolding } from '../store/index.ts';
+import type { HoldingState, HoldingView, LiveHolding } from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the
@@ -16,10 +16,15 @@ export interface DumpLine {
 }
 
 export function dumpLine(env: EnvName, h: LiveHolding): DumpLine {
-  const line = { env, platform: h.platform, doi: h.state.doi } as DumpLine;
-  if (h.state.accessType) line.accessType = h.state.accessType;
-  if (h.state.vor) line.vor = h.state.vor;
-  line.updated = new Date(h.updated).toISOString();
+  return lineOf(env, h.platform, h.state, h.updated);
+}
+
+/** The fields in their fixed order (a removed holding has only its DOI key as `state`). */
+function lineOf(env: EnvName, platform: string, state: HoldingState, updated: number): DumpLine {
+  const line = { env, platform, doi: state.doi } as DumpLine;
+  if (state.accessType) line.accessType = state.accessType;
+  if (state.vor) line.vor = state.vor;
+  line.updated = new Date(updated).toISOString();
   return line;
 }
 
@@ -39,10 +44,7 @@ export interface DumpEvent {
  * crashed-then-recovered store dump the same bytes as a clean one.
  */
 export function historyDumpLine(env: EnvName, h: HoldingView, fileOf: (seq: number) => string): DumpLine & { live: boolean; history: DumpEvent[] } {
-  const line = { env, platform: h.platform, doi: h.state?.doi ?? h.doiKey } as DumpLine & { live: boolean; history: DumpEvent[] };
-  if (h.state?.accessType) line.accessType = h.state.accessType;
-  if (h.state?.vor) line.vor = h.state.vor;
-  line.updated = new Date(h.updated).toISOString();
+  const line = lineOf(env, h.platform, h.state ?? { doi: h.doiKey }, h.updated) as DumpLine & { live: boolean; history: DumpEvent[] };
   line.live = h.live;
   line.history = h.events.map((e) => {
     const out: DumpEvent = { event: e.kind, time: new Date(e.time).toISOString(), file: fileOf(e.fileSeq) };

@@ -68,14 +68,15 @@ export function documentStatus(notices: readonly UpdateObject[]): DocumentStatus
   if (notices.length === 0) return statusOf('none');
   let code: StatusCode = 'updated';
   let decidedBy: UpdateObject | undefined;
-  for (const { u, state } of inDecidingOrder(notices, replacedNoticeDois(notices))) {
+  const ordered = inDecidingOrder(notices, replacedNoticeDois(notices));
+  for (const { u, state } of ordered) {
     if (!state) continue;
     if (STATES[state].reverses || STATES[state].severity >= STATES[code].severity) {
       code = state;
       decidedBy = u;
     }
   }
-  const latest = decidedBy ?? inDecidingOrder(notices, new Set()).at(-1)!.u;
+  const latest = decidedBy ?? ordered.at(-1)!.u;
   return { ...statusOf(code), date: latest.updateDate, source: latest.source };
 }
 

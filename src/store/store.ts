@@ -23,6 +23,8 @@ import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } f
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 
+type HoldingFilter = { platform?: string; doiKey?: string };
+
 /**
  * The LMDB store of one environment: holdings with their history, the file ledger, update information. Its
  * sub-databases are its own; everything else goes through these methods.
@@ -183,23 +185,21 @@ export class Store {
   }
 
   /** Holdings with their histories in store order, tombstones included, optionally of one platform or DOI key. */
-  *holdingHistories(filter: { platform?: string; doiKey?: string } = {}): Generator<HoldingView> {
-    const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
-    for (const { key, value } of this.dbs.holdings.getRange(range)) {
-      const { doiKey, platform } = splitHoldingKey(key);
-      if (filter.platform !== undefined && platform !== filter.platform) continue;
-      yield { doiKey, platform, ...decodeHolding(doiKey, value) };
-    }
+  *holdingHistories(filter: HoldingFilter = {}): Generator<HoldingView> {
+    for (const { doiKey, platform, value } of this.holdingValues(filter)) yield { doiKey, platform, ...decodeHolding(doiKey, value) };
   }
 
   /** Live holdings in store order (DOI key, then platform), optionally of one platform or one DOI key. */
-  *liveHoldings(filter: { platform?: string; doiKey?: string } = {}): Generator<LiveHolding> {
+  *liveHoldings(filter: HoldingFilter = {}): Generator<LiveHolding> {
+    for (const { doiKey, platform, value } of this.holdingValues(filter)) if (isLive(value)) yield { doiKey, platform, ...decodeLive(doiKey, value) };
+  }
+
+  /** The stored values in store order, with their keys split, for one DOI key or the whole store, of one platform or all. */
+  private *holdingValues(filter: HoldingFilter): Generator<{ doiKey: string; platform: string; value: Uint8Array }> {
     const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
     for (const { key, value } of this.dbs.holdings.getRange(range)) {
-      if (!isLive(value)) continue;
       const { doiKey, platform } = splitHoldingKey(key);
-      if (filter.platform !== undefined && platform !== filter.platform) continue;
-      yield { doiKey, platform, ...decodeLive(doiKey, value) };
+      if (filter.platform === undefined || platform === filter.platform) yield { doiKey, platform, value };
     }
   }
 
