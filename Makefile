@@ -64,7 +64,10 @@ install: $(if $(BINARY),,build)
 	  install -m 644 conf/doi-holdings.toml "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml.example"; \
 	  echo "kept $(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml; the new example is doi-holdings.toml.example"; \
 	else install -m 644 conf/doi-holdings.toml "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/doi-holdings.toml"; fi
-	@[ -e "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env" ] || install -m 600 /dev/null "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env"
+	@[ -e "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env" ] || install -m 640 /dev/null "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env"
+	@# the daemon (user doi-holdings) reads the secrets file on reload; without the group yet, systemd-sysusers makes it
+	@chgrp doi-holdings "$(DESTDIR)$(SYSCONFDIR)/doi-holdings/secrets.env" 2>/dev/null || \
+	  echo "note: run systemd-sysusers, then chgrp doi-holdings $(SYSCONFDIR)/doi-holdings/secrets.env"
 	install -D -m 644 README.md "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/README.md"
 	install -D -m 644 -t "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/docs" docs/*.md docs/*.png
 

@@ -55,7 +55,7 @@ ${PLATFORM_NAMES.map((p) => `[[platforms]]\nname = "${p}"`).join('\n')}
 try {
   // 1. upload -> visible
   await s3.createBucket('latency');
-  const live = new EnvironmentRunner('production', config('latency', 'latency').buckets.production, config('latency', 'latency'), silentLogger);
+  const live = new EnvironmentRunner('production', config('latency', 'latency').buckets.production, config('latency', 'latency'), new Set(PLATFORM_NAMES), silentLogger);
   await live.start();
   const latencies: number[] = [];
   for (let i = 0; i < UPLOADS; i++) {
@@ -89,7 +89,7 @@ try {
   // is taken once its LastModified second has ended), so the first listing takes them all
   await Bun.sleep(1100);
   const cfg = config('replica', 'replica');
-  const replica = new EnvironmentRunner('production', cfg.buckets.production, cfg, silentLogger);
+  const replica = new EnvironmentRunner('production', cfg.buckets.production, cfg, new Set(cfg.platforms.map((p) => p.name)), silentLogger);
   t = performance.now();
   await replica.start();
   while (replica.ingestor.stats.filesApplied < files.length) await Bun.sleep(20);

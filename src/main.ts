@@ -28,9 +28,11 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     io.out(`doi-holdings ${pkg.version}`);
     return EXIT_OK;
   }
-  const config = readConfig(inv.configPath ?? env.DOI_HOLDINGS_CONFIG, env, command.kind === 'serve');
+  const configPath = inv.configPath ?? env.DOI_HOLDINGS_CONFIG;
+  const config = readConfig(configPath, env, command.kind === 'serve');
   if (command.kind === 'validate') return validateCommand(command.files, config, io);
-  if (command.kind === 'serve') return serve(config);
+  // a reload reads the same file (or embedded default) again; the secrets file too, but not the process environment
+  if (command.kind === 'serve') return serve(config, () => readConfig(configPath, env, true));
 
   if (!config.buckets[inv.env]) {
     io.err(`doi-holdings: no bucket is configured for the ${inv.env} environment in ${config.source}`);
@@ -77,9 +79,14 @@ function readConfig(path: string | undefined, env: Record<string, string | undef
   return resolveConfig(Bun.TOML.parse(embeddedDefault), local, env, { requireSecrets });
 }
 
-async function serve(config: Config): Promise<number> {
+async function serve(config: Config, reread: () => Config): Promise<number> {
   const log = jsonLogger();
   const daemon = new Daemon(config, log, pkg.version);
+  // `systemctl reload` (ExecReload in the unit) sends SIGHUP; without this handler it would end the process
+  process.on('SIGHUP', () => {
+    log.log('info', 'daemon.signal', { signal: 'SIGHUP' });
+    void daemon.reload(reread);
+  });
   const stopped = new Promise<void>((resolveStop) => {
     const stop = (signal: string) => {
       log.log('info', 'daemon.signal', { signal });

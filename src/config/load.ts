@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
+import { readSecretsFile } from './secrets-file.ts';
 import { DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
 
@@ -33,8 +34,16 @@ export function loadConfig(path: string, env: Record<string, string | undefined>
   return resolveConfig(raw, path, env, opts);
 }
 
-export function resolveConfig(raw: unknown, path: string, env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
+export function resolveConfig(raw: unknown, path: string, processEnv: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
   const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
+  let env = processEnv;
+  // read even when the schema found faults, so that one reload lists the faults of both files
+  const secretsFile = (raw as Partial<ConfigFile> | undefined)?.secretsFile;
+  if (typeof secretsFile === 'string' && secretsFile !== '') {
+    const secrets = readSecretsFile(resolve(dirname(resolve(path)), secretsFile));
+    problems.push(...secrets.problems);
+    env = { ...processEnv, ...secrets.values };
+  }
   if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
   if (problems.length > 0) {
     const unique = [...new Set(problems)];
@@ -69,8 +78,8 @@ export function resolveConfig(raw: unknown, path: string, env: Record<string, st
       entitlementCacheSeconds: p.entitlementCacheSeconds ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementCacheSeconds,
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
-      const apiKey = i.apiKey ?? env[i.apiKeyEnv!];
-      return apiKey === undefined ? [] : [{ name: i.name, apiKey, updates: i.updates ?? false, cache: i.cache ?? true }];
+      const { apiKey, previousApiKey } = integratorKeys(i, env);
+      return apiKey === undefined ? [] : [{ name: i.name, apiKey, ...(previousApiKey ? { previousApiKey } : {}), updates: i.updates ?? false, cache: i.cache ?? true }];
     }),
     entitlements: {
       name: file.entitlements?.name ?? DEFAULT_ENTITLEMENTS.name,
@@ -128,13 +137,19 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
       out.push(`  /integrators/${i}: give exactly one of apiKey or apiKeyEnv`);
       return;
     }
-    const key = it.apiKey ?? env[it.apiKeyEnv!];
+    const { apiKey: key, previousApiKey: previous } = integratorKeys(it, env);
     if (key === undefined) {
       if (requireSecrets) out.push(`  /integrators/${i}/apiKeyEnv: environment variable ${it.apiKeyEnv} is not set`);
     }
     else if (key.length < 8) out.push(`  /integrators/${i}/apiKeyEnv: the key in ${it.apiKeyEnv} is shorter than 8 characters`);
     else if (keys.has(key)) out.push(`  /integrators/${i}: the same API key is given to two integrators`);
     if (key !== undefined) keys.add(key);
+    if (it.previousApiKey !== undefined && it.previousApiKeyEnv !== undefined) out.push(`  /integrators/${i}: give at most one of previousApiKey or previousApiKeyEnv`);
+    // an unset or empty previousApiKeyEnv is no fault: rotation ends by emptying or removing it
+    if (previous === undefined) return;
+    if (previous.length < 8) out.push(`  /integrators/${i}/previousApiKeyEnv: the key in ${it.previousApiKeyEnv} is shorter than 8 characters`);
+    else if (keys.has(previous)) out.push(`  /integrators/${i}: the previous API key is already in use as a key`);
+    keys.add(previous);
   });
   for (const name of ENV_NAMES) {
     const b = file.buckets[name];
@@ -152,6 +167,12 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
   return out;
+}
+
+/** An integrator's key and the retired key still accepted (none when its variable is unset or empty). */
+function integratorKeys(it: NonNullable<ConfigFile['integrators']>[number], env: Record<string, string | undefined>) {
+  const previous = it.previousApiKey ?? (it.previousApiKeyEnv !== undefined ? env[it.previousApiKeyEnv] : undefined);
+  return { apiKey: it.apiKey ?? env[it.apiKeyEnv!], previousApiKey: previous === '' ? undefined : previous };
 }
 
 function resolveBucket(

@@ -45,6 +45,8 @@ export interface PlatformSettings {
 export interface IntegratorSettings {
   name: string;
   apiKey: string;
+  /** a retired key still accepted until removed from the config */
+  previousApiKey?: string;
   /** the `updates` feature on Entitlement Objects */
   updates: boolean;
   /** false: never served from the entitlement answer cache */

@@ -53,6 +53,9 @@ export const IntegratorConfig = t.Object(
     name: t.String({ minLength: 1 }),
     apiKey: t.Optional(t.String({ minLength: 8 })),
     apiKeyEnv: t.Optional(t.String({ minLength: 1 })),
+    /** a key being retired, still accepted beside the new one while the integrator switches (key rotation) */
+    previousApiKey: t.Optional(t.String({ minLength: 8 })),
+    previousApiKeyEnv: t.Optional(t.String({ minLength: 1 })),
     updates: t.Optional(t.Boolean()),
     /** false: every entitlement answer is asked live, never from the answer cache (e.g. COUNTER reporting) */
     cache: t.Optional(t.Boolean()),
@@ -71,6 +74,8 @@ export const UpdateUrlSource = t.Object(
 
 export const ConfigFile = t.Object(
   {
+    /** KEY=value lines read at every (re)load; its values win over the process environment for every *Env field */
+    secretsFile: t.Optional(t.String({ minLength: 1 })),
     server: t.Optional(
       t.Object(
         {

@@ -1,9 +1,11 @@
 import { ENV_NAMES, type Config } from '../config/index.ts';
+import { FaultError } from '../fault.ts';
 import type { Logger } from '../log.ts';
+import { configChanges } from './config-changes.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
-import { createApp, startServer, type EnvHandles } from '../http/index.ts';
+import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
@@ -15,24 +17,41 @@ export class Daemon {
   private closing: Promise<void> | undefined;
   url: string | undefined;
   updateSources: FollowedSources | undefined;
+  /** the platforms deposits are accepted for; a reload changes it in place (the ingestors read it per file) */
+  private readonly platformNames: Set<string>;
+  private readonly keys: ApiKeys;
+  private readonly entitlements: Entitlements;
+  /** reloads run one after another, and only once start() has finished */
+  private reloads: Promise<unknown> = Promise.resolve();
 
   constructor(
-    readonly config: Config,
+    /** the running config: a reload replaces the parts it can change live */
+    public config: Config,
     readonly log: Logger,
     readonly version: string,
-  ) {}
+  ) {
+    this.platformNames = new Set(config.platforms.map((p) => p.name));
+    this.keys = new ApiKeys(config.integrators);
+    this.entitlements = new Entitlements(config.platforms, config.entitlements);
+  }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    const started = this.startParts();
+    this.reloads = started.catch(() => undefined);
+    return started;
+  }
+
+  private async startParts(): Promise<void> {
     for (const env of ENV_NAMES) {
       const bucket = this.config.buckets[env];
       if (!bucket) continue;
-      const runner = new EnvironmentRunner(env, bucket, this.config, this.log);
+      const runner = new EnvironmentRunner(env, bucket, this.config, this.platformNames, this.log);
       this.envs.set(env, runner);
       this.closers.push(() => runner.close());
     }
     // the entitlement index is read from each store before its ingest starts (it then follows every file applied)
     // and before the port opens (the first request must not wait for it)
-    const entitlements = new Entitlements(this.config.platforms, this.config.entitlements);
+    const entitlements = this.entitlements;
     this.closers.push(async () => entitlements.close());
     for (const [env, r] of this.envs) {
       const index = entitlements.forStore(r.store).index;
@@ -40,15 +59,8 @@ export class Daemon {
       this.log.log('info', 'entitlement.index_built', { env, dois: index.size, ms: Math.round(index.lastBuildMs), bytes: index.memoryBytes });
     }
     for (const r of this.envs.values()) await r.start();
-    const sources = new FollowedSources({
-      dropDir: this.config.updates.dropDir,
-      urls: this.config.updates.urls,
-      stores: [...this.envs.values()].map((r) => r.store),
-      log: this.log,
-    });
-    this.updateSources = sources;
-    this.closers.push(() => sources.close());
-    await sources.start();
+    this.closers.push(async () => this.updateSources?.close());
+    await this.followUpdates(this.config);
 
     const handles = (env: string): EnvHandles | undefined => {
       const r = this.envs.get(env);
@@ -56,7 +68,7 @@ export class Daemon {
     };
     const app = createApp({
       entitlements,
-      integrators: this.config.integrators,
+      integrators: this.keys,
       maxBodyBytes: this.config.server.maxBodyBytes,
       envs: { production: handles('production')!, staging: handles('staging') },
       health: () => this.health(),
@@ -66,6 +78,58 @@ export class Daemon {
     this.url = server.url;
     this.closers.push(() => server.stop());
     this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: server.url });
+  }
+
+  private async followUpdates(config: Config): Promise<void> {
+    const sources = new FollowedSources({
+      dropDir: config.updates.dropDir,
+      urls: config.updates.urls,
+      stores: [...this.envs.values()].map((r) => r.store),
+      log: this.log,
+    });
+    this.updateSources = sources;
+    await sources.start();
+  }
+
+  /**
+   * SIGHUP: reads the config again (`read` throws a FaultError listing every fault) and takes what can change
+   * live: integrators and their keys, platforms and their Entitlement API settings, update sources. An invalid
+   * config is refused whole and the running one kept; settings that need a restart are named and keep their
+   * running values. Resolves true when the new config was taken.
+   */
+  reload(read: () => Config): Promise<boolean> {
+    const done = this.reloads.then(() => this.applyReload(read));
+    this.reloads = done.catch(() => undefined);
+    return done;
+  }
+
+  private async applyReload(read: () => Config): Promise<boolean> {
+    if (this.closing) return false;
+    let next: Config;
+    try {
+      next = read();
+    } catch (e) {
+      if (!(e instanceof FaultError)) throw e;
+      const [summary, ...problems] = e.fault.message.split('\n');
+      this.log.log('error', 'config.reload_refused', { code: e.fault.code, message: summary, problems: problems.map((p) => p.trim()), kept: this.config.source });
+      return false;
+    }
+    const changes = configChanges(this.config, next);
+    if (changes.restartOnly.length > 0)
+      this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
+    this.keys.replace(next.integrators);
+    this.entitlements.reconfigure(next.platforms, next.entitlements);
+    this.platformNames.clear();
+    for (const p of next.platforms) this.platformNames.add(p.name);
+    if (changes.updates) {
+      await this.updateSources?.close();
+      await this.followUpdates(next);
+    }
+    const { server, store, ingest, buckets } = this.config;
+    this.config = { ...next, server, store, ingest, buckets };
+    const { restartOnly: _, ...live } = changes;
+    this.log.log('info', 'config.reloaded', { source: next.source, ...live });
+    return true;
   }
 
   /** 200 on /healthz when every store is open and no ingestor has files waiting without progress. */

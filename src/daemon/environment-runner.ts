@@ -15,6 +15,8 @@ export class EnvironmentRunner {
     readonly env: EnvName,
     readonly bucket: BucketSettings,
     config: Config,
+    /** the platforms deposits are accepted for, read per file (a reload changes the set in place) */
+    platforms: ReadonlySet<string>,
     log: Logger,
   ) {
     this.store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes });
@@ -22,7 +24,7 @@ export class EnvironmentRunner {
       env,
       store: this.store,
       root: bucket.path,
-      platforms: new Set(config.platforms.map((p) => p.name)),
+      platforms,
       settings: config.ingest,
       log,
     });

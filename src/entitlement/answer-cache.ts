@@ -18,7 +18,7 @@ export class AnswerCache<V> {
   private clears = 0;
 
   constructor(
-    private readonly maxEntries: number,
+    readonly maxEntries: number,
     private readonly now: () => number,
   ) {}
 

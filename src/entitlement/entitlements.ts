@@ -12,22 +12,46 @@ export class Entitlements {
   private readonly services = new Map<Store, EntitlementService>();
 
   constructor(
-    readonly platforms: readonly PlatformSettings[],
-    readonly settings: EntitlementSettings,
+    private platforms: readonly PlatformSettings[],
+    private settings: EntitlementSettings,
     readonly now: () => number = Date.now,
   ) {
-    for (const p of platforms) {
+    this.setClients();
+  }
+
+  /**
+   * A reloaded config (SIGHUP): a platform whose settings and caller settings are unchanged keeps its client (its
+   * breaker state, calls in flight and figures); a changed one gets a new client; a removed one none. Requests in
+   * flight finish with the clients they started with.
+   */
+  reconfigure(platforms: readonly PlatformSettings[], settings: EntitlementSettings): void {
+    const callerChanged = callerOf(settings) !== callerOf(this.settings);
+    if (callerChanged) this.clients.clear();
+    this.platforms = platforms;
+    this.settings = settings;
+    this.setClients();
+    for (const s of this.services.values()) s.reconfigure(platforms, settings.cacheMaxEntries);
+  }
+
+  private setClients(): void {
+    const wanted = new Set<string>();
+    for (const p of this.platforms) {
       if (p.entitlementUrl === undefined || p.entitlementSecret === undefined) continue;
+      wanted.add(p.name);
+      const settings = { ...p, entitlementUrl: p.entitlementUrl, entitlementSecret: p.entitlementSecret };
+      const existing = this.clients.get(p.name);
+      if (existing && JSON.stringify(existing.settings) === JSON.stringify(settings)) continue;
       this.clients.set(
         p.name,
-        new PlatformClient({ ...p, entitlementUrl: p.entitlementUrl, entitlementSecret: p.entitlementSecret }, {
-          name: settings.name,
-          breakerFailures: settings.breakerFailures,
-          breakerCooldownMs: settings.breakerCooldownMs,
-          now,
+        new PlatformClient(settings, {
+          name: this.settings.name,
+          breakerFailures: this.settings.breakerFailures,
+          breakerCooldownMs: this.settings.breakerCooldownMs,
+          now: this.now,
         }),
       );
     }
+    for (const name of this.clients.keys()) if (!wanted.has(name)) this.clients.delete(name);
   }
 
   /** The service of a store, made on first use. */
@@ -44,4 +68,9 @@ export class Entitlements {
     for (const s of this.services.values()) s.close();
     this.services.clear();
   }
+}
+
+/** What every client is made with besides its platform's settings. */
+function callerOf(s: EntitlementSettings): string {
+  return JSON.stringify([s.name, s.breakerFailures, s.breakerCooldownMs]);
 }

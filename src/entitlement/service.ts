@@ -24,10 +24,11 @@ type CachedVerdict = Omit<PlatformVerdict, 'source' | 'statusCode'>;
  */
 export class EntitlementService {
   readonly index: HoldingsIndex;
-  readonly cache: AnswerCache<CachedVerdict>;
+  /** replaced when a reload changes its size (answers asked for before then settle into the one they were asked through) */
+  cache: AnswerCache<CachedVerdict>;
   /** answers given, by source ('none': no platform holds the DOI; 'invalid': not a DOI) */
   readonly answers = new Map<EntitlementSource | 'none' | 'invalid', number>();
-  private readonly settings: ReadonlyMap<string, PlatformSettings>;
+  private settings: ReadonlyMap<string, PlatformSettings>;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -62,6 +63,16 @@ export class EntitlementService {
   }
   private buildsSeen = 0;
 
+  /**
+   * A reloaded config's platforms: from the next request on they decide with these settings (and the clients map
+   * the Entitlements owner updated). Cached answers go, since a platform's endpoint or cache time may have changed.
+   */
+  reconfigure(platforms: readonly PlatformSettings[], cacheMaxEntries: number): void {
+    this.settings = new Map(platforms.map((p) => [p.name, p]));
+    if (cacheMaxEntries !== this.cache.maxEntries) this.cache = new AnswerCache(cacheMaxEntries, this.now);
+    else this.cache.clear();
+  }
+
   count(source: EntitlementSource | 'none' | 'invalid', n = 1): void {
     if (n > 0) this.answers.set(source, (this.answers.get(source) ?? 0) + n);
   }
@@ -75,6 +86,7 @@ export class EntitlementService {
     const start = this.now();
     let deadline = start;
     const identity = orgIdentity(org);
+    const cache = this.cache;
     const perDoi: Promise<PlatformVerdict>[][] = dois.map(() => []);
     /** per platform: DOI key -> the bare DOI to send and the entries (doi number, holding) waiting for it */
     const toAsk = new Map<string, Map<string, { bare: string; waiting: { at: number; slot: number; held: IndexedHolding }[] }>>();
@@ -86,7 +98,7 @@ export class EntitlementService {
           perDoi[at]!.push(Promise.resolve(notSupported(h)));
           continue;
         }
-        const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? this.cache.get(h.platform, d.doiKey, identity) : undefined;
+        const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? cache.get(h.platform, d.doiKey, identity) : undefined;
         if (cached) {
           client.cacheHits++;
           perDoi[at]!.push(Promise.resolve(withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h)));
@@ -113,11 +125,11 @@ export class EntitlementService {
         until,
       );
       asked.forEach(([key, one], i) => {
-        const stamp = ttl > 0 ? this.cache.watch(key) : undefined;
+        const stamp = ttl > 0 ? cache.watch(key) : undefined;
         const verdict = verdicts[i]!.then((v) => {
           if (stamp) {
             const keep = v.source === 'service_request' && v.entitled !== 'maybe';
-            this.cache.settle(stamp, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
+            cache.settle(stamp, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
           }
           return v;
         });

@@ -19,7 +19,8 @@ export interface EnvHandles {
 }
 
 export interface HttpDeps {
-  integrators: readonly IntegratorSettings[];
+  /** the integrators, or the key table the daemon replaces on reload */
+  integrators: readonly IntegratorSettings[] | ApiKeys;
   maxBodyBytes: number;
   envs: { production: EnvHandles; staging?: EnvHandles };
   health: () => { ok: boolean; checks: Record<string, unknown> };
@@ -39,7 +40,7 @@ const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
  * are for the operator's network, behind the proxy that faces integrators.
  */
 export function createApp(deps: HttpDeps) {
-  const keys = new ApiKeys(deps.integrators);
+  const keys = deps.integrators instanceof ApiKeys ? deps.integrators : new ApiKeys(deps.integrators);
   const requests = new RequestCounters();
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;

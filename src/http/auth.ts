@@ -5,12 +5,23 @@ import type { IntegratorSettings } from '../config/index.ts';
  * about how much of a guessed key was right.
  */
 export class ApiKeys {
-  private readonly byDigest = new Map<string, IntegratorSettings>();
+  private byDigest = new Map<string, IntegratorSettings>();
   /** keys already matched through their digest: an integrator's next request skips the hashing */
-  private readonly known = new Map<string, IntegratorSettings>();
+  private known = new Map<string, IntegratorSettings>();
 
   constructor(integrators: readonly IntegratorSettings[]) {
-    for (const i of integrators) this.byDigest.set(digest(i.apiKey), i);
+    this.replace(integrators);
+  }
+
+  /** The keys of a reloaded config: from the next lookup on, a removed key is refused and a new one accepted. */
+  replace(integrators: readonly IntegratorSettings[]): void {
+    const byDigest = new Map<string, IntegratorSettings>();
+    for (const i of integrators) {
+      byDigest.set(digest(i.apiKey), i);
+      if (i.previousApiKey !== undefined) byDigest.set(digest(i.previousApiKey), i);
+    }
+    this.byDigest = byDigest;
+    this.known = new Map();
   }
 
   find(key: string | null): IntegratorSettings | undefined {

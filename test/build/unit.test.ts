@@ -47,7 +47,7 @@ test('make install puts the binary, the unit (paths following PREFIX), sysusers,
   expect(unit).toContain('ExecStart=/opt/dh/bin/doi-holdings --config /etc/doi-holdings/doi-holdings.toml');
   expect(unit).not.toContain('/usr/local');
   expect(readFileSync(at('opt/dh/lib/sysusers.d/doi-holdings.conf'), 'utf8')).toContain('u doi-holdings');
-  expect(statSync(at('etc/doi-holdings/secrets.env')).mode & 0o777).toBe(0o600);
+  expect(statSync(at('etc/doi-holdings/secrets.env')).mode & 0o777).toBe(0o640);
   expect(existsSync(at('opt/dh/share/doc/doi-holdings/docs/interface.md'))).toBe(true);
   writeFileSync(at('etc/doi-holdings/doi-holdings.toml'), '# the operator edited this\n');
   writeFileSync(at('etc/doi-holdings/secrets.env'), 'KEY=secret\n');

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSettings } from '../../src/config/index.ts';
 import { FaultError } from '../../src/fault.ts';
@@ -171,7 +171,10 @@ urls = [
       DOI_HOLDINGS_ACME_JWT_SECRET: 'acme-secret',
     };
     const repo = join(import.meta.dir, '..', '..');
-    const prod = loadConfig(join(repo, 'conf/doi-holdings.toml'), env);
+    // its secrets file sits beside it (/etc/doi-holdings/secrets.env when installed)
+    const copy = write(readFileSync(join(repo, 'conf/doi-holdings.toml'), 'utf8'), 'doi-holdings.toml', 'etc');
+    write(Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n'), 'secrets.env', 'etc');
+    const prod = loadConfig(copy, {});
     expect(prod.buckets.production.kind).toBe('s3');
     expect(prod.integrators).toEqual([
       { name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true },
@@ -602,5 +605,52 @@ acl = "private"`),
     const b = loadConfig(path, { KEY_ID: 'x' }, { requireSecrets: false }).buckets.production as S3BucketSettings;
     expect(b.credentials).toBeUndefined();
     expect(b.credentialSource).toBe('the default AWS credential chain');
+  });
+});
+
+describe('the secrets file and key rotation', () => {
+  const ROTATING = `${MINIMAL}
+[[integrators]]
+name = "tool"
+apiKeyEnv = "TOOL_KEY"
+previousApiKeyEnv = "TOOL_OLD_KEY"
+`;
+
+  test('values of the secrets file win over the env argument; quotes and comments are read as systemd reads them', () => {
+    write('# keys\n; also a comment\nTOOL_KEY = "from-file-123"\nTOOL_OLD_KEY=\'old-key-456\'\n\n', 'secrets.env');
+    const c = loadConfig(write(`secretsFile = "secrets.env"\n${ROTATING}`), { TOOL_KEY: 'from-env-789' });
+    expect(c.integrators).toEqual([{ name: 'tool', apiKey: 'from-file-123', previousApiKey: 'old-key-456', updates: false, cache: true }]);
+  });
+
+  test('an unset or empty previous key ends the rotation without a fault', () => {
+    const path = write(ROTATING);
+    expect(loadConfig(path, { TOOL_KEY: 'current-key-1' }).integrators[0]!.previousApiKey).toBeUndefined();
+    expect(loadConfig(path, { TOOL_KEY: 'current-key-1', TOOL_OLD_KEY: '' }).integrators[0]!.previousApiKey).toBeUndefined();
+  });
+
+  test('a previous key equal to a key, a short one, and both spellings are faults', () => {
+    const e = failure(() =>
+      loadConfig(write(`${ROTATING}\n[[integrators]]\nname = "other"\napiKey = "current-key-1"\npreviousApiKey = "short"\npreviousApiKeyEnv = "X"\n`), {
+        TOOL_KEY: 'tool-key-0001',
+        TOOL_OLD_KEY: 'current-key-1',
+      }),
+    );
+    expect(e.message).toContain('/integrators/1/previousApiKey: Expected string length greater or equal to 8');
+    expect(failure(() => loadConfig(write(`${ROTATING}`), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tool-key-0001' })).message).toContain(
+      '/integrators/0: the previous API key is already in use as a key',
+    );
+    expect(failure(() => loadConfig(write(ROTATING), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tiny' })).message).toContain(
+      '/integrators/0/previousApiKeyEnv: the key in TOOL_OLD_KEY is shorter than 8 characters',
+    );
+  });
+
+  test('a bad line names the file and line, never a value; an unreadable file is a fault', () => {
+    write('GOOD=value-1\nnot a pair\nBAD NAME=secret-value\nOPEN="unclosed-secret\n', 'secrets.env');
+    const e = failure(() => loadConfig(write(`secretsFile = "secrets.env"\n${MINIMAL}`), {}));
+    expect(e.message).toContain('secrets.env line 2: expected NAME=value');
+    expect(e.message).toContain('secrets.env line 3: expected NAME=value');
+    expect(e.message).toContain('secrets.env line 4: the value of OPEN opens a quote it does not close');
+    expect(e.message).not.toContain('secret-value');
+    expect(failure(() => loadConfig(write(`secretsFile = "missing.env"\n${MINIMAL}`), {})).message).toContain('/secretsFile: cannot read');
   });
 });

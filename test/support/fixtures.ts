@@ -131,7 +131,7 @@ export async function dump(configPath: string, extra: string[] = []): Promise<Re
 }
 
 /** The daemon as a real process; `stop()` sends SIGTERM and waits. */
-export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string } {
+export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string; signal(name: NodeJS.Signals): void } {
   let log = '';
   const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', configPath], {
     cwd: REPO,
@@ -152,6 +152,7 @@ export function startDaemon(configPath: string, env: Record<string, string> = {}
       return proc.exited;
     },
     log: () => log,
+    signal: (name) => proc.kill(name),
   };
 }
 

@@ -1,0 +1,51 @@
+import type { Config } from '../config/index.ts';
+
+/**
+ * What a reloaded config changes, split by whether the running daemon can take it (docs/operations.md, "Reload").
+ * Names and field paths only: secrets are compared, never logged.
+ */
+export interface ConfigChanges {
+  /** settings that need a restart, as config paths (`server.listen`, `buckets.staging`, ...) */
+  restartOnly: string[];
+  integrators: NameChanges;
+  platforms: NameChanges;
+  /** the [entitlements] table (caller name, answer cache size, breaker) */
+  entitlements: boolean;
+  /** the [updates] table (drop folder, URLs) */
+  updates: boolean;
+}
+
+export interface NameChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export function configChanges(old: Config, next: Config): ConfigChanges {
+  const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  const restartOnly: string[] = [];
+  if (old.server.host !== next.server.host || old.server.port !== next.server.port) restartOnly.push('server.listen');
+  if (old.server.maxBodyBytes !== next.server.maxBodyBytes) restartOnly.push('server.maxBodyBytes');
+  if (old.store.dir !== next.store.dir) restartOnly.push('store.dir');
+  if (old.store.mapSizeBytes !== next.store.mapSizeBytes) restartOnly.push('store.mapSizeGiB');
+  if (differs(old.ingest, next.ingest)) restartOnly.push('ingest');
+  for (const env of new Set([...Object.keys(old.buckets), ...Object.keys(next.buckets)]) as Set<keyof Config['buckets']>)
+    if (differs(old.buckets[env], next.buckets[env])) restartOnly.push(`buckets.${env}`);
+  return {
+    restartOnly,
+    integrators: byName(old.integrators, next.integrators),
+    platforms: byName(old.platforms, next.platforms),
+    entitlements: differs(old.entitlements, next.entitlements),
+    updates: differs(old.updates, next.updates),
+  };
+}
+
+function byName<T extends { name: string }>(old: readonly T[], next: readonly T[]): NameChanges {
+  const before = new Map(old.map((x) => [x.name, JSON.stringify(x)]));
+  const after = new Map(next.map((x) => [x.name, JSON.stringify(x)]));
+  return {
+    added: [...after.keys()].filter((n) => !before.has(n)),
+    removed: [...before.keys()].filter((n) => !after.has(n)),
+    changed: [...after].filter(([n, v]) => before.has(n) && before.get(n) !== v).map(([n]) => n),
+  };
+}

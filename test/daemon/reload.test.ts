@@ -1,0 +1,115 @@
+import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { PlatformServer } from '../support/platform-server.ts';
+
+/**
+ * SIGHUP (`systemctl reload`) on the real daemon process: keys rotate with an overlap, platforms and their
+ * Entitlement API settings change live, an invalid config is refused with every fault logged and the running one
+ * kept, and a setting that needs a restart is named.
+ */
+
+const SECRET = 'gamma-shared-secret-0123456789abcdef';
+let dir: ReturnType<typeof tempDir>;
+let cfg: TestConfig;
+let platform: PlatformServer;
+let daemon: ReturnType<typeof startDaemon> | undefined;
+
+beforeEach(() => {
+  dir = tempDir('doi-holdings-reload-');
+  platform = new PlatformServer(SECRET);
+});
+afterEach(async () => {
+  await daemon?.stop();
+  daemon = undefined;
+  await platform.stop();
+  dir.remove();
+});
+
+/** The test config with a secrets file and the `rotating` integrator whose key lives in it. */
+function writeFiles(secrets: string, integrator: string, opts: { top?: string; extra?: string } = {}): void {
+  cfg = writeConfig(dir.path, `\n[[integrators]]\nname = "rotating"\napiKeyEnv = "ROT_KEY"\n${integrator}\n${opts.extra ?? ''}`);
+  let text = readFileSync(cfg.path, 'utf8');
+  // a [server] table given here replaces writeConfig's (a table may appear once)
+  if (opts.top?.includes('[server]')) text = text.replace('[server]\nlisten = "127.0.0.1:0"\n', '');
+  writeFileSync(cfg.path, `secretsFile = "secrets.env"\n${opts.top ?? ''}\n${text}`);
+  writeFileSync(join(dir.path, 'secrets.env'), secrets);
+}
+
+const count = (needle: string) => daemon!.log().split('\n').filter((l) => l.includes(needle)).length;
+
+async function reload(expectEvent: 'config.reloaded' | 'config.reload_refused'): Promise<Record<string, unknown>> {
+  const before = count(`"event":"${expectEvent}"`);
+  daemon!.signal('SIGHUP');
+  await waitFor(() => count(`"event":"${expectEvent}"`) > before, expectEvent);
+  const lines = daemon!.log().split('\n').filter((l) => l.includes(`"event":"${expectEvent}"`));
+  return JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+}
+
+test('keys rotate with an overlap, a bad config is refused and kept out, platforms change live, listen needs a restart', async () => {
+  writeFiles('# integrator keys\nROT_KEY=first-key-0001\n', '');
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  const status = async (key: string) =>
+    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  expect(await status('first-key-0001')).toBe(200);
+  expect(await status('second-key-0002')).toBe(401);
+
+  // rotation starts: the new key is the key, the old one is still accepted
+  writeFiles('ROT_KEY=second-key-0002\nOLD_KEY="first-key-0001"\n', 'previousApiKeyEnv = "OLD_KEY"');
+  const first = await reload('config.reloaded');
+  expect(first.integrators).toEqual({ added: [], removed: [], changed: ['rotating'] });
+  expect(JSON.stringify(first)).not.toContain('key-000'); // names only, never keys
+  expect(await status('first-key-0001')).toBe(200);
+  expect(await status('second-key-0002')).toBe(200);
+  expect(await status('test-key-123')).toBe(200);
+
+  // rotation ends: the old key is refused
+  writeFiles('ROT_KEY=second-key-0002\n', 'previousApiKeyEnv = "OLD_KEY"');
+  await reload('config.reloaded');
+  expect(await status('first-key-0001')).toBe(401);
+  expect(await status('second-key-0002')).toBe(200);
+
+  // an invalid config (three faults in two files) is refused whole: every fault is logged, the running keys stay
+  writeFiles('ROT_KEY=third-key-0003\nthis line is not a secret\n', 'updates = "yes"', { top: '[server]\nlisten = "nowhere"' });
+  const refused = await reload('config.reload_refused');
+  const problems = (refused.problems as string[]).join('\n');
+  expect(problems).toContain('line 2');
+  expect(problems).toContain('/integrators/1/updates');
+  expect(problems).toContain('/server/listen');
+  expect(problems).not.toContain('third-key');
+  expect(await status('second-key-0002')).toBe(200);
+  expect(await status('third-key-0003')).toBe(401);
+
+  // a new platform with an Entitlement API, and a listen address that needs a restart
+  writeFiles(
+    `ROT_KEY=second-key-0002\nGAMMA_SECRET=${SECRET}\n`,
+    '',
+    { top: '[server]\nlisten = "127.0.0.1:1"', extra: `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\n` },
+  );
+  const taken = await reload('config.reloaded');
+  expect(taken.platforms).toEqual({ added: ['gamma'], removed: [], changed: [] });
+  const restart = daemon.log().split('\n').find((l) => l.includes('"event":"config.restart_needed"'))!;
+  expect(JSON.parse(restart).fields).toEqual(['server.listen']);
+  expect(await status('second-key-0002')).toBe(200); // still listening where it was
+
+  writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.6666/Paid.1', accessType: 'paid' }]);
+  await waitForLog(daemon, '"event":"file.applied","env":"production","key":"gamma/'); // accepted: gamma is a platform now
+  const answer = async () => {
+    const r = await fetch(`${url}/v2.2/entitlements`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'second-key-0002' },
+      body: JSON.stringify({ org: { ipv4: '192.0.2.1' }, dois: ['10.6666/paid.1'] }),
+    });
+    return ((await r.json()) as { entitlements: { source?: string; entitled?: string }[] }).entitlements[0]!;
+  };
+  const got = await waitFor(async () => {
+    const a = await answer();
+    return a.source === 'service_request' && a;
+  }, 'the new platform to be asked');
+  expect(got.entitled).toBe('yes');
+  expect(platform.calls.length).toBeGreaterThan(0);
+  expect(platform.calls[0]!.claims?.iss).toBe('doi-holdings');
+});
