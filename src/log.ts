@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { writeAllSync } from './fd-write.ts';
 
 /**
  * Structured log lines (one JSON object per line on stderr, which systemd's journal keeps). Passed in to every
@@ -25,21 +25,10 @@ export const silentLogger: Logger = { log() {} };
 /**
  * A log line written to fd 2 before the call returns: a line that says a file was applied is out before the next
  * file starts, and a process killed at any moment loses no line it logged (process.stderr.write may hold it in
- * a buffer). A full non-blocking pipe (EAGAIN) is waited on, 1 ms at a time, as a blocking write would; after
- * 10 s of that (a reader that is gone) the rest goes to process.stderr, which queues it.
+ * a buffer). If the reader is gone (10 s of a full pipe) the rest goes to process.stderr, which queues it.
  */
 export function writeStderr(line: string): void {
   const bytes = Buffer.from(line);
-  let at = 0;
-  for (let waited = 0; at < bytes.length; ) {
-    try {
-      at += writeSync(2, bytes, at, bytes.length - at);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || waited >= 10_000) break;
-      Atomics.wait(pause, 0, 0, 1);
-      waited++;
-    }
-  }
+  const at = writeAllSync(2, bytes);
   if (at < bytes.length) process.stderr.write(bytes.subarray(at));
 }
-const pause = new Int32Array(new SharedArrayBuffer(4));

@@ -5,7 +5,9 @@ import pkg from '../package.json' with { type: 'json' };
 import { HELP, parseArgs } from './cli/args.ts';
 import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
 import { importUpdatesCommand } from './cli/import-updates-command.ts';
-import { EXIT_OK, EXIT_USAGE, processOutput as io } from './cli/output.ts';
+import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
+import { backupCommand, statsCommand } from './cli/store-commands.ts';
+import { EXIT_OK, EXIT_USAGE, flushOutput, processOutput as io } from './cli/output.ts';
 import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import { FaultError } from './fault.ts';
@@ -34,6 +36,19 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   // a reload reads the same file (or embedded default) again; the secrets file too, but not the process environment
   if (command.kind === 'serve') return serve(config, () => readConfig(configPath, env, true));
 
+  if (command.kind === 'backup' || command.kind === 'stats') {
+    const envs = inv.envGiven ? [inv.env] : ENV_NAMES.filter((e) => config.buckets[e]);
+    if (command.kind === 'backup') return backupCommand(command.dir, envs, config, io, stderrIsTty());
+    for (const env of envs) {
+      const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
+      try {
+        statsCommand(store, io);
+      } finally {
+        await store.close();
+      }
+    }
+    return EXIT_OK;
+  }
   if (!config.buckets[inv.env]) {
     io.err(`doi-holdings: no bucket is configured for the ${inv.env} environment in ${config.source}`);
     return EXIT_USAGE;
@@ -42,15 +57,15 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   try {
     switch (command.kind) {
       case 'dump':
-        return dumpCommand(store, command, io);
+        return dumpCommand(store, command, io, new Progress(outputElsewhere()));
       case 'ingest':
-        return await ingestCommand(command.files, store, config, io);
+        return await ingestCommand(command.files, store, config, io, new Progress(outputElsewhere()));
       case 'failures':
         return failuresCommand(store, io);
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
       case 'import-updates':
-        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, process.stderr.isTTY === true, {
+        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, stderrIsTty(), {
           allowShrink: command.allowShrink,
         });
       default:
@@ -107,4 +122,6 @@ try {
     io.err(`doi-holdings: ${e.message}`);
     process.exitCode = EXIT_USAGE;
   } else throw e;
+} finally {
+  flushOutput();
 }

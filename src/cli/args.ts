@@ -11,6 +11,8 @@ export type Command =
   | { kind: 'import-updates'; source: string; format?: UpdateFormat; allowShrink?: boolean }
   | { kind: 'failures' }
   | { kind: 'retry'; key: string }
+  | { kind: 'stats' }
+  | { kind: 'backup'; dir: string }
   | { kind: 'help' }
   | { kind: 'version' };
 
@@ -18,12 +20,14 @@ export interface Invocation {
   command: Command;
   configPath?: string;
   env: EnvName;
+  /** --env was given (--stats and --backup then take that environment only, else every configured one) */
+  envGiven?: true;
 }
 
-const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format']);
+const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--stats', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -47,12 +51,12 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';
   if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
-  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--help', '--version'].filter((m) => flags.has(m));
+  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
   const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
-  const base = { configPath: flags.get('--config'), env: env as EnvName };
+  const base = { configPath: flags.get('--config'), env: env as EnvName, ...(flags.has('--env') ? { envGiven: true as const } : {}) };
   const noPositional = (cmd: Command): Invocation | Fault =>
     rest.length > 0 ? fault('USAGE', `unexpected argument ${JSON.stringify(rest[0])}`) : { ...base, command: cmd };
   switch (mode) {
@@ -67,6 +71,10 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       return noPositional({ kind: 'dump', platform: flags.get('--platform'), doi: flags.get('--doi'), ...(flags.has('--history') ? { history: true } : {}) });
     case '--failures':
       return noPositional({ kind: 'failures' });
+    case '--stats':
+      return noPositional({ kind: 'stats' });
+    case '--backup':
+      return noPositional({ kind: 'backup', dir: flags.get('--backup')! });
     case '--validate':
     case '--ingest':
       if (rest.length === 0) return fault('USAGE', `${mode} needs at least one FILE`);
@@ -102,6 +110,10 @@ Usage:
                                               withdraw over half of that feed's updates is refused unless
                                               --allow-shrink
   doi-holdings --failures [--env staging]     quarantined files and same-key conflicts, with reasons
+  doi-holdings --stats [--env E]              per environment (all configured, or E): holdings per platform and
+                                              access type, works with updates, ledger counts, file size, free pages
+  doi-holdings --backup DIR [--env E]         a consistent, compacted copy of each store (all, or E) under DIR,
+                                              laid out like store.dir; safe while the daemon runs
   doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
   doi-holdings --help | --version
 

@@ -7,25 +7,39 @@ import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { dumpLine, historyDumpLine } from './dump-line.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
+import { Progress } from './progress.ts';
 
 /**
  * --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block);
  * with --history, every holding (tombstones too) with its events.
  */
-export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output): number {
+export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output, progress = new Progress(false)): number {
   const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
-  if (!filter.history) {
-    for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(dumpLine(store.env, h)));
+  let lines = 0;
+  const counted = (line: string) => {
+    io.out(line);
+    if ((++lines & 4095) === 0) progress.update((s) => `dumping ${store.env}: ${lines.toLocaleString('en')} lines, ${s} s`);
+  };
+  try {
+    if (!filter.history) {
+      for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) counted(JSON.stringify(dumpLine(store.env, h)));
+      return EXIT_OK;
+    }
+    dumpHistories(store, key, filter.platform, counted);
     return EXIT_OK;
+  } finally {
+    progress.done();
   }
+}
+
+function dumpHistories(store: Store, key: string | undefined, platform: string | undefined, out: (line: string) => void): void {
   const files = new Map<number, string>();
   const fileOf = (seq: number) => {
     let k = files.get(seq);
     if (k === undefined) files.set(seq, (k = store.fileKeyOfSeq(seq) ?? `#${seq}`));
     return k;
   };
-  for (const h of store.holdingHistories({ platform: filter.platform, doiKey: key })) io.out(JSON.stringify(historyDumpLine(store.env, h, fileOf)));
-  return EXIT_OK;
+  for (const h of store.holdingHistories({ platform, doiKey: key })) out(JSON.stringify(historyDumpLine(store.env, h, fileOf)));
 }
 
 /** --validate: a publisher's dry run. Same parser as ingestion, nothing stored. */
@@ -64,15 +78,17 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
  * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
  * the daemon's Ingestor (the folder above the platform's is the bucket folder).
  */
-export async function ingestCommand(files: string[], store: Store, config: Config, io: Output): Promise<number> {
+export async function ingestCommand(files: string[], store: Store, config: Config, io: Output, progress = new Progress(false)): Promise<number> {
   let faults = 0;
-  for (const path of files) {
+  for (const [i, path] of files.entries()) {
     const abs = resolve(path);
     const key = `${basename(dirname(abs))}/${basename(abs)}`;
+    progress.update((s) => `ingesting into ${store.env}: ${i} of ${files.length} files, ${faults} with faults, ${s} s`);
     const outcome = await ingestOne(store, config, dirname(dirname(abs)), key, false);
     io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
     if (isFault(outcome)) faults++;
   }
+  progress.done();
   return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
 }
 

@@ -1,12 +1,39 @@
+import { writeAllSync } from '../fd-write.ts';
+
 /** Where commands write: injected so tests and the daemon share the code. */
 export interface Output {
   out(line: string): void;
   err(line: string): void;
 }
 
+/**
+ * The process's stdout and stderr. Lines for stdout gather in a 64 KiB buffer written with a blocking write when
+ * full (a --dump of millions of lines costs one system call per buffer, and memory stays flat whatever the reader's
+ * pace); it is written out before any stderr line, so the two keep their order, and by flushOutput() at exit.
+ */
+const OUT_CHUNK = 64 * 1024;
+let pending: string[] = [];
+let pendingBytes = 0;
+
+export function flushOutput(): void {
+  if (pending.length === 0) return;
+  const bytes = Buffer.from(pending.join(''));
+  pending = [];
+  pendingBytes = 0;
+  const at = writeAllSync(1, bytes);
+  if (at < bytes.length) throw new Error(`stdout: ${bytes.length - at} bytes could not be written (the reader is gone)`);
+}
+
 export const processOutput: Output = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => {
+    pending.push(line, '\n');
+    pendingBytes += line.length + 1;
+    if (pendingBytes >= OUT_CHUNK) flushOutput();
+  },
+  err: (line) => {
+    flushOutput();
+    process.stderr.write(`${line}\n`);
+  },
 };
 
 /** Exit codes (README, "Operating it"): 0 ok, 1 input faults found, 2 usage or config error. */

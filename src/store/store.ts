@@ -20,6 +20,7 @@ import {
   type FileIdentity,
 } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
+import { copyStore, pageFigures, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 
@@ -250,6 +251,27 @@ export class Store {
       usedPages: root.lastPageNumber + 1,
       holdings: { entries: h.entryCount, pages: h.treeBranchPageCount + h.treeLeafPageCount + h.overflowPages },
     };
+  }
+
+  /** The store layout version this file carries (environment.ts, SCHEMA_VERSION). */
+  schemaVersion(): number {
+    return this.dbs.meta.get(META.schemaVersion) as number;
+  }
+
+  conflictCount(): number {
+    return this.dbs.conflicts.getCount();
+  }
+
+  /** The file's size and page figures (free pages among them). */
+  pageFigures(): PageFigures {
+    return pageFigures(this.dbs, join(this.path, 'data.mdb'));
+  }
+
+  /** A consistent compacted copy of this store as `<dir>/<env>/data.mdb` (store-file.ts); the daemon may run meanwhile. */
+  async backupTo(dir: string): Promise<string> {
+    const target = storeFileIn(dir, this.env);
+    await copyStore(this.dbs, target);
+    return target;
   }
 
   /** Waits for pending async writes (and their flush) to finish. */

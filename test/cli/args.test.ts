@@ -39,7 +39,7 @@ describe('--dump', () => {
   });
 
   test('with --platform, --doi, --env and --config, in any order and in both value forms', () => {
-    const want: Invocation = { command: { kind: 'dump', platform: 'acme', doi: '10.1234/AbC' }, configPath: 'c.toml', env: 'staging' };
+    const want: Invocation = { command: { kind: 'dump', platform: 'acme', doi: '10.1234/AbC' }, configPath: 'c.toml', env: 'staging', envGiven: true };
     expect(ok(['--dump', '--platform', 'acme', '--doi', '10.1234/AbC', '--env', 'staging', '--config', 'c.toml'])).toEqual(want);
     expect(ok(['--env=staging', '--doi=10.1234/AbC', '--config=c.toml', '--platform=acme', '--dump'])).toEqual(want);
   });
@@ -84,6 +84,7 @@ describe('--validate and --ingest', () => {
       command: { kind: 'ingest', files: ['acme/2.jsonl.gz', 'acme/1.jsonl.gz', 'beta/3.jsonl.gz'] },
       configPath: 'c.toml',
       env: 'staging',
+      envGiven: true,
     });
   });
 
@@ -113,6 +114,7 @@ describe('--failures, --retry, --import-updates, --help, --version', () => {
       command: { kind: 'retry', key: 'acme/3f2504e0-4f89-41d3-9a0c-0305e82c3301.jsonl.gz' },
       configPath: undefined,
       env: 'staging',
+      envGiven: true,
     });
   });
 
@@ -191,5 +193,24 @@ describe('usage errors are values', () => {
     expect(usage(['--']).message).toBe('unknown option -- (see --help)');
     expect(usage(['--=']).message).toBe('unknown option -- (see --help)');
     expect(usage(['--x=1=2']).message).toBe('unknown option --x (see --help)');
+  });
+});
+
+describe('--stats and --backup', () => {
+  test('--stats takes no argument; --env narrows it to one environment', () => {
+    expect(parseArgs(['--stats'])).toEqual({ command: { kind: 'stats' }, configPath: undefined, env: 'production' });
+    expect(parseArgs(['--stats', '--env', 'production'])).toMatchObject({ command: { kind: 'stats' }, envGiven: true });
+    expect((parseArgs(['--stats', 'x']) as { message: string }).message).toBe('unexpected argument "x"');
+  });
+
+  test('--backup needs its DIR and is a mode of its own', () => {
+    expect(parseArgs(['--backup', '/srv/backups/mon', '--env', 'staging'])).toEqual({
+      command: { kind: 'backup', dir: '/srv/backups/mon' },
+      configPath: undefined,
+      env: 'staging',
+      envGiven: true,
+    });
+    expect((parseArgs(['--backup']) as { message: string }).message).toBe('--backup needs a value');
+    expect((parseArgs(['--backup', 'd', '--stats']) as { message: string }).message).toBe('choose one of --stats, --backup');
   });
 });

@@ -1,0 +1,88 @@
+import { existsSync, statSync } from 'node:fs';
+import type { Config, EnvName } from '../config/index.ts';
+import { ACCESS_TYPES } from '../deposit/index.ts';
+import { FaultError } from '../fault.ts';
+import { Store } from '../store/index.ts';
+import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
+import { Progress } from './progress.ts';
+
+/**
+ * --stats: one JSON line per environment: live holdings per platform and access type, works with updates, the
+ * ledger's counts, the file's size and free pages. Reads one snapshot while the daemon runs.
+ */
+export function statsCommand(store: Store, io: Output): number {
+  const byPlatform: Record<string, Record<string, number>> = {};
+  let total = 0;
+  for (const h of store.liveHoldings({})) {
+    const counts = (byPlatform[h.platform] ??= { total: 0, ...Object.fromEntries(ACCESS_TYPES.map((a) => [a, 0])), none: 0 });
+    counts.total!++;
+    counts[h.state.accessType ?? 'none']!++;
+    total++;
+  }
+  const ledger = { applied: 0, quarantined: 0, conflicts: store.conflictCount() };
+  for (const e of store.ledger()) ledger[e.outcome]++;
+  const { seq } = store.appliedSeq();
+  io.out(
+    JSON.stringify({
+      env: store.env,
+      schemaVersion: store.schemaVersion(),
+      holdings: { total, byPlatform },
+      worksWithUpdates: store.updatesIndex.size,
+      ledger,
+      lastAppliedSeq: seq,
+      unfinishedUpdateImportRows: store.importScratchRows(),
+      store: store.pageFigures(),
+    }),
+  );
+  return EXIT_OK;
+}
+
+/**
+ * --backup DIR: a consistent, compacted copy of each store asked for, laid out like `store.dir` (a config whose
+ * store.dir is DIR opens it; a replica can start from it). The daemon may run meanwhile. Each copy is opened again
+ * and checked before it is reported.
+ */
+export async function backupCommand(dir: string, envs: readonly EnvName[], config: Config, io: Output, onTty: boolean): Promise<number> {
+  for (const env of envs) {
+    const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
+    const progress = new Progress(onTty);
+    const expected = store.pageFigures();
+    const partialOf = `${dir}/${env}/data.mdb.partial`;
+    const timer = setInterval(() => {
+      const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
+      progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
+    }, 200);
+    const started = performance.now();
+    let target: string;
+    try {
+      target = await store.backupTo(dir);
+    } catch (e) {
+      if (!(e instanceof FaultError)) throw e;
+      io.err(`doi-holdings: ${e.code}: ${e.message}`);
+      return EXIT_USAGE;
+    } finally {
+      clearInterval(timer);
+      progress.done();
+      await store.close();
+    }
+    const copy = Store.open(dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
+    try {
+      const live = Object.values(copy.liveCounts()).reduce((a, b) => a + b, 0);
+      io.out(
+        JSON.stringify({
+          env,
+          backup: target,
+          bytes: statSync(target).size,
+          schemaVersion: copy.schemaVersion(),
+          lastAppliedSeq: copy.appliedSeq().seq,
+          liveHoldings: live,
+          sourceBytes: expected.fileBytes,
+          seconds: Math.round(performance.now() - started) / 1000,
+        }),
+      );
+    } finally {
+      await copy.close();
+    }
+  }
+  return EXIT_OK;
+}

@@ -1,0 +1,65 @@
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { EnvName } from '../config/index.ts';
+import { fault, FaultError } from '../fault.ts';
+import type { StoreDbs } from './environment.ts';
+
+/** The LMDB file as a file: its page figures, and consistent compacted copies of it (--stats, --backup). */
+
+export interface PageFigures {
+  path: string;
+  /** bytes on disk (the map is allocated ahead: pages past usedPages are not written yet) */
+  fileBytes: number;
+  mapSizeBytes: number;
+  pageSize: number;
+  /** pages up to the last one written */
+  usedPages: number;
+  /**
+   * pages below that which no tree holds: free for reuse (LMDB's freelist, also pages a reader still sees).
+   * A compacting backup leaves them out.
+   */
+  freePages: number;
+}
+
+type TreeStats = { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+const pagesOf = (s: TreeStats) => s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
+
+export function pageFigures(dbs: StoreDbs, path: string): PageFigures {
+  const root = dbs.root.getStats() as TreeStats & { pageSize: number; lastPageNumber: number; mapSize: number; free: TreeStats };
+  const trees = [dbs.holdings, dbs.updates, dbs.files, dbs.conflicts, dbs.fileSeqs, dbs.importScratch, dbs.meta].map((d) => d.getStats() as TreeStats);
+  const usedPages = root.lastPageNumber + 1;
+  // two meta pages, the main tree (names of the sub-databases), the freelist tree itself, and every sub-database
+  const inTrees = 2 + pagesOf(root) + pagesOf(root.free) + trees.reduce((n, s) => n + pagesOf(s), 0);
+  return {
+    path,
+    fileBytes: statSync(path).size,
+    mapSizeBytes: root.mapSize,
+    pageSize: root.pageSize,
+    usedPages,
+    freePages: Math.max(0, usedPages - inTrees),
+  };
+}
+
+/** Where a store's file lives under a store folder: `<dir>/<env>/data.mdb` (openEnvironment's layout). */
+export function storeFileIn(dir: string, env: EnvName): string {
+  return join(dir, env, 'data.mdb');
+}
+
+/**
+ * Copies the store, compacted, from one read snapshot (writers go on meanwhile: LMDB readers never block them) to
+ * `target` by way of `<target>.partial`, renamed when complete, so a copy that died half-way is never taken for a
+ * backup. An existing target is refused: a backup never overwrites.
+ */
+export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
+  if (existsSync(target)) throw new FaultError(fault('BACKUP_EXISTS', `${target} exists already; a backup goes to a new folder`));
+  const partial = `${target}.partial`;
+  mkdirSync(dirname(target), { recursive: true });
+  rmSync(partial, { force: true });
+  try {
+    await dbs.root.backup(partial, true);
+  } catch (e) {
+    rmSync(partial, { force: true });
+    throw new FaultError(fault('BACKUP_FAILED', `cannot write ${target}: ${(e as Error).message}`));
+  }
+  renameSync(partial, target);
+}
