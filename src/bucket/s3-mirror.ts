@@ -64,6 +64,8 @@ export class S3Mirror {
   private closed = false;
   lastError: Fault | undefined;
   lastSuccessAt = 0;
+  /** when a listing of the bucket last succeeded (ms; 0: never): /metrics, alerts on a listing that keeps failing */
+  lastListingAt = 0;
 
   constructor(private readonly opts: S3MirrorOptions) {
     this.client = opts.client ?? s3ClientFor(opts.settings);
@@ -108,6 +110,7 @@ export class S3Mirror {
     const listStart = Date.now();
     try {
       objects = await this.list();
+      this.lastListingAt = Date.now();
     } catch (e) {
       this.fail(e);
       throw e;

@@ -2,6 +2,7 @@ import { ENV_NAMES, type Config } from '../config/index.ts';
 import { FaultError } from '../fault.ts';
 import type { Logger } from '../log.ts';
 import { configChanges } from './config-changes.ts';
+import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
@@ -73,6 +74,8 @@ export class Daemon {
       envs: { production: handles('production')!, staging: handles('staging') },
       health: () => this.health(),
       version: this.version,
+      registry: daemonRegistry(this.envs, () => this.updateSources),
+      log: this.log,
     });
     const server = startServer(app, this.config.server.host, this.config.server.port);
     this.url = server.url;
@@ -132,18 +135,25 @@ export class Daemon {
     return true;
   }
 
-  /** 200 on /healthz when every store is open and no ingestor has files waiting without progress. */
-  health(): { ok: boolean; checks: Record<string, unknown> } {
+  /**
+   * /healthz: 200 while every store is open and no ingestor has files waiting without progress; otherwise 503 with
+   * `failed` naming each failed check. S3 is reported, not judged: a replica whose bucket is unreachable still
+   * answers from what it holds, and the alert on the listing age says so (docs/operations.md).
+   */
+  health(): { ok: boolean; failed: string[]; checks: Record<string, unknown> } {
     const checks: Record<string, unknown> = {};
-    let ok = !this.closing;
+    const failed: string[] = [];
+    if (this.closing) failed.push('daemon: shutting down');
     const now = Date.now();
     for (const [env, r] of this.envs) {
       const s = r.ingestor.stats;
-      const stuck = s.queueDepth > 0 && s.lastProgressAt > 0 && now - s.lastProgressAt > STUCK_AFTER_MS;
-      if (stuck) ok = false;
-      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, stuck };
+      const idleMs = s.lastProgressAt > 0 ? now - s.lastProgressAt : 0;
+      const stuck = s.queueDepth > 0 && idleMs > STUCK_AFTER_MS;
+      if (stuck) failed.push(`${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`);
+      const s3 = r.mirror && { lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null, failing: r.mirror.lastError?.code ?? null };
+      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, ...(s3 ? { s3 } : {}) };
     }
-    return { ok, checks };
+    return { ok: failed.length === 0, failed, checks };
   }
 
   close(): Promise<void> {

@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia';
+import { Registry } from 'prom-client';
+import { silentLogger, type Logger } from '../log.ts';
 import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
@@ -6,7 +8,8 @@ import type { Store } from '../store/index.ts';
 import { ApiKeys } from './auth.ts';
 import { errorResponse, jsonResponse } from './errors.ts';
 import { renderEntitlementMetrics } from './entitlement-metrics.ts';
-import { renderMetrics, RequestCounters } from './metrics.ts';
+import { HttpMetrics } from './http-metrics.ts';
+import { renderMetrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
 import { PageCache } from './page-cache.ts';
@@ -23,7 +26,12 @@ export interface HttpDeps {
   integrators: readonly IntegratorSettings[] | ApiKeys;
   maxBodyBytes: number;
   envs: { production: EnvHandles; staging?: EnvHandles };
-  health: () => { ok: boolean; checks: Record<string, unknown> };
+  /** /healthz: 200 when ok; otherwise 503 naming each failed check (`failed`) */
+  health: () => { ok: boolean; failed?: string[]; checks: Record<string, unknown> };
+  /** the daemon's prom-client registry (process figures, ingest lag, S3 and update sources); the HTTP figures join it */
+  registry?: Registry;
+  /** where a 5xx is logged */
+  log?: Logger;
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
@@ -41,7 +49,8 @@ const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
  */
 export function createApp(deps: HttpDeps) {
   const keys = deps.integrators instanceof ApiKeys ? deps.integrators : new ApiKeys(deps.integrators);
-  const requests = new RequestCounters();
+  const registry = deps.registry ?? new Registry();
+  const http = new HttpMetrics(registry, deps.log ?? silentLogger);
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;
   const entitlements = deps.entitlements ?? new Entitlements([], DEFAULT_ENTITLEMENTS);
@@ -49,35 +58,41 @@ export function createApp(deps: HttpDeps) {
     const h = deps.envs[env];
     return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
   };
-  const counted = (route: string, r: Response) => {
-    requests.note(route, r.status);
+  /** A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a series). */
+  const timed =
+    (route: string, handle: (request: Request) => Response | Promise<Response>) =>
+    async ({ request }: { request: Request }): Promise<Response> => {
+      const startedAt = performance.now();
+      const r = await handle(request);
+      http.note(request, route, r.status, startedAt);
+      return r;
+    };
+  let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error, request }) => {
+    // a handler that threw: its time is not known here, so only the error is timed
+    const startedAt = performance.now();
+    const r =
+      code === 'NOT_FOUND'
+        ? errorResponse(404, 'NOT_FOUND', 'no such route')
+        : errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`);
+    http.note(request, 'other', r.status, startedAt, r.status >= 500 ? { error: String((error as Error).stack ?? error) } : undefined);
     return r;
-  };
-  let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error }) => {
-    if (code === 'NOT_FOUND') return counted('other', errorResponse(404, 'NOT_FOUND', 'no such route'));
-    return counted('other', errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`));
   });
-  const notPost = (route: string) => (r: { request: Request }) =>
-    counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${r.request.method} is not allowed on ${route}; use POST`, { allow: 'POST' }));
+  const notAllowed = (route: string, allowed: string) =>
+    timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed }));
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
     const answers = entitlementEnv(env);
     for (const path of ENTITLEMENT_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, async ({ request }) => counted(route, await handleEntitlements(request, keys, answers, deps.maxBodyBytes)), { parse: 'none' })
-        .all(route, notPost(route));
+        .post(route, timed(route, (request) => handleEntitlements(request, keys, answers, deps.maxBodyBytes)), { parse: 'none' })
+        .all(route, notAllowed(route, 'POST'));
     }
     for (const path of UPDATE_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(
-          route,
-          async ({ request }) =>
-            counted(route, await handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, deps.maxBodyBytes)),
-          { parse: 'none' },
-        )
-        .all(route, notPost(route));
+        .post(route, timed(route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, deps.maxBodyBytes)), { parse: 'none' })
+        .all(route, notAllowed(route, 'POST'));
     }
   }
   for (const env of ['production', 'staging'] as EnvName[]) {
@@ -86,26 +101,30 @@ export function createApp(deps: HttpDeps) {
     const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
     const store = deps.envs[env]?.store;
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
-    app = app.all(pattern, ({ request }) => counted(route, handleStatusPage(request, prefix, pages)));
+    app = app.all(pattern, timed(route, (request) => handleStatusPage(request, prefix, pages)));
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
-  for (const route of ['/openapi.json', '/healthz', '/metrics'])
-    app = app.all(route, ({ request }) =>
-      counted(route, errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use GET`, { allow: 'GET' })),
-    );
+  for (const route of ['/openapi.json', '/healthz', '/metrics']) app = app.all(route, notAllowed(route, 'GET'));
   return app
-    .get('/openapi.json', () => jsonResponse(openapi))
-    .get('/healthz', () => {
-      const h = deps.health();
-      return counted('/healthz', jsonResponse(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', ...h.checks }), h.ok ? 200 : 503));
-    })
-    .get('/metrics', () => {
-      const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
-        const h = deps.envs[env];
-        return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
-      });
-      return new Response(renderMetrics(sources, requests, now()) + renderEntitlementMetrics(sources, entitlements.clients), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
-    });
+    .get('/openapi.json', timed('/openapi.json', () => jsonResponse(openapi)))
+    .get(
+      '/healthz',
+      timed('/healthz', () => {
+        const h = deps.health();
+        return jsonResponse(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', ...(h.failed?.length ? { failed: h.failed } : {}), ...h.checks }), h.ok ? 200 : 503);
+      }),
+    )
+    .get(
+      '/metrics',
+      timed('/metrics', async () => {
+        const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
+          const h = deps.envs[env];
+          return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
+        });
+        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients) + (await registry.metrics());
+        return new Response(text, { headers: { 'content-type': registry.contentType } });
+      }),
+    );
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -2,21 +2,7 @@ import type { EnvName } from '../config/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 
-/** Prometheus text exposition (format 0.0.4) of the stores, the ingestors and the HTTP counters. */
-
-export class RequestCounters {
-  private readonly counts = new Map<string, number>();
-  note(route: string, status: number): void {
-    const k = `${route}\u0000${status}`;
-    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
-  }
-  *entries(): Generator<[string, number, number]> {
-    for (const [k, v] of this.counts) {
-      const [route, status] = k.split('\u0000');
-      yield [route!, Number(status), v];
-    }
-  }
-}
+/** Prometheus text exposition (format 0.0.4) of the stores and the ingestors, read from them at each scrape. */
 
 export interface MetricsSource {
   env: EnvName;
@@ -24,7 +10,7 @@ export interface MetricsSource {
   ingest?: IngestStats;
 }
 
-export function renderMetrics(sources: readonly MetricsSource[], requests: RequestCounters, now: number): string {
+export function renderMetrics(sources: readonly MetricsSource[], now: number): string {
   const out: string[] = [];
   const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) => writeFamily(out, name, type, help, samples);
   family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
@@ -47,7 +33,6 @@ export function renderMetrics(sources: readonly MetricsSource[], requests: Reque
     'Seconds since the ingestor last finished a file (-1: none yet).',
     ingest.map(({ env, ingest: i }) => [{ env }, i.lastProgressAt ? Math.round((now - i.lastProgressAt) / 1000) : -1]),
   );
-  family('doi_holdings_http_requests_total', 'counter', 'HTTP requests by route and status.', [...requests.entries()].map(([route, status, n]) => [{ route, status }, n]));
   return `${out.join('\n')}\n`;
 }
 

@@ -84,6 +84,7 @@ export class Ingestor {
         this.report({ status: 'unread', key, fault: readFault(key, e) });
         continue;
       }
+      this.stats.noteSeen(s.lastModified);
       const entry = this.opts.store.fileEntry(key);
       if (seenBefore(entry, s, opts.retry ?? false)) {
         this.report({ status: 'duplicate', entry: entry! });
@@ -257,6 +258,7 @@ export class Ingestor {
   /** Where every outcome goes: the stats, the log, and the caller's onOutcome. */
   private report(o: IngestOutcome, applyMs = 0): void {
     const { log, env } = this.opts;
+    if (o.status !== 'unread') this.stats.noteDone(o.status === 'conflict' ? o.conflict.lastModified : o.entry.lastModified);
     switch (o.status) {
       case 'applied':
         this.stats.noteApplied(o.entry, applyMs);

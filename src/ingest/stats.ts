@@ -10,6 +10,26 @@ export class IngestStats {
   lastProgressAt = 0;
   readonly records = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, rejected: 0 };
   applyMsTotal = 0;
+  /** the newest LastModified (ms) of a file submitted, and of a file finished (applied, duplicate or quarantined) */
+  newestSeen = 0;
+  newestDone = 0;
+
+  noteSeen(lastModified: number): void {
+    if (lastModified > this.newestSeen) this.newestSeen = lastModified;
+  }
+
+  noteDone(lastModified: number): void {
+    if (lastModified > this.newestDone) this.newestDone = lastModified;
+  }
+
+  /**
+   * Ingest lag: how far the newest file finished is behind the newest file in the bucket (their LastModified), in
+   * seconds; 0 when nothing waits. It grows when ingestion stalls while publishers go on depositing.
+   */
+  lagSeconds(): number {
+    if (this.queueDepth === 0) return 0;
+    return Math.max(0, this.newestSeen - this.newestDone) / 1000;
+  }
 
   noteApplied(entry: FileEntry, ms: number): void {
     this.filesApplied++;

@@ -13,7 +13,18 @@ import type { UpdateFormat } from './schema.ts';
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
  * and URLs fetched on a schedule with conditional GET. Imports run one at a time; each goes to every environment.
  */
+/** What /metrics tells of a followed source (times in ms; 0: never). */
+export interface SourceStatus {
+  /** the last import or not-modified answer */
+  lastSuccessAt: number;
+  lastFailureAt: number;
+  /** how often a URL is fetched; undefined for the drop folder (files come when they come) */
+  everyMs?: number;
+}
+
 export class FollowedSources {
+  /** per URL, and `dropDir` for the drop folder's files */
+  readonly status = new Map<string, SourceStatus>();
   private watcher: FSWatcher | undefined;
   private timers: ReturnType<typeof setInterval>[] = [];
   private chain: Promise<void> = Promise.resolve();
@@ -44,6 +55,7 @@ export class FollowedSources {
       for (const path of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {
+      this.status.set(u.url, { lastSuccessAt: 0, lastFailureAt: 0, everyMs: u.everyMs });
       this.enqueue(() => this.importUrl(u));
       this.timers.push(setInterval(() => this.enqueue(() => this.importUrl(u)), u.everyMs));
     }
@@ -80,26 +92,30 @@ export class FollowedSources {
     }
     const seen = this.state.sourceState<{ size: number; mtimeMs: number }>('file', path);
     if (seen && seen.size === s.size && seen.mtimeMs === s.mtimeMs) return;
-    if (await this.run(path, {})) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
+    if (await this.run(path, 'dropDir', {})) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
   }
 
   private async importUrl(u: UpdateUrlSettings): Promise<void> {
     const conditional = this.state.sourceState<ConditionalState>('url', u.url) ?? {};
-    const state = await this.run(u.url, { format: u.format, conditional });
+    const state = await this.run(u.url, u.url, { format: u.format, conditional });
     if (state && typeof state === 'object') await this.state.saveSourceState('url', u.url, state);
   }
 
-  /** Imports one source; true (or the new HTTP validators) when it was read whole. */
-  private async run(source: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
+  /** Imports one source (`label`: its name in `status`); true (or the new HTTP validators) when it was read whole. */
+  private async run(source: string, label: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
     const { stores, log } = this.opts;
     const started = performance.now();
     const result = await importSource(stores, source, opts);
-    if ('notModified' in result) {
-      log.log('info', 'updates.not_modified', { source });
+    let status = this.status.get(label);
+    if (!status) this.status.set(label, (status = { lastSuccessAt: 0, lastFailureAt: 0 }));
+    if ('code' in result) {
+      status.lastFailureAt = Date.now();
+      log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });
       return false;
     }
-    if ('code' in result) {
-      log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });
+    status.lastSuccessAt = Date.now();
+    if ('notModified' in result) {
+      log.log('info', 'updates.not_modified', { source });
       return false;
     }
     log.log(Object.keys(result.parsed.report.skipped).length ? 'warn' : 'info', 'updates.imported', {

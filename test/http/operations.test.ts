@@ -116,15 +116,24 @@ describe('GET /metrics', () => {
     expect(lines).toContain('doi_holdings_files_applied_total{env="production"} 7');
     expect(lines).toContain('doi_holdings_ingest_queue_depth{env="production"} 3');
     expect(lines.some((l) => l.startsWith('doi_holdings_files_applied_total{env="staging"}'))).toBe(false);
+    // latency histogram by route and status: cumulative buckets up to +Inf, which equals the count
+    expect(lines).toContain('# TYPE doi_holdings_http_request_duration_seconds histogram');
+    expect(lines).toContain('doi_holdings_http_request_duration_seconds_bucket{le="+Inf",route="/v2.2/updates",status="200"} 2');
+    expect(lines).toContain('doi_holdings_http_request_duration_seconds_count{route="/v2.2/updates",status="200"} 2');
+    const buckets = lines.filter((l) => l.startsWith('doi_holdings_http_request_duration_seconds_bucket{') && l.includes('status="200"') && l.includes('"/v2.2/updates"'));
+    const counts = buckets.map((l) => Number(l.split(' ').pop()));
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
     // every sample line is `name{labels} number`, and every metric has HELP and TYPE
     for (const l of lines) {
       if (l.startsWith('#')) expect(l).toMatch(/^# (HELP|TYPE) [a-z_]+ .+$/);
-      else expect(l).toMatch(/^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?\d+(\.\d+)?$/);
+      else expect(l).toMatch(/^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?\d+(\.\d+)?(e-?\d+)?$/);
     }
     const named = new Set(lines.filter((l) => !l.startsWith('#')).map((l) => l.replace(/[{ ].*$/, '')));
     for (const n of named) {
-      expect(lines).toContain(`# TYPE ${n} ${n.endsWith('_total') ? 'counter' : 'gauge'}`);
-      expect(lines.some((l) => l.startsWith(`# HELP ${n} `))).toBe(true);
+      const histogram = n.replace(/_(bucket|sum|count)$/, '');
+      const type = lines.includes(`# TYPE ${histogram} histogram`) ? histogram : n;
+      expect(lines).toContain(`# TYPE ${type} ${type !== n ? 'histogram' : n.endsWith('_total') ? 'counter' : 'gauge'}`);
+      expect(lines.some((l) => l.startsWith(`# HELP ${type} `))).toBe(true);
     }
 
     // counters move with further requests

@@ -1,0 +1,49 @@
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { EnvironmentRunner } from './environment-runner.ts';
+import type { FollowedSources } from '../updates/index.ts';
+
+/**
+ * The daemon's own figures in /metrics, with prom-client (it runs under Bun; measured: process figures, event-loop
+ * lag, heap and open descriptors all read correctly): read from the running parts at each scrape. The HTTP
+ * figures are added to the same registry by the app.
+ */
+export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sources: () => FollowedSources | undefined): Registry {
+  const registry = new Registry();
+  // process_resident_memory_bytes, process_open_fds, nodejs_eventloop_lag_*, nodejs_heap_size_*_bytes, ...
+  collectDefaultMetrics({ register: registry });
+  const seconds = (ms: number) => (ms > 0 ? ms / 1000 : 0);
+
+  gauge(registry, 'doi_holdings_ingest_lag_seconds', 'How far the newest file finished is behind the newest file seen in the bucket (LastModified), seconds; 0 when nothing waits.', ['env'], (set) => {
+    for (const [env, r] of envs) set({ env }, r.ingestor.stats.lagSeconds());
+  });
+  gauge(registry, 'doi_holdings_s3_last_listing_timestamp_seconds', 'When a listing of the S3 bucket last succeeded (Unix time; 0: not yet).', ['env'], (set) => {
+    for (const [env, r] of envs) if (r.mirror) set({ env }, seconds(r.mirror.lastListingAt));
+  });
+  gauge(registry, 'doi_holdings_s3_last_sync_timestamp_seconds', 'When a whole S3 sync round (listing and downloads) last succeeded (Unix time; 0: not yet).', ['env'], (set) => {
+    for (const [env, r] of envs) if (r.mirror) set({ env }, seconds(r.mirror.lastSuccessAt));
+  });
+  gauge(registry, 'doi_holdings_update_source_last_success_timestamp_seconds', 'When an update source was last read whole or answered not-modified (Unix time; 0: not yet). source="dropDir": the drop folder.', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) set({ source }, seconds(s.lastSuccessAt));
+  });
+  gauge(registry, 'doi_holdings_update_source_last_failure_timestamp_seconds', 'When reading an update source last failed (Unix time; 0: never).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) set({ source }, seconds(s.lastFailureAt));
+  });
+  gauge(registry, 'doi_holdings_update_source_interval_seconds', 'How often an update URL is fetched (everyMinutes), for the staleness alert.', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) if (s.everyMs !== undefined) set({ source }, s.everyMs / 1000);
+  });
+  return registry;
+}
+
+/** A gauge whose samples are read at scrape time; series no longer reported (a source removed by a reload) go. */
+function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], read: (set: (labels: Record<L, string>, value: number) => void) => void): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      read((labels, value) => this.set(labels as never, value));
+    },
+  });
+}
