@@ -70,6 +70,7 @@ install: $(if $(BINARY),,build)
 	  echo "note: run systemd-sysusers, then chgrp doi-holdings $(SYSCONFDIR)/doi-holdings/secrets.env"
 	install -D -m 644 README.md "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/README.md"
 	install -D -m 644 -t "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/docs" docs/*.md docs/*.png
+	install -D -m 644 conf/alerts.yml "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/alerts.yml"
 
 clean:
 	rm -rf dist var/db

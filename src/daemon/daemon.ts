@@ -147,7 +147,7 @@ export class Daemon {
     const now = Date.now();
     for (const [env, r] of this.envs) {
       const s = r.ingestor.stats;
-      const idleMs = s.lastProgressAt > 0 ? now - s.lastProgressAt : 0;
+      const idleMs = now - s.lastProgressAt;
       const stuck = s.queueDepth > 0 && idleMs > STUCK_AFTER_MS;
       if (stuck) failed.push(`${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`);
       const s3 = r.mirror && { lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null, failing: r.mirror.lastError?.code ?? null };

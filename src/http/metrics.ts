@@ -30,8 +30,8 @@ export function renderMetrics(sources: readonly MetricsSource[], now: number): s
   family(
     'doi_holdings_seconds_since_progress',
     'gauge',
-    'Seconds since the ingestor last finished a file (-1: none yet).',
-    ingest.map(({ env, ingest: i }) => [{ env }, i.lastProgressAt ? Math.round((now - i.lastProgressAt) / 1000) : -1]),
+    'Seconds since the ingestor last finished a file, or since it started.',
+    ingest.map(({ env, ingest: i }) => [{ env }, Math.round((now - i.lastProgressAt) / 1000)]),
   );
   return `${out.join('\n')}\n`;
 }

@@ -7,7 +7,8 @@ export class IngestStats {
   conflicts = 0;
   retries = 0;
   queueDepth = 0;
-  lastProgressAt = 0;
+  /** when a file was last finished, or the ingestor started (ms): files waiting from the start can be stuck too */
+  lastProgressAt = Date.now();
   readonly records = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, rejected: 0 };
   applyMsTotal = 0;
   /** the newest LastModified (ms) of a file submitted, and of a file finished (applied, duplicate or quarantined) */

@@ -1,0 +1,39 @@
+import { describe, expect, test } from 'bun:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from '../support/fixtures.ts';
+
+/**
+ * conf/alerts.yml: Prometheus accepts the rules, and conf/alerts.test.yml shows each firing on the series that should
+ * fire it and not before (promtool, from Debian's `prometheus` package; skipped where it is missing). Every
+ * doi_holdings_* series a rule reads is one the service exports.
+ */
+
+const hasPromtool = Bun.spawnSync(['sh', '-c', 'command -v promtool']).exitCode === 0;
+const RULES = join(REPO, 'conf/alerts.yml');
+
+describe.skipIf(!hasPromtool)('conf/alerts.yml under promtool', () => {
+  test('promtool check rules accepts it', () => {
+    const r = Bun.spawnSync(['promtool', 'check', 'rules', RULES]);
+    const out = r.stdout.toString() + r.stderr.toString();
+    expect(r.exitCode, out).toBe(0);
+    expect(out).toContain('SUCCESS: 8 rules found');
+  });
+
+  test('promtool test rules: every alert fires when it should, and not before', () => {
+    const r = Bun.spawnSync(['promtool', 'test', 'rules', 'alerts.test.yml'], { cwd: join(REPO, 'conf') });
+    const out = r.stdout.toString() + r.stderr.toString();
+    expect(r.exitCode, out).toBe(0);
+    expect(out).toContain('SUCCESS');
+  });
+});
+
+test('every doi_holdings_* series the rules read is exported by the service', () => {
+  const read = new Set(readFileSync(RULES, 'utf8').match(/doi_holdings_[a-z0-9_]+/g) ?? []);
+  expect(read.size).toBeGreaterThan(5);
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [readFileSync(join(dir, e.name), 'utf8')] : []));
+  const code = sources(join(REPO, 'src')).join('\n');
+  // the alert names themselves (DoiHoldings...) are not series; every series name is quoted in the code
+  expect([...read].filter((name) => !code.includes(`'${name}'`))).toEqual([]);
+});
