@@ -4,6 +4,7 @@
  * binary; this build replaces that search with a static require of the addon for this platform, so Bun embeds
  * the .node file in the executable.
  */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const REPO = join(import.meta.dir, '..');
@@ -33,4 +34,4 @@ if (!result.success) {
   for (const log of result.logs) console.error(log);
   process.exit(1);
 }
-console.log(`built ${outfile} (lmdb addon ${addon} embedded)`);
+console.log(`built ${outfile}: ${(statSync(outfile).size / 1e6).toFixed(1)} MB (lmdb addon ${addon} embedded)`);
