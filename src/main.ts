@@ -100,7 +100,8 @@ async function serve(config: Config, reread: () => Config): Promise<number> {
   // `systemctl reload` (ExecReload in the unit) sends SIGHUP; without this handler it would end the process
   process.on('SIGHUP', () => {
     log.log('info', 'daemon.signal', { signal: 'SIGHUP' });
-    void daemon.reload(reread);
+    // a fault of the new config is logged by reload; anything else (a drop folder that cannot be made) too, not thrown
+    daemon.reload(reread).catch((e) => log.log('error', 'config.reload_failed', { error: String(e) }));
   });
   const stopped = new Promise<void>((resolveStop) => {
     const stop = (signal: string) => {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
 import { FaultError } from '../fault.ts';
-import { Store } from '../store/index.ts';
+import { Store, storeFileIn } from '../store/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
@@ -47,7 +47,7 @@ export async function backupCommand(dir: string, envs: readonly EnvName[], confi
     const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
     const progress = new Progress(onTty);
     const expected = store.pageFigures();
-    const partialOf = `${dir}/${env}/data.mdb.partial`;
+    const partialOf = `${storeFileIn(dir, env)}.partial`; // store-file.ts writes the copy there first
     const timer = setInterval(() => {
       const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
       progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
