@@ -93,6 +93,13 @@ test('files uploaded while the daemon runs are mirrored and applied', async () =
   await upload(prodBucket, 'acme', [{ doi: '10.7777/s3.live', accessType: 'open' }]);
   const lines = await dumpUntil(cfg, 1);
   expect(lines[0]).toMatchObject({ platform: 'acme', doi: '10.7777/s3.live', accessType: 'open' });
+  // the listing's time is in /metrics and /healthz
+  const url = /"url":"([^"]+)"/.exec(d.log())![1]!;
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const listed = Number(/^doi_holdings_s3_last_listing_timestamp_seconds\{env="production"\} (\S+)$/m.exec(metrics)?.[1]);
+  expect(listed).toBeGreaterThan(Date.now() / 1000 - 60);
+  expect(metrics).toMatch(/^doi_holdings_s3_last_sync_timestamp_seconds\{env="production"\} \d/m);
+  expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: 'ok', production: { s3: { failing: null } } });
 });
 
 test('files uploaded while the daemon is down are applied when it starts', async () => {
@@ -111,6 +118,12 @@ test('the S3 server stopped mid-way and restarted: the daemon keeps running and 
   await dumpUntil(cfg, 1);
   await s3.stop();
   await waitForLog(d, 's3.sync_failed');
+  // S3 down: reported by /healthz, which stays 200 (the replica answers from what it holds)
+  const url = /"url":"([^"]+)"/.exec(d.log())![1]!;
+  await waitForLog(d, '"event":"s3.sync_failed","env":"production"');
+  const health = await fetch(`${url}/healthz`);
+  expect(health.status).toBe(200);
+  expect(((await health.json()) as { production: { s3: { failing: string | null } } }).production.s3.failing).toMatch(/^S3_/);
   await s3.restart();
   await upload(prodBucket, 'acme', [{ doi: '10.7777/after' }]);
   expect((await dumpUntil(cfg, 2)).map((l) => l.doi)).toEqual(['10.7777/after', '10.7777/before']);
