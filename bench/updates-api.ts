@@ -7,83 +7,22 @@
  * reply, and a reply of the size the daemon sends for such a body (a 100-DOI answer is ~11 KB, which costs the
  * server and wrk on the same 2 cores more than a tiny one). Prints req/s, p50, p99 and both ratios (medians).
  */
-import { createReadStream, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createGunzip } from 'node:zlib';
 import { tempDir } from '../test/support/fixtures.ts';
 import { SAMPLE_PATH as SAMPLE } from '../test/support/rw-sample.ts';
-import { csvRecords } from '../src/updates/index.ts';
-import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
+import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
+import { bodies, doiPools, wrk, wrkScript, type Load } from './lib/updates-load.ts';
 
 const KEY = 'bench-key-0123456789';
 const DURATION = '5s';
 const WARMUP = '2s';
 const ROUNDS = 3;
 const CONNECTIONS = 50;
-
-/** DOIs of the store's holdings (from a few deposit files) and DOIs with updates (from the sample). */
-async function doiPools(data: string, keys: string[]): Promise<{ plain: string[]; withUpdates: string[] }> {
-  const plain: string[] = [];
-  for (const key of keys) {
-    let text = '';
-    for await (const c of createReadStream(join(data, 'bucket', key)).pipe(createGunzip())) text += c;
-    for (const line of text.split('\n')) if (line) plain.push((JSON.parse(line) as { doi: string }).doi);
-  }
-  const withUpdates: string[] = [];
-  let col = -1;
-  for await (const { fields } of csvRecords(createReadStream(SAMPLE))) {
-    if (col < 0) col = fields.indexOf('OriginalPaperDOI');
-    else if (fields[col]?.startsWith('10.')) withUpdates.push(fields[col]!);
-  }
-  return { plain, withUpdates };
-}
-
-function bodies(n: number, count: number, pools: { plain: string[]; withUpdates: string[] }): string[] {
-  const rand = prng(n);
-  const pick = (a: string[]) => a[Math.floor(rand() * a.length)]!;
-  return Array.from({ length: count }, () => JSON.stringify({ dois: Array.from({ length: n }, () => (rand() < 0.05 ? pick(pools.withUpdates) : pick(pools.plain))) }));
-}
-
-function wrkScript(dir: string, name: string, list: string[]): string {
-  const path = join(dir, `${name}.lua`);
-  const luaString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-  writeFileSync(
-    path,
-    `local bodies = {${list.map(luaString).join(',\n')}}
-local i = 0
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["x-api-key"] = "${KEY}"
-request = function()
-  i = i % #bodies + 1
-  return wrk.format(nil, nil, nil, bodies[i])
-end
-done = function(summary, latency, requests)
-  io.write(string.format("RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
-`,
-  );
-  return path;
-}
-
-interface Load {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-}
-
-async function wrk(url: string, script: string, duration = DURATION): Promise<Load> {
-  const r = await sh(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${duration}`, '-s', script, url]);
-  const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(r.out);
-  if (!m) throw new Error(`wrk printed no result: ${r.out}`);
-  const [requests, durationUs, p50, p99, statusErrors, socketErrors] = m.slice(1).map(Number) as number[];
-  return { rps: requests! / (durationUs! / 1e6), p50Ms: p50! / 1000, p99Ms: p99! / 1000, errors: statusErrors! + socketErrors! };
-}
 
 async function startProcess(cmd: string[], ready: (out: string) => string | undefined): Promise<{ url: string; stop(): Promise<void> }> {
   const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO });
@@ -128,8 +67,8 @@ try {
   const live = [...metrics.matchAll(/^doi_holdings_live\{[^}]*\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
   const withUpdates = /^doi_holdings_works_with_updates\{[^}]*\} (\d+)$/m.exec(metrics)?.[1];
 
-  const pools = await doiPools(data, manifest.a.slice(0, 30));
-  const scripts = { one: wrkScript(work.path, 'one', bodies(1, 2000, pools)), hundred: wrkScript(work.path, 'hundred', bodies(100, 300, pools)) };
+  const pools = await doiPools(join(data, 'bucket'), manifest.a.slice(0, 30));
+  const scripts = { one: wrkScript(join(work.path, 'one.lua'), bodies(1, 2000, pools), KEY), hundred: wrkScript(join(work.path, 'hundred.lua'), bodies(100, 300, pools), KEY) };
   // a sanity check that the bodies reach real answers: some updates come back
   const probe = (await (await fetch(`${daemon.url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: bodies(100, 1, pools)[0] })).json()) as {
     documents: { statusCode: number; updates: unknown[] }[];
@@ -151,12 +90,12 @@ try {
   // Every server is warmed first (a running daemon has its hot paths compiled), then the servers take turns,
   // ROUNDS runs each: this machine's speed drifts by 10-20% over tens of seconds, and turns spread the drift
   // over all three alike. Each figure is the median run (by req/s) of its server.
-  for (const script of Object.values(scripts)) for (const url of Object.values(targets)) await wrk(url, script, WARMUP);
+  for (const script of Object.values(scripts)) for (const url of Object.values(targets)) await wrk(url, script, WARMUP, CONNECTIONS);
   const runs: Record<string, Record<keyof typeof targets, Load[]>> = {};
   for (const [name, script] of Object.entries(scripts)) {
     runs[name] = { api: [], tiny: [], same: [] };
     for (let round = 0; round < ROUNDS; round++)
-      for (const [server, url] of Object.entries(targets)) runs[name]![server as keyof typeof targets].push(await wrk(url, script));
+      for (const [server, url] of Object.entries(targets)) runs[name]![server as keyof typeof targets].push(await wrk(url, script, DURATION, CONNECTIONS));
   }
   const median = (loads: Load[]) => [...loads].sort((a, b) => a.rps - b.rps)[loads.length >> 1]!;
   const results = Object.fromEntries(
