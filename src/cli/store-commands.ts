@@ -48,10 +48,13 @@ export async function backupCommand(dir: string, envs: readonly EnvName[], confi
     const progress = new Progress(onTty);
     const expected = store.pageFigures();
     const partialOf = `${storeFileIn(dir, env)}.partial`; // store-file.ts writes the copy there first
-    const timer = setInterval(() => {
-      const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
-      progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
-    }, 200);
+    // off a terminal there is no line to show, so no file to look at either
+    const timer = onTty
+      ? setInterval(() => {
+          const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
+          progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
+        }, 200)
+      : undefined;
     const started = performance.now();
     let target: string;
     try {

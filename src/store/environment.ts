@@ -51,6 +51,11 @@ export interface StoreDbs {
   meta: Database<any, string>;
 }
 
+/** The LMDB file of an environment's folder (`noSubdir`: the lock file sits beside it as data.mdb-lock). */
+export function dataFileOf(envPath: string): string {
+  return join(envPath, 'data.mdb');
+}
+
 export interface OpenOptions {
   mapSizeBytes: number;
   readOnly?: boolean;
@@ -61,7 +66,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
   let root: RootDatabase;
   try {
     root = open({
-      path: join(path, 'data.mdb'),
+      path: dataFileOf(path),
       noSubdir: true,
       maxDbs: 12,
       mapSize: opts.mapSizeBytes,

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, FaultError } from '../fault.ts';
-import type { StoreDbs } from './environment.ts';
+import { dataFileOf, type StoreDbs } from './environment.ts';
 
 /** The LMDB file as a file: its page figures, and consistent compacted copies of it (--stats, --backup). */
 
@@ -40,9 +40,9 @@ export function pageFigures(dbs: StoreDbs, path: string): PageFigures {
   };
 }
 
-/** Where a store's file lives under a store folder: `<dir>/<env>/data.mdb` (openEnvironment's layout). */
+/** Where a store's file lives under a store folder: `<dir>/<env>/data.mdb` (Store.open's and openEnvironment's layout). */
 export function storeFileIn(dir: string, env: EnvName): string {
-  return join(dir, env, 'data.mdb');
+  return dataFileOf(join(dir, env));
 }
 
 /**

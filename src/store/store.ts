@@ -5,7 +5,7 @@ import { AppliedListeners, type AppliedFile, type AppliedListener } from './appl
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords } from './encoded-records.ts';
-import { META, openEnvironment, type StoreDbs } from './environment.ts';
+import { dataFileOf, META, openEnvironment, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
 import { doiRange, splitHoldingKey } from './holding-key.ts';
@@ -264,7 +264,7 @@ export class Store {
 
   /** The file's size and page figures (free pages among them). */
   pageFigures(): PageFigures {
-    return pageFigures(this.dbs, join(this.path, 'data.mdb'));
+    return pageFigures(this.dbs, dataFileOf(this.path));
   }
 
   /** A consistent compacted copy of this store as `<dir>/<env>/data.mdb` (store-file.ts); the daemon may run meanwhile. */
