@@ -6,7 +6,8 @@
  *   1. Start: the single binary (bun scripts/build.ts, rebuilt when src/ or conf/ is newer) started three times on
  *      the 1M store; time from spawn to the daemon.started log line (it carries the URL: the config listens on
  *      port 0), and to the first 200 of GET /healthz (polled every 5 ms once the URL is known); the
- *      entitlement.index_built line's ms (the index is built before the port opens). Target <= 1 s.
+ *      entitlement.index_built line (the index is read by a worker thread after the port opens; until it lands,
+ *      entitlement lookups read the store). Target <= 1 s to /healthz 200.
  *   2. --dump (bun src/main.ts) of the 1M store and of the ~100k one, stdout to a file, each twice, under
  *      /usr/bin/time -v (installed if missing): lines/s (wall time of the whole command), max RSS, and the peak
  *      anonymous RSS (RssAnon in /proc/PID/status, polled every 10 ms: the JS heap and malloc, without the
@@ -87,8 +88,8 @@ async function ensureBinary(): Promise<void> {
 
 const spawned = new Set<ReturnType<typeof Bun.spawn>>();
 
-/** One start of the binary: ms to daemon.started and to the first /healthz 200, and the index build's line. */
-async function timedStart(config: string): Promise<{ startedMs: number; healthyMs: number; indexMs: number; indexDois: number }> {
+/** One start of the binary: ms to daemon.started, to the first /healthz 200 and to the index build's line (polled every 5 ms). */
+async function timedStart(config: string): Promise<{ startedMs: number; healthyMs: number; completeMs: number; indexMs: number; indexDois: number }> {
   const t0 = performance.now();
   const proc = Bun.spawn([BINARY, '--config', config], { cwd: REPO, stdout: 'ignore', stderr: 'pipe' });
   spawned.add(proc);
@@ -117,8 +118,12 @@ async function timedStart(config: string): Promise<{ startedMs: number; healthyM
       if (status === 200) healthyMs = performance.now() - t0;
       else await Bun.sleep(5);
     }
-    const index = JSON.parse(/^.*"event":"entitlement\.index_built".*$/m.exec(out)![0]) as { ms: number; dois: number };
-    return { startedMs, healthyMs, indexMs: index.ms, indexDois: index.dois };
+    // the index is read by a worker thread after the port opens (lookups read the store until it lands)
+    const built = /^.*"event":"entitlement\.index_built".*$/m;
+    while (!built.test(out)) await Bun.sleep(5);
+    const completeMs = performance.now() - t0;
+    const index = JSON.parse(built.exec(out)![0]) as { ms: number; dois: number };
+    return { startedMs, healthyMs, completeMs, indexMs: index.ms, indexDois: index.dois };
   } finally {
     proc.kill('SIGTERM');
     await proc.exited;
@@ -245,10 +250,10 @@ async function main(): Promise<void> {
   const healthy = median(starts.map((x) => x.healthyMs));
   console.log(`\nOperating it for real: 1M store ${fmt(big.stats.holdings.total)} live holdings, file ${mb(big.stats.store.fileBytes)}; small store ${fmt(small.stats.holdings.total)} live holdings, file ${mb(small.stats.store.fileBytes)}; 2 cores shared by everything`);
   console.log(`\n1. single binary ${BINARY.slice(REPO.length + 1)}: ${fmt(bin / 1048576, 1)} MiB (${mb(bin)}); spawn -> /healthz 200 on the 1M store, ${STARTS} starts:`);
-  console.log('| start | spawn -> daemon.started | spawn -> /healthz 200 | entitlement index build (its log line) |');
-  console.log('| --- | ---: | ---: | ---: |');
-  starts.forEach((x, i) => console.log(`| ${i + 1} | ${fmt(x.startedMs)} ms | ${fmt(x.healthyMs)} ms | ${fmt(x.indexMs)} ms (${fmt(x.indexDois)} DOIs) |`));
-  console.log(`median spawn -> /healthz 200: ${fmt(healthy)} ms (target <= 1,000 ms: ${met(healthy <= 1000)}); median index build ${fmt(median(starts.map((x) => x.indexMs)))} ms of it (the source daemon of part 3: ${fmt(Number(sourceIndex))} ms)`);
+  console.log('| start | spawn -> daemon.started | spawn -> /healthz 200 | spawn -> entitlement index complete | its build in the worker (log line) |');
+  console.log('| --- | ---: | ---: | ---: | ---: |');
+  starts.forEach((x, i) => console.log(`| ${i + 1} | ${fmt(x.startedMs)} ms | ${fmt(x.healthyMs)} ms | ${fmt(x.completeMs)} ms | ${fmt(x.indexMs)} ms (${fmt(x.indexDois)} DOIs) |`));
+  console.log(`median spawn -> /healthz 200: ${fmt(healthy)} ms (target <= 1,000 ms: ${met(healthy <= 1000)}); median spawn -> index complete ${fmt(median(starts.map((x) => x.completeMs)))} ms, entitlement lookups reading the store until then (the source daemon of part 3: build ${fmt(Number(sourceIndex))} ms)`);
 
   console.log('\n2. --dump (bun src/main.ts), stdout to a file, under /usr/bin/time -v:');
   console.log('| store | run | lines | MB out | seconds | lines/s | max RSS (time -v) | peak RssAnon (heap + malloc) | peak RssFile (mapped store and binary) |');

@@ -1,5 +1,5 @@
 import type { EnvName } from '../config/index.ts';
-import type { HoldingState, HoldingView, LiveHolding } from '../store/index.ts';
+import { JsonBytes, type HoldingState, type HoldingView, type LiveHolding, type Store } from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the
@@ -18,6 +18,43 @@ export interface DumpLine {
 export function dumpLine(env: EnvName, h: LiveHolding): DumpLine {
   return lineOf(env, h.platform, h.state, h.updated);
 }
+
+/**
+ * The --dump lines of a store's live holdings written from the stored bytes (holding-json.ts), nothing decoded:
+ * a million lines a few seconds. `emit` gets each full chunk of lines (and must use it before returning), `each`
+ * is called per line. test/cli/dump-line.test.ts holds it to JSON.stringify(dumpLine(...)), byte for byte.
+ */
+export function writeDumpLines(store: Store, filter: { platform?: string; doiKey?: string }, emit: (chunk: Uint8Array) => void, each: () => void): void {
+  const out = new JsonBytes();
+  const head = `{"env":${JSON.stringify(store.env)},"platform":`;
+  let lastUpdated = -1;
+  let updatedJson = '';
+  for (const h of store.storedHoldings(filter)) {
+    out.ascii(head);
+    out.quoted(h.key, h.platformStart, h.key.length);
+    out.ascii(',"doi":');
+    out.quoted(h.doiBytes, h.doiStart, h.doiEnd);
+    if (h.access) out.ascii(`,"accessType":${h.accessJson}`);
+    if (h.vorCount > 0) {
+      out.ascii(',"vor":');
+      h.writeVor(out);
+    }
+    const updated = h.updated;
+    if (updated !== lastUpdated) {
+      // holdings of one file share it: the date is formatted once per run of them
+      lastUpdated = updated;
+      updatedJson = `,"updated":"${new Date(updated).toISOString()}"}\n`;
+    }
+    out.ascii(updatedJson);
+    each();
+    if (out.pos >= CHUNK_BYTES) {
+      emit(out.bytes.subarray(0, out.pos));
+      out.pos = 0;
+    }
+  }
+  if (out.pos > 0) emit(out.bytes.subarray(0, out.pos));
+}
+const CHUNK_BYTES = 64 * 1024;
 
 /** The fields in their fixed order (a removed holding has only its DOI key as `state`). */
 function lineOf(env: EnvName, platform: string, state: HoldingState, updated: number): DumpLine {

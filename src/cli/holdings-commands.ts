@@ -5,7 +5,7 @@ import { doiKey, normaliseDoiInput } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
-import { dumpLine, historyDumpLine } from './dump-line.ts';
+import { historyDumpLine, writeDumpLines } from './dump-line.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
@@ -16,16 +16,18 @@ import { Progress } from './progress.ts';
 export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output, progress = new Progress(false)): number {
   const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
   let lines = 0;
-  const counted = (line: string) => {
-    io.out(line);
+  const each = () => {
     if ((++lines & 4095) === 0) progress.update((s) => `dumping ${store.env}: ${lines.toLocaleString('en')} lines, ${s} s`);
   };
   try {
     if (!filter.history) {
-      for (const h of store.liveHoldings({ platform: filter.platform, doiKey: key })) counted(JSON.stringify(dumpLine(store.env, h)));
+      writeDumpLines(store, { platform: filter.platform, doiKey: key }, (chunk) => io.outBytes(chunk), each);
       return EXIT_OK;
     }
-    dumpHistories(store, key, filter.platform, counted);
+    dumpHistories(store, key, filter.platform, (line) => {
+      io.out(line);
+      each();
+    });
     return EXIT_OK;
   } finally {
     progress.done();

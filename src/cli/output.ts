@@ -3,6 +3,8 @@ import { writeAllSync } from '../fd-write.ts';
 /** Where commands write: injected so tests and the daemon share the code. */
 export interface Output {
   out(line: string): void;
+  /** whole lines as UTF-8 bytes, newlines included (the caller may reuse the bytes once this returns) */
+  outBytes(lines: Uint8Array): void;
   err(line: string): void;
 }
 
@@ -29,6 +31,11 @@ export const processOutput: Output = {
     pending.push(line, '\n');
     pendingBytes += line.length + 1;
     if (pendingBytes >= OUT_CHUNK) flushOutput();
+  },
+  outBytes: (lines) => {
+    flushOutput();
+    const at = writeAllSync(1, lines);
+    if (at < lines.length) throw new Error(`stdout: ${lines.length - at} bytes could not be written (the reader is gone)`);
   },
   err: (line) => {
     flushOutput();

@@ -5,7 +5,7 @@ import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
 import { FollowedSources } from '../updates/index.ts';
-import { Entitlements } from '../entitlement/index.ts';
+import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
@@ -50,14 +50,16 @@ export class Daemon {
       this.envs.set(env, runner);
       this.closers.push(() => runner.close());
     }
-    // the entitlement index is read from each store before its ingest starts (it then follows every file applied)
-    // and before the port opens (the first request must not wait for it)
+    // each store's entitlement index is read on another core, from before its ingest starts (it then follows every
+    // file applied); until it lands, entitlement lookups read the store, so the port opens without waiting for it
     const entitlements = this.entitlements;
     this.closers.push(async () => entitlements.close());
+    const builder = workerBuilder();
     for (const [env, r] of this.envs) {
-      const index = entitlements.forStore(r.store).index;
-      index.build();
-      this.log.log('info', 'entitlement.index_built', { env, dois: index.size, ms: Math.round(index.lastBuildMs), bytes: index.memoryBytes });
+      entitlements.forStore(r.store).index.buildInBackground(builder, {
+        built: (figures) => this.log.log('info', 'entitlement.index_built', { env, ...figures, ms: Math.round(figures.ms) }),
+        failed: (error) => this.log.log('error', 'entitlement.index_build_failed', { env, error, message: 'built on the main thread instead' }),
+      });
     }
     for (const r of this.envs.values()) await r.start();
     this.closers.push(async () => this.updateSources?.close());
@@ -151,7 +153,9 @@ export class Daemon {
       const stuck = s.queueDepth > 0 && idleMs > STUCK_AFTER_MS;
       if (stuck) failed.push(`${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`);
       const s3 = r.mirror && { lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null, failing: r.mirror.lastError?.code ?? null };
-      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, ...(s3 ? { s3 } : {}) };
+      // a warming index is not a failure: its lookups read the store, the answers are the same
+      const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
+      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, entitlementIndex, ...(s3 ? { s3 } : {}) };
     }
     return { ok: failed.length === 0, failed, checks };
   }

@@ -1,51 +1,53 @@
-import type { AccessType } from '../deposit/index.ts';
+import { plainDoiKey } from '../doi/index.ts';
 import { holdingChanges, type AppliedFile, type HoldingState, type Store } from '../store/index.ts';
+import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
+import { readIndexTable } from './index-build.ts';
+import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, sameBytes, valueEnd, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
+
+/** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
+type Warming = { seq: number; told: AppliedFile[]; cancel(): void };
+
+/** DOIs a warming table keeps before it starts again (a few MB) */
+const WARM_MAX_DOIS = 100_000;
+/** seq of an index that failed to follow the store: read again on its next use */
+const STALE = -2;
+const decoder = new TextDecoder();
 
 /**
  * The entitlement answers' read model: every DOI with a live holding, its holdings (platform, access type, the
- * deposited vor links as JSON) in store order, in memory. An LMDB range read costs ~4 us a DOI here; a 100-DOI
- * request answered from LMDB could not come near the HTTP ceiling, this table can (docs/design.md,
- * "Entitlements").
+ * deposited vor links as JSON) in store order, in memory (values: index-value.ts). An LMDB range read costs
+ * ~4 us a DOI here; a 100-DOI request answered from LMDB could not come near the HTTP ceiling, this table can
+ * (docs/design.md, "Entitlements").
  *
  * It follows the store: built from it once, then told of every file this process applies (Store.onApplied),
  * after the commit. A file applied by another process (the CLI's --ingest) shows as a gap in apply sequence
- * numbers, and the index is rebuilt from the store. test/entitlement/holdings-index.test.ts holds it to the store.
+ * numbers, and the index is read from the store again. test/entitlement/holdings-index.test.ts and
+ * index-warming.test.ts hold it to the store.
  *
- * Value of a DOI: its live holdings in platform-name order, each
- *   u16 platform number (this index's own numbering), u8 access code (ACCESS below), u32 vorLen, vor JSON bytes
- * The vor JSON is kept only where it is served from the deposit: open, free and permFree holdings.
+ * A read of a million holdings takes seconds. With a background builder (the daemon's: a worker thread), the
+ * index is "warming" while one runs: a lookup its table misses reads the DOI from the store and keeps it, files
+ * told are applied to what it keeps and saved for the build, which lands with them replayed. Without one
+ * (tests, tools) a build blocks the caller.
  */
-export const ACCESS: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
-const OPEN_FROM = 2; // codes >= this are answered from the deposit
-
-export interface IndexedHolding {
-  platform: string;
-  accessType: AccessType | undefined;
-  /** the deposited vor links as a JSON array (UTF-8), for open, free and permFree holdings that have them */
-  vorJson: Uint8Array | undefined;
-}
-
-/** Where the first holding answered from the deposit sits in a value (the route writes it without decoding). */
-export interface OpenPart {
-  access: AccessType;
-  /** value[vorStart, vorEnd) is the vor JSON; empty when the holding has no vor */
-  vorStart: number;
-  vorEnd: number;
-}
-
 export class HoldingsIndex {
   private table = new HoldingsTable();
-  private readonly platformNames: string[] = [];
-  private readonly platformNumbers = new Map<string, number>();
-  /** the last apply sequence number reflected; -1 before the first build */
+  private numbers = new PlatformNumbers();
+  /** the last apply sequence number reflected; -1 before the first build, STALE after a failure to follow */
   private seq = -1;
   private checkedAt = 0;
-  private readonly encoder = new TextEncoder();
   private readonly unsubscribe: () => void;
-  /** builds so far (1 + rebuilds after another process wrote), for tests and logs */
+  private background: { builder: IndexBuilder; events: BuildEvents } | undefined;
+  private warm: Warming | undefined;
+  private closed = false;
+  /** reads of the whole store begun (1 + rebuilds after another process wrote), for metrics and tests */
   builds = 0;
   lastBuildMs = 0;
+  /** moves whenever what the index knew was dropped (a build, another process's files): answers cached over it go */
+  generation = 0;
+  /** failures to follow the store or to build elsewhere (each healed by reading the store again) */
+  failures = 0;
+  lastFailure: string | undefined;
 
   constructor(
     private readonly store: Store,
@@ -57,6 +59,7 @@ export class HoldingsIndex {
     this.unsubscribe = store.onApplied((files) => this.follow(files));
   }
 
+  /** DOIs in the table: every DOI held once complete, those read so far while warming */
   get size(): number {
     return this.table.size;
   }
@@ -65,47 +68,57 @@ export class HoldingsIndex {
     return this.table.bytes;
   }
 
-  /** Reads every live holding from the store (on first use, and after another process wrote). */
+  /** false while warming (lookups read the store for what the table lacks) */
+  get complete(): boolean {
+    return this.warm === undefined && this.seq >= 0;
+  }
+
+  /** Reads every live holding from the store on this thread (a background build runs this too, elsewhere). */
   build(): void {
     const t0 = performance.now();
+    this.warm?.cancel();
+    this.warm = undefined;
     const { seq } = this.store.appliedSeq();
-    const table = new HoldingsTable();
-    let key: string | undefined;
-    let parts: Uint8Array[] = [];
-    for (const h of this.store.liveHoldings()) {
-      if (h.doiKey !== key) {
-        if (key !== undefined) table.set(key, concat(parts));
-        key = h.doiKey;
-        parts = [];
-      }
-      parts.push(this.part(h.platform, h.state));
-    }
-    if (key !== undefined) table.set(key, concat(parts));
-    table.trim();
-    this.table = table;
+    this.table = readIndexTable(this.store, this.numbers);
     this.seq = seq;
     this.builds++;
+    this.generation++;
     this.lastBuildMs = performance.now() - t0;
   }
 
-  /**
-   * The value of a DOI key, or undefined when no platform holds it. Bytes stay valid after later changes. Call
-   * refresh() first, once per request (a request reads one state of the index).
-   */
-  get(doiKey: string): Uint8Array | undefined {
-    return this.table.get(doiKey);
+  /** A built index as parts for another thread (index-build-worker.ts); this index is spent after. */
+  exported(): BuiltIndex {
+    return { seq: this.seq, table: this.table.parts(), platformNames: this.numbers.names, ms: this.lastBuildMs };
+  }
+
+  /** From now on builds run through `builder`, warming meanwhile; the first starts now unless one was made. */
+  buildInBackground(builder: IndexBuilder, events: BuildEvents): void {
+    this.background = { builder, events };
+    if (this.seq < 0 && !this.warm) this.beginWarming();
   }
 
   /**
    * Where the value of a DOI starts in `arena` (HoldingsTable.valueAt), -1 when no platform holds it; by its key,
    * or by the UTF-8 bytes b[start, end) of a plain DOI in a request with their hash (ASCII letters folded).
+   * While warming a lookup may add to the table, and the arena may move: a reader that took `arena` before
+   * its lookups checks it is still the same after them (entitlement-request.ts).
    */
   valueAtKey(doiKey: string): number {
-    return this.table.valueAtKey(doiKey);
+    const v = this.table.valueAtKey(doiKey);
+    return v >= 0 || !this.warm ? v : this.readThrough(doiKey);
   }
 
   valueAt(b: Uint8Array, start: number, end: number, hash: number): number {
-    return this.table.valueAt(b, start, end, hash);
+    const v = this.table.valueAt(b, start, end, hash);
+    if (v >= 0 || !this.warm) return v;
+    const key = plainDoiKey(decoder.decode(b.subarray(start, end)));
+    return key === undefined ? -1 : this.readThrough(key);
+  }
+
+  /** The value of a DOI key, or undefined when no platform holds it. Bytes stay valid after later changes. */
+  get(doiKey: string): Uint8Array | undefined {
+    const v = this.valueAtKey(doiKey);
+    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
   }
 
   /** The bytes valueAt offsets point into (a reader takes it with its offsets: see HoldingsTable.valueAt). */
@@ -122,26 +135,120 @@ export class HoldingsIndex {
     this.table.touchRecord(hash);
   }
 
-  /** Builds on first use; rebuilds when another process applied files (no commit of ours is on its way to us). */
+  /**
+   * Once per request, before its lookups (a request reads one state of the index). Builds on first use; reads
+   * the store again when another process applied files (no commit of ours is on its way to us).
+   */
   refresh(): void {
-    if (this.seq < 0) return this.build(); // never built, or STALE
+    if (this.warm) return this.refreshWarming(this.warm);
+    if (this.seq < 0) return this.rebuild(); // never built, or STALE
     const t = this.now();
     if (t - this.checkedAt < this.recheckMs) return;
     this.checkedAt = t;
     const { seq, pending } = this.store.appliedSeq();
-    if (!pending && seq > this.seq) this.build();
+    if (!pending && seq > this.seq) this.rebuild();
   }
 
   close(): void {
+    this.closed = true;
+    this.warm?.cancel();
+    this.warm = undefined;
     this.unsubscribe();
   }
 
+  holdings(value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
+    return holdingsOf(this.numbers.names, value, start, end);
+  }
+
+  openPart(value: Uint8Array, out: OpenPart, start = 0, end = value.length): OpenPart | undefined {
+    return openPartOf(value, out, start, end);
+  }
+
+  /** Every entry as holdings, for tests that compare the index with the store. */
+  *entries(): Generator<[string, IndexedHolding[]]> {
+    for (const [key, value] of this.table.entries()) yield [key, this.holdings(value)];
+  }
+
+  private rebuild(): void {
+    if (this.background) this.beginWarming();
+    else this.build();
+  }
+
+  // --- warming: a build runs elsewhere, lookups the table misses read the store ---
+
+  private beginWarming(): void {
+    const background = this.background!;
+    this.warm?.cancel();
+    const run = background.builder(this.store);
+    const warm: Warming = { seq: this.store.appliedSeq().seq, told: [], cancel: run.cancel };
+    this.warm = warm;
+    this.table = new HoldingsTable();
+    this.builds++;
+    this.generation++;
+    run.done.then(
+      (built) => this.land(warm, built),
+      (e) => this.buildFailed(warm, e),
+    );
+  }
+
+  private refreshWarming(warm: Warming): void {
+    if (this.table.size > WARM_MAX_DOIS) this.table = new HoldingsTable(); // a cache: it is not to become a second index
+    const t = this.now();
+    if (t - this.checkedAt < this.recheckMs) return;
+    this.checkedAt = t;
+    const { seq, pending } = this.store.appliedSeq();
+    if (!pending && seq > warm.seq) this.dropWarmReads(warm, seq);
+  }
+
+  /** Another process applied files: what was read may be stale (the build lands with a gap, and runs again). */
+  private dropWarmReads(warm: Warming, seq: number): void {
+    this.table = new HoldingsTable();
+    warm.seq = seq;
+    this.generation++;
+  }
+
+  /** A DOI the warming table lacks, read from the store and kept (-1: no platform holds it). */
+  private readThrough(doiKey: string): number {
+    const parts: Uint8Array[] = [];
+    for (const h of this.store.liveHoldings({ doiKey })) parts.push(holdingPart(this.numbers, h.platform, h.state));
+    if (parts.length === 0) return -1;
+    this.table.set(doiKey, concat(parts));
+    return this.table.valueAtKey(doiKey);
+  }
+
+  /** A build from elsewhere: the files told since its read are replayed on it, and it replaces the warming table. */
+  private land(warm: Warming, built: BuiltIndex): void {
+    if (this.warm !== warm || this.closed) return; // replaced by a later build, or closed
+    this.warm = undefined;
+    this.table = HoldingsTable.fromParts(built.table);
+    this.numbers = new PlatformNumbers(built.platformNames);
+    this.seq = built.seq;
+    this.lastBuildMs = built.ms;
+    this.follow(warm.told);
+    if (!this.complete) return; // another process's files between the build's read and ours: a new build runs
+    this.background!.events.built({ dois: this.size, ms: built.ms, bytes: this.memoryBytes });
+  }
+
+  /** A build elsewhere failed: the index is built here instead (it blocks once, and answers are whole after). */
+  private buildFailed(warm: Warming, e: unknown): void {
+    if (this.warm !== warm || this.closed) return;
+    this.failures++;
+    this.lastFailure = String(e);
+    this.background!.events.failed(this.lastFailure);
+    this.build();
+    this.background!.events.built({ dois: this.size, ms: this.lastBuildMs, bytes: this.memoryBytes });
+  }
+
   private follow(files: readonly AppliedFile[]): void {
+    if (this.warm) return this.followWarming(this.warm, files);
     if (this.seq < 0) return; // not built yet (or STALE): the next use reads the store as it is then
     try {
       for (const file of files) {
         if (file.seq <= this.seq) continue; // a build already read it
-        if (file.seq !== this.seq + 1) return this.build(); // another process applied the files in between
+        if (file.seq !== this.seq + 1) {
+          this.seq = STALE; // another process applied the files in between
+          return this.rebuild();
+        }
         for (const change of holdingChanges(file)) this.apply(change.doiKey, file.platform, change.state);
         this.seq = file.seq;
       }
@@ -152,129 +259,28 @@ export class HoldingsIndex {
       this.lastFailure = String(e);
     }
   }
-  /** failures to follow the store (each followed by a rebuild on the next request) */
-  failures = 0;
-  lastFailure: string | undefined;
+
+  /** Files told while warming: kept for the build, and applied to the DOIs read so far (the others are read later). */
+  private followWarming(warm: Warming, files: readonly AppliedFile[]): void {
+    warm.told.push(...files);
+    for (const file of files) {
+      if (file.seq > warm.seq + 1) this.dropWarmReads(warm, file.seq);
+      else warm.seq = Math.max(warm.seq, file.seq);
+      try {
+        for (const change of holdingChanges(file)) if (this.table.valueAtKey(change.doiKey) >= 0) this.apply(change.doiKey, file.platform, change.state);
+      } catch (e) {
+        this.dropWarmReads(warm, warm.seq);
+        this.failures++;
+        this.lastFailure = String(e);
+      }
+    }
+  }
 
   /** Puts one platform's holding of a DOI (undefined: removes it), keeping the value's platform order. */
   private apply(doiKey: string, platform: string, state: HoldingState | undefined): void {
     const old = this.table.get(doiKey);
-    const number = this.numberOf(platform);
-    const parts: Uint8Array[] = [];
-    let placed = state === undefined;
-    for (let at = 0; old && at < old.length; ) {
-      const end = at + 7 + readU32(old, at + 3);
-      const p = (old[at]! << 8) | old[at + 1]!;
-      if (p !== number) {
-        if (!placed && this.platformNames[p]! > platform) {
-          parts.push(this.part(platform, state!));
-          placed = true;
-        }
-        parts.push(old.subarray(at, end));
-      }
-      at = end;
-    }
-    if (!placed) parts.push(this.part(platform, state!));
-    const value = concat(parts);
-    if (old && equal(old, value)) return;
+    const value = withHolding(this.numbers, old, platform, state);
+    if (old && sameBytes(old, value)) return;
     this.table.set(doiKey, value);
   }
-
-  private part(platform: string, state: HoldingState): Uint8Array {
-    const code = ACCESS.indexOf(state.accessType);
-    const vor = code >= OPEN_FROM && state.vor ? this.encoder.encode(JSON.stringify(state.vor)) : EMPTY;
-    const out = new Uint8Array(7 + vor.length);
-    const n = this.numberOf(platform);
-    out[0] = n >>> 8;
-    out[1] = n & 0xff;
-    out[2] = code;
-    out[3] = vor.length >>> 24;
-    out[4] = (vor.length >>> 16) & 0xff;
-    out[5] = (vor.length >>> 8) & 0xff;
-    out[6] = vor.length & 0xff;
-    out.set(vor, 7);
-    return out;
-  }
-
-  private numberOf(platform: string): number {
-    let n = this.platformNumbers.get(platform);
-    if (n === undefined) {
-      n = this.platformNames.length;
-      if (n > 0xffff) throw new Error('more than 65,536 platforms');
-      this.platformNames.push(platform);
-      this.platformNumbers.set(platform, n);
-    }
-    return n;
-  }
-
-  /** Every holding of the value bytes[start, end) (a whole value, or a range of the arena), in store order. */
-  holdings(value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
-    const out: IndexedHolding[] = [];
-    for (let at = start; at < end; ) {
-      const len = readU32(value, at + 3);
-      out.push({
-        platform: this.platformNames[(value[at]! << 8) | value[at + 1]!]!,
-        accessType: ACCESS[value[at + 2]!],
-        vorJson: len > 0 ? value.subarray(at + 7, at + 7 + len) : undefined,
-      });
-      at += 7 + len;
-    }
-    return out;
-  }
-
-  /**
-   * The first holding answered from the deposit (open, free, permFree) in store order in value[start, end), or
-   * undefined. `out` is filled (its vor range in `value`'s offsets) and returned: the hot path allocates nothing.
-   */
-  openPart(value: Uint8Array, out: OpenPart, start = 0, end = value.length): OpenPart | undefined {
-    for (let at = start; at < end; ) {
-      const len = readU32(value, at + 3);
-      const code = value[at + 2]!;
-      if (code >= OPEN_FROM) {
-        out.access = ACCESS[code]!;
-        out.vorStart = at + 7;
-        out.vorEnd = at + 7 + len;
-        return out;
-      }
-      at += 7 + len;
-    }
-    return undefined;
-  }
-
-  /** Every entry as holdings, for tests that compare the index with the store. */
-  *entries(): Generator<[string, IndexedHolding[]]> {
-    for (const [key, value] of this.table.entries()) yield [key, this.holdings(value)];
-  }
-}
-
-const EMPTY = new Uint8Array(0);
-/** seq of an index that failed to follow the store: rebuilt on its next use */
-const STALE = -2;
-
-/** The end of the value at `start` in an arena (its length is the u32 before it: holdings-table.ts). */
-export function valueEnd(arena: Uint8Array, start: number): number {
-  return start + readU32(arena, start - 4);
-}
-
-function readU32(b: Uint8Array, at: number): number {
-  return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

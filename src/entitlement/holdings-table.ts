@@ -30,6 +30,18 @@ export class HoldingsTable {
     return this.count;
   }
 
+  /** What the table is made of, for another thread (index-build-worker.ts): transfer the two buffers. */
+  parts(): TableParts {
+    return { arena: this.arena, used: this.used, garbage: this.garbage, slots: this.slots, count: this.count, occupied: this.occupied };
+  }
+
+  /** The table another thread built (its parts()). */
+  static fromParts(p: TableParts): HoldingsTable {
+    const t = new HoldingsTable();
+    ({ arena: t.arena, used: t.used, garbage: t.garbage, slots: t.slots, count: t.count, occupied: t.occupied } = p);
+    return t;
+  }
+
   /** Bytes the table holds (arena and slots), for the memory figure. */
   get bytes(): number {
     return this.arena.byteLength + this.slots.byteLength;
@@ -90,14 +102,23 @@ export class HoldingsTable {
     for (let p = v; p < end; p += 64) t ^= a[p]!;
     this.touched ^= t;
   }
-  /** what the touches read: kept so that the loads are not optimised away */
-  touched = 0;
+  touched = 0; // what the touches read: kept so that the loads are not optimised away
 
   /** Sets (or replaces) the value of a DOI key; an empty value deletes the entry. */
   set(key: string, value: Uint8Array): void {
     if (value.length === 0) return this.delete(key);
-    const n = this.keyBytes(key);
-    const h = this.scratchHash;
+    this.put(this.keyBytes(key), this.scratchHash, value);
+  }
+
+  /** set() of a non-empty value for a key given as its UTF-8 bytes b[start, end) (a bulk build reads them so). */
+  setBytes(b: Uint8Array, start: number, end: number, value: Uint8Array): void {
+    if (end - start > this.scratch.length) throw new Error(`a DOI key of ${end - start} bytes is longer than any DOI key`);
+    this.scratch.set(b.subarray(start, end));
+    this.put(end - start, foldedHash(b, start, end), value);
+  }
+
+  /** Puts the value of the key in scratch[0, n) with hash h. */
+  private put(n: number, h: number, value: Uint8Array): void {
     let s = this.find(h, this.scratch, 0, n);
     const record = 2 + n + 4 + value.length;
     if (s >= 0) this.garbage += this.recordSize(this.slots[2 * s]! - 1);
@@ -265,6 +286,9 @@ export class HoldingsTable {
     a[at + 3] = v & 0xff;
   }
 }
+
+/** What a table is made of (parts(), fromParts()): its two buffers are transferred between threads. */
+export type TableParts = { arena: Uint8Array<ArrayBuffer>; used: number; garbage: number; slots: Int32Array<ArrayBuffer>; count: number; occupied: number };
 
 const EMPTY = 0;
 const DELETED = -1;

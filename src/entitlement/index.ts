@@ -1,6 +1,8 @@
 export { Entitlements } from './entitlements.ts';
 export { EntitlementService, type AskedDoi } from './service.ts';
-export { ACCESS, HoldingsIndex, valueEnd, type IndexedHolding, type OpenPart } from './holdings-index.ts';
+export { HoldingsIndex } from './holdings-index.ts';
+export { ACCESS, valueEnd, type IndexedHolding, type OpenPart } from './index-value.ts';
+export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
 export type { PlatformClient, CallOutcome } from './platform-client.ts';
 export { LATENCY_BUCKETS } from './latency-histogram.ts';
 export { orgProblem, usedOrg } from './org.ts';

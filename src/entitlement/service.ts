@@ -1,7 +1,8 @@
 import type { IntegratorSettings, PlatformSettings } from '../config/index.ts';
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
-import { HoldingsIndex, type IndexedHolding } from './holdings-index.ts';
+import { HoldingsIndex } from './holdings-index.ts';
+import type { IndexedHolding } from './index-value.ts';
 import { orgIdentity } from './org.ts';
 import { TIMED_OUT, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';
@@ -51,17 +52,17 @@ export class EntitlementService {
   private readonly now: () => number;
 
   /**
-   * Brings the index up to date (once per request, before its lookups). A rebuild means another process applied
-   * files this one was not told of: which DOIs they touched is unknown, so every cached answer goes.
+   * Brings the index up to date (once per request, before its lookups). A new generation means another process
+   * applied files this one was not told of: which DOIs they touched is unknown, so every cached answer goes.
    */
   refresh(): void {
     this.index.refresh();
-    if (this.index.builds !== this.buildsSeen) {
-      this.buildsSeen = this.index.builds;
+    if (this.index.generation !== this.generationSeen) {
+      this.generationSeen = this.index.generation;
       this.cache.clear();
     }
   }
-  private buildsSeen = 0;
+  private generationSeen = 0;
 
   /**
    * A reloaded config's platforms: from the next request on they decide with these settings (and the clients map

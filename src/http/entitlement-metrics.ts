@@ -39,8 +39,15 @@ export function renderEntitlementMetrics(
     out,
     'doi_holdings_entitlement_index_dois',
     'gauge',
-    'DOIs with a live holding in the in-memory entitlement index.',
+    'DOIs in the in-memory entitlement index: every DOI with a live holding once complete, those read so far while warming.',
     sources.map(({ env, entitlement }) => [{ env }, entitlement.index.size]),
+  );
+  writeFamily(
+    out,
+    'doi_holdings_entitlement_index_complete',
+    'gauge',
+    '1 once the entitlement index holds every DOI; 0 while it is read in the background (lookups read the store meanwhile).',
+    sources.map(({ env, entitlement }) => [{ env }, entitlement.index.complete ? 1 : 0]),
   );
   writeFamily(
     out,

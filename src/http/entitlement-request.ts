@@ -141,6 +141,15 @@ const MAX_REMEMBERED_ORG_BYTES = 4096;
  * arena it records); returns the DOIs platforms must decide, and their entry numbers.
  */
 export function classifyEntries(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } {
+  for (;;) {
+    // a warming index adds what its lookups read to its table, which may move it to a new arena: the pass stops
+    // there and runs again, finding what it read in the table (it stops again only if the table grows again)
+    const classified = classifyPass(req, service);
+    if (classified) return classified;
+  }
+}
+
+function classifyPass(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } | undefined {
   const e = req.entries;
   e.arena = service.index.arena;
   const asked: AskedDoi[] = [];
@@ -148,6 +157,7 @@ export function classifyEntries(req: ReadRequest, service: EntitlementService): 
   if (e.spans) hashSpans(e, service);
   for (let i = 0; i < e.kinds.length; i++) {
     const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
+    if (service.index.arena !== e.arena) return undefined;
     if (at < 0) continue;
     const end = valueEnd(e.arena, at);
     if (service.index.openPart(e.arena, part, at, end)) {

@@ -18,7 +18,7 @@ import { ByteReader, type ByteWriter } from './bytes.ts';
  */
 
 export const ACCESS_CODES: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
-const CONTENT_CODES: readonly (ContentType | undefined)[] = [undefined, 'application/pdf', 'text/html', 'application/epub+zip', 'other'];
+export const CONTENT_CODES: readonly (ContentType | undefined)[] = [undefined, 'application/pdf', 'text/html', 'application/epub+zip', 'other'];
 
 export type EventKind = 'added' | 'updated' | 'removed' | 're-added';
 const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-added'];

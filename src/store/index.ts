@@ -19,3 +19,4 @@ export {
 } from './work-updates.ts';
 export { UpdatesIndex } from './updates-index.ts';
 export { UpdatesTable } from './updates-table.ts';
+export { JsonBytes, StoredHolding } from './holding-json.ts';

@@ -8,7 +8,8 @@ import { encodeRecords } from './encoded-records.ts';
 import { dataFileOf, META, openEnvironment, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
-import { doiRange, splitHoldingKey } from './holding-key.ts';
+import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
+import { StoredHolding } from './holding-json.ts';
 import {
   appliedEntry,
   decideFile,
@@ -24,8 +25,6 @@ import { copyStore, pageFigures, storeFileIn, type PageFigures } from './store-f
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 
-type HoldingFilter = { platform?: string; doiKey?: string };
-
 /**
  * The LMDB store of one environment: holdings with their history, the file ledger, update information. Its
  * sub-databases are its own; everything else goes through these methods.
@@ -40,11 +39,13 @@ export class Store {
     readonly env: EnvName,
     readonly path: string,
     private readonly dbs: StoreDbs,
+    /** how it was opened, for another thread that opens it too (the entitlement index's build) */
+    readonly opened: { dir: string; mapSizeBytes: number },
   ) {}
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean }): Store {
     const path = join(dir, env);
-    return new Store(env, path, openEnvironment(path, opts));
+    return new Store(env, path, openEnvironment(path, opts), { dir, mapSizeBytes: opts.mapSizeBytes });
   }
 
   // --- the ledger ---
@@ -195,13 +196,15 @@ export class Store {
     for (const { doiKey, platform, value } of this.holdingValues(filter)) if (isLive(value)) yield { doiKey, platform, ...decodeLive(doiKey, value) };
   }
 
-  /** The stored values in store order, with their keys split, for one DOI key or the whole store, of one platform or all. */
+  /** Live holdings in store order read in place, for the fast paths (holding-json.ts): one reader, moved along. */
+  *storedHoldings(filter: HoldingFilter = {}): Generator<StoredHolding> {
+    const h = new StoredHolding();
+    for (const { key, value } of holdingEntries(this.dbs.holdings, filter)) if (h.read(key, value)) yield h;
+  }
+
+  /** The stored values in store order, with their keys split. */
   private *holdingValues(filter: HoldingFilter): Generator<{ doiKey: string; platform: string; value: Uint8Array }> {
-    const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
-    for (const { key, value } of this.dbs.holdings.getRange(range)) {
-      const { doiKey, platform } = splitHoldingKey(key);
-      if (filter.platform === undefined || platform === filter.platform) yield { doiKey, platform, value };
-    }
+    for (const { key, value } of holdingEntries(this.dbs.holdings, filter)) yield { ...splitHoldingKey(key), value };
   }
 
   liveCounts(): Record<string, number> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
- * The single executable (`make build`): lmdb's native addon and the prepare worker must be inside it. Built
+ * The single executable (`make build`): lmdb's native addon and both workers (prepare, index build) must be inside it. Built
  * into a temp folder, run from another working directory, so nothing is found next to the sources.
  */
 const dir = tempDir();
@@ -16,7 +16,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => dir.remove());
 
-test('the compiled daemon ingests a dropped file through its worker and --dump shows it', async () => {
+test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; --dump shows it', async () => {
   const cfg = writeConfig(join(dir.path));
   const daemon = Bun.spawn([exe, '--config', cfg.path], { cwd: '/', stdout: 'pipe', stderr: 'pipe' });
   let log = '';
@@ -25,6 +25,8 @@ test('the compiled daemon ingests a dropped file through its worker and --dump s
   })();
   try {
     await waitFor(() => log.includes('daemon.started'), 'daemon start', 20_000);
+    await waitFor(() => log.includes('entitlement.index_built'), 'the index build worker', 20_000);
+    expect(log).not.toContain('entitlement.index_build_failed'); // its fallback builds on the main thread
     writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free' }]);
     await waitFor(() => log.includes('file.applied'), 'file applied', 20_000);
     const dump = Bun.spawnSync([exe, '--dump', '--config', cfg.path], { cwd: '/' });

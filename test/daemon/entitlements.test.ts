@@ -34,7 +34,7 @@ test('the daemon answers entitlements from live deposits, follows removals and C
   daemon = startDaemon(cfg.path, { GAMMA_SECRET: SECRET });
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  expect(daemon.log()).toContain('entitlement.index_built');
+  await waitForLog(daemon, 'entitlement.index_built'); // read by a worker thread, after the port opened
   const ask = async (dois: string[]) => {
     const r = await fetch(`${url}/v2.2/entitlements`, {
       method: 'POST',

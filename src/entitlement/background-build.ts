@@ -1,0 +1,70 @@
+import type { EnvName } from '../config/index.ts';
+import type { Store } from '../store/index.ts';
+import type { TableParts } from './holdings-table.ts';
+
+/** A whole index read elsewhere: its table, the apply sequence number its read saw, its platform numbering. */
+export interface BuiltIndex {
+  seq: number;
+  table: TableParts;
+  platformNames: string[];
+  ms: number;
+}
+
+/** Starts a read of the store's whole index elsewhere (workerBuilder below: a worker thread). */
+export type IndexBuilder = (store: Store) => { done: Promise<BuiltIndex>; cancel(): void };
+
+/** What a background build tells its owner (the daemon logs them). */
+export interface BuildEvents {
+  built(figures: { dois: number; ms: number; bytes: number }): void;
+  failed(error: string): void;
+}
+
+/** What the build worker is sent: where the store is (it opens it read-only: LMDB shares it between threads). */
+export interface BuildRequest {
+  dir: string;
+  env: EnvName;
+  mapSizeBytes: number;
+}
+
+export type BuildReply = { ok: true; built: BuiltIndex } | { ok: false; error: string };
+
+/**
+ * Builds an entitlement index on another core (index-build-worker.ts), one worker per build, while this thread
+ * answers requests (a million holdings take seconds to read). The table's two buffers are transferred, not copied.
+ */
+export function workerBuilder(script = workerPath()): IndexBuilder {
+  return (store: Store) => {
+    const worker = new Worker(script);
+    let settled = false;
+    const done = new Promise<BuiltIndex>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<BuildReply>) => {
+        settled = true;
+        void worker.terminate();
+        if (event.data.ok) resolve(event.data.built);
+        else reject(new Error(event.data.error));
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        if (settled) return;
+        settled = true;
+        void worker.terminate();
+        reject(new Error(`the index build worker failed: ${event.message}`));
+      };
+    });
+    const request: BuildRequest = { dir: store.opened.dir, env: store.env, mapSizeBytes: store.opened.mapSizeBytes };
+    worker.postMessage(request);
+    return {
+      done,
+      cancel: () => {
+        settled = true;
+        void worker.terminate();
+      },
+    };
+  };
+}
+
+/** The worker's script: a second entrypoint of the compiled binary (scripts/build.ts), or the source file. */
+function workerPath(): string {
+  if (import.meta.url.includes('/$bunfs/')) return '/$bunfs/root/entitlement/index-build-worker.ts';
+  return new URL('./index-build-worker.ts', import.meta.url).href;
+}

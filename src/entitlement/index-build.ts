@@ -1,0 +1,57 @@
+import { JsonBytes, type Store } from '../store/index.ts';
+import { HoldingsTable } from './holdings-table.ts';
+import { writeStoredPart, type PlatformNumbers } from './index-value.ts';
+
+/**
+ * Every live holding of the store as a table of index values, written from the stored bytes (holding-json.ts):
+ * a million holdings are read here at start, so nothing is decoded into objects. The values are those
+ * holdingPart writes from decoded holdings (test/entitlement/holdings-index.test.ts compares them).
+ */
+export function readIndexTable(store: Store, numbers: PlatformNumbers): HoldingsTable {
+  const table = new HoldingsTable();
+  const value = new JsonBytes();
+  const platforms = new PlatformBytes(numbers);
+  // the DOI key whose value is being written (the store's key bytes are not ours to keep between steps)
+  let key = new Uint8Array(256);
+  let keyLen = -1;
+  for (const h of store.storedHoldings()) {
+    if (!startsWith(h.key, h.doiKeyEnd, key, keyLen)) {
+      if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.bytes.subarray(0, value.pos));
+      if (h.doiKeyEnd > key.length) key = new Uint8Array(2 * h.doiKeyEnd);
+      key.set(h.key.subarray(0, h.doiKeyEnd));
+      keyLen = h.doiKeyEnd;
+      value.pos = 0;
+    }
+    writeStoredPart(value, platforms.numberOf(h.key, h.platformStart), h);
+  }
+  if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.bytes.subarray(0, value.pos));
+  table.trim();
+  return table;
+}
+
+function startsWith(b: Uint8Array, n: number, key: Uint8Array, keyLen: number): boolean {
+  if (n !== keyLen) return false;
+  for (let i = 0; i < n; i++) if (b[i] !== key[i]) return false;
+  return true;
+}
+
+/** Platform numbers by the name's bytes at the end of a key: a few platforms, compared without decoding. */
+class PlatformBytes {
+  private readonly known: { bytes: Uint8Array; n: number }[] = [];
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly numbers: PlatformNumbers) {}
+
+  numberOf(key: Uint8Array, start: number): number {
+    const len = key.length - start;
+    for (const k of this.known) {
+      if (k.bytes.length !== len) continue;
+      let i = 0;
+      while (i < len && k.bytes[i] === key[start + i]) i++;
+      if (i === len) return k.n;
+    }
+    const n = this.numbers.numberOf(this.decoder.decode(key.subarray(start)));
+    if (this.known.length < 64) this.known.push({ bytes: key.slice(start), n });
+    return n;
+  }
+}

@@ -1,0 +1,168 @@
+import { ACCESS_CODES, CONTENT_CODES, isLive } from './holding-codec.ts';
+
+/**
+ * JSON written straight from a stored holding's bytes, nothing decoded into objects: the fast paths of --dump
+ * and of the entitlement index's build, where a million holdings are read. The value layout is holding-codec.ts's;
+ * test/store/holding-json.test.ts holds every writer here to JSON.stringify of the decoded holding.
+ */
+
+/** UTF-8 JSON text in a growing buffer. */
+export class JsonBytes {
+  bytes = new Uint8Array(1 << 16);
+  pos = 0;
+
+  ensure(n: number): void {
+    if (this.pos + n <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.bytes.subarray(0, this.pos));
+    this.bytes = next;
+  }
+
+  /** Text known to be ASCII and to need no escaping (field names, punctuation, fixed values). */
+  ascii(s: string): void {
+    this.ensure(s.length);
+    for (let i = 0; i < s.length; i++) this.bytes[this.pos++] = s.charCodeAt(i);
+  }
+
+  /** The UTF-8 bytes of a string as a JSON string literal. */
+  quoted(b: Uint8Array, start: number, end: number): void {
+    this.ensure(2);
+    this.bytes[this.pos++] = QUOTE;
+    this.escaped(b, start, end);
+    this.bytes[this.pos++] = QUOTE;
+  }
+
+  /** UTF-8 bytes inside a string literal, escaped as JSON.stringify escapes (", \ and control characters). */
+  escaped(b: Uint8Array, start: number, end: number): void {
+    this.ensure(6 * (end - start) + 2);
+    const out = this.bytes;
+    let p = this.pos;
+    for (let i = start; i < end; i++) {
+      const c = b[i]!;
+      if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
+        out[p++] = c;
+        continue;
+      }
+      out[p++] = BACKSLASH;
+      const short = SHORT_ESCAPES[c];
+      if (short !== undefined) out[p++] = short;
+      else {
+        out[p++] = 0x75; // u00XX, lower-case hex as JSON.stringify writes it
+        out[p++] = 0x30;
+        out[p++] = 0x30;
+        out[p++] = HEX.charCodeAt(c >> 4);
+        out[p++] = HEX.charCodeAt(c & 15);
+      }
+    }
+    this.pos = p;
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const HEX = '0123456789abcdef';
+const SHORT_ESCAPES: Record<number, number> = { 0x22: QUOTE, 0x5c: BACKSLASH, 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
+const ACCESS_JSON = ACCESS_CODES.map((a) => (a ? `"${a}"` : ''));
+const CONTENT_JSON = CONTENT_CODES.map((c) => (c ? `,"contentType":"${c}"}` : '}'));
+
+/** One stored live holding read in place (Store.storedHoldings): where its parts are. */
+export class StoredHolding {
+  key: Uint8Array = EMPTY;
+  value: Uint8Array = EMPTY;
+  /** key[0, doiKeyEnd) is the DOI key; the platform follows a 0 byte */
+  doiKeyEnd = 0;
+  /** ACCESS_CODES index (0: no access type) */
+  access = 0;
+  /** the DOI as deposited: doiBytes[doiStart, doiEnd) (the value's own spelling, or the key's) */
+  doiBytes: Uint8Array = EMPTY;
+  doiStart = 0;
+  doiEnd = 0;
+  vorCount = 0;
+  private vorAt = 0;
+  private updatedAt = 0;
+
+  /** Points this reader at a stored key and value; false when the value is a tombstone. */
+  read(key: Uint8Array, value: Uint8Array): boolean {
+    if (!isLive(value)) return false;
+    this.key = key;
+    this.value = value;
+    this.doiKeyEnd = key.indexOf(0);
+    let p = this.varintAt(1); // the state's length
+    this.updatedAt = p + this.lastVarint;
+    this.access = value[p++]!;
+    p = this.varintAt(p);
+    const doiLen = this.lastVarint;
+    if (doiLen > 0) {
+      this.doiBytes = value;
+      this.doiStart = p;
+      this.doiEnd = p + doiLen;
+      p += doiLen;
+    } else {
+      this.doiBytes = key;
+      this.doiStart = 0;
+      this.doiEnd = this.doiKeyEnd;
+    }
+    p = this.varintAt(p);
+    this.vorCount = this.lastVarint;
+    this.vorAt = p;
+    return true;
+  }
+
+  get platformStart(): number {
+    return this.doiKeyEnd + 1;
+  }
+
+  /** ms, the LastModified of the file that last changed the holding */
+  get updated(): number {
+    const b = this.value;
+    const p = this.updatedAt;
+    return ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!);
+  }
+
+  /** `"paid"` ... as JSON, '' for none. */
+  get accessJson(): string {
+    return ACCESS_JSON[this.access]!;
+  }
+
+  /** The vor array as JSON.stringify writes the decoded state's vor (call only when vorCount > 0). */
+  writeVor(out: JsonBytes): void {
+    const v = this.value;
+    let p = this.vorAt;
+    out.ascii('[');
+    for (let i = 0; i < this.vorCount; i++) {
+      const tag = v[p++]!;
+      out.ascii(i === 0 ? '{"url":"' : ',{"url":"');
+      p = this.varintAt(p);
+      out.escaped(v, p, p + this.lastVarint);
+      p += this.lastVarint;
+      if (tag & 0x80) {
+        // the URL embeds the DOI: the parts before and after it are stored
+        out.escaped(this.doiBytes, this.doiStart, this.doiEnd);
+        p = this.varintAt(p);
+        out.escaped(v, p, p + this.lastVarint);
+        p += this.lastVarint;
+      }
+      out.ascii('"');
+      out.ascii(CONTENT_JSON[tag & 0x7f]!);
+    }
+    out.ascii(']');
+  }
+
+  private lastVarint = 0;
+  /** Reads the varint at p into lastVarint; returns the position after it. */
+  private varintAt(p: number): number {
+    const v = this.value;
+    let n = 0;
+    for (let shift = 1; ; shift *= 128) {
+      const b = v[p++]!;
+      n += (b & 0x7f) * shift;
+      if (b < 0x80) break;
+    }
+    this.lastVarint = n;
+    return p;
+  }
+}
+
+const EMPTY: Uint8Array = new Uint8Array(0);
