@@ -28,7 +28,7 @@ import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
-import { startProcess, stopAll, type Started } from './lib/processes.ts';
+import { indexesRead, startProcess, stopAll, type Started } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import type { Manifest } from './ingest-generate.ts';
 
@@ -186,7 +186,7 @@ const listening = (out: string) => /^(http:\S+)$/m.exec(out)?.[1];
 /**
  * The daemon on `config`, once its ingest is idle. The first start applies `files` deposit files; a restart on
  * the same store applies none (the ledger skips them, and filesApplied counts this process's applies only), so
- * it waits for an empty queue twice in a row. The daemon builds its entitlement index before it listens.
+ * it waits for an empty queue twice in a row, and for the entitlement index (read on a worker thread after it listens).
  */
 async function startDaemon(config: string, files: number): Promise<Started> {
   const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], { [SECRET_ENV]: SECRET });
@@ -197,6 +197,7 @@ async function startDaemon(config: string, files: number): Promise<Started> {
     if (idle > 0 && (files === 0 ? idle >= 2 : h.production.filesApplied >= files)) break;
     await Bun.sleep(250);
   }
+  await indexesRead(daemon.url);
   return daemon;
 }
 

@@ -28,7 +28,7 @@ import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
-import { startProcess, stopAll } from './lib/processes.ts';
+import { indexesRead, startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import { answered, bodies, doiPools, startWrk, stopLoads, wrk, wrkScript } from './lib/updates-load.ts';
 
@@ -212,6 +212,7 @@ async function main(): Promise<void> {
   const alone0 = await backup(big.config);
   rmSync(join(WORK, `backup-${backups}`), { recursive: true, force: true });
   const daemon = await startProcess([BUN, MAIN, '--config', big.config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  await indexesRead(daemon.url);
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(join(data, 'bucket'), manifest.a.slice(0, 30));
   const list = bodies(100, 300, pools);

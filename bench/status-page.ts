@@ -25,7 +25,7 @@ import { SAMPLE_PATH } from '../test/support/rw-sample.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
-import { startProcess, stopAll } from './lib/processes.ts';
+import { indexesRead, startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 
 const DURATION = '5s';
@@ -277,6 +277,7 @@ async function main(): Promise<void> {
 
     console.log('starting the daemon ...');
     const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+    await indexesRead(daemon.url);
     const path = `/doi/${DOI}`;
     const json = (await (await fetch(`${daemon.url}${path}?format=json`)).json()) as { events?: { kind: string }[]; status?: { label: string } };
     const events = json.events ?? [];

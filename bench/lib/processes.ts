@@ -46,3 +46,19 @@ export async function startProcess(cmd: string[], ready: (out: string) => string
 export async function stopAll(): Promise<void> {
   for (const p of [...running]) await p.stop();
 }
+
+/**
+ * Waits until the daemon at `url` has read its entitlement indexes (/healthz: every environment "complete"): it
+ * reads them on a worker thread after it listens, and a benchmark measures the daemon at rest, not warming.
+ */
+export async function indexesRead(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    // the body: {status, <env>: {..., entitlementIndex}, ...}
+    const h = (await (await fetch(`${url}/healthz`)).json()) as Record<string, unknown>;
+    const envs = Object.values(h).filter((v): v is { entitlementIndex: string } => typeof v === 'object' && v !== null && 'entitlementIndex' in v);
+    if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) return;
+    if (Date.now() > deadline) throw new Error(`the entitlement index was not read in 2 minutes: ${JSON.stringify(h)}`);
+    await Bun.sleep(100);
+  }
+}
