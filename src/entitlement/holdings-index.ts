@@ -10,25 +10,20 @@ type Warming = { seq: number; told: AppliedFile[]; cancel(): void };
 
 /** DOIs a warming table keeps before it starts again (a few MB) */
 const WARM_MAX_DOIS = 100_000;
+/** how long after a build that failed everywhere the next one starts */
+const RETRY_MS = 60_000;
 /** seq of an index that failed to follow the store: read again on its next use */
 const STALE = -2;
 const decoder = new TextDecoder();
 
 /**
- * The entitlement answers' read model: every DOI with a live holding, its holdings (platform, access type, the
- * deposited vor links as JSON) in store order, in memory (values: index-value.ts). An LMDB range read costs
- * ~4 us a DOI here; a 100-DOI request answered from LMDB could not come near the HTTP ceiling, this table can
- * (docs/design.md, "Entitlements").
- *
- * It follows the store: built from it once, then told of every file this process applies (Store.onApplied),
- * after the commit. A file applied by another process (the CLI's --ingest) shows as a gap in apply sequence
- * numbers, and the index is read from the store again. test/entitlement/holdings-index.test.ts and
- * index-warming.test.ts hold it to the store.
- *
- * A read of a million holdings takes seconds. With a background builder (the daemon's: a worker thread), the
- * index is "warming" while one runs: a lookup its table misses reads the DOI from the store and keeps it, files
- * told are applied to what it keeps and saved for the build, which lands with them replayed. Without one
- * (tests, tools) a build blocks the caller.
+ * The entitlement answers' read model: every DOI with a live holding and its holdings (index-value.ts), in memory,
+ * since an LMDB range read (~4 us a DOI) would keep a 100-DOI request far from the HTTP ceiling. It follows the
+ * store: read whole once, then told of every file this process applies (Store.onApplied); another process's
+ * files show as a gap in apply sequence numbers and the store is read again. With a background builder (the
+ * daemon's worker thread) the index is "warming" during a read: lookups the table misses read the store and are
+ * kept, files told are applied to them and replayed on the build when it lands. docs/design.md, "Entitlements";
+ * test/entitlement/holdings-index.test.ts and index-warming.test.ts hold it to the store.
  */
 export class HoldingsIndex {
   private table = new HoldingsTable();
@@ -140,6 +135,7 @@ export class HoldingsIndex {
    * the store again when another process applied files (no commit of ours is on its way to us).
    */
   refresh(): void {
+    if (this.closed) return;
     if (this.warm) return this.refreshWarming(this.warm);
     if (this.seq < 0) return this.rebuild(); // never built, or STALE
     const t = this.now();
@@ -177,6 +173,7 @@ export class HoldingsIndex {
   // --- warming: a build runs elsewhere, lookups the table misses read the store ---
 
   private beginWarming(): void {
+    if (this.closed) return;
     const background = this.background!;
     this.warm?.cancel();
     const run = background.builder(this.store);
@@ -226,16 +223,30 @@ export class HoldingsIndex {
     this.lastBuildMs = built.ms;
     this.follow(warm.told);
     if (!this.complete) return; // another process's files between the build's read and ours: a new build runs
+    if (warm.seq > this.seq) {
+      // another process's files after them (seen while warming): the build lacks them, so it is read again
+      this.seq = STALE;
+      return this.rebuild();
+    }
     this.background!.events.built({ dois: this.size, ms: built.ms, bytes: this.memoryBytes });
   }
 
   /** A build elsewhere failed: the index is built here instead (it blocks once, and answers are whole after). */
   private buildFailed(warm: Warming, e: unknown): void {
     if (this.warm !== warm || this.closed) return;
-    this.failures++;
-    this.lastFailure = String(e);
-    this.background!.events.failed(this.lastFailure);
-    this.build();
+    this.background!.events.failed(this.noteFailure(e));
+    try {
+      this.build();
+    } catch (again) {
+      // unreadable here too: keep answering from the store (warming, nothing in flight) and try again later
+      this.background!.events.failed(this.noteFailure(again));
+      this.warm = { seq: this.store.appliedSeq().seq, told: [], cancel: () => clearTimeout(retry) };
+      this.seq = STALE;
+      this.dropWarmReads(this.warm, this.warm.seq);
+      const retry = setTimeout(() => this.beginWarming(), RETRY_MS);
+      retry.unref?.();
+      return;
+    }
     this.background!.events.built({ dois: this.size, ms: this.lastBuildMs, bytes: this.memoryBytes });
   }
 
@@ -255,9 +266,13 @@ export class HoldingsIndex {
     } catch (e) {
       // the files are committed whatever happens here: the next request reads the store again
       this.seq = STALE;
-      this.failures++;
-      this.lastFailure = String(e);
+      this.noteFailure(e);
     }
+  }
+
+  private noteFailure(e: unknown): string {
+    this.failures++;
+    return (this.lastFailure = String(e));
   }
 
   /** Files told while warming: kept for the build, and applied to the DOIs read so far (the others are read later). */
@@ -270,8 +285,7 @@ export class HoldingsIndex {
         for (const change of holdingChanges(file)) if (this.table.valueAtKey(change.doiKey) >= 0) this.apply(change.doiKey, file.platform, change.state);
       } catch (e) {
         this.dropWarmReads(warm, warm.seq);
-        this.failures++;
-        this.lastFailure = String(e);
+        this.noteFailure(e);
       }
     }
   }

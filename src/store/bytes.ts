@@ -3,7 +3,8 @@
  * integers and strings, with an ASCII fast path (DOIs and URLs are nearly all ASCII).
  */
 const utf8 = new TextEncoder();
-const textDecoder = new TextDecoder();
+// ignoreBOM keeps a leading U+FEFF: a stored part (the text after a DOI in a URL) may start with one, and reads back whole
+const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** A reusable writer: one per store, so encoding allocates nothing per record until the final copy. */
 export class ByteWriter {

@@ -55,7 +55,7 @@ export interface DecodedHolding {
 }
 
 const EVENT_MAX = 1 + 6 + 5 + 2;
-const textDecoder = new TextDecoder();
+const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true }); // stored text reads back whole (bytes.ts)
 
 /** Appends one event, access types as codes (the write path never decodes them). */
 function writeEvent(w: ByteWriter, kind: EventKind, time: number, fileSeq: number, oldAccess: number, newAccess: number): void {

@@ -91,7 +91,8 @@ export class StoredHolding {
     this.doiKeyEnd = key.indexOf(0);
     let p = this.varintAt(1); // the state's length
     this.updatedAt = p + this.lastVarint;
-    this.access = value[p++]!;
+    const access = value[p++]!;
+    this.access = access < ACCESS_CODES.length ? access : 0; // as the decoder reads a code it does not know: none
     p = this.varintAt(p);
     const doiLen = this.lastVarint;
     if (doiLen > 0) {
@@ -145,7 +146,7 @@ export class StoredHolding {
         p += this.lastVarint;
       }
       out.ascii('"');
-      out.ascii(CONTENT_JSON[tag & 0x7f]!);
+      out.ascii(CONTENT_JSON[tag & 0x7f] ?? '}'); // a code the decoder does not know: no contentType, as there
     }
     out.ascii(']');
   }

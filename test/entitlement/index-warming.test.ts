@@ -153,6 +153,50 @@ describe('a warming index', () => {
     index.close();
   });
 
+  test("another process's files seen while warming, none of ours after: the landed build lacks them and is read again", async () => {
+    let clock = 0;
+    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
+    const { builder, runs } = heldBuilder();
+    const index = new HoldingsIndex(store, 250, () => clock);
+    index.buildInBackground(builder, events().e);
+    const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    other.applyFilesSync([preparedFile([{ doi: '10.1234/a', deleted: true }, { doi: '10.1234/n', accessType: 'free' }])]);
+    clock += 250;
+    await Bun.sleep(1);
+    index.refresh(); // sees the other process's file
+    expect(index.get('10.1234/a')).toBeUndefined();
+    runs[0]!.land(); // read before that file
+    await Bun.sleep(0);
+    expect(index.complete).toBe(false);
+    expect(index.get('10.1234/a')).toBeUndefined(); // never an answer older than one already given
+    expect(index.get('10.1234/n')).toBeDefined();
+    runs[1]!.land();
+    await Bun.sleep(0);
+    expect(index.complete).toBe(true);
+    expect(index.get('10.1234/a')).toBeUndefined();
+    expect(index.get('10.1234/n')).toBeDefined();
+    await other.close();
+    index.close();
+  });
+
+  test('a build that fails elsewhere and here too: the index keeps answering from the store, and tries again later', async () => {
+    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
+    const { builder, runs } = heldBuilder();
+    const { e, seen } = events();
+    const index = new HoldingsIndex(store);
+    index.buildInBackground(builder, e);
+    (index as unknown as { build: () => void }).build = () => {
+      throw new Error('unreadable');
+    };
+    runs[0]!.fail(new Error('worker gone'));
+    await Bun.sleep(0);
+    expect(seen).toEqual(['failed Error: worker gone', 'failed Error: unreadable']);
+    expect(index.complete).toBe(false);
+    expect(index.failures).toBe(2);
+    expect(answer(index, '10.1234/a')).toEqual([{ platform: 'acme', accessType: 'paid', vorJson: undefined }]);
+    index.close(); // cancels the retry
+  });
+
   test('a build that fails elsewhere is made on this thread, and the failure is told', async () => {
     store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
     const { builder, runs } = heldBuilder();

@@ -14,7 +14,7 @@ const encoder = new TextEncoder();
 
 /** Text a URL or DOI may carry: quotes, backslashes, every control character, non-ASCII, astral characters. */
 function awkward(rand: () => number, n: number): string {
-  const pool = ['"', '\\', '/', 'é', '漢', '😀', '\u2028', ' ', '\u007f', 'a', 'Z', '%22', ...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c))];
+  const pool = ['"', '\\', '/', 'é', '漢', '😀', '\u2028', '\ufeff', ' ', '\u007f', 'a', 'Z', '%22', ...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c))];
   let s = '';
   for (let i = 0; i < n; i++) s += pool[Math.floor(rand() * pool.length)];
   return s;
@@ -64,7 +64,15 @@ describe('stored holdings read in place', () => {
         const vor = Array.from({ length: Math.floor(rand() * 4) }, () => {
           const where = rand();
           // the DOI at the end, in the middle, or not in the URL (the codec stores each differently)
-          const url = where < 0.4 ? `https://h.example/${doi}` : where < 0.7 ? `https://h.example/${awkward(rand, 3)}${doi}/${awkward(rand, 4)}` : `https://h.example/${awkward(rand, 8)}`;
+          // (text after the DOI starting with U+FEFF: a decoder that drops a leading BOM would lose it)
+          const url =
+            where < 0.3
+              ? `https://h.example/${doi}`
+              : where < 0.4
+                ? `https://h.example/${doi}\ufeff${awkward(rand, 2)}`
+                : where < 0.7
+                  ? `https://h.example/${awkward(rand, 3)}${doi}/${awkward(rand, 4)}`
+                  : `https://h.example/${awkward(rand, 8)}`;
           const t = types[Math.floor(rand() * types.length)];
           return t ? { url, contentType: t } : { url };
         });
@@ -92,6 +100,7 @@ describe('stored holdings read in place', () => {
     }
     expect(general.length).toBeGreaterThan(60);
     expect(general.some((h) => h.state.doi !== h.doiKey)).toBe(true); // spellings other than the key were stored
+    expect(general.some((h) => h.state.vor?.some((v) => v.url.includes(`${h.state.doi}\ufeff`)))).toBe(true); // a BOM read back whole
     expect(fast).toEqual(
       general.map((h) => ({
         doi: h.state.doi,
