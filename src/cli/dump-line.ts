@@ -48,11 +48,11 @@ export function writeDumpLines(store: Store, filter: { platform?: string; doiKey
     out.ascii(updatedJson);
     each();
     if (out.pos >= CHUNK_BYTES) {
-      emit(out.bytes.subarray(0, out.pos));
-      out.pos = 0;
+      emit(out.buf.subarray(0, out.pos));
+      out.reset();
     }
   }
-  if (out.pos > 0) emit(out.bytes.subarray(0, out.pos));
+  if (out.pos > 0) emit(out.buf.subarray(0, out.pos));
 }
 const CHUNK_BYTES = 64 * 1024;
 

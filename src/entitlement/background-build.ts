@@ -1,5 +1,6 @@
 import type { EnvName } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
+import { workerScript } from '../worker-script.ts';
 import type { TableParts } from './holdings-table.ts';
 
 /** A whole index read elsewhere: its table, the apply sequence number its read saw, its platform numbering. */
@@ -32,7 +33,7 @@ export type BuildReply = { ok: true; built: BuiltIndex } | { ok: false; error: s
  * Builds an entitlement index on another core (index-build-worker.ts), one worker per build, while this thread
  * answers requests (a million holdings take seconds to read). The table's two buffers are transferred, not copied.
  */
-export function workerBuilder(script = workerPath()): IndexBuilder {
+export function workerBuilder(script = workerScript('entitlement/index-build-worker.ts')): IndexBuilder {
   return (store: Store) => {
     const worker = new Worker(script);
     let settled = false;
@@ -61,10 +62,4 @@ export function workerBuilder(script = workerPath()): IndexBuilder {
       },
     };
   };
-}
-
-/** The worker's script: a second entrypoint of the compiled binary (scripts/build.ts), or the source file. */
-function workerPath(): string {
-  if (import.meta.url.includes('/$bunfs/')) return '/$bunfs/root/entitlement/index-build-worker.ts';
-  return new URL('./index-build-worker.ts', import.meta.url).href;
 }

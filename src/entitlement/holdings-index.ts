@@ -1,9 +1,9 @@
 import { plainDoiKey } from '../doi/index.ts';
-import { holdingChanges, type AppliedFile, type HoldingState, type Store } from '../store/index.ts';
+import { holdingChanges, sameBytes, type AppliedFile, type HoldingState, type Store } from '../store/index.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexTable } from './index-build.ts';
-import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, sameBytes, valueEnd, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
+import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, valueEnd, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
 
 /** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
 type Warming = { seq: number; told: AppliedFile[]; cancel(): void };
@@ -125,24 +125,25 @@ export class HoldingsIndex {
   touchSlot(hash: number): void {
     this.table.touchSlot(hash);
   }
-
   touchRecord(hash: number): void {
     this.table.touchRecord(hash);
   }
 
-  /**
-   * Once per request, before its lookups (a request reads one state of the index). Builds on first use; reads
-   * the store again when another process applied files (no commit of ours is on its way to us).
-   */
+  /** Once per request, before its lookups: builds on first use, reads the store again after another process wrote. */
   refresh(): void {
     if (this.closed) return;
     if (this.warm) return this.refreshWarming(this.warm);
     if (this.seq < 0) return this.rebuild(); // never built, or STALE
+    if (this.othersWrotePast(this.seq) !== undefined) this.rebuild();
+  }
+
+  /** The store's apply seq if another process took it past `known` (no commit of ours pending); once per recheckMs. */
+  private othersWrotePast(known: number): number | undefined {
     const t = this.now();
-    if (t - this.checkedAt < this.recheckMs) return;
+    if (t - this.checkedAt < this.recheckMs) return undefined;
     this.checkedAt = t;
     const { seq, pending } = this.store.appliedSeq();
-    if (!pending && seq > this.seq) this.rebuild();
+    return !pending && seq > known ? seq : undefined;
   }
 
   close(): void {
@@ -190,11 +191,8 @@ export class HoldingsIndex {
 
   private refreshWarming(warm: Warming): void {
     if (this.table.size > WARM_MAX_DOIS) this.table = new HoldingsTable(); // a cache: it is not to become a second index
-    const t = this.now();
-    if (t - this.checkedAt < this.recheckMs) return;
-    this.checkedAt = t;
-    const { seq, pending } = this.store.appliedSeq();
-    if (!pending && seq > warm.seq) this.dropWarmReads(warm, seq);
+    const seq = this.othersWrotePast(warm.seq);
+    if (seq !== undefined) this.dropWarmReads(warm, seq);
   }
 
   /** Another process applied files: what was read may be stale (the build lands with a gap, and runs again). */
@@ -294,7 +292,7 @@ export class HoldingsIndex {
   private apply(doiKey: string, platform: string, state: HoldingState | undefined): void {
     const old = this.table.get(doiKey);
     const value = withHolding(this.numbers, old, platform, state);
-    if (old && sameBytes(old, value)) return;
+    if (old && sameBytes(old, 0, old.length, value, 0, value.length)) return;
     this.table.set(doiKey, value);
   }
 }

@@ -16,15 +16,15 @@ export function readIndexTable(store: Store, numbers: PlatformNumbers): Holdings
   let keyLen = -1;
   for (const h of store.storedHoldings()) {
     if (!startsWith(h.key, h.doiKeyEnd, key, keyLen)) {
-      if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.bytes.subarray(0, value.pos));
+      if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.buf.subarray(0, value.pos));
       if (h.doiKeyEnd > key.length) key = new Uint8Array(2 * h.doiKeyEnd);
       key.set(h.key.subarray(0, h.doiKeyEnd));
       keyLen = h.doiKeyEnd;
-      value.pos = 0;
+      value.reset();
     }
     writeStoredPart(value, platforms.numberOf(h.key, h.platformStart), h);
   }
-  if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.bytes.subarray(0, value.pos));
+  if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.buf.subarray(0, value.pos));
   table.trim();
   return table;
 }

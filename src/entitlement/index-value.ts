@@ -69,13 +69,13 @@ export function holdingPart(numbers: PlatformNumbers, platform: string, state: H
 export function writeStoredPart(out: JsonBytes, platformNumber: number, h: StoredHolding): void {
   out.ensure(7);
   const at = out.pos;
-  out.bytes[at] = platformNumber >>> 8;
-  out.bytes[at + 1] = platformNumber & 0xff;
-  out.bytes[at + 2] = h.access;
+  out.buf[at] = platformNumber >>> 8;
+  out.buf[at + 1] = platformNumber & 0xff;
+  out.buf[at + 2] = h.access;
   out.pos = at + 7;
   if (h.access >= OPEN_FROM && h.vorCount > 0) h.writeVor(out);
   const len = out.pos - at - 7;
-  const b = out.bytes; // writeVor may have moved it
+  const b = out.buf; // writeVor may have moved it
   b[at + 3] = len >>> 24;
   b[at + 4] = (len >>> 16) & 0xff;
   b[at + 5] = (len >>> 8) & 0xff;
@@ -160,10 +160,4 @@ export function concat(parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
-}
-
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -1,3 +1,4 @@
+import { workerScript } from '../worker-script.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 import { prepareBucketFile } from './prepare.ts';
 
@@ -30,7 +31,7 @@ export class WorkerPreparer implements FilePreparer {
   constructor(
     private readonly onFailure: (message: string) => void = () => {},
     /** the worker script (tests point it at one that fails) */
-    script = workerPath(),
+    script = workerScript('ingest/prepare-worker.ts'),
   ) {
     this.worker = new Worker(script);
     this.worker.onmessage = (event: MessageEvent<PrepareReply>) => {
@@ -67,14 +68,4 @@ export class WorkerPreparer implements FilePreparer {
     this.broken = true;
     this.worker.terminate();
   }
-}
-
-/**
- * From the sources, the worker file sits beside this module. In the compiled executable every module is bundled
- * into the entry at /$bunfs/root/, and the worker (the build's second entrypoint, scripts/build.ts) keeps its
- * path relative to src/.
- */
-function workerPath(): string {
-  if (import.meta.url.includes('/$bunfs/')) return '/$bunfs/root/ingest/prepare-worker.ts';
-  return new URL('./prepare-worker.ts', import.meta.url).href;
 }

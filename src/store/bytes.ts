@@ -145,3 +145,10 @@ export class ByteReader {
     return s;
   }
 }
+
+/** a[aStart, aEnd) and b[bStart, bEnd) hold the same bytes. */
+export function sameBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 0; i < aEnd - aStart; i++) if (a[aStart + i] !== b[bStart + i]) return false;
+  return true;
+}

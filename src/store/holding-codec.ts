@@ -1,5 +1,5 @@
 import type { AccessType, ContentType, VorItem } from '../deposit/index.ts';
-import { ByteReader, type ByteWriter } from './bytes.ts';
+import { ByteReader, sameBytes, type ByteWriter } from './bytes.ts';
 
 /**
  * Compact binary value of one holding, written and read only here (bytes per holding is a tracked figure;
@@ -172,12 +172,6 @@ function doiPartEnd(bytes: Uint8Array, start: number): number {
   const r = new ByteReader(bytes, start + 1);
   const len = r.varint();
   return r.pos + len;
-}
-
-function sameBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): boolean {
-  if (aEnd - aStart !== bEnd - bStart) return false;
-  for (let i = 0; i < aEnd - aStart; i++) if (a[aStart + i] !== b[bStart + i]) return false;
-  return true;
 }
 
 /** A removed holding: no state, and the old value's history with a `removed` event: the history outlives it. */

@@ -20,3 +20,4 @@ export {
 export { UpdatesIndex } from './updates-index.ts';
 export { UpdatesTable } from './updates-table.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
+export { sameBytes } from './bytes.ts';

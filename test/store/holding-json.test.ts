@@ -28,7 +28,7 @@ describe('JsonBytes', () => {
       const out = new JsonBytes();
       const b = encoder.encode(s);
       out.quoted(b, 0, b.length);
-      expect(decoder.decode(out.bytes.subarray(0, out.pos))).toBe(JSON.stringify(s));
+      expect(decoder.decode(out.buf.subarray(0, out.pos))).toBe(JSON.stringify(s));
     }
   });
 
@@ -39,7 +39,7 @@ describe('JsonBytes', () => {
     out.ascii('[');
     out.quoted(b, 0, b.length);
     out.ascii(']');
-    expect(decoder.decode(out.bytes.subarray(0, out.pos))).toBe(JSON.stringify([big]));
+    expect(decoder.decode(out.buf.subarray(0, out.pos))).toBe(JSON.stringify([big]));
   });
 });
 
@@ -94,7 +94,7 @@ describe('stored holdings read in place', () => {
       if (h.vorCount > 0) {
         const out = new JsonBytes();
         h.writeVor(out);
-        vor = decoder.decode(out.bytes.subarray(0, out.pos));
+        vor = decoder.decode(out.buf.subarray(0, out.pos));
       }
       fast.push({ doi: decoder.decode(h.doiBytes.subarray(h.doiStart, h.doiEnd)), access: h.accessJson, updated: h.updated, vor, platform: decoder.decode(h.key.subarray(h.platformStart)) });
     }
