@@ -5,7 +5,7 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck bench build clean deps standalone install
+.PHONY: run test typecheck bench build clean deps standalone install soak
 
 # make install: PREFIX for the binary, the docs and sysusers.d; SYSCONFDIR for the config and the unit; DESTDIR
 # stages it all under another root (packaging). BINARY: an executable already built (else `make build` runs first).
@@ -31,6 +31,12 @@ typecheck: deps
 
 test: deps typecheck
 	$(BUN) test --timeout 60000
+
+# The long forms of the reliability suite (docs/reliability.md): 50 kills per crash test instead of 5, then the
+# soak (SOAK_SECONDS, default 600) of mixed load while deposits and an update import arrive.
+soak: deps
+	CRASH_KILLS=$${CRASH_KILLS:-50} $(BUN) test --timeout 0 test/reliability/crash
+	$(BUN) test/reliability/soak.ts
 
 # Proves the repository stands alone: a fresh clone of HEAD in an empty temporary folder (nothing beside it)
 # installs everything and passes `make test`. It tests what is committed, not the work tree.
