@@ -61,7 +61,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
   }
   return {
     source: resolve(path),
-    server: { host, port, maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024 },
+    server: { host, port, maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024, bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000 },
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),

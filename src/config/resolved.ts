@@ -93,7 +93,7 @@ export interface IngestSettings {
 export interface Config {
   /** the config file this came from */
   source: string;
-  server: { host: string; port: number; maxBodyBytes: number };
+  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number };
   store: { dir: string; mapSizeBytes: number };
   ingest: IngestSettings;
   buckets: Partial<Record<EnvName, BucketSettings>> & { production: BucketSettings };

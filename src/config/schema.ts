@@ -81,6 +81,8 @@ export const ConfigFile = t.Object(
         {
           listen: t.Optional(t.String({ pattern: '^[^:]+:[0-9]{1,5}$' })),
           maxBodyBytes: t.Optional(t.Integer({ minimum: 1024 })),
+          /** a request body not arrived whole by then is answered 408 (below the server's idle time-out, 255 s at most) */
+          bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
         },
         { additionalProperties: false },
       ),

@@ -26,6 +26,7 @@ export function configChanges(old: Config, next: Config): ConfigChanges {
   const restartOnly: string[] = [];
   if (old.server.host !== next.server.host || old.server.port !== next.server.port) restartOnly.push('server.listen');
   if (old.server.maxBodyBytes !== next.server.maxBodyBytes) restartOnly.push('server.maxBodyBytes');
+  if (old.server.bodyTimeoutMs !== next.server.bodyTimeoutMs) restartOnly.push('server.bodyTimeoutMs');
   if (old.store.dir !== next.store.dir) restartOnly.push('store.dir');
   if (old.store.mapSizeBytes !== next.store.mapSizeBytes) restartOnly.push('store.mapSizeGiB');
   if (differs(old.ingest, next.ingest)) restartOnly.push('ingest');

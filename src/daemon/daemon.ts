@@ -73,13 +73,14 @@ export class Daemon {
       entitlements,
       integrators: this.keys,
       maxBodyBytes: this.config.server.maxBodyBytes,
+      bodyTimeoutMs: this.config.server.bodyTimeoutMs,
       envs: { production: handles('production')!, staging: handles('staging') },
       health: () => this.health(),
       version: this.version,
       registry: daemonRegistry(this.envs, () => this.updateSources),
       log: this.log,
     });
-    const server = startServer(app, this.config.server.host, this.config.server.port);
+    const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
     this.closers.push(() => server.stop());
     this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: server.url });

@@ -6,6 +6,7 @@ import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { ApiKeys } from './auth.ts';
+import { DEFAULT_BODY_TIMEOUT_MS, type BodyLimits } from './body.ts';
 import { errorResponse, jsonResponse } from './errors.ts';
 import { renderEntitlementMetrics } from './entitlement-metrics.ts';
 import { HttpMetrics } from './http-metrics.ts';
@@ -25,6 +26,8 @@ export interface HttpDeps {
   /** the integrators, or the key table the daemon replaces on reload */
   integrators: readonly IntegratorSettings[] | ApiKeys;
   maxBodyBytes: number;
+  /** how long a request body may take to arrive whole (default DEFAULT_BODY_TIMEOUT_MS), then 408 */
+  bodyTimeoutMs?: number;
   envs: { production: EnvHandles; staging?: EnvHandles };
   /** /healthz: 200 when ok; otherwise 503 naming each failed check (`failed`) */
   health: () => { ok: boolean; failed?: string[]; checks: Record<string, unknown> };
@@ -53,6 +56,7 @@ export function createApp(deps: HttpDeps) {
   const http = new HttpMetrics(registry, deps.log ?? silentLogger);
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;
+  const body: BodyLimits = { maxBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
   const entitlements = deps.entitlements ?? new Entitlements([], DEFAULT_ENTITLEMENTS);
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
@@ -85,13 +89,13 @@ export function createApp(deps: HttpDeps) {
     for (const path of ENTITLEMENT_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, timed(route, (request) => handleEntitlements(request, keys, answers, deps.maxBodyBytes)), { parse: 'none' })
+        .post(route, timed(route, (request) => handleEntitlements(request, keys, answers, body)), { parse: 'none' })
         .all(route, notAllowed(route, 'POST'));
     }
     for (const path of UPDATE_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, timed(route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, deps.maxBodyBytes)), { parse: 'none' })
+        .post(route, timed(route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)), { parse: 'none' })
         .all(route, notAllowed(route, 'POST'));
     }
   }

@@ -1,7 +1,7 @@
 import { orgProblem, usedOrg, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
-import { readJsonBytes } from './body.ts';
+import { readJsonBytes, type BodyLimits } from './body.ts';
 import { render } from './entitlement-reply.ts';
 import { classifyEntries, readRequest } from './entitlement-request.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
@@ -21,11 +21,11 @@ export interface EntitlementEnv {
  * then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
  * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided.
  */
-export async function handleEntitlements(request: Request, keys: ApiKeys, env: EntitlementEnv | undefined, maxBodyBytes: number): Promise<Response> {
+export async function handleEntitlements(request: Request, keys: ApiKeys, env: EntitlementEnv | undefined, limits: BodyLimits): Promise<Response> {
   const integrator = keys.find(request.headers.get('x-api-key'));
   if (!integrator)
     return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
-  const body = await readJsonBytes(request, maxBodyBytes);
+  const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const req = readRequest(body);
   if (req instanceof Response) return req;

@@ -12,6 +12,7 @@ export function openApiDocument(version: string): object {
     [
       ['400', 'Malformed JSON or a body that breaks the schema'],
       ['401', 'Missing or unknown x-api-key'],
+      ['408', 'The body did not arrive whole within the body time-out; the connection is closed'],
       ['413', 'Body too large'],
       ['415', 'Body is not application/json'],
     ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),

@@ -1,12 +1,21 @@
 import type { App } from './app.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from './body.ts';
 
 /**
  * Serves the app on a real port; port 0 picks a free one (tests). Elysia's listen hands its static routes to
  * Bun's native router (the Updates API routes are matched without running JS); other requests reach its fetch.
+ * The server's idle time-out (which drops a connection without a word) stays above the body time-out, so a
+ * stalled body is answered 408 first (src/http/body.ts).
  */
-export function startServer(app: App, host: string, port: number): { url: string; port: number; stop(): Promise<void> } {
-  const fetch = app.fetch;
-  app.listen({ hostname: host, port, fetch: (request: Request) => fetch(routable(request)) } as Parameters<App['listen']>[0]);
+export function startServer(app: App, host: string, port: number, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): { url: string; port: number; stop(): Promise<void> } {
+  // Elysia's listen hands Bun its own compiled `app.fetch` (a `fetch` option is overridden), and Bun's router
+  // takes only static paths from it; the wildcard routes (status pages) are routed by Bun to a fetch that fixes
+  // the URL first. (`app.fetch` is read per request: listen compiles it again.)
+  const viaElysia = (request: Request) => app.fetch(routable(request));
+  const wildcards = Object.fromEntries(app.routes.filter((r) => r.path.endsWith('*')).map((r) => [r.path, viaElysia]));
+  app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...wildcards } };
+  const idleTimeout = Math.min(255, Math.max(30, Math.ceil(bodyTimeoutMs / 1000) + 5));
+  app.listen({ hostname: host, port, idleTimeout } as Parameters<App['listen']>[0]);
   const server = app.server!;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`,

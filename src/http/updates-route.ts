@@ -2,7 +2,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
 import type { ApiKeys } from './auth.ts';
-import { parseJson, readJsonBytes } from './body.ts';
+import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
 import { scanPlainBody } from './plain-body.ts';
 import { describeSchemaFault } from './schema-fault.ts';
@@ -31,10 +31,10 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
  * A body in the plain shape (scanPlainBody) is answered from its bytes: no JSON.parse, no string per DOI. Any
  * other body is parsed and checked in full; both paths give byte-identical replies (test/http/plain-body.test.ts).
  */
-export async function handleUpdates(request: Request, keys: ApiKeys, index: UpdatesIndex | undefined, maxBodyBytes: number): Promise<Response> {
+export async function handleUpdates(request: Request, keys: ApiKeys, index: UpdatesIndex | undefined, limits: BodyLimits): Promise<Response> {
   if (!keys.find(request.headers.get('x-api-key')))
     return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
-  const body = await readJsonBytes(request, maxBodyBytes);
+  const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
   if (count >= 0) {

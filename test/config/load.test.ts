@@ -54,7 +54,7 @@ describe('a valid config', () => {
     const c = loadConfig(path, {});
     expect(c).toEqual({
       source: path,
-      server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536 },
+      server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000 },
       store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3 },
       ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200 },
       buckets: { production: { kind: 'local', path: join(dir.path, 'bucket') } },
@@ -81,6 +81,7 @@ describe('a valid config', () => {
 [server]
 listen = "0.0.0.0:9090"
 maxBodyBytes = 2048
+bodyTimeoutMs = 2500
 
 [store]
 dir = "data/db"
@@ -125,7 +126,7 @@ urls = [
 ]
 `);
     const c = loadConfig(path, { ACME_SECRET: 's3cret' });
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048 });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
     expect(c.store).toEqual({ dir: join(dir.path, 'data/db'), mapSizeBytes: 512 * 1024 ** 2 });
     expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200 });
     expect(c.platforms).toEqual([

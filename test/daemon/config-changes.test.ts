@@ -30,7 +30,7 @@ test('an unchanged config changes nothing', () => {
 
 test('live changes are named per integrator and platform; restart-only settings by config path', () => {
   const next = config({
-    server: { listen: '0.0.0.0:8080', maxBodyBytes: 2048 },
+    server: { listen: '0.0.0.0:8080', maxBodyBytes: 2048, bodyTimeoutMs: 5000 },
     store: { dir: 'elsewhere' },
     buckets: { production: { kind: 'local', path: 'bucket' }, staging: { kind: 'local', path: 'staging' } },
     platforms: [{ name: 'beta', entitlementUrl: 'https://beta.example/v2', entitlementSecretEnv: 'B' }, { name: 'gamma' }],
@@ -39,7 +39,7 @@ test('live changes are named per integrator and platform; restart-only settings 
     updates: { urls: [{ url: 'https://example.org/rw.csv', format: 'retraction-watch-csv' }] },
   });
   const c = configChanges(config(), next);
-  expect(c.restartOnly).toEqual(['server.listen', 'server.maxBodyBytes', 'store.dir', 'buckets.staging']);
+  expect(c.restartOnly).toEqual(['server.listen', 'server.maxBodyBytes', 'server.bodyTimeoutMs', 'store.dir', 'buckets.staging']);
   expect(c.integrators).toEqual({ added: ['new'], removed: [], changed: ['tool'] });
   expect(c.platforms).toEqual({ added: ['gamma'], removed: ['acme'], changed: ['beta'] });
   expect(c.entitlements).toBe(true);
