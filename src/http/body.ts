@@ -1,4 +1,4 @@
-import { errorResponse } from './errors.ts';
+import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
 
 /** How much of a request body is read, and for how long (config `server.maxBodyBytes`, `server.bodyTimeoutMs`). */
 export interface BodyLimits {
@@ -19,14 +19,14 @@ export async function readJsonBytes(request: Request, limits: BodyLimits): Promi
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
     return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`);
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limits.maxBytes) return tooLarge(limits.maxBytes);
+  if (declared > limits.maxBytes) return tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stalled = new Promise<Response>((resolve) => {
     timer = setTimeout(() => resolve(timedOut(limits.timeoutMs)), limits.timeoutMs);
   });
   try {
     // With a Content-Length the server reads exactly that many bytes (checked above).
-    const read = Number.isFinite(declared) ? request.bytes() : readBounded(request, limits.maxBytes).then((b) => b ?? tooLarge(limits.maxBytes));
+    const read = Number.isFinite(declared) ? request.bytes() : readBounded(request, limits.maxBytes);
     return await Promise.race([read, stalled]);
   } catch (e) {
     // the client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500)
@@ -47,26 +47,63 @@ export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
 // not fatal: malformed UTF-8 becomes U+FFFD, as in Request.json()
 const decoder = new TextDecoder();
 
-async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
+async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | Response> {
   if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const parts: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.length;
-    if (total > maxBytes) return undefined; // leaving the loop cancels the stream: the rest is not read
-    parts.push(chunk);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) return tooLarge(maxBytes, reader);
+    parts.push(value);
   }
   const all = Buffer.concat(parts);
   return new Uint8Array(all.buffer, all.byteOffset, all.length); // one typed-array kind for the scanner
 }
 
-// Both close the connection: the rest of the body is never read, so the connection cannot carry another request.
-function tooLarge(maxBytes: number): Response {
-  return errorResponse(413, 'PAYLOAD_TOO_LARGE', `the body is larger than ${maxBytes} bytes`, CLOSE);
+/**
+ * 413 at once, without reading the body to its end. The connection is then closed, but not while the client is
+ * still sending: closing a socket with unread bytes makes the kernel reset it, and a reset can destroy the 413
+ * before the client reads it. So the reply's body stays open while what still arrives is read and dropped
+ * (nothing kept), for at most LINGER_MS (a "lingering close").
+ */
+function tooLarge(maxBytes: number, rest: ReadableStreamDefaultReader<Uint8Array> | undefined): Response {
+  const text = encoder.encode(errorBody(413, 'PAYLOAD_TOO_LARGE', `the body is larger than ${maxBytes} bytes`));
+  const body = new ReadableStream<Uint8Array>({
+    async start(out) {
+      out.enqueue(text);
+      if (rest) await dropUntilEnd(rest, LINGER_MS);
+      out.close();
+    },
+  });
+  return new Response(body, { status: 413, headers: { ...JSON_HEADERS, ...CLOSE } });
+}
+
+async function dropUntilEnd(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), ms);
+  });
+  try {
+    while (performance.now() < deadline) {
+      const r = await Promise.race([reader.read(), expired]);
+      if (r === 'expired' || r.done) break;
+    }
+  } catch {
+    // the client went away: nothing left to drop
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => {});
+  }
 }
 
 function timedOut(ms: number): Response {
   return errorResponse(408, 'REQUEST_TIMEOUT', `the request body did not arrive whole within ${ms} ms`, CLOSE);
 }
 
+const LINGER_MS = 2000;
 const CLOSE = { connection: 'close' };
+const encoder = new TextEncoder();
