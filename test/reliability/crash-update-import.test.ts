@@ -1,0 +1,274 @@
+import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { createReadStream, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Store, servedUpdates } from '../../src/store/index.ts';
+import { csvRecords } from '../../src/updates/index.ts';
+import { runCli, startDaemon, tempDir, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { SAMPLE_PATH } from '../support/rw-sample.ts';
+import { between, Child, crashSettings, ExitedEarly, seconds } from './crash-support.ts';
+
+/**
+ * Crash safety of an update import, timed from the inside (issue 20, item 1; docs/reliability.md).
+ * `--import-updates FILE` (the CLI, run on a pseudo-terminal as an operator runs it, so it prints its progress
+ * line: "importing FILE: 25,000 rows, ...") imports a 40,020-row Retraction Watch CSV into both environments,
+ * production then staging: rows stream into each store's scratch space, then each store swaps the feed in in one
+ * transaction (docs/design.md, "Durability"). The test kills it (SIGKILL) at a seeded point, 0-80 ms after
+ *   - the first progress line at or past a seeded multiple of 5,000 rows: the rows are streaming;
+ *   - every row in production's scratch space (its commit flushed the last batch): production's commit runs;
+ *   - production's commit visible (its `updatesGen` moved): staging's commit runs.
+ * The store is read as a second process would (read-only, every 2 ms) for the last two: the CLI prints nothing
+ * between its last progress line and its report, and a progress line written just before a commit reaches the
+ * terminal only once the commit has ended (it is written asynchronously, and the commit holds the event loop).
+ * After each kill, each environment holds exactly the feed it held before the import or the feed being imported,
+ * compared work by work (updates and their events) with a clean import of the same feeds into another store;
+ * never a mix. Half the kills hit the import of a first feed, half that of a second, different one (rows
+ * withdrawn, changed and added); each is then run again untouched, which completes it everywhere. At the end a
+ * daemon's Updates API serves the second feed.
+ *
+ * Production and staging are separate LMDB environments, each committed in its own transaction: a kill between
+ * the two commits leaves production on the new feed and staging on the old one until the import is run again
+ * (the daemon, which follows a drop folder, does that itself at its next start: the file's state is saved after
+ * both commits). The test prints it when it happens; each environment on its own is never a mix.
+ */
+
+const FEED_ROWS = 20_020;
+const MARK = 5_000;
+
+const s = crashSettings('crash-update-import');
+let dir: ReturnType<typeof tempDir>;
+let cfg: TestConfig;
+let children: Child[] = [];
+let daemons: { stop(): Promise<number> }[] = [];
+
+beforeEach(() => {
+  dir = tempDir('doi-holdings-crash-updates-');
+  cfg = writeConfig(dir.path);
+});
+afterEach(async () => {
+  for (const c of children) if (!c.exited) await c.kill();
+  children = [];
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  dir.remove();
+});
+
+const quote = (f: string) => (/[",\r\n]/.test(f) ? `"${f.replace(/"/g, '""')}"` : f);
+
+/**
+ * Two Retraction Watch CSVs made from the real sample: the first, `FEED_ROWS` rows (the sample's rows again and
+ * again, copy n with `.n<n>` appended to its DOIs); the second, the first with a seeded 12% of rows left out
+ * (withdrawn), 10% changed (another date, or a reason added) and 8% more rows (new works).
+ */
+async function makeFeeds(rng: () => number): Promise<{ feeds: [string, string]; rowCounts: [number, number]; works: string[] }> {
+  const rows: string[][] = [];
+  for await (const { fields } of csvRecords(createReadStream(SAMPLE_PATH))) rows.push(fields);
+  const [header, ...sample] = rows as [string[], ...string[][]];
+  const col = (name: string) => header.indexOf(name);
+  const [ORIGINAL, NOTICE, DATE, REASON, ID] = [col('OriginalPaperDOI'), col('RetractionDOI'), col('RetractionDate'), col('Reason'), col('Record ID')];
+  const copyOf = (i: number, tag: string) => {
+    const copy = Math.floor(i / sample.length);
+    const row = [...sample[i % sample.length]!];
+    row[ID] = String(Number(row[ID]) + (tag === 'n' ? 0 : 500_000) + copy * 1_000_000);
+    if (copy > 0 || tag !== 'n') for (const c of [ORIGINAL, NOTICE]) if (row[c]!.startsWith('10.')) row[c] = `${row[c]}.${tag}${copy}`;
+    return row;
+  };
+  const first = Array.from({ length: FEED_ROWS }, (_, i) => copyOf(i, 'n'));
+  const second: string[][] = [];
+  for (const row of first) {
+    const r = rng();
+    if (r < 0.12) continue;
+    if (r < 0.22) {
+      const changed = [...row];
+      if (rng() < 0.5) changed[DATE] = `${between(rng, 1, 12)}/${between(rng, 1, 28)}/2024 0:00`;
+      else changed[REASON] = `${changed[REASON]}+Concerns/Issues About Data;`;
+      second.push(changed);
+    } else second.push(row);
+  }
+  for (let i = 0; i < Math.round(FEED_ROWS * 0.08); i++) second.push(copyOf(between(rng, 0, FEED_ROWS - 1), 'm'));
+  const text = (body: string[][]) => `${[header, ...body].map((r) => r.map(quote).join(',')).join('\r\n')}\r\n`;
+  const feeds: [string, string] = [join(dir.path, 'rw-1.csv'), join(dir.path, 'rw-2.csv')];
+  writeFileSync(feeds[0], text(first));
+  writeFileSync(feeds[1], text(second));
+  const works = new Set<string>();
+  for (const r of [...first, ...second]) if (r[ORIGINAL]!.startsWith('10.')) works.add(r[ORIGINAL]!.toLowerCase());
+  return { feeds, rowCounts: [first.length, second.length], works: [...works].sort() };
+}
+
+type Snapshot = Map<string, string>;
+
+/**
+ * Production's rows of unfinished imports in the scratch space (killed imports leave theirs, for a later import to
+ * clear) and its update generation (moved by each import that changed something).
+ */
+async function storeFigures(storeDir: string): Promise<{ scratch: number; gen: number }> {
+  const store = Store.open(storeDir, 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+  try {
+    return { scratch: store.importScratchRows(), gen: store.changeStamp().updatesGen };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Reads production's store (read-only, as a second process) every 2 ms until `reached` says the import has got
+ * that far; ExitedEarly when the import ends first.
+ */
+async function watchStore(storeDir: string, c: Child, reached: (store: Store) => boolean): Promise<void> {
+  const store = Store.open(storeDir, 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+  try {
+    while (!reached(store)) {
+      if (c.exited) throw new ExitedEarly(c.proc.exitCode, 1, 0, c.lines.slice(-5));
+      await Bun.sleep(2);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every work's stored update entry (its updates with their feed, and its events), as JSON by DOI key. */
+async function snapshot(storeDir: string, env: 'production' | 'staging', works: readonly string[]): Promise<Snapshot> {
+  const store = Store.open(storeDir, env, { mapSizeBytes: 1 << 30, readOnly: true });
+  try {
+    return new Map(works.map((w) => [w, JSON.stringify(store.updatesOf(w) ?? null)]));
+  } finally {
+    await store.close();
+  }
+}
+
+/** Which of the named states `got` is, or how it mixes them. */
+function whichState(got: Snapshot, states: Record<string, Snapshot>): string {
+  for (const [name, want] of Object.entries(states)) if ([...want].every(([k, v]) => got.get(k) === v)) return name;
+  const like = Object.entries(states).map(([name, want]) => `${[...want].filter(([k, v]) => got.get(k) === v).length} works as in ${name}`);
+  return `a mix (${like.join(', ')}, of ${got.size})`;
+}
+
+test(
+  `SIGKILL during --import-updates, ${s.kills} times at a seeded progress line or commit + 0-80 ms: each environment holds the old feed or the new one, never a mix`,
+  async () => {
+    const t0 = performance.now();
+    const { feeds, rowCounts, works } = await makeFeeds(s.rng);
+    s.say(`feeds: ${feeds.map((f) => `${Bun.file(f).size.toLocaleString('en')} bytes`).join(', ')}; ${works.length.toLocaleString('en')} works named (${seconds(performance.now() - t0)})`);
+
+    // the clean run: both feeds imported one after the other, untouched, into a production-only store
+    let t = performance.now();
+    const refCfg = join(dir.path, 'ref.toml');
+    writeFileSync(refCfg, `[store]\ndir = "ref-db"\nmapSizeGiB = 1\n[buckets.production]\nkind = "local"\npath = "bucket"\n[[platforms]]\nname = "acme"\n`);
+    const states: Record<string, Snapshot> = { empty: new Map(works.map((w) => [w, 'null'])) };
+    for (const [i, feed] of feeds.entries()) {
+      const r = await runCli(['--import-updates', feed, '--config', refCfg]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      states[`feed ${i + 1}`] = await snapshot(join(dir.path, 'ref-db'), 'production', works);
+    }
+    const changedWorks = works.filter((w) => states['feed 1']!.get(w) !== states['feed 2']!.get(w)).length;
+    expect(changedWorks).toBeGreaterThan(FEED_ROWS / 5);
+    s.say(`clean run: both feeds imported in ${seconds(performance.now() - t)}; feed 2 changes ${changedWorks.toLocaleString('en')} works`);
+
+    // the stores exist before the first kill (a kill timed by production's commit reads them)
+    for (const env of ['production', 'staging']) expect((await runCli(['--failures', '--env', env, '--config', cfg.path])).code).toBe(0);
+
+    const storeDir = join(dir.path, 'db');
+    const both = async () => ({ production: await snapshot(storeDir, 'production', works), staging: await snapshot(storeDir, 'staging', works) });
+    const importFeed = (f: number) => {
+      const c = new Child(['--import-updates', feeds[f]!, '--config', cfg.path], { tty: true });
+      children.push(c);
+      return c;
+    };
+    /** runs the import untouched: it completes, and both environments hold the feed */
+    const complete = async (f: number) => {
+      const tc = performance.now();
+      const c = importFeed(f);
+      expect(await c.exit()).toBe(0);
+      const now = await both();
+      expect(whichState(now.production, states)).toBe(`feed ${f + 1}`);
+      expect(whichState(now.staging, states)).toBe(`feed ${f + 1}`);
+      s.say(`feed ${f + 1} run again untouched: complete in both environments (${seconds(performance.now() - tc)})`);
+    };
+
+    const firstFeedKills = Math.ceil(s.kills / 2);
+    let feed = 0;
+    /** what each environment holds now (checked after every kill) */
+    let state = { production: 'empty', staging: 'empty' };
+    const marks = Math.floor(FEED_ROWS / MARK) - 1; // progress marks met while streaming (the last is too near the end)
+    const outcomes: Record<string, number> = {};
+    for (let i = 0; i < s.kills; i++) {
+      const phase0 = between(s.rng, 0, 2);
+      const j = between(s.rng, 1, marks);
+      const delay = between(s.rng, 0, 80);
+      if (feed === 0 && (i === firstFeedKills || (state.production === 'feed 1' && state.staging === 'feed 1'))) {
+        // half-way (or feed 1 already complete): feed 1 is run again untouched, then the kills go to feed 2
+        if (state.production !== 'feed 1' || state.staging !== 'feed 1') await complete(0);
+        state = { production: 'feed 1', staging: 'feed 1' };
+        feed = 1;
+      }
+      const after = `feed ${feed + 1}`;
+      // production's commit moves nothing when production already holds the feed: then the kill goes to that commit
+      const phase = phase0 === 2 && state.production === after ? 1 : phase0;
+      const before0 = await storeFigures(storeDir);
+      t = performance.now();
+      const c = importFeed(feed);
+      let what: string;
+      let early = false;
+      try {
+        if (phase === 0) {
+          what = `progress line >= ${(j * MARK).toLocaleString('en')} rows`;
+          const rowsOf = (l: string) => Number(/: ([\d,]+) rows/.exec(l)?.[1]?.replace(/,/g, '') ?? -1);
+          const line = await c.nth((l) => l.startsWith('importing ') && rowsOf(l) >= j * MARK, 1, 60_000);
+          what += ` ("${line.replace(/^.*: (?=[\d,]+ rows)/, '')}" at ${Math.round(performance.now() - t)} ms)`;
+        } else if (phase === 1) {
+          // the rows are all in production's scratch space: its commit() has flushed them and swaps the feed in now
+          what = "production's commit (all rows in its scratch space)";
+          await watchStore(storeDir, c, (store) => store.importScratchRows() >= before0.scratch + rowCounts[feed]!);
+        } else {
+          what = "staging's commit (production's visible)";
+          await watchStore(storeDir, c, (store) => store.changeStamp().updatesGen !== before0.gen);
+        }
+      } catch (e) {
+        if (!(e instanceof ExitedEarly)) throw e;
+        what = 'the end (the import finished before its mark)';
+        early = true;
+      }
+      if (!early) await Bun.sleep(delay);
+      const alive = !c.exited;
+      await c.kill();
+      const now = await both();
+      const got = { production: whichState(now.production, states), staging: whichState(now.staging, states) };
+      const was = state.production === state.staging ? state.production : `production ${state.production}, staging ${state.staging}`;
+      const landed = got.production === got.staging ? got.production : `production ${got.production}, staging ${got.staging}`;
+      s.say(`kill ${i + 1}/${s.kills}: importing ${after} over ${was}, at ${what} + ${delay} ms -> ${alive ? landed : `${landed}, after the import had finished`} (${seconds(performance.now() - t)})`);
+      const outcome = alive ? (landed === after ? 'new feed everywhere' : landed === was ? 'as before' : 'production new, staging not yet') : 'after the end';
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      // each environment: what it held, or the feed being imported; nothing else (a mix would name neither)
+      for (const env of ['production', 'staging'] as const) expect([state[env], after]).toContain(got[env]);
+      // production commits first: staging never holds a feed production does not
+      if (got.staging === after) expect(got.production).toBe(after);
+      state = got;
+    }
+    if (feed === 0) await complete(0);
+    await complete(1);
+    s.say(`outcomes: ${JSON.stringify(outcomes)}`);
+
+    // what a daemon serves: the second feed, as the clean run's store has it
+    t = performance.now();
+    const d = startDaemon(cfg.path);
+    daemons.push(d);
+    await waitForLog(d, '"daemon.started"');
+    const url = (/"url":"([^"]+)"/.exec(d.log())![1]!).replace(/\/$/, '');
+    const ref = Store.open(join(dir.path, 'ref-db'), 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+    try {
+      const sample = works.filter((_, i) => i % 97 === 0);
+      for (const path of ['/v2.2/updates', '/staging/v2.2/updates'])
+        for (let i = 0; i < sample.length; i += 100) {
+          const dois = sample.slice(i, i + 100);
+          const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' }, body: JSON.stringify({ dois }) });
+          expect(res.status).toBe(200);
+          const { documents } = (await res.json()) as { documents: { updates: unknown[] }[] };
+          expect(documents.map((x) => x.updates)).toEqual(dois.map((w) => servedUpdates(ref.updatesOf(w))));
+        }
+      s.say(`Updates API of both environments serves feed 2 (${sample.length} works asked, ${seconds(performance.now() - t)}); done in ${seconds(performance.now() - t0)}`);
+    } finally {
+      await ref.close();
+    }
+  },
+  90_000 + s.kills * 15_000,
+);
