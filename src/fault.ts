@@ -5,7 +5,7 @@
  */
 export const FAULT_CODES = {
   /** a bucket key breaks the layout rules: nothing of the file is read */
-  path: ['BAD_PATH', 'NOT_IN_PLATFORM_FOLDER', 'NESTED_PATH', 'UNKNOWN_PLATFORM', 'BAD_EXTENSION', 'NAME_WITHOUT_UUID'],
+  path: ['BAD_PATH', 'NOT_IN_PLATFORM_FOLDER', 'NESTED_PATH', 'UNKNOWN_PLATFORM', 'BAD_EXTENSION', 'NAME_WITHOUT_UUID', 'NOT_REGULAR_FILE'],
   /** a deposit file as a whole: nothing of it is applied */
   file: ['EMPTY_FILE', 'NOT_GZIP', 'GZIP_TRUNCATED', 'GZIP_CORRUPT', 'TOO_LARGE', 'TOO_MANY_RECORDS', 'READ_FAILED', 'FILE_MISSING', 'APPLY_FAILED'],
   /** a key already applied with other content: the new content is never applied */

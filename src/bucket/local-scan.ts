@@ -2,21 +2,29 @@ import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 
-/** Every file under a bucket folder as bucket keys (`/`-separated), hidden and temp files left out. */
-export async function scanBucketFolder(root: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(root, { recursive: true, withFileTypes: true });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
+/**
+ * Every file under a bucket folder as bucket keys (`/`-separated), hidden and temp names left out. A linked
+ * folder is not entered. `everyEntry`: symbolic links, FIFOs and the like too, not only regular files (a deposit
+ * bucket: the ingestor refuses them, NOT_REGULAR_FILE, so that they are reported rather than passed over).
+ */
+export async function scanBucketFolder(root: string, opts: { everyEntry?: boolean } = {}): Promise<string[]> {
   const keys: string[] = [];
-  for (const e of entries) {
-    if (!e.isFile()) continue;
-    const key = toKey(root, join(e.parentPath, e.name));
-    if (!isHiddenOrTemp(key)) keys.push(key);
-  }
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // no bucket folder yet, or removed during the scan
+      throw e;
+    }
+    for (const e of entries) {
+      const key = toKey(root, join(dir, e.name));
+      if (isHiddenOrTemp(key)) continue;
+      if (e.isDirectory()) await walk(join(dir, e.name));
+      else if (opts.everyEntry || e.isFile()) keys.push(key);
+    }
+  };
+  await walk(root);
   return keys;
 }
 

@@ -5,6 +5,7 @@ import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
+import { mirrorKeyDecision } from './mirror-key.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
 
@@ -192,8 +193,10 @@ export class S3Mirror {
       for (const o of page.Contents ?? []) {
         if (!o.Key || o.Key.endsWith('/')) continue;
         const rel = o.Key.slice(settings.prefix.length);
-        if (!safeRelativeKey(rel)) {
-          this.warnOnce(o.Key, 'the key would lead outside the mirror folder; not mirrored');
+        const decision = mirrorKeyDecision(rel);
+        if (decision.action === 'ignore') continue;
+        if (decision.action === 'skip') {
+          this.warnOnce(o.Key, `${decision.why}; not mirrored`);
           continue;
         }
         out.push({ key: o.Key, rel, etag: o.ETag ?? '', size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 });
@@ -249,7 +252,7 @@ export class S3Mirror {
   private warnOnce(key: string, why: string): void {
     if (this.warned.has(key)) return;
     this.warned.add(key);
-    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, why });
+    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code: 'BAD_PATH', why });
   }
 
   async close(): Promise<void> {
@@ -258,10 +261,4 @@ export class S3Mirror {
     await this.inFlight;
     this.client.destroy();
   }
-}
-
-/** A key that stays inside the mirror folder and does not collide with its hidden bookkeeping. */
-function safeRelativeKey(rel: string): boolean {
-  if (rel === '' || rel.startsWith('/') || rel.includes('\\') || /[\u0000-\u001f]/.test(rel)) return false;
-  return !rel.split('/').some((p) => p === '..' || p === '.' || p === '');
 }

@@ -15,6 +15,8 @@ export interface DepositPath {
 /** Checks a bucket-relative key; `platforms` are the registered platform names. */
 export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault<PathFaultCode> {
   if (CONTROL.test(key)) return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
+  // a folder separator on some systems, where "a\..\b" leads elsewhere; the S3 mirror never copies such a key
+  if (key.includes('\\')) return fault('BAD_PATH', `${key}: the path contains a backslash`);
   const parts = key.split('/');
   if (parts.some((p) => p === '..' || p === '.'))
     return fault('BAD_PATH', `${key}: the path contains "." or ".." segments`);

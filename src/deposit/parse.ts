@@ -55,12 +55,20 @@ function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault<File
   try {
     // Synchronous: ~1.5 ms for a 10k-record file, where the thread-pool round trip of zlib.gunzip costs more.
     // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (docs/design.md, "Measurements that shaped the design")
-    return { bytes: zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024 }) };
+    const out = zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024, info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    // zlib stops at a zero byte after a member (padding) and passes over whatever follows it: refused here
+    const end = out.engine.bytesWritten;
+    if (end < gz.length && gz.subarray(end).some((b) => b !== 0))
+      return fault('GZIP_CORRUPT', `the gzip stream is corrupt: ${gz.length - end} bytes after its end (from byte ${end}) are neither another gzip member nor zero padding`);
+    return { bytes: out.buffer };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE')
       return fault('TOO_LARGE', `the decompressed content is over the ${max}-byte bound`);
     if (err.code === 'Z_BUF_ERROR') return fault('GZIP_TRUNCATED', 'the gzip stream is truncated (unexpected end of file)');
+    // the first member's header was checked above: a bad header is that of bytes after a member
+    if (err.message === 'incorrect header check')
+      return fault('GZIP_CORRUPT', 'the gzip stream is corrupt: the bytes after its end are neither another gzip member nor zero padding (incorrect header check)');
     return fault('GZIP_CORRUPT', `the gzip stream is corrupt: ${err.message}`);
   }
 }
@@ -75,15 +83,18 @@ export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault<FileF
   let lineNo = 0;
   // Decode the whole file at once when it is valid UTF-8 (the common case); else line by line.
   const whole = decodeOrNull(bytes.subarray(start));
-  const lines = whole !== null ? whole.split('\n') : null;
-  let wholeIndex = 0;
-  while (lines !== null ? wholeIndex < lines.length : start < bytes.length) {
+  // one line at a time, not split('\n'): 64 MiB of "\n" would be an array of 64 million strings (over 1 GB)
+  let pos = 0;
+  while (whole !== null ? pos <= whole.length : start < bytes.length) {
     lineNo++;
     let text: string | null;
     let overLong: boolean;
-    if (lines !== null) {
-      text = lines[wholeIndex++]!;
-      if (wholeIndex === lines.length && text === '') break; // the final "\n" ends the last line
+    if (whole !== null) {
+      let end = whole.indexOf('\n', pos);
+      if (end < 0) end = whole.length;
+      text = whole.slice(pos, end);
+      pos = end + 1;
+      if (end === whole.length && text === '') break; // the final "\n" ends the last line
       if (text.endsWith('\r')) text = text.slice(0, -1);
       overLong = text.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(text, 'utf8') > MAX_LINE_BYTES;
     } else {
@@ -136,6 +147,10 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
     const err = checkRecord.Errors(value).First()!;
     return { line, path: err.path, code: 'SCHEMA', message: describeSchemaError(err.path, err.message, value) };
   }
+  // a \uD800-\uDFFF escape without its pair passes the schema but has no UTF-8 form: it could not be stored as sent
+  for (let i = 0; value.vor && i < value.vor.length; i++)
+    if (!value.vor[i]!.url.isWellFormed())
+      return { line, path: `/vor/${i}/url`, code: 'SCHEMA', message: `/vor/${i}/url: contains a lone UTF-16 surrogate (a \\u escape without its pair)` };
   // the one-pass check takes nearly every DOI; what it declines gets the full rules and their reasons
   const plain = plainDoiKey(value.doi);
   if (plain !== undefined) return { line, key: plain, record: value };

@@ -4,7 +4,7 @@ import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { encodeRecords } from '../store/encoded-records.ts';
 import type { PreparedFile } from '../store/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
-import { hashBucketFile, readBucketFile, readFault, type BucketFile } from './read-bucket-file.ts';
+import { hashBucketFile, notRegularFile, readBucketFile, readFault, type BucketFile } from './read-bucket-file.ts';
 
 /**
  * Gunzip + parse of a file whose path passed the rules: a file ready for the store, or the fault that stops the
@@ -35,11 +35,13 @@ async function prepareFile(
 /**
  * Path check, then read + hash + parse + encode of one bucket file, as the reply the Ingestor expects: the
  * prepare worker and its inline fallback both run this. A file refused for its path is hashed as a stream, not
- * read whole, so the ledger knows its content whatever its size.
+ * read whole, so the ledger knows its content whatever its size. What is not a regular file is refused unread.
  */
 export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareReply> {
   const { id, root, key } = input;
   try {
+    const special = await notRegularFile(root, key);
+    if (special) return { id, kind: 'fault', file: special.file, fault: special.fault };
     const path = parseDepositPath(key, new Set(input.platforms));
     if ('code' in path) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: path };
     const t0 = performance.now();

@@ -1,6 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fault, type Fault } from '../fault.ts';
+import { UNREAD_HASH } from '../store/ledger.ts';
 
 /** One bucket file as read from the local folder (or S3 mirror): bytes, identity and LastModified. */
 export interface BucketFile {
@@ -13,16 +15,41 @@ export interface BucketFile {
   hash: string;
 }
 
+/** The entry itself, not what a symbolic link points to: links in a bucket folder are never followed. */
 export async function statBucketFile(root: string, key: string): Promise<{ size: number; lastModified: number }> {
-  const s = await stat(join(root, key));
+  const s = await lstat(join(root, key));
   return { size: s.size, lastModified: Math.floor(s.mtimeMs) };
+}
+
+/**
+ * A key that is a symbolic link, a FIFO, a socket or a device: its quarantine, never read. A link is not followed
+ * (it may point outside the bucket), and a FIFO would block the read for ever. A folder is left to the read
+ * (READ_FAILED), as any file that cannot be read.
+ */
+export async function notRegularFile(root: string, key: string): Promise<{ file: Omit<BucketFile, 'bytes'>; fault: Fault<'NOT_REGULAR_FILE'> } | undefined> {
+  const path = join(root, key);
+  const s = await lstat(path);
+  if (s.isFile() || s.isDirectory()) return undefined;
+  const what = s.isSymbolicLink() ? `a symbolic link (to ${await readlink(path)})` : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : 'a device';
+  return {
+    file: { key, size: s.size, lastModified: Math.floor(s.mtimeMs), hash: UNREAD_HASH },
+    fault: fault('NOT_REGULAR_FILE', `${key}: ${what}, not a regular file; links in a bucket folder are not followed and only regular files are read`),
+  };
 }
 
 export async function readBucketFile(root: string, key: string): Promise<BucketFile> {
   const path = join(root, key);
-  const before = await stat(path);
-  const bytes = await readFile(path);
-  const after = await stat(path);
+  // O_NOFOLLOW: a regular file swapped for a link after the check is not followed (ELOOP: read again later)
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let before, bytes;
+  try {
+    before = await handle.stat();
+    if (!before.isFile() && !before.isDirectory()) throw changedWhileRead(key); // swapped after the check
+    bytes = await handle.readFile(); // a folder: EISDIR
+  } finally {
+    await handle.close();
+  }
+  const after = await lstat(path);
   if (after.size !== bytes.length || after.mtimeMs !== before.mtimeMs) throw changedWhileRead(key);
   return { key, bytes, size: bytes.length, lastModified: Math.floor(after.mtimeMs), hash: sha256(bytes) };
 }
@@ -33,10 +60,10 @@ export async function readBucketFile(root: string, key: string): Promise<BucketF
  */
 export async function hashBucketFile(root: string, key: string): Promise<Omit<BucketFile, 'bytes'>> {
   const path = join(root, key);
-  const before = await stat(path);
+  const before = await lstat(path);
   const hasher = new Bun.CryptoHasher('sha256');
   for await (const chunk of Bun.file(path).stream() as unknown as AsyncIterable<Uint8Array>) hasher.update(chunk);
-  const after = await stat(path);
+  const after = await lstat(path);
   if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw changedWhileRead(key);
   return { key, size: after.size, lastModified: Math.floor(after.mtimeMs), hash: hasher.digest('hex') };
 }
