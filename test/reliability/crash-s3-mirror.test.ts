@@ -1,0 +1,217 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { tempDir } from '../support/fixtures.ts';
+import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+import {
+  between,
+  Child,
+  crashSettings,
+  dumpHistory,
+  firstDifference,
+  generateDeposits,
+  isEvent,
+  ledgerProblems,
+  opsTotal,
+  readLedger,
+  seconds,
+} from './crash-support.ts';
+
+/**
+ * Crash safety of the S3 mirror, timed from the inside (issue 20, item 1; docs/reliability.md). s3rver holds 150
+ * deposit objects (1,000 lines each, overlapping DOIs on two platforms); a daemon whose production bucket is that
+ * S3 bucket starts, mirrors it (list, download 8 at a time into `.s3-partial/`, rename into place in
+ * (LastModified, key) order, record `.s3-mirror-state.json`, hand on to the ingestor, which applies while the
+ * round goes on). The test waits for its k-th `file.applied` line (k seeded, small against the objects still to
+ * mirror, so the round is still downloading), waits 0-80 ms more, SIGKILLs it, checks the mirror folder and the
+ * store, restarts it, and so on; then lets it finish. At every kill: the files in place are exactly the first
+ * objects in apply order, each with the object's bytes (never a partial one); every object the state file
+ * records is in place; the ledger holds the first files in apply order, each applied once. At the end every
+ * object is mirrored once (no `.superseded/` copy) and applied once, and `--dump --history` is byte-identical to
+ * that of a second replica that mirrored the same bucket without being killed (the clean run: replicas apply
+ * the same files in the same order, docs/design.md, "Apply order and replica convergence").
+ */
+
+const OBJECTS = 150;
+const RECORDS = 1_000;
+const ENV = { TEST_S3_KEY: S3_CREDENTIALS.accessKeyId, TEST_S3_SECRET: S3_CREDENTIALS.secretAccessKey };
+const BUCKET = 'crash';
+
+const s = crashSettings('crash-s3-mirror');
+let s3: S3Server;
+let dir: ReturnType<typeof tempDir>;
+let children: Child[] = [];
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+});
+afterAll(async () => {
+  await s3.dispose();
+});
+beforeEach(() => {
+  dir = tempDir('doi-holdings-crash-s3-');
+});
+afterEach(async () => {
+  for (const c of children) if (!c.exited) await c.kill();
+  children = [];
+  dir.remove();
+});
+
+/** A replica's config: production is the S3 bucket, mirrored into `<name>/mirror`, its store in `<name>/db`. */
+function replica(name: string): string {
+  const path = join(dir.path, `${name}.toml`);
+  writeFileSync(
+    path,
+    `[server]
+listen = "127.0.0.1:0"
+[store]
+dir = "${name}/db"
+mapSizeGiB = 1
+[ingest]
+retryBaseMs = 20
+[buckets.production]
+kind = "s3"
+path = "${name}/mirror"
+endpoint = "${s3.endpoint}"
+region = "us-east-1"
+bucket = "${BUCKET}"
+forcePathStyle = true
+accessKeyIdEnv = "TEST_S3_KEY"
+secretAccessKeyEnv = "TEST_S3_SECRET"
+pollSeconds = 0.2
+[[platforms]]
+name = "acme"
+[[platforms]]
+name = "beta"
+`,
+  );
+  return path;
+}
+
+function daemon(config: string): Child {
+  const c = new Child(['--config', config], { env: ENV });
+  children.push(c);
+  return c;
+}
+
+/** The deposit files in a mirror folder (bucket keys), hidden bookkeeping left out. */
+function mirrored(mirror: string): string[] {
+  if (!existsSync(mirror)) return [];
+  return readdirSync(mirror, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => `${e.parentPath.slice(mirror.length + 1)}/${e.name}`.replace(/^\//, ''))
+    .filter((k) => !k.split('/').some((p) => p.startsWith('.')));
+}
+
+/** The keys whose file in the mirror is not byte for byte the uploaded object. */
+function notWhole(mirror: string, keys: readonly string[], bytesOf: ReadonlyMap<string, Uint8Array>): string[] {
+  return keys.filter((key) => Buffer.compare(readFileSync(join(mirror, key)), bytesOf.get(key)!) !== 0);
+}
+
+const keyOf = (line: string) => (JSON.parse(line) as { key: string }).key;
+
+test(
+  `SIGKILL during an S3 mirror round, ${s.kills} times at a seeded k-th file.applied line + 0-80 ms: every object mirrored and applied once, the dump equals a clean replica's`,
+  async () => {
+    const t0 = performance.now();
+    await s3.createBucket(BUCKET);
+    const deposits = generateDeposits(s.rng, { files: OBJECTS, records: RECORDS, platforms: ['acme', 'beta'], pool: 15_000 });
+    const bytesOf = new Map(deposits.map((d) => [d.key, d.bytes]));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < deposits.length) {
+          const d = deposits[next++]!;
+          await s3.put(BUCKET, d.key, d.bytes);
+        }
+      }),
+    );
+    // the apply order, from the bucket's own listing: (LastModified, key); S3 gives LastModified to the second
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+    expect(listed.IsTruncated).toBe(false);
+    const order = (listed.Contents ?? [])
+      .map((o) => ({ key: o.Key!, at: o.LastModified!.getTime() }))
+      .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : 1))
+      .map((o) => o.key);
+    expect([...order].sort()).toEqual([...bytesOf.keys()].sort());
+    s.say(`${OBJECTS} objects of ${RECORDS} lines uploaded, ${JSON.stringify(opsTotal(deposits))} (${seconds(performance.now() - t0)})`);
+    await Bun.sleep(1_100); // the objects' LastModified second has ended: the first round takes them all
+
+    const cfg = replica('a');
+    const mirror = join(dir.path, 'a', 'mirror');
+    const store = join(dir.path, 'a', 'db');
+    const logged = new Set<string>();
+    let applied = 0;
+    let midRound = 0;
+    for (let i = 0; i < s.kills; i++) {
+      const inPlace = mirrored(mirror).length;
+      const toMirror = OBJECTS - inPlace;
+      const k = between(s.rng, 1, Math.max(1, Math.floor(toMirror / 8)));
+      const delay = between(s.rng, 0, 80);
+      const t = performance.now();
+      const d = daemon(cfg);
+      await d.nth(isEvent('file.applied'), k, 60_000);
+      await Bun.sleep(delay);
+      const roundOver = d.lines.some(isEvent('s3.synced'));
+      const alive = !d.exited;
+      await d.kill();
+      expect(alive).toBe(true);
+      if (!roundOver) midRound++;
+
+      // the mirror: the first objects in apply order, each whole; the state file names only files in place
+      const files = mirrored(mirror);
+      const now = files.length;
+      expect(new Set(files)).toEqual(new Set(order.slice(0, now)));
+      expect(notWhole(mirror, files, bytesOf)).toEqual([]);
+      const state = JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8')) as Record<string, unknown>;
+      expect(Object.keys(state).filter((key) => !files.includes(key))).toEqual([]);
+      // the store: the first files in apply order, each applied once; none applied that is not in place
+      for (const l of d.lines.filter(isEvent('file.applied'))) {
+        expect(logged.has(keyOf(l))).toBe(false);
+        logged.add(keyOf(l));
+      }
+      const ledger = await readLedger(store);
+      const done = ledger.entries.length;
+      expect(ledgerProblems(ledger, order.slice(0, done))).toEqual([]);
+      expect(done).toBeLessThanOrEqual(now);
+      for (const key of order.slice(0, done)) logged.add(key); // a file of the killed transaction is applied but not logged
+      s.say(
+        `kill ${i + 1}/${s.kills}: ${toMirror} objects to mirror, k=${k}, delay=${delay} ms -> ${roundOver ? 'after the round ended' : 'mid-round'}: ` +
+          `${now - inPlace} mirrored (${now}/${OBJECTS} in place, ${Object.keys(state).length} in the state file), ${done - applied} applied (${done}/${OBJECTS}), ${seconds(performance.now() - t)}`,
+      );
+      applied = done;
+    }
+
+    // restart untouched: it mirrors and applies the rest
+    let t = performance.now();
+    const last = daemon(cfg);
+    if (applied < OBJECTS) await last.nth(isEvent('file.applied'), OBJECTS - applied, 60_000);
+    await last.nth(isEvent('s3.synced'), 1, 30_000).catch(() => undefined); // no round left to log when every object was in place
+    expect(await last.stop()).toBe(0);
+    for (const l of last.lines.filter(isEvent('file.applied'))) {
+      expect(logged.has(keyOf(l))).toBe(false);
+      logged.add(keyOf(l));
+    }
+    expect(mirrored(mirror).sort()).toEqual([...order].sort());
+    expect(notWhole(mirror, order, bytesOf)).toEqual([]);
+    expect(existsSync(join(mirror, '.superseded'))).toBe(false);
+    expect(Object.keys(JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8'))).sort()).toEqual([...order].sort());
+    expect(ledgerProblems(await readLedger(store), order)).toEqual([]);
+    s.say(`the last run mirrored and applied the rest in ${seconds(performance.now() - t)}; ${midRound} of ${s.kills} kills landed mid-round`);
+    expect(midRound).toBeGreaterThan(0);
+
+    // the clean run: a second replica mirrors the same bucket, untouched
+    t = performance.now();
+    const cleanCfg = replica('clean');
+    const clean = daemon(cleanCfg);
+    await clean.nth(isEvent('file.applied'), OBJECTS, 60_000);
+    expect(await clean.stop()).toBe(0);
+    expect(ledgerProblems(await readLedger(join(dir.path, 'clean', 'db')), order)).toEqual([]);
+    const [got, want] = [await dumpHistory(cfg, [], ENV), await dumpHistory(cleanCfg, [], ENV)];
+    expect(want.split('\n').length).toBeGreaterThan(10_000);
+    expect(firstDifference(got, want)).toBeUndefined();
+    s.say(`clean replica and the dumps: ${seconds(performance.now() - t)}, ${want.length.toLocaleString('en')} bytes, byte-identical; done in ${seconds(performance.now() - t0)}`);
+  },
+  90_000 + s.kills * 12_000,
+);
