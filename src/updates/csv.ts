@@ -10,7 +10,9 @@ export interface CsvRecord {
 }
 
 export async function* csvRecords(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<CsvRecord> {
-  const decoder = new TextDecoder('utf-8');
+  // ignoreBOM: the decoder keeps a leading BOM, so that one is dropped below for bytes and strings alike (the
+  // decoder's own dropping, and then ours, took two: a first field starting with U+FEFF lost it)
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const parser = new CsvParser();
   let first = true;
   for await (const chunk of chunks) {
