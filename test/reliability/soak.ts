@@ -12,7 +12,7 @@ import { HEADER, ROWS } from '../support/rw-sample.ts';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
-const WARMUP_MS = Math.min(60_000, SECONDS * 200); // 20% of the run, at most a minute
+const WARMUP_MS = SECONDS * 200; // the first 20% of the run: caches fill and the heap finds its size
 const WORKERS = 6;
 const DEPOSIT_EVERY_MS = 10_000;
 const KEY = 'soak-key-0001';
@@ -166,19 +166,31 @@ async function arrivals(): Promise<void> {
 }
 
 // ---- RSS ---------------------------------------------------------------------------------------------------------
-const rss: { at: number; kib: number }[] = [];
-const rssKib = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]);
-const sampler = setInterval(() => rss.push({ at: performance.now() - startedAt, kib: rssKib() }), 5_000);
+// RssAnon is the process's own memory (where a leak shows); RssFile is the store's pages mapped in as they are read
+const rss: { at: number; kib: number; anon: number; file: number }[] = [];
+const sample = () => {
+  const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+  const kib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1]);
+  rss.push({ at: performance.now() - startedAt, kib: kib('VmRSS'), anon: kib('RssAnon'), file: kib('RssFile') });
+};
+const sampler = setInterval(sample, 5_000);
 
 // ---- per-minute report -----------------------------------------------------------------------------------------
 const p99 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!.toFixed(1) : '-');
 let reported = 0;
-const reporter = setInterval(() => {
+/** The daemon's own view of its memory (prom-client's process figures): the JS heap in use and memory held outside it. */
+async function heapFigures(): Promise<string> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const mb = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text)?.[1]) / 1048576);
+  return `heap used ${mb('nodejs_heap_size_used_bytes')} MiB, external ${mb('nodejs_external_memory_bytes')} MiB`;
+}
+const reporter = setInterval(async () => {
+  const heap = reported < minute() ? await heapFigures().catch((e) => String(e)) : '';
   for (; reported < minute(); reported++) {
     const m = latencies[reported] ?? { updates: [], entitlements: [], status: [] };
     const n = m.updates.length + m.entitlements.length + m.status.length;
     console.log(
-      `minute ${reported + 1}: ${n} requests, p99 ms updates ${p99(m.updates)}, entitlements ${p99(m.entitlements)}, status ${p99(m.status)}; RSS ${Math.round((rss.at(-1)?.kib ?? 0) / 1024)} MiB; files applied ${events('file.applied').length}/${depositFiles}`,
+      `minute ${reported + 1}: ${n} requests, p99 ms updates ${p99(m.updates)}, entitlements ${p99(m.entitlements)}, status ${p99(m.status)}; RSS ${Math.round((rss.at(-1)?.kib ?? 0) / 1024)} MiB (anon ${Math.round((rss.at(-1)?.anon ?? 0) / 1024)}, file ${Math.round((rss.at(-1)?.file ?? 0) / 1024)}); files applied ${events('file.applied').length}/${depositFiles}; ${heap}`,
     );
   }
 }, 1_000);
@@ -210,9 +222,11 @@ for (; reported <= minute() && latencies[reported]; reported++) {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+// medians over a minute (or a fifth of the run if shorter): a single sample moves with each garbage collection
+const windowMs = Math.min(60_000, SECONDS * 200);
 const after = rss.filter((s) => s.at >= WARMUP_MS);
-const baseline = median(after.slice(0, 3).map((s) => s.kib));
-const final = median(after.slice(-3).map((s) => s.kib));
+const baseline = median(after.filter((s) => s.at < WARMUP_MS + windowMs).map((s) => s.kib));
+const final = median(after.filter((s) => s.at >= SECONDS * 1000 - windowMs).map((s) => s.kib));
 const peak = Math.max(...after.map((s) => s.kib));
 const growth = final / baseline - 1;
 console.log(
