@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { MAX_LINE_BYTES, parseDepositFile, parseDepositText, parseRecordLine, type ParsedDeposit } from '../../src/deposit/index.ts';
 import { FAULT_CODES } from '../../src/fault.ts';
@@ -244,15 +245,27 @@ describe('one file', () => {
     }));
   });
 
-  test('any bytes at all: a file fault with a file code, or a parse the model agrees with; never a throw', async () => {
-    const bytesArb = fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }).map((b) => gz(b)), fc.uint8Array({ maxLength: 300 }).map((b) => gz(b).subarray(0, Math.max(0, b.length % 40))));
-    await fuzz('deposit bytes', 1000, fc.asyncProperty(bytesArb, fc.boolean(), async (bytes, asGzip) => {
-      const got = asGzip ? await parseDepositFile(bytes, { maxDecompressedBytes: 4096 }) : parseDepositText(bytes);
+  test('any gzip file: one member or several, padded, cut or followed by garbage; a file fault with a file code, or what the model makes of its content', async () => {
+    const cat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+    const gzArb = fc.oneof(
+      fc.uint8Array({ maxLength: 300 }),
+      fc.uint8Array({ maxLength: 300 }).map((b) => gz(b)),
+      fileBytesArb.map((b) => gz(b)),
+      fc.tuple(fileBytesArb, fileBytesArb).map(([a, b]) => cat(gz(a), gz(b))),
+      fc.tuple(fileBytesArb, fc.nat({ max: 600 })).map(([b, cut]) => gz(b).subarray(0, cut)),
+      fc.tuple(fileBytesArb, fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.boolean()).map(([b, tail, zeros]) => cat(gz(b), zeros ? new Uint8Array(tail.length) : tail)),
+    );
+    const seen: Record<string, number> = {};
+    await fuzz('deposit gzip', 400, fc.asyncProperty(gzArb, async (bytes) => {
+      const got = await parseDepositFile(bytes, { maxDecompressedBytes: 1 << 20 });
+      const outcome = 'code' in got ? got.code : 'parsed';
+      seen[outcome] = (seen[outcome] ?? 0) + 1;
       if ('code' in got) {
         expect(FILE_CODES).toContain(got.code);
         expect(got.message.length).toBeGreaterThan(0);
-      } else if (!asGzip) expectLikeModel(got, modelFile(bytes));
+      } else expectLikeModel(got, modelFile(new Uint8Array(gunzipSync(bytes))));
     }));
+    console.log('  outcomes:', JSON.stringify(seen));
   });
 });
 
