@@ -11,7 +11,8 @@ import { BUN, REPO, runCli, seeded } from '../support/fixtures.ts';
  *
  * CRASH_KILLS (default 5; `make soak` sets 50) and CRASH_SEED (default random) steer every crash test. The seed,
  * and for each kill the figure it was timed from and its delay, are printed, so a failure replays with
- * `CRASH_SEED=<seed> bun test test/reliability/crash-<name>.test.ts`.
+ * `CRASH_SEED=<seed> bun test test/reliability/crash-<name>.test.ts`: the same deposits and feeds, and the same
+ * draws for each kill (its k or mark, its delay). Where exactly a kill lands also depends on the machine's pace.
  */
 
 export interface CrashSettings {
@@ -165,11 +166,6 @@ export class Child {
 
   get exited(): boolean {
     return this.proc.exitCode !== null || this.proc.signalCode !== null;
-  }
-
-  /** The parsed JSON log lines with this event. */
-  events(event: string): Record<string, unknown>[] {
-    return this.lines.filter((l) => l.includes(`"event":"${event}"`)).map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 }
 
