@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { copyFileSync, createReadStream, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store, servedUpdates } from '../../src/store/index.ts';
 import { csvRecords } from '../../src/updates/index.ts';
@@ -35,6 +35,11 @@ import { between, Child, crashSettings, ExitedEarly, isEvent, seconds } from './
 
 const FEED_ROWS = 20_020;
 const MARK = 5_000;
+/**
+ * The stores' map: a killed import's scratch rows stay for six hours (about 0.9 KB a row here), so 50 kills
+ * (`make soak`) leave about 0.8 GB of them; the map is address space, the file grows as needed.
+ */
+const MAP_BYTES = 4 * 2 ** 30;
 
 const s = crashSettings('crash-update-import');
 let dir: ReturnType<typeof tempDir>;
@@ -45,6 +50,7 @@ let children: Child[] = [];
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-updates-');
   cfg = writeConfig(dir.path, '\n[updates]\ndropDir = "drop"\n');
+  writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace('mapSizeGiB = 1\n', `mapSizeGiB = ${MAP_BYTES / 2 ** 30}\n`));
   dropDir = join(dir.path, 'drop');
   mkdirSync(dropDir);
 });
@@ -103,7 +109,7 @@ type Snapshot = Map<string, string>;
  * clear) and its update generation (moved by each import that changed something).
  */
 async function storeFigures(storeDir: string): Promise<{ scratch: number; gen: number }> {
-  const store = Store.open(storeDir, 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+  const store = Store.open(storeDir, 'production', { mapSizeBytes: MAP_BYTES, readOnly: true });
   try {
     return { scratch: store.importScratchRows(), gen: store.changeStamp().updatesGen };
   } finally {
@@ -116,7 +122,7 @@ async function storeFigures(storeDir: string): Promise<{ scratch: number; gen: n
  * that far; ExitedEarly when the import ends first.
  */
 async function watchStore(storeDir: string, c: Child, reached: (store: Store) => boolean): Promise<void> {
-  const store = Store.open(storeDir, 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+  const store = Store.open(storeDir, 'production', { mapSizeBytes: MAP_BYTES, readOnly: true });
   try {
     while (!reached(store)) {
       if (c.exited) throw new ExitedEarly(c.proc.exitCode, 1, 0, c.lines.slice(-5));
@@ -129,7 +135,7 @@ async function watchStore(storeDir: string, c: Child, reached: (store: Store) =>
 
 /** Every work's stored update entry (its updates with their feed, and its events), as JSON by DOI key. */
 async function snapshot(storeDir: string, env: 'production' | 'staging', works: readonly string[]): Promise<Snapshot> {
-  const store = Store.open(storeDir, env, { mapSizeBytes: 1 << 30, readOnly: true });
+  const store = Store.open(storeDir, env, { mapSizeBytes: MAP_BYTES, readOnly: true });
   try {
     return new Map(works.map((w) => [w, JSON.stringify(store.updatesOf(w) ?? null)]));
   } finally {
@@ -148,6 +154,7 @@ test(
   `SIGKILL during an update import (--import-updates, then the daemon's drop folder), ${s.kills} times while rows stream or a store commits, + 0-80 ms: each environment holds the old feed or the new one, never a mix`,
   async () => {
     const t0 = performance.now();
+    expect(readFileSync(cfg.path, 'utf8')).toContain(`mapSizeGiB = ${MAP_BYTES / 2 ** 30}\n`);
     const { feeds, rowCounts, works } = await makeFeeds(s.rng);
     s.say(`feeds: ${feeds.map((f) => `${Bun.file(f).size.toLocaleString('en')} bytes`).join(', ')}; ${works.length.toLocaleString('en')} works named (${seconds(performance.now() - t0)})`);
 
@@ -257,7 +264,7 @@ test(
     expect([whichState(final.production, states), whichState(final.staging, states)]).toEqual(['feed 2', 'feed 2']);
     s.say(`the daemon restarted untouched holds feed 2 in both environments after ${seconds(performance.now() - t)}; outcomes: ${JSON.stringify(outcomes)}`);
     const url = (JSON.parse(d.lines.find(isEvent('daemon.started'))!) as { url: string }).url.replace(/\/$/, '');
-    const ref = Store.open(join(dir.path, 'ref-db'), 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+    const ref = Store.open(join(dir.path, 'ref-db'), 'production', { mapSizeBytes: MAP_BYTES, readOnly: true });
     try {
       const sample = works.filter((_, i) => i % 97 === 0);
       for (const path of ['/v2.2/updates', '/staging/v2.2/updates'])
@@ -276,7 +283,7 @@ test(
     // killed imports leave their scratch rows; a later import removes them once they are six hours old
     const left: string[] = [];
     for (const env of ['production', 'staging'] as const) {
-      const st = Store.open(storeDir, env, { mapSizeBytes: 1 << 30, readOnly: true });
+      const st = Store.open(storeDir, env, { mapSizeBytes: MAP_BYTES, readOnly: true });
       left.push(`${env} ${st.importScratchRows().toLocaleString('en')} (store pages used: ${((st.pageFigures().usedPages * st.pageFigures().pageSize) / 1e6).toFixed(0)} MB)`);
       await st.close();
     }
