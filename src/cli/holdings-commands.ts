@@ -2,7 +2,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, normaliseDoiInput } from '../doi/index.ts';
-import { Ingestor, InlinePreparer, type IngestOutcome } from '../ingest/index.ts';
+import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
@@ -148,8 +148,9 @@ async function ingestOne(store: Store, config: Config, root: string, key: string
     log: silentLogger,
     preparer: new InlinePreparer(),
     recordUnreadable: false,
+    keepUnrecorded: false,
     onOutcome: (o) => {
-      if ((o.status === 'unread' ? o.key : o.status === 'conflict' ? o.conflict.key : o.entry.key) === key) outcome = o;
+      if (outcomeKey(o) === key) outcome = o;
     },
   });
   try {
@@ -183,6 +184,9 @@ function describeOutcome(env: EnvName, key: string, o: IngestOutcome | undefined
       return { env, key: o.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
     case 'unreadable':
       return { env, key: o.entry.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
+    case 'unrecorded':
+      // the store is full: the file was not applied, and its quarantine could not be written either
+      return { env, key: o.key, outcome: 'failed', code: o.fault.code, message: `${o.fault.message}; its quarantine could not be recorded either: ${o.writeFault.message}` };
     case undefined:
       return { env, key, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
   }

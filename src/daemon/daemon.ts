@@ -139,9 +139,10 @@ export class Daemon {
   }
 
   /**
-   * /healthz: 200 while every store is open and no ingestor has files waiting without progress; otherwise 503 with
-   * `failed` naming each failed check. S3 is reported, not judged: a replica whose bucket is unreachable still
-   * answers from what it holds, and the alert on the listing age says so (docs/operations.md).
+   * /healthz: 200 while every store is open, none is full (a write failed STORE_FULL or DISK_FULL and no file
+   * applied since) and no ingestor has files waiting without progress; otherwise 503 with `failed` naming each
+   * failed check. S3 is reported, not judged: a replica whose bucket is unreachable still answers from what it
+   * holds, and the alert on the listing age says so (docs/operations.md).
    */
   health(): { ok: boolean; failed: string[]; checks: Record<string, unknown> } {
     const checks: Record<string, unknown> = {};
@@ -153,10 +154,13 @@ export class Daemon {
       const idleMs = now - s.lastProgressAt;
       const stuck = s.queueDepth > 0 && idleMs > STUCK_AFTER_MS;
       if (stuck) failed.push(`${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`);
+      // a full map or filesystem: nothing can be applied until the operator makes room (until a file applies again)
+      const full = s.storeFull(r.store.appliedSeq().seq);
+      if (full) failed.push(`${env}: store full: ${full.code}: ${full.message}`);
       const s3 = r.mirror && { lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null, failing: r.mirror.lastError?.code ?? null };
       // a warming index is not a failure: its lookups read the store, the answers are the same
       const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
-      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, entitlementIndex, ...(s3 ? { s3 } : {}) };
+      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, storeFull: full?.code ?? null, entitlementIndex, ...(s3 ? { s3 } : {}) };
     }
     return { ok: failed.length === 0, failed, checks };
   }

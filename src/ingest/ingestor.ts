@@ -1,9 +1,11 @@
 import type { EnvName, IngestSettings } from '../config/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
-import type { Logger } from '../log.ts';
-import { conflictFault, seenBefore, UNREAD_HASH, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
+import type { Level, Logger } from '../log.ts';
+import { seenBefore, storeWriteFault, UNREAD_HASH, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
+import { countAndLog, type IngestOutcome } from './outcomes.ts';
+import { applyOrder, retryDelayMs, untried, type Pending } from './pending.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault, statBucketFile } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
@@ -16,15 +18,6 @@ import { IngestStats } from './stats.ts';
  * left 315 MB (bench/ingest.ts, scenario d).
  */
 const MAX_BATCH_FILES = 2;
-
-interface Pending {
-  key: string;
-  lastModified: number;
-  tries: number;
-  /** not before (ms, from the injected clock) */
-  due: number;
-  retry?: boolean;
-}
 
 export interface IngestorOptions {
   env: EnvName;
@@ -44,10 +37,14 @@ export interface IngestorOptions {
    * operator sees it, and an earlier quarantine's reason is kept). The daemon quarantines it (default).
    */
   recordUnreadable?: boolean;
+  /**
+   * A file whose quarantine the store cannot write (it is full) is kept and tried again later, its backoff
+   * capped (the daemon, default); false: it is reported as `unrecorded` (the CLI).
+   */
+  keepUnrecorded?: boolean;
 }
 
-/** What became of a submitted file: the store's FileStatus, or not read and nothing written. */
-export type IngestOutcome = FileStatus | { status: 'unread'; key: string; fault: Fault<'FILE_MISSING' | 'READ_FAILED'> };
+export type { IngestOutcome };
 
 /**
  * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. What becomes of a file is
@@ -168,9 +165,16 @@ export class Ingestor {
         if (prepared !== undefined) batch.push(prepared);
       }
       await inFlight;
-      if (batch.length > 0) inFlight = this.applyBatch(batch);
+      // the batch in flight may have left a file waiting for a retry (the store could not write): it goes first
+      if (batch.length > 0 && this.heldBack(batch[0]!)) for (const f of batch) this.pending.set(f.key, untried(f));
+      else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
+  }
+
+  /** An earlier file is pending (waiting for its retry): `f` must not be applied before it. */
+  private heldBack(f: PreparedFile): boolean {
+    return [...this.pending.values()].some((q) => applyOrder(q, f) < 0);
   }
 
   /** The worker reads, hashes, checks the path, parses and encodes the file. */
@@ -183,7 +187,6 @@ export class Ingestor {
   private async finish(p: Pending, reply: PrepareReply): Promise<PreparedFile | undefined | 'retry'> {
     const { settings, store, log, env } = this.opts;
     const tries = p.tries + 1;
-    const retry = p.retry ?? false;
     if (reply.kind === 'readError') {
       if (reply.fault.code !== 'FILE_MISSING') return this.retryOrQuarantine(p, tries, reply.fault);
       this.report({ status: 'unread', key: p.key, fault: reply.fault });
@@ -191,7 +194,7 @@ export class Ingestor {
     }
     const faulty = reply.kind === 'fault';
     // the rule's answer from the ledger as it is now: a duplicate needs no transaction
-    const decision = store.decide(reply.file, faulty, retry);
+    const decision = store.decide(reply.file, faulty, p.retry ?? false);
     if (decision === 'duplicate') {
       this.report({ status: 'duplicate', entry: store.fileEntry(p.key)! });
       return undefined;
@@ -200,8 +203,7 @@ export class Ingestor {
       // a conflict is recorded at once; a fault that may pass by itself is retried before it quarantines
       if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code) && tries < settings.maxTries)
         return this.retryOrQuarantine(p, tries, reply.fault, reply.file);
-      await this.quarantine({ ...reply.file, platform: reply.platform }, reply.fault, tries, retry);
-      return undefined;
+      return this.quarantine(p, tries, { ...reply.file, platform: reply.platform }, reply.fault);
     }
     const prepared = reply.prepared;
     prepared.retry = p.retry;
@@ -211,7 +213,7 @@ export class Ingestor {
 
   /** A recoverable fault: tried again after a backoff, or quarantined once the tries are used up. */
   private async retryOrQuarantine(p: Pending, tries: number, f: Fault<FileFaultCode>, file?: FileIdentity & { platform?: string }): Promise<'retry' | undefined> {
-    const { settings, log, env, root } = this.opts;
+    const { settings, root } = this.opts;
     if (tries >= settings.maxTries) {
       const gaveUp = settings.maxTries > 1 ? fault(f.code, `${f.message} (gave up after ${tries} tries)`) : f;
       if (!file && this.opts.recordUnreadable === false) {
@@ -220,17 +222,22 @@ export class Ingestor {
       }
       // a file that could not be read is quarantined by what its stat says: its content is unknown
       const identity = file ?? { key: p.key, hash: UNREAD_HASH, ...(await statBucketFile(root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
-      await this.quarantine(identity, gaveUp, tries, p.retry ?? false);
-      return undefined;
+      return this.quarantine(p, tries, identity, gaveUp);
     }
-    const delay = settings.retryBaseMs * 2 ** (tries - 1);
-    log.log('warn', 'file.retry', { env, key: p.key, code: f.code, message: f.message, tries, retryInMs: delay });
+    return this.retryLater(p, tries, 'warn', 'file.retry', { code: f.code, message: f.message });
+  }
+
+  /** Keeps the file to try again after a backoff (pending.ts, retryDelayMs). */
+  private retryLater(p: Pending, tries: number, level: Level, event: string, fields: Record<string, unknown>): 'retry' {
+    const delay = retryDelayMs(this.opts.settings.retryBaseMs, tries);
+    this.opts.log.log(level, event, { env: this.opts.env, key: p.key, ...fields, tries, retryInMs: delay });
     this.stats.retries++;
     this.pending.set(p.key, { ...p, tries, due: this.now() + delay });
     return 'retry';
   }
 
-  private async applyBatch(batch: PreparedFile[]): Promise<void> {
+  /** Applies a batch in one transaction; false when a file of it was kept for a retry (the files after it too). */
+  private async applyBatch(batch: PreparedFile[]): Promise<boolean> {
     const { store, log, env } = this.opts;
     let results: FileStatus[];
     const t0 = performance.now();
@@ -238,62 +245,52 @@ export class Ingestor {
       results = await store.applyFiles(batch);
     } catch (e) {
       // Nothing of the batch was committed. Apply its files one by one so one bad file cannot hold back or
-      // quarantine the others; a single file that fails is retried later (map full, disk error...).
+      // quarantine the others; a file kept for a retry holds back the ones after it.
       if (batch.length > 1) {
-        for (const f of batch) await this.applyBatch([f]);
-        return;
+        for (const [i, f] of batch.entries()) {
+          if (await this.applyBatch([f])) continue;
+          for (const g of batch.slice(i + 1)) this.pending.set(g.key, untried(g));
+          return false;
+        }
+        return true;
       }
       const f = batch[0]!;
+      const cause = storeWriteFault(e); // STORE_FULL, DISK_FULL or APPLY_FAILED
+      this.stats.noteStoreFailure(cause, store.appliedSeq().seq);
       const p: Pending = { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
       const identity = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, platform: f.platform };
-      await this.retryOrQuarantine(p, f.tries, fault('APPLY_FAILED', `${f.key}: the store transaction failed: ${(e as Error).message}`), identity);
-      return;
+      return (await this.retryOrQuarantine(p, f.tries, fault(cause.code, `${f.key}: ${cause.message}`), identity)) !== 'retry';
     }
     const ms = performance.now() - t0;
     for (const r of results) this.report(r, ms / results.length);
     this.stats.lastProgressAt = this.now();
     log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
+    return true;
   }
 
-  /** Where every outcome goes: the stats, the log, and the caller's onOutcome. */
+  /** Where every outcome goes: the stats, the log (outcomes.ts), and the caller's onOutcome. */
   private report(o: IngestOutcome, applyMs = 0): void {
-    const { log, env } = this.opts;
-    if (o.status !== 'unread') this.stats.noteDone(o.status === 'conflict' ? o.conflict.lastModified : o.entry.lastModified);
-    switch (o.status) {
-      case 'applied':
-        this.stats.noteApplied(o.entry, applyMs);
-        log.log(o.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', { env, key: o.entry.key, ...o.entry.counts, firstRejected: o.entry.rejectedLines?.slice(0, 3) });
-        break;
-      case 'quarantined':
-        this.stats.quarantined++;
-        this.stats.lastProgressAt = this.now();
-        log.log('error', 'file.quarantined', { env, key: o.entry.key, code: o.entry.code, message: o.entry.message });
-        break;
-      case 'conflict':
-        this.stats.conflicts++;
-        log.log('error', 'file.conflict', { env, key: o.conflict.key, ...conflictFault(o.conflict) });
-        break;
-      case 'duplicate':
-        log.log('debug', 'file.duplicate', { env, key: o.entry.key });
-        break;
-      case 'unreadable':
-        log.log('error', 'file.unreadable', { env, key: o.entry.key, ...o.fault });
-        break;
-      case 'unread':
-        if (o.fault.code === 'FILE_MISSING') log.log('debug', 'file.missing', { env, key: o.key });
-        else log.log('error', 'file.unreadable', { env, key: o.key, code: o.fault.code, message: o.fault.message });
-        break;
-    }
+    countAndLog(o, { env: this.opts.env, log: this.opts.log, stats: this.stats, now: this.now() }, applyMs);
     this.opts.onOutcome?.(o);
   }
 
-  private async quarantine(file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>, tries: number, retry: boolean): Promise<void> {
-    const now = () => new Date(this.now());
-    this.report(await this.opts.store.quarantineFile(file, f, { tries, retry, now }));
+  /**
+   * Records the file's quarantine. That is a write too: when the store cannot make it (full), the file is never
+   * dropped: the daemon keeps it and tries it again (applying it first, should there be room by then).
+   */
+  private async quarantine(p: Pending, tries: number, file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>): Promise<'retry' | undefined> {
+    const { store, keepUnrecorded } = this.opts;
+    let status: FileStatus;
+    try {
+      status = await store.quarantineFile(file, f, { tries, retry: p.retry ?? false, now: () => new Date(this.now()) });
+    } catch (e) {
+      const writeFault = storeWriteFault(e);
+      this.stats.noteStoreFailure(writeFault, store.appliedSeq().seq);
+      if (keepUnrecorded === false) this.report({ status: 'unrecorded', key: p.key, fault: f, writeFault });
+      else return this.retryLater(p, tries, 'error', 'file.quarantine_failed', { code: writeFault.code, message: writeFault.message, fileCode: f.code });
+      return undefined;
+    }
+    this.report(status);
+    return undefined;
   }
-}
-
-/** Files apply in (bucket LastModified, key) order (docs/design.md, "Apply order and replica convergence"). */
-function applyOrder(a: Pending, b: Pending): number {
-  return a.lastModified - b.lastModified || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }

@@ -1,4 +1,5 @@
-import type { FileEntry } from '../store/index.ts';
+import type { Fault } from '../fault.ts';
+import type { FileEntry, StoreWriteCode } from '../store/index.ts';
 
 /** In-memory ingest counters for /metrics and /healthz (the ledger holds the durable reports). */
 export class IngestStats {
@@ -14,6 +15,21 @@ export class IngestStats {
   /** the newest LastModified (ms) of a file submitted, and of a file finished (applied, duplicate or quarantined) */
   newestSeen = 0;
   newestDone = 0;
+  /** the last store write that failed for want of room, with the store's last apply number at that moment */
+  private full: { code: 'STORE_FULL' | 'DISK_FULL'; message: string; seq: number } | undefined;
+
+  /** A failed store write: a full map or filesystem is remembered until a file is applied again. */
+  noteStoreFailure(f: Fault<StoreWriteCode>, seq: number): void {
+    if (f.code !== 'APPLY_FAILED') this.full = { code: f.code, message: f.message, seq };
+  }
+
+  /**
+   * The store is full while its last apply number is still the one of the failure: no file was applied since, by
+   * this process or another (an operator's --retry). /healthz fails meanwhile.
+   */
+  storeFull(seq: number): { code: 'STORE_FULL' | 'DISK_FULL'; message: string } | undefined {
+    return this.full && this.full.seq === seq ? this.full : undefined;
+  }
 
   noteSeen(lastModified: number): void {
     if (lastModified > this.newestSeen) this.newestSeen = lastModified;
@@ -33,6 +49,7 @@ export class IngestStats {
   }
 
   noteApplied(entry: FileEntry, ms: number): void {
+    this.full = undefined;
     this.filesApplied++;
     this.applyMsTotal += ms;
     const c = entry.counts!;

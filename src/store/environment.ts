@@ -34,6 +34,8 @@ export const META = {
 } as const;
 
 export interface StoreDbs {
+  /** the environment's store folder (messages name it) */
+  path: string;
   root: RootDatabase;
   /** key: utf8(doiKey) 0x00 utf8(platform); value: holding-codec bytes */
   holdings: Database<Uint8Array, Uint8Array>;
@@ -74,6 +76,10 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       // went 145k -> 180k records/s (initial load) and 78k -> 95k (churn) without it, as commits got cheaper;
       // queued batches were level. Sync commits either way (docs/design.md, "Durability").
       useWritemap: false,
+      // Every write is a transaction (write-failure.ts). With lmdb-js's event-turn batching, each failed commit
+      // also rejected a promise of its own that nobody holds (an unhandled rejection, measured with lmdb-js 3.5.6
+      // on a full tmpfs); transactions are grouped per turn either way.
+      eventTurnBatching: false,
       compression: false,
       readOnly: opts.readOnly,
     });
@@ -81,6 +87,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
   const dbs: StoreDbs = {
+    path,
     root,
     holdings: root.openDB({ name: 'holdings', keyEncoding: 'binary', encoding: 'binary' }),
     updates: root.openDB({ name: 'updates', encoding: 'msgpack' }),

@@ -3,6 +3,7 @@ import { fault, type Fault } from '../fault.ts';
 import type { UpdateObject } from '../updates/schema.ts';
 import { META, type StoreDbs } from './environment.ts';
 import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
+import { writeTransaction } from './write-failure.ts';
 
 /**
  * One import of an update feed with bounded memory: rows are written as they are read into the `importScratch`
@@ -70,7 +71,7 @@ export class FeedImport {
     this.batch = [];
     const previous = this.inFlight;
     this.inFlight = previous.then(() =>
-      this.dbs.root.transaction(() => {
+      writeTransaction(this.dbs, () => {
         for (const [key, row] of rows) this.dbs.importScratch.putSync(key, row);
       }),
     );
@@ -140,7 +141,7 @@ export class FeedImport {
   async abort(): Promise<void> {
     this.batch = [];
     await this.inFlight.catch(() => {});
-    await this.dbs.root.transaction(() => this.removeOwnRows());
+    await writeTransaction(this.dbs, () => this.removeOwnRows());
   }
 
   /** Inside a write transaction: this import's scratch rows go; when they are all there is, in one step. */
@@ -160,10 +161,11 @@ export class FeedImport {
       if (!(now - started < STALE_AFTER_MS)) stale.push(key as Uint8Array);
       if (stale.length > 100_000) break;
     }
+    // a failure leaves them for the next import to remove
     if (stale.length > 0)
-      void this.dbs.root.transaction(() => {
+      writeTransaction(this.dbs, () => {
         for (const key of stale) this.dbs.importScratch.removeSync(key);
-      });
+      }).catch(() => undefined);
   }
 }
 

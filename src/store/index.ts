@@ -21,3 +21,4 @@ export { UpdatesIndex } from './updates-index.ts';
 export { UpdatesTable } from './updates-table.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
 export { sameBytes } from './bytes.ts';
+export { classifyStoreError, storeWriteFault, StoreWriteError, LOW_SPACE_BYTES, type StoreWriteCode } from './write-failure.ts';

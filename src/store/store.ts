@@ -24,6 +24,7 @@ import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } f
 import { copyStore, pageFigures, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
+import { writeTransaction } from './write-failure.ts';
 
 /**
  * The LMDB store of one environment: holdings with their history, the file ledger, update information. Its
@@ -58,13 +59,14 @@ export class Store {
   /**
    * Applies files in order, all in ONE write transaction (a cold replica batches queued files): each file whole
    * with its ledger entry, or none of them after a crash. The decision is taken inside the transaction, so two
-   * processes applying the same file cannot both apply it.
+   * processes applying the same file cannot both apply it. A failed transaction commits nothing and throws a
+   * StoreWriteError whose code says why (STORE_FULL, DISK_FULL, APPLY_FAILED: write-failure.ts).
    */
   async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<FileStatus[]> {
     const told: AppliedFile[] = [];
     this.applied.pending++;
     try {
-      const statuses = await this.dbs.root.transaction(() => {
+      const statuses = await this.write(() => {
         told.length = 0; // a transaction callback may be run again
         return files.map((f) => this.applyOne(f, now, told));
       });
@@ -107,7 +109,8 @@ export class Store {
 
   /**
    * Records a file that cannot be applied (a file-level fault, a path fault, or retries exhausted), unless the
-   * ledger already decided this content (duplicate) or the key was applied with other content (conflict).
+   * ledger already decided this content (duplicate) or the key was applied with other content (conflict). It is a
+   * write too: on a full store it throws a StoreWriteError, and the caller keeps the file to record later.
    */
   async quarantineFile(
     file: FileIdentity & { platform?: string },
@@ -115,7 +118,7 @@ export class Store {
     opts: { tries: number; retry?: boolean; now?: () => Date },
   ): Promise<FileStatus> {
     const now = opts.now ?? (() => new Date());
-    return this.dbs.root.transaction(() => {
+    return this.write((): FileStatus => {
       const existing = this.dbs.files.get(file.key);
       const decision = decideFile(existing, { ...file, faulty: true }, opts.retry ?? false);
       if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
@@ -241,7 +244,12 @@ export class Store {
   }
 
   async saveSourceState(kind: 'file' | 'url', id: string, state: object): Promise<void> {
-    await this.dbs.meta.put(META.sourceState(kind, id), state);
+    await this.write(() => this.dbs.meta.putSync(META.sourceState(kind, id), state));
+  }
+
+  /** One write transaction, all or nothing; a failure is a StoreWriteError (write-failure.ts). */
+  private write<T>(fn: () => T): Promise<T> {
+    return writeTransaction(this.dbs, fn);
   }
 
   // --- the file itself ---

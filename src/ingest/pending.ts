@@ -1,0 +1,30 @@
+import type { PreparedFile } from '../store/index.ts';
+
+/** A file in the ingestor's queue: submitted, or waiting for a retry. */
+export interface Pending {
+  key: string;
+  lastModified: number;
+  /** tries made so far */
+  tries: number;
+  /** not before (ms, from the injected clock) */
+  due: number;
+  retry?: boolean;
+}
+
+/** Files apply in (bucket LastModified, key) order (docs/design.md, "Apply order and replica convergence"). */
+export function applyOrder(a: Pick<Pending, 'key' | 'lastModified'>, b: Pick<Pending, 'key' | 'lastModified'>): number {
+  return a.lastModified - b.lastModified || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/** A retry is never put off longer than this (a file kept while the store cannot record its quarantine). */
+export const MAX_RETRY_DELAY_MS = 5 * 60_000;
+
+/** The pause after try number `tries`: `baseMs` doubled per try, at most MAX_RETRY_DELAY_MS. */
+export function retryDelayMs(baseMs: number, tries: number): number {
+  return Math.min(baseMs * 2 ** (tries - 1), MAX_RETRY_DELAY_MS);
+}
+
+/** A prepared file that was not tried, back in the queue as it was (it is read and parsed again later). */
+export function untried(f: PreparedFile): Pending {
+  return { key: f.key, lastModified: f.lastModified, tries: f.tries - 1, due: 0, retry: f.retry };
+}
