@@ -1,8 +1,7 @@
-import { isHiddenOrTemp } from '../deposit/index.ts';
+import { isHiddenOrTemp, unsafeKeyPart } from '../deposit/index.ts';
 
 /** The longest file or folder name Linux file systems take (NAME_MAX), in bytes. */
 export const NAME_MAX_BYTES = 255;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * What the S3 mirror does with an object key (the prefix taken off): `copy` it to the same relative path in the
@@ -18,10 +17,15 @@ export function mirrorKeyDecision(rel: string): { action: 'copy' | 'ignore' } | 
 }
 
 function keyProblem(rel: string): string | undefined {
-  if (rel.includes('\\')) return 'the key contains a backslash (a folder separator on some systems)';
-  if (CONTROL.test(rel)) return 'the key contains a control character';
+  switch (unsafeKeyPart(rel)) {
+    case 'control':
+      return 'the key contains a control character';
+    case 'backslash':
+      return 'the key contains a backslash (a folder separator on some systems)';
+    case 'dotSegment':
+      return 'the key has a "." or ".." segment: it would lead outside the mirror folder';
+  }
   const parts = rel.split('/');
-  if (parts.some((p) => p === '..' || p === '.')) return 'the key has a "." or ".." segment: it would lead outside the mirror folder';
   if (parts.some((p) => p === '')) return 'the key has an empty segment (a leading "/" or "//")';
   if (parts.some((p) => Buffer.byteLength(p, 'utf8') > NAME_MAX_BYTES)) return `a name in the key is over ${NAME_MAX_BYTES} bytes, longer than a file system takes`;
   return undefined;

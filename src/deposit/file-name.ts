@@ -12,14 +12,29 @@ export interface DepositPath {
   key: string;
 }
 
+/**
+ * What makes a key unsafe as a path, whatever else it is: control characters, a backslash (a folder separator on
+ * some systems, where "a\..\b" leads elsewhere), or a "." or ".." segment. The one rule for deposit paths (BAD_PATH)
+ * and for the keys the S3 mirror copies (mirror-key.ts); each says it in its own words.
+ */
+export function unsafeKeyPart(key: string): 'control' | 'backslash' | 'dotSegment' | undefined {
+  if (CONTROL.test(key)) return 'control';
+  if (key.includes('\\')) return 'backslash';
+  if (key.split('/').some((p) => p === '..' || p === '.')) return 'dotSegment';
+  return undefined;
+}
+
 /** Checks a bucket-relative key; `platforms` are the registered platform names. */
 export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault<PathFaultCode> {
-  if (CONTROL.test(key)) return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
-  // a folder separator on some systems, where "a\..\b" leads elsewhere; the S3 mirror never copies such a key
-  if (key.includes('\\')) return fault('BAD_PATH', `${key}: the path contains a backslash`);
+  switch (unsafeKeyPart(key)) {
+    case 'control':
+      return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
+    case 'backslash':
+      return fault('BAD_PATH', `${key}: the path contains a backslash`);
+    case 'dotSegment':
+      return fault('BAD_PATH', `${key}: the path contains "." or ".." segments`);
+  }
   const parts = key.split('/');
-  if (parts.some((p) => p === '..' || p === '.'))
-    return fault('BAD_PATH', `${key}: the path contains "." or ".." segments`);
   if (parts.length === 1) return fault('NOT_IN_PLATFORM_FOLDER', `${key}: files must be inside a platform folder (<platform>/<name>.jsonl.gz)`);
   if (parts.length > 2 || parts.some((p) => p === ''))
     return fault('NESTED_PATH', `${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`);

@@ -1,5 +1,5 @@
 export * from './schema.ts';
-export { parseDepositPath, fileNameProblem, isHiddenOrTemp, type DepositPath } from './file-name.ts';
+export { parseDepositPath, fileNameProblem, isHiddenOrTemp, unsafeKeyPart, type DepositPath } from './file-name.ts';
 export {
   parseDepositFile,
   parseDepositText,

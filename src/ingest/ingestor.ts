@@ -174,7 +174,8 @@ export class Ingestor {
 
   /** An earlier file is pending (waiting for its retry): `f` must not be applied before it. */
   private heldBack(f: PreparedFile): boolean {
-    return [...this.pending.values()].some((q) => applyOrder(q, f) < 0);
+    for (const q of this.pending.values()) if (applyOrder(q, f) < 0) return true;
+    return false;
   }
 
   /** The worker reads, hashes, checks the path, parses and encodes the file. */
