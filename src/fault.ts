@@ -15,7 +15,8 @@ export const FAULT_CODES = {
   /** one row of an update source: skipped and counted, never fatal */
   updateRow: ['SHORT_ROW', 'NO_ORIGINAL_DOI', 'BAD_DOI', 'BAD_DATE', 'NO_UPDATE_TYPE', 'INVALID_JSON'],
   /** an update source as a whole: nothing of it is applied */
-  updateSource: ['SOURCE_UNREACHABLE', 'SOURCE_HTTP_ERROR', 'SOURCE_NOT_FOUND', 'SOURCE_READ_FAILED', 'RW_MISSING_COLUMN', 'RW_EMPTY', 'SNAPSHOT_SHRINK'],
+  updateSource: ['SOURCE_UNREACHABLE', 'SOURCE_HTTP_ERROR', 'SOURCE_NOT_FOUND', 'SOURCE_READ_FAILED', 'RW_MISSING_COLUMN', 'RW_EMPTY', 'SNAPSHOT_SHRINK', 'IMPORT_ROWS_LOST',
+    'HARVEST_UNREACHABLE', 'HARVEST_HTTP_ERROR', 'HARVEST_BAD_PAGE', 'HARVEST_CURSOR_EXPIRED', 'HARVEST_STOPPED'],
   /** an S3 bucket that cannot be listed or read */
   s3: ['S3_CREDENTIALS', 'S3_NO_SUCH_BUCKET', 'S3_SERVER_ERROR', 'S3_UNREACHABLE'],
   /** start-up and command line */

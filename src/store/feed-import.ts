@@ -1,8 +1,8 @@
 import { ABORT } from 'lmdb';
 import { fault, type Fault } from '../fault.ts';
-import type { UpdateObject } from '../updates/schema.ts';
+import type { ImportRow } from '../updates/schema.ts';
 import { META, type StoreDbs } from './environment.ts';
-import { mergeWork, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
+import { mergeWork, type IncomingUpdate, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
 
 /**
@@ -24,10 +24,8 @@ const SHRINK_GUARD_MIN = 100;
 /** scratch rows of an import that died (crash, kill) are removed by a later import after this long */
 const STALE_AFTER_MS = 6 * 3600_000;
 
-interface ScratchRow {
-  doi: string;
-  update: UpdateObject;
-}
+/** one row as read: the work's DOI, the update (null: the work's list is the rows beside it), how it applies */
+type ScratchRow = ImportRow;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -40,22 +38,44 @@ export class FeedImport {
   private inFlight: Promise<unknown> = Promise.resolve();
   private rows = 0;
 
+  /**
+   * `resume`: carry on an import begun earlier (a harvest window after a restart), whose `rows` rows are in the
+   * scratch space; the caller checks `scratchRows()` against its own count first.
+   */
   constructor(
     private readonly dbs: StoreDbs,
     private readonly origin: string,
     private readonly mode: ReplaceMode,
     now = Date.now(),
+    resume?: { id: string; rows: number },
   ) {
     // the start time leads the id, so stale imports can be recognised; the random part keeps two apart
-    this.id = `${now.toString(36).padStart(10, '0')}.${crypto.randomUUID()}`;
+    this.id = resume?.id ?? `${now.toString(36).padStart(10, '0')}.${crypto.randomUUID()}`;
+    this.rows = resume?.rows ?? 0;
     this.prefix = encoder.encode(`${this.id}\u0000`);
     this.range = { start: this.prefix, end: encoder.encode(`${this.id}\u0001`) };
     this.removeStale(now);
   }
 
+  /** What names this import's scratch rows (kept by a harvest to resume it). */
+  get importId(): string {
+    return this.id;
+  }
+
+  /** Rows added so far (written or queued). */
+  get rowsAdded(): number {
+    return this.rows;
+  }
+
+  /** How many of this import's rows are in the scratch space (written ones only). */
+  scratchRows(): number {
+    // a copy of the range: lmdb-js keeps state in the options object it is given
+    return this.dbs.importScratch.getKeysCount({ ...this.range });
+  }
+
   /** Queues one row; resolves at once unless a batch had to be written (backpressure for the reader). */
-  add(doiKey: string, doi: string, update: UpdateObject): Promise<unknown> | undefined {
-    this.batch.push([scratchKey(this.prefix, doiKey, this.rows++), { doi, update }]);
+  add(doiKey: string, row: ScratchRow): Promise<unknown> | undefined {
+    this.batch.push([scratchKey(this.prefix, doiKey, this.rows++), row]);
     if (this.batch.length < BATCH_ROWS) return undefined;
     return this.writeBatch();
   }
@@ -86,14 +106,20 @@ export class FeedImport {
   async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
     const { dbs, origin, mode, range } = this;
+    // rows removed under a long import (a later import took them for a dead one's) must not commit a part
+    const written = this.scratchRows();
+    if (written !== this.rows) {
+      await this.abort();
+      return fault('IMPORT_ROWS_LOST', `this ${origin} import wrote ${this.rows} rows but ${written} are left in the scratch space; nothing was changed`);
+    }
     const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
     // transactionSync: a callback returning ABORT rolls back (lmdb-js async transactions are batched and cannot);
     // an async transaction's callback would hold the event loop just as long
     const result = dbs.root.transactionSync(() => {
       const seen = mode === 'snapshot' ? new Set<string>() : undefined;
-      const apply = (key: string, incoming: { doi: string; updates: UpdateObject[] } | undefined) => {
+      const apply = (key: string, incoming: { doi: string; updates: IncomingUpdate[] } | undefined, upsert = false) => {
         const before = dbs.updates.get(key) as UpdatesEntry | undefined;
-        const next = mergeWork(before, incoming, origin, report);
+        const next = mergeWork(before, incoming, origin, report, upsert);
         if (next === before) return;
         report.worksTouched++;
         if (next === undefined) dbs.updates.removeSync(key);
@@ -101,21 +127,26 @@ export class FeedImport {
       };
       let current: string | undefined;
       let doi = '';
-      let updates: UpdateObject[] = [];
+      let updates: IncomingUpdate[] = [];
+      // a work is replaced when any of its rows says so; rows that are all upserts keep the feed's other updates
+      // (a snapshot replaces every work whatever its rows say)
+      let upsertOnly = true;
       for (const { key, value } of dbs.importScratch.getRange(range)) {
         const k = key as Uint8Array;
         const doiKey = decoder.decode(k.subarray(this.prefix.length, k.length - 5));
         if (doiKey !== current) {
-          if (current !== undefined) apply(current, { doi, updates });
+          if (current !== undefined) apply(current, { doi, updates }, mode === 'works' && upsertOnly);
           current = doiKey;
           updates = [];
+          upsertOnly = true;
           seen?.add(doiKey);
         }
         const row = value as ScratchRow;
         doi = row.doi;
-        updates.push(row.update);
+        if (!row.upsert) upsertOnly = false;
+        if (row.update) updates.push(row.recordId !== undefined ? { ...row.update, recordId: row.recordId } : row.update);
       }
-      if (current !== undefined) apply(current, { doi, updates });
+      if (current !== undefined) apply(current, { doi, updates }, mode === 'works' && upsertOnly);
       if (seen) {
         // a snapshot feed: works that had this feed's updates before but are absent now lose them
         for (const { key, value } of dbs.updates.getRange()) {

@@ -219,8 +219,8 @@ export class Store {
   // --- update information ---
 
   /** Starts a bounded-memory import of one feed (feed-import.ts); `now` dates it (stale imports are cleared). */
-  beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now()): FeedImport {
-    return new FeedImport(this.dbs, origin, mode, now);
+  beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now(), resume?: { id: string; rows: number }): FeedImport {
+    return new FeedImport(this.dbs, origin, mode, now, resume);
   }
 
   updatesOf(doiKey: string): UpdatesEntry | undefined {

@@ -8,7 +8,12 @@ import { updateIdentity as identity, type UpdateObject } from '../updates/schema
 
 export interface StoredUpdate extends UpdateObject {
   origin: string;
+  /** Retraction Watch's Record ID, when the source gives it: never served, it joins feeds (servedUpdates) */
+  recordId?: string;
 }
+
+/** An update as an import hands it to the store. */
+export type IncomingUpdate = UpdateObject & { recordId?: string };
 
 export type UpdateEventKind = 'added' | 'changed' | 'withdrawn';
 
@@ -30,7 +35,7 @@ export interface UpdatesEntry {
 
 export interface WorkUpdates {
   doi: string;
-  updates: UpdateObject[];
+  updates: IncomingUpdate[];
 }
 
 export interface ReplaceReport {
@@ -47,14 +52,22 @@ export type ReplaceMode = 'snapshot' | 'works';
 
 /**
  * The work's entry after replacing `origin`'s updates with `incoming` (one per (source, updateDoi, updateType):
- * a later one in `incoming` wins); `before` itself when nothing changed.
+ * a later one in `incoming` wins); `before` itself when nothing changed. `upsert`: `incoming` speaks only for its
+ * own updates, so the feed's other updates of the work stay.
  */
-export function mergeWork(before: UpdatesEntry | undefined, incoming: WorkUpdates | undefined, origin: string, report: ReplaceReport): UpdatesEntry | undefined {
+export function mergeWork(
+  before: UpdatesEntry | undefined,
+  incoming: WorkUpdates | undefined,
+  origin: string,
+  report: ReplaceReport,
+  upsert = false,
+): UpdatesEntry | undefined {
   const kept = (before?.updates ?? []).filter((u) => u.origin !== origin);
   const old = new Map((before?.updates ?? []).filter((u) => u.origin === origin).map((u) => [identity(u), u]));
-  const fresh = new Map<string, StoredUpdate>();
-  for (const u of incoming?.updates ?? []) fresh.set(identity(u), { ...u, origin });
+  const fresh = new Map<string, StoredUpdate>(upsert ? old : []);
+  for (const u of incoming?.updates ?? []) fresh.set(identity(u), storedOf(u, origin));
   const events: UpdateEvent[] = [];
+  let silent = false;
   for (const [id, u] of fresh) {
     const prev = old.get(id);
     if (!prev) {
@@ -63,17 +76,26 @@ export function mergeWork(before: UpdatesEntry | undefined, incoming: WorkUpdate
     } else if (!sameUpdate(prev, u)) {
       events.push(eventOf('changed', u));
       report.updatesChanged++;
-    } else report.updatesUnchanged++;
+    } else {
+      report.updatesUnchanged++;
+      // a Record ID learnt later is kept without an event: nothing a reader sees has changed
+      if (prev.recordId !== u.recordId && u.recordId !== undefined) silent = true;
+    }
   }
   for (const [id, u] of old) {
     if (fresh.has(id)) continue;
     events.push(eventOf('withdrawn', u));
     report.updatesWithdrawn++;
   }
-  if (events.length === 0) return before;
+  if (events.length === 0 && !silent) return before;
   const updates = [...kept, ...fresh.values()];
   if (updates.length === 0 && !before) return undefined;
   return { doi: incoming?.doi ?? before!.doi, updates, events: [...(before?.events ?? []), ...events] };
+}
+
+function storedOf(u: IncomingUpdate, origin: string): StoredUpdate {
+  const { updateDoi, source, updateType, updateDate, reasons, urls, recordId } = u;
+  return { updateDoi, source, updateType, updateDate, reasons, urls, origin, ...(recordId !== undefined ? { recordId } : {}) };
 }
 
 function eventOf(kind: UpdateEventKind, u: UpdateObject): UpdateEvent {
@@ -91,18 +113,55 @@ function sameUpdate(a: UpdateObject, b: UpdateObject): boolean {
 }
 
 /**
- * What the APIs serve for a work: one update per (source, updateDoi, updateType) across origins (the fuller
- * one wins), oldest `updateDate` first.
+ * What the APIs serve for a work: one update per notice across feeds, oldest `updateDate` first. Updates are one
+ * notice when they share a Retraction Watch Record ID, or else (source, updateDoi, updateType). A notice known to
+ * several feeds is served from the fullest (most reasons and links), with a missing notice DOI or reasons filled in
+ * from the others (a Crossref feed's notice DOI first) and the links of all (docs/design.md, "One update per notice").
  */
 export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
   if (!entry) return [];
-  const best = new Map<string, StoredUpdate>();
-  for (const u of entry.updates) {
+  return noticeGroups(entry.updates)
+    .map(mergeNotice)
+    .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : 1));
+}
+
+/** The stored updates grouped by notice: by Record ID where there is one, then by identity. */
+function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
+  if (updates.length === 1) return [[updates[0]!]];
+  const groups: StoredUpdate[][] = [];
+  const byRecord = new Map<string, StoredUpdate[]>();
+  const byIdentity = new Map<string, StoredUpdate[]>();
+  for (const u of updates) if (u.recordId !== undefined) join(byRecord, `${u.source}\u0000${u.recordId}`, u);
+  for (const u of updates) {
+    if (u.recordId !== undefined) continue;
     const id = identity(u);
-    const prev = best.get(id);
-    if (!prev || u.reasons.length + u.urls.length > prev.reasons.length + prev.urls.length) best.set(id, u);
+    const same = [...byRecord.values()].find((g) => g.some((v) => identity(v) === id)) ?? byIdentity.get(id);
+    if (same) same.push(u);
+    else join(byIdentity, id, u);
   }
-  return [...best.values()]
-    .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : 1))
-    .map(({ updateDoi, source, updateType, updateDate, reasons, urls }) => ({ updateDoi, source, updateType, updateDate, reasons, urls }));
+  for (const g of byRecord.values()) groups.push(g);
+  for (const g of byIdentity.values()) groups.push(g);
+  return groups;
+
+  function join(map: Map<string, StoredUpdate[]>, key: string, u: StoredUpdate): void {
+    const g = map.get(key);
+    if (g) g.push(u);
+    else map.set(key, [u]);
+  }
+}
+
+function mergeNotice(group: StoredUpdate[]): UpdateObject {
+  let base = group[0]!;
+  for (const u of group) if (u.reasons.length + u.urls.length > base.reasons.length + base.urls.length) base = u;
+  const { updateDoi, source, updateType, updateDate, reasons, urls } = base;
+  if (group.length === 1) return { updateDoi, source, updateType, updateDate, reasons, urls };
+  const doiFrom = group.find((u) => u.updateDoi !== null && u.origin.startsWith('crossref')) ?? group.find((u) => u.updateDoi !== null);
+  return {
+    updateDoi: doiFrom?.updateDoi ?? updateDoi,
+    source,
+    updateType,
+    updateDate,
+    reasons: reasons.length > 0 ? reasons : (group.find((u) => u.reasons.length > 0)?.reasons ?? []),
+    urls: [...new Set([...urls, ...group.flatMap((u) => u.urls)])],
+  };
 }

@@ -1,23 +1,28 @@
 import { doiProblem, normaliseDoiInput } from '../doi/index.ts';
 import { fromDateParts, parseSourceDate } from './dates.ts';
 import { skip, type ImportReport } from './import-report.ts';
-import type { UpdateObject, WorkUpdate } from './schema.ts';
+import type { ImportRow, UpdateObject } from './schema.ts';
 import { normaliseUpdateType } from './update-type.ts';
 
 /**
  * Crossref works JSON: a REST response (`{"message": work}` or `{"message": {"items": [...]}}`), a bare work, an
  * array of works, or JSON lines. `update-to` on a notice attaches an update to each target; `updated-by` on a
  * work attaches to the work itself. Crossmark entries carry no reasons, so `reasons` stays empty.
+ *
+ * A notice speaks only for itself: its `update-to` rows are upserts, so the target's updates from other notices
+ * stay. A work's `updated-by` is its whole list: those rows (and a marker row, so an empty list counts) replace
+ * what the feed held for the work, and a withdrawn Crossmark update disappears.
  */
 
 interface CrossrefUpdateEntry {
   DOI?: unknown;
   type?: unknown;
   source?: unknown;
+  'record-id'?: unknown;
   updated?: { 'date-parts'?: unknown; 'date-time'?: unknown; timestamp?: unknown };
 }
 
-interface CrossrefWork {
+export interface CrossrefWork {
   DOI?: unknown;
   'update-to'?: unknown;
   'updated-by'?: unknown;
@@ -92,30 +97,42 @@ function worksOf(doc: unknown): CrossrefWork[] {
 }
 
 /** Every update the works carry, attached to the work it updates. */
-export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<WorkUpdate> {
-  for await (const { work, line } of crossrefWorks(chunks, report)) {
-    report.rows++;
-    const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
-    for (const entry of entries(work['update-to'])) {
-      // this work is the notice; the entry names the work it updates
-      const target = typeof entry.DOI === 'string' ? bareDoi(entry.DOI) : undefined;
-      if (!target) {
-        skip(report, line, 'BAD_DOI', `line ${line}: an update-to entry of ${String(work.DOI)} has no usable DOI`);
-        continue;
-      }
-      const u = updateOf(entry, own ?? null, report, line);
-      if (u) yield { doi: target, update: u };
+export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<ImportRow> {
+  for await (const { work, line } of crossrefWorks(chunks, report)) yield* rowsOfWork(work, line, report);
+}
+
+/** The import rows of one work (`line`: where it was read, for messages); counts it in `report`. */
+export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport): Generator<ImportRow> {
+  report.rows++;
+  const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
+  for (const entry of entries(work['update-to'])) {
+    // this work is the notice; the entry names the work it updates
+    const target = typeof entry.DOI === 'string' ? bareDoi(entry.DOI) : undefined;
+    if (!target) {
+      skip(report, line, 'BAD_DOI', `line ${line}: an update-to entry of ${String(work.DOI)} has no usable DOI`);
+      continue;
     }
-    for (const entry of entries(work['updated-by'])) {
-      if (!own) {
-        skip(report, line, 'BAD_DOI', `line ${line}: a work with updated-by entries has no usable DOI`);
-        break;
-      }
-      const notice = typeof entry.DOI === 'string' ? (bareDoi(entry.DOI) ?? null) : null;
-      const u = updateOf(entry, notice, report, line);
-      if (u) yield { doi: own, update: u };
-    }
+    const u = updateOf(entry, own ?? null, report, line);
+    if (u) yield { doi: target, update: u, upsert: true, ...recordIdOf(entry) };
   }
+  if (!Array.isArray(work['updated-by'])) return;
+  if (!own) {
+    if (entries(work['updated-by']).length > 0) skip(report, line, 'BAD_DOI', `line ${line}: a work with updated-by entries has no usable DOI`);
+    return;
+  }
+  yield { doi: own, update: null };
+  for (const entry of entries(work['updated-by'])) {
+    const notice = typeof entry.DOI === 'string' ? (bareDoi(entry.DOI) ?? null) : null;
+    const u = updateOf(entry, notice, report, line);
+    if (u) yield { doi: own, update: u, ...recordIdOf(entry) };
+  }
+}
+
+/** Retraction Watch's record number on an entry whose source is Retraction Watch. */
+function recordIdOf(entry: CrossrefUpdateEntry): { recordId?: string } {
+  const id = entry['record-id'];
+  if (typeof entry.source !== 'string' || entry.source.toLowerCase() !== 'retraction-watch') return {};
+  return typeof id === 'string' && id.trim() !== '' ? { recordId: id.trim() } : typeof id === 'number' ? { recordId: String(id) } : {};
 }
 
 function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: ImportReport, line: number): UpdateObject | undefined {

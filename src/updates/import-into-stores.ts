@@ -29,11 +29,11 @@ export async function importUpdates(
   const imports = stores.map((s) => s.beginUpdatesImport(format, mode));
   const works = new Set<string>();
   try {
-    for await (const { doi, update } of rows) {
-      const key = doiKey(doi);
+    for await (const row of rows) {
+      const key = doiKey(row.doi);
       works.add(key);
       for (const imp of imports) {
-        const wait = imp.add(key, doi, update);
+        const wait = imp.add(key, row);
         if (wait) await wait;
       }
     }

@@ -1,4 +1,4 @@
-export { UpdateObject, UpdateFormat, UPDATE_FORMATS, updateIdentity, type WorkUpdate } from './schema.ts';
+export { UpdateObject, UpdateFormat, UPDATE_FORMATS, updateIdentity, type WorkUpdate, type ImportRow } from './schema.ts';
 export { normaliseUpdateType } from './update-type.ts';
 export { parseSourceDate, fromDateParts } from './dates.ts';
 export { csvRecords, type CsvRecord } from './csv.ts';

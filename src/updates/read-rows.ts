@@ -3,7 +3,7 @@ import type { WorkUpdates } from '../store/index.ts';
 import { readCrossref } from './crossref.ts';
 import { newReport, type ImportReport } from './import-report.ts';
 import { readRetractionWatch } from './retraction-watch.ts';
-import { updateIdentity, type UpdateFormat, type WorkUpdate } from './schema.ts';
+import { updateIdentity, type ImportRow, type UpdateFormat } from './schema.ts';
 
 export interface ParsedUpdates {
   /** DOI key -> the work's updates from this source, one per (source, updateDoi, updateType): the later row wins */
@@ -31,7 +31,7 @@ export function readRows(
   format: UpdateFormat,
   chunks: AsyncIterable<Uint8Array>,
   onProgress?: (rows: number, bytes: number) => void,
-): { updates: AsyncIterable<WorkUpdate>; report: ImportReport; done(): void } {
+): { updates: AsyncIterable<ImportRow>; report: ImportReport; done(): void } {
   const report = newReport();
   let bytes = 0;
   const counted = (async function* () {
@@ -45,13 +45,13 @@ export function readRows(
   return { updates, report, done: () => onProgress?.(report.rows, bytes) };
 }
 
-async function collect(updates: AsyncIterable<WorkUpdate>): Promise<Map<string, WorkUpdates>> {
-  const byWork = new Map<string, { doi: string; byId: Map<string, WorkUpdate['update']> }>();
+async function collect(updates: AsyncIterable<ImportRow>): Promise<Map<string, WorkUpdates>> {
+  const byWork = new Map<string, { doi: string; byId: Map<string, WorkUpdates['updates'][number]> }>();
   for await (const { doi, update } of updates) {
     const key = doiKey(doi);
     let w = byWork.get(key);
     if (!w) byWork.set(key, (w = { doi, byId: new Map() }));
-    w.byId.set(updateIdentity(update), update);
+    if (update) w.byId.set(updateIdentity(update), update);
   }
   return new Map([...byWork].map(([key, w]) => [key, { doi: w.doi, updates: [...w.byId.values()] }]));
 }

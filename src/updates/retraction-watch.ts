@@ -23,6 +23,8 @@ export async function* readRetractionWatch(
   type Columns = Record<(typeof REQUIRED)[number], number>;
   let col: Columns | undefined;
   let width = 0;
+  // Record ID is optional: it only joins a row to the same notice arriving through Crossref
+  let recordCol = -1;
   for await (const { fields, line } of csvRecords(chunks)) {
     if (!col) {
       const names = fields.map((f) => f.trim());
@@ -33,6 +35,7 @@ export async function* readRetractionWatch(
         );
       const found = Object.fromEntries(REQUIRED.map((r) => [r, names.indexOf(r)])) as Columns;
       col = found;
+      recordCol = names.indexOf('Record ID');
       width = Math.max(...Object.values(found)) + 1;
       continue;
     }
@@ -67,8 +70,10 @@ export async function* readRetractionWatch(
     const urls = list(fields[col.URLS]!);
     if (updateDoi) urls.push(`https://doi.org/${updateDoi}`);
     report.used++;
+    const recordId = recordCol >= 0 ? fields[recordCol]?.trim() : undefined;
     yield {
       doi,
+      ...(recordId ? { recordId } : {}),
       update: {
         updateDoi,
         source: 'retraction-watch',

@@ -32,4 +32,17 @@ export interface WorkUpdate {
   /** the updated work's DOI, bare form */
   doi: string;
   update: UpdateObject;
+  /** Retraction Watch's Record ID (the CSV's column, Crossref's `record-id`): what makes two feeds' rows one notice */
+  recordId?: string;
+  /**
+   * true: this row speaks only for its own notice (a notice's `update-to`), so the work's other updates from the
+   * feed stay; otherwise the work's rows in an import replace the feed's list for that work
+   */
+  upsert?: boolean;
 }
+
+/**
+ * A row of an import: an update, or a marker saying the work was seen and the rows beside it are its whole list
+ * (a work whose last Crossmark update was withdrawn comes with none).
+ */
+export type ImportRow = WorkUpdate | { doi: string; update: null; upsert?: undefined; recordId?: undefined };

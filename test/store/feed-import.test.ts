@@ -69,7 +69,7 @@ test('two imports of different feeds into one store at the same time keep their 
 test('scratch rows of an import that died long ago are removed by the next import', async () => {
   // an import started 7 hours ago that wrote a row and never committed (its process died)
   const dead = store.beginUpdatesImport('crossref-json', 'works', Date.now() - 7 * 3600_000);
-  dead.add('10.5555/x', '10.5555/x', { updateDoi: null, source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] });
+  dead.add('10.5555/x', { doi: '10.5555/x', update: { updateDoi: null, source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] } });
   await dead.flush();
   expect(scratchRows(store)).toBe(1);
   await importUpdates([store], 'retraction-watch-csv', chunks(csv([row(1, '10.5555/y', '10.5555/n1')])));

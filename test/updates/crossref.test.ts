@@ -1,15 +1,19 @@
 import { describe, expect, test } from 'bun:test';
-import { newReport, readCrossref, type WorkUpdate } from '../../src/updates/index.ts';
+import { newReport, readCrossref, type ImportRow, type WorkUpdate } from '../../src/updates/index.ts';
 
 async function importJson(text: string, chunk = 13) {
   const report = newReport();
   const out: WorkUpdate[] = [];
+  const rows: ImportRow[] = [];
   async function* chunks() {
     const b = Buffer.from(text);
     for (let i = 0; i < b.length; i += chunk) yield b.subarray(i, i + chunk);
   }
-  for await (const u of readCrossref(chunks(), report)) out.push(u);
-  return { out, report };
+  for await (const r of readCrossref(chunks(), report)) {
+    rows.push(r);
+    if (r.update) out.push({ doi: r.doi, update: r.update });
+  }
+  return { out, rows, report };
 }
 
 const notice = {

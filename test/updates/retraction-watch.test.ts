@@ -96,7 +96,7 @@ describe('format rules', () => {
     expect(report.skipped).toEqual({ NO_ORIGINAL_DOI: 2, BAD_DATE: 1, BAD_DOI: 1, SHORT_ROW: 1 });
     expect(report.examples.map((e) => e.line)).toEqual([2, 3, 4, 5, 6]);
     expect(out).toEqual([
-      { doi: '10.3000/ok', update: { updateDoi: null, source: 'retraction-watch', updateType: 'correction', updateDate: '2020-02-29', reasons: ['Error in Data'], urls: [] } },
+      { doi: '10.3000/ok', recordId: '7', update: { updateDoi: null, source: 'retraction-watch', updateType: 'correction', updateDate: '2020-02-29', reasons: ['Error in Data'], urls: [] } },
     ]);
   });
 
