@@ -5,13 +5,14 @@ import pkg from '../package.json' with { type: 'json' };
 import { HELP, parseArgs } from './cli/args.ts';
 import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
 import { importUpdatesCommand } from './cli/import-updates-command.ts';
+import { harvestCommand } from './cli/harvest-command.ts';
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
 import { backupCommand, statsCommand } from './cli/store-commands.ts';
 import { EXIT_OK, EXIT_USAGE, flushOutput, processOutput as io } from './cli/output.ts';
 import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import { FaultError } from './fault.ts';
-import { jsonLogger } from './log.ts';
+import { jsonLogger, writeStderr } from './log.ts';
 import { Store } from './store/index.ts';
 
 /** Wires the parts: parse arguments, load config, run one command or the daemon. */
@@ -64,6 +65,12 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
         return failuresCommand(store, io);
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
+      case 'harvest':
+        return await harvestCommand(config, [store, ...otherStores(config, inv.env)], io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {
+          full: command.full,
+          allowShrink: command.allowShrink,
+          version: pkg.version,
+        });
       case 'import-updates':
         return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, stderrIsTty(), {
           allowShrink: command.allowShrink,

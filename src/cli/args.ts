@@ -9,6 +9,7 @@ export type Command =
   | { kind: 'validate'; files: string[] }
   | { kind: 'ingest'; files: string[] }
   | { kind: 'import-updates'; source: string; format?: UpdateFormat; allowShrink?: boolean }
+  | { kind: 'harvest'; full?: boolean; allowShrink?: boolean }
   | { kind: 'failures' }
   | { kind: 'retry'; key: string }
   | { kind: 'stats' }
@@ -27,7 +28,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--allow-shrink', '--failures', '--retry', '--stats', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--stats', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -51,10 +52,12 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';
   if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
-  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--failures', '--retry', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
+  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
+  if (flags.has('--full') && mode !== '--harvest') return fault('USAGE', '--full goes with --harvest');
+  if (flags.has('--allow-shrink') && mode !== '--harvest' && mode !== '--import-updates') return fault('USAGE', '--allow-shrink goes with --import-updates or --harvest');
   const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
   const base = { configPath: flags.get('--config'), env: env as EnvName, ...(flags.has('--env') ? { envGiven: true as const } : {}) };
   const noPositional = (cmd: Command): Invocation | Fault =>
@@ -89,6 +92,8 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
         return fault('USAGE', `--format must be ${UPDATE_FORMATS.join(' or ')}`);
       return { ...base, command: { kind: 'import-updates', source: rest[0]!, format: format as UpdateFormat | undefined, ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) } };
     }
+    case '--harvest':
+      return noPositional({ kind: 'harvest', ...(flags.has('--full') ? { full: true } : {}), ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) });
     default:
       return fault('USAGE', `unknown mode ${mode}`);
   }
@@ -109,6 +114,10 @@ Usage:
                                               import Retraction Watch CSV or Crossref works JSON; a CSV that would
                                               withdraw over half of that feed's updates is refused unless
                                               --allow-shrink
+  doi-holdings --harvest [--full] [--allow-shrink]
+                                              run every [[updates.crossref]] harvest once now, from where it
+                                              stopped (every environment); --full: from its start date,
+                                              replacing what the harvests brought before
   doi-holdings --failures [--env staging]     quarantined files and same-key conflicts, with reasons
   doi-holdings --stats [--env E]              per environment (all configured, or E): holdings per platform and
                                               access type, works with updates, ledger counts, file size, free pages

@@ -4,7 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
-import { DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
+import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStaleAfterMs, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
@@ -90,11 +90,24 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
-      urls: (file.updates?.urls ?? []).map((u) => ({
-        url: u.url,
-        format: u.format,
-        everyMs: Math.round((u.everyMinutes ?? 1440) * 60_000),
-      })),
+      urls: (file.updates?.urls ?? []).map((u) => {
+        const everyMs = Math.round((u.everyMinutes ?? 1440) * 60_000);
+        return { url: u.url, format: u.format, everyMs, staleAfterMs: staleAfter(u.staleAfterHours, everyMs) };
+      }),
+      crossref: (file.updates?.crossref ?? []).map((c) => {
+        const everyMs = Math.round((c.everyMinutes ?? 60) * 60_000);
+        const plusToken = c.plusTokenEnv ? env[c.plusTokenEnv] : undefined;
+        return {
+          name: c.name ?? 'crossref',
+          url: (c.url ?? DEFAULT_CROSSREF_URL).replace(/\/+$/, ''),
+          mailto: c.mailto,
+          ...(plusToken ? { plusToken } : {}),
+          everyMs,
+          ...(c.from ? { from: c.from } : {}),
+          rows: c.rows ?? 1000,
+          staleAfterMs: staleAfter(c.staleAfterHours, everyMs),
+        };
+      }),
     },
   };
 }
@@ -164,9 +177,22 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
   }
   if (file.buckets.staging && resolve(base, file.buckets.production.path) === resolve(base, file.buckets.staging.path))
     out.push('  /buckets/staging/path: staging must not share the production bucket folder');
+  const harvests = new Set<string>();
+  (file.updates?.crossref ?? []).forEach((c, i) => {
+    const name = c.name ?? 'crossref';
+    if (harvests.has(name)) out.push(`  /updates/crossref/${i}/name: a harvest named "${name}" is configured twice (give each its own name)`);
+    harvests.add(name);
+    if (c.from !== undefined && Number.isNaN(Date.parse(`${c.from}T00:00:00Z`))) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
+    if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
+      out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
+  });
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
   return out;
+}
+
+function staleAfter(hours: number | undefined, everyMs: number): number {
+  return hours !== undefined ? Math.round(hours * 3600_000) : defaultStaleAfterMs(everyMs);
 }
 
 /** An integrator's key and the retired key still accepted (none when its variable is unset or empty). */

@@ -80,6 +80,28 @@ export interface UpdateUrlSettings {
   url: string;
   format: UpdateFormat;
   everyMs: number;
+  /** no success for this long: the source is stale (a /healthz warning, the alert) */
+  staleAfterMs: number;
+}
+
+export interface CrossrefHarvestSettings {
+  name: string;
+  /** the REST API's base address, without a trailing slash */
+  url: string;
+  mailto: string;
+  plusToken?: string;
+  everyMs: number;
+  /** YYYY-MM-DD: where the first harvest starts; absent: the beginning */
+  from?: string;
+  rows: number;
+  staleAfterMs: number;
+}
+
+export const DEFAULT_CROSSREF_URL = 'https://api.crossref.org';
+
+/** A source not heard from for twice its interval plus an hour is stale, unless configured otherwise. */
+export function defaultStaleAfterMs(everyMs: number): number {
+  return 2 * everyMs + 3600_000;
 }
 
 export interface IngestSettings {
@@ -100,7 +122,7 @@ export interface Config {
   platforms: PlatformSettings[];
   integrators: IntegratorSettings[];
   entitlements: EntitlementSettings;
-  updates: { dropDir?: string; urls: UpdateUrlSettings[] };
+  updates: { dropDir?: string; urls: UpdateUrlSettings[]; crossref: CrossrefHarvestSettings[] };
 }
 
 export const DEFAULT_INGEST: IngestSettings = {

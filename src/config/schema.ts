@@ -68,6 +68,29 @@ export const UpdateUrlSource = t.Object(
     url: t.String({ pattern: '^https?://' }),
     format: UpdateFormat,
     everyMinutes: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+    /** not read whole (nor answered not-modified) for this long: /healthz warns (default twice everyMinutes plus an hour) */
+    staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+/** An incremental harvest of the Crossref REST API's updates (docs/operations.md, "Update sources"). */
+export const CrossrefHarvestSource = t.Object(
+  {
+    /** names the harvest in logs, metrics and its stored progress (default "crossref") */
+    name: t.Optional(t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' })),
+    /** the REST API's base address (default https://api.crossref.org) */
+    url: t.Optional(t.String({ pattern: '^https?://' })),
+    /** the contact Crossref's polite pool asks for: sent as `mailto` and in the User-Agent */
+    mailto: t.String({ pattern: '^[^@\\s]+@[^@\\s]+$' }),
+    /** the environment variable holding a Metadata Plus token (sent as `Crossref-Plus-API-Token: Bearer ...`) */
+    plusTokenEnv: t.Optional(t.String({ minLength: 1 })),
+    everyMinutes: t.Optional(t.Number({ minimum: 1 })),
+    /** the first harvest starts at this index date (YYYY-MM-DD); absent: from the beginning */
+    from: t.Optional(t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
+    /** works per page (Crossref allows 1000 at most) */
+    rows: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+    staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -133,6 +156,7 @@ export const ConfigFile = t.Object(
         {
           dropDir: t.Optional(t.String({ minLength: 1 })),
           urls: t.Optional(t.Array(UpdateUrlSource)),
+          crossref: t.Optional(t.Array(CrossrefHarvestSource)),
         },
         { additionalProperties: false },
       ),

@@ -31,6 +31,33 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
   gauge(registry, 'doi_holdings_update_source_interval_seconds', 'How often an update URL is fetched (everyMinutes), for the staleness alert.', ['source'], (set) => {
     for (const [source, s] of sources()?.status ?? []) if (s.everyMs !== undefined) set({ source }, s.everyMs / 1000);
   });
+  gauge(registry, 'doi_holdings_update_source_stale_after_seconds', 'An update source not read whole for this long is stale (staleAfterHours; default twice its interval plus an hour).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) if (s.staleAfterMs !== undefined) set({ source }, s.staleAfterMs / 1000);
+  });
+  gauge(registry, 'doi_holdings_harvest_window_reached_timestamp_seconds', 'The index date a Crossref harvest has reached: its next window starts there (Unix time of that day; 0: not yet).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const h = s.harvest?.();
+      if (h) set({ source }, h.reached ? Date.parse(`${h.reached}T00:00:00Z`) / 1000 : 0);
+    }
+  });
+  gauge(registry, 'doi_holdings_harvest_last_window_works', 'Works read by the last whole window of a Crossref harvest.', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const h = s.harvest?.();
+      if (h) set({ source }, h.last?.works ?? 0);
+    }
+  });
+  gauge(registry, 'doi_holdings_harvest_last_window_rows', 'Update rows read by the last whole window of a Crossref harvest (used and skipped).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const h = s.harvest?.();
+      if (h) set({ source }, h.last?.rows ?? 0);
+    }
+  });
+  gauge(registry, 'doi_holdings_harvest_window_pages', 'Pages read so far by the window a Crossref harvest is working on (0: none in progress).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const h = s.harvest?.();
+      if (h) set({ source }, h.window?.pages ?? 0);
+    }
+  });
   return registry;
 }
 

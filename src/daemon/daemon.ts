@@ -90,6 +90,8 @@ export class Daemon {
     const sources = new FollowedSources({
       dropDir: config.updates.dropDir,
       urls: config.updates.urls,
+      crossref: config.updates.crossref,
+      version: this.version,
       stores: [...this.envs.values()].map((r) => r.store),
       log: this.log,
     });
@@ -144,7 +146,7 @@ export class Daemon {
    * failed check. S3 is reported, not judged: a replica whose bucket is unreachable still answers from what it
    * holds, and the alert on the listing age says so (docs/operations.md).
    */
-  health(): { ok: boolean; failed: string[]; checks: Record<string, unknown> } {
+  health(): { ok: boolean; failed: string[]; warnings: string[]; checks: Record<string, unknown> } {
     const checks: Record<string, unknown> = {};
     const failed: string[] = [];
     if (this.closing) failed.push('daemon: shutting down');
@@ -162,7 +164,9 @@ export class Daemon {
       const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
       checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, storeFull: full?.code ?? null, entitlementIndex, ...(s3 ? { s3 } : {}) };
     }
-    return { ok: failed.length === 0, failed, checks };
+    const sources = this.updateSources?.freshness(now) ?? { checks: {}, warnings: [] };
+    if (Object.keys(sources.checks).length > 0) checks.updateSources = sources.checks;
+    return { ok: failed.length === 0, failed, warnings: sources.warnings, checks };
   }
 
   close(): Promise<void> {

@@ -30,7 +30,7 @@ export interface HttpDeps {
   bodyTimeoutMs?: number;
   envs: { production: EnvHandles; staging?: EnvHandles };
   /** /healthz: 200 when ok; otherwise 503 naming each failed check (`failed`) */
-  health: () => { ok: boolean; failed?: string[]; checks: Record<string, unknown> };
+  health: () => { ok: boolean; failed?: string[]; warnings?: string[]; checks: Record<string, unknown> };
   /** the daemon's prom-client registry (process figures, ingest lag, S3 and update sources); the HTTP figures join it */
   registry?: Registry;
   /** where a 5xx is logged */
@@ -115,7 +115,10 @@ export function createApp(deps: HttpDeps) {
       '/healthz',
       timed('/healthz', () => {
         const h = deps.health();
-        return jsonResponse(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', ...(h.failed?.length ? { failed: h.failed } : {}), ...h.checks }), h.ok ? 200 : 503);
+        // a warning (a stale update source) is amber: still 200, since the replica answers correctly from what it holds
+        const status = !h.ok ? 'unhealthy' : h.warnings?.length ? 'warning' : 'ok';
+        const body = { status, ...(h.failed?.length ? { failed: h.failed } : {}), ...(h.warnings?.length ? { warnings: h.warnings } : {}), ...h.checks };
+        return jsonResponse(JSON.stringify(body), h.ok ? 200 : 503);
       }),
     )
     .get(

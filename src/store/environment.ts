@@ -30,7 +30,7 @@ export const META = {
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
   /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */
-  sourceState: (kind: 'file' | 'url', id: string) => `${kind === 'file' ? 'updatesFile' : 'updatesUrl'}:${id}`,
+  sourceState: (kind: SourceKind, id: string) => `${SOURCE_STATE_PREFIX[kind]}:${id}`,
 } as const;
 
 export interface StoreDbs {
@@ -126,3 +126,7 @@ function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): voi
     );
   }
 }
+
+/** The kinds of update source whose state the store keeps: a dropped file, a fetched URL, a harvest. */
+export type SourceKind = 'file' | 'url' | 'harvest';
+const SOURCE_STATE_PREFIX: Record<SourceKind, string> = { file: 'updatesFile', url: 'updatesUrl', harvest: 'updatesHarvest' };

@@ -73,6 +73,24 @@ export class FeedImport {
     return this.dbs.importScratch.getKeysCount({ ...this.range });
   }
 
+  /**
+   * Removes this import's rows numbered `rows` and above: written by a resumed harvest after the last page it
+   * saved, they would come again when that page is read again.
+   */
+  async truncateTo(rows: number): Promise<void> {
+    await this.flush();
+    const extra: Buffer[] = [];
+    for (const key of this.dbs.importScratch.getKeys({ ...this.range })) {
+      const k = key as Uint8Array;
+      if (new DataView(k.buffer, k.byteOffset, k.byteLength).getUint32(k.length - 4) >= rows) extra.push(Buffer.from(k));
+    }
+    if (extra.length > 0)
+      await writeTransaction(this.dbs, () => {
+        for (const k of extra) this.dbs.importScratch.removeSync(k);
+      });
+    this.rows = rows;
+  }
+
   /** Queues one row; resolves at once unless a batch had to be written (backpressure for the reader). */
   add(doiKey: string, row: ScratchRow): Promise<unknown> | undefined {
     this.batch.push([scratchKey(this.prefix, doiKey, this.rows++), row]);
@@ -131,7 +149,7 @@ export class FeedImport {
       // a work is replaced when any of its rows says so; rows that are all upserts keep the feed's other updates
       // (a snapshot replaces every work whatever its rows say)
       let upsertOnly = true;
-      for (const { key, value } of dbs.importScratch.getRange(range)) {
+      for (const { key, value } of dbs.importScratch.getRange({ ...range })) {
         const k = key as Uint8Array;
         const doiKey = decoder.decode(k.subarray(this.prefix.length, k.length - 5));
         if (doiKey !== current) {
@@ -182,7 +200,7 @@ export class FeedImport {
     const last = [...scratch.getKeys({ limit: 1, reverse: true })][0] as Uint8Array | undefined;
     if (!first || !last) return;
     if (Buffer.compare(first, this.range.start) >= 0 && Buffer.compare(last, this.range.end) < 0) scratch.clearSync();
-    else for (const key of [...scratch.getKeys(this.range)]) scratch.removeSync(key);
+    else for (const key of [...scratch.getKeys({ ...this.range })]) scratch.removeSync(key);
   }
 
   private removeStale(now: number): void {

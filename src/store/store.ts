@@ -5,7 +5,7 @@ import { AppliedListeners, type AppliedFile, type AppliedListener } from './appl
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords } from './encoded-records.ts';
-import { dataFileOf, META, openEnvironment, type StoreDbs } from './environment.ts';
+import { dataFileOf, META, openEnvironment, type SourceKind, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
 import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
@@ -239,11 +239,11 @@ export class Store {
   }
 
   /** What the daemon remembers of an update source it follows (sourceState in META). */
-  sourceState<T>(kind: 'file' | 'url', id: string): T | undefined {
+  sourceState<T>(kind: SourceKind, id: string): T | undefined {
     return this.dbs.meta.get(META.sourceState(kind, id)) as T | undefined;
   }
 
-  async saveSourceState(kind: 'file' | 'url', id: string, state: object): Promise<void> {
+  async saveSourceState(kind: SourceKind, id: string, state: object): Promise<void> {
     await this.write(() => this.dbs.meta.putSync(META.sourceState(kind, id), state));
   }
 

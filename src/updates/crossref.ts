@@ -102,28 +102,28 @@ export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, 
 }
 
 /** The import rows of one work (`line`: where it was read, for messages); counts it in `report`. */
-export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport): Generator<ImportRow> {
+export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport, where = `line ${line}`): Generator<ImportRow> {
   report.rows++;
   const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
   for (const entry of entries(work['update-to'])) {
     // this work is the notice; the entry names the work it updates
     const target = typeof entry.DOI === 'string' ? bareDoi(entry.DOI) : undefined;
     if (!target) {
-      skip(report, line, 'BAD_DOI', `line ${line}: an update-to entry of ${String(work.DOI)} has no usable DOI`);
+      skip(report, line, 'BAD_DOI', `${where}: an update-to entry of ${String(work.DOI)} has no usable DOI`);
       continue;
     }
-    const u = updateOf(entry, own ?? null, report, line);
+    const u = updateOf(entry, own ?? null, report, line, where);
     if (u) yield { doi: target, update: u, upsert: true, ...recordIdOf(entry) };
   }
   if (!Array.isArray(work['updated-by'])) return;
   if (!own) {
-    if (entries(work['updated-by']).length > 0) skip(report, line, 'BAD_DOI', `line ${line}: a work with updated-by entries has no usable DOI`);
+    if (entries(work['updated-by']).length > 0) skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
     return;
   }
   yield { doi: own, update: null };
   for (const entry of entries(work['updated-by'])) {
     const notice = typeof entry.DOI === 'string' ? (bareDoi(entry.DOI) ?? null) : null;
-    const u = updateOf(entry, notice, report, line);
+    const u = updateOf(entry, notice, report, line, where);
     if (u) yield { doi: own, update: u, ...recordIdOf(entry) };
   }
 }
@@ -135,10 +135,10 @@ function recordIdOf(entry: CrossrefUpdateEntry): { recordId?: string } {
   return typeof id === 'string' && id.trim() !== '' ? { recordId: id.trim() } : typeof id === 'number' ? { recordId: String(id) } : {};
 }
 
-function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: ImportReport, line: number): UpdateObject | undefined {
+function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: ImportReport, line: number, where: string): UpdateObject | undefined {
   const type = typeof entry.type === 'string' ? normaliseUpdateType(entry.type) : '';
   if (!type) {
-    skip(report, line, 'NO_UPDATE_TYPE', `line ${line}: an update entry has no type`);
+    skip(report, line, 'NO_UPDATE_TYPE', `${where}: an update entry has no type`);
     return undefined;
   }
   const u = entry.updated;
@@ -147,7 +147,7 @@ function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: 
     (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
     (typeof u?.timestamp === 'number' ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined);
   if (!date) {
-    skip(report, line, 'BAD_DATE', `line ${line}: the ${type} entry has no usable updated date`);
+    skip(report, line, 'BAD_DATE', `${where}: the ${type} entry has no usable updated date`);
     return undefined;
   }
   report.used++;

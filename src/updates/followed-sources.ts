@@ -1,13 +1,14 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import type { UpdateUrlSettings } from '../config/index.ts';
+import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../config/index.ts';
 import { scanBucketFolder, toKey } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { importSource, type ConditionalState } from './source.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
 import type { UpdateFormat } from './schema.ts';
+import { CrossrefHarvest, loadState, type HarvestState } from './harvest/index.ts';
 
 /**
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
@@ -18,8 +19,12 @@ export interface SourceStatus {
   /** the last import or not-modified answer */
   lastSuccessAt: number;
   lastFailureAt: number;
-  /** how often a URL is fetched; undefined for the drop folder (files come when they come) */
+  /** how often a URL is fetched or a harvest runs; undefined for the drop folder (files come when they come) */
   everyMs?: number;
+  /** no success for this long: stale (a /healthz warning and the alert); undefined for the drop folder */
+  staleAfterMs?: number;
+  /** a harvest's stored state: the window reached and the last window's figures */
+  harvest?: () => HarvestState;
 }
 
 export class FollowedSources {
@@ -29,13 +34,25 @@ export class FollowedSources {
   private timers: ReturnType<typeof setInterval>[] = [];
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
+  /** stops a harvest between pages at close (its progress is saved: the next start carries on) */
+  private readonly stopping = new AbortController();
+  private startedAt = Date.now();
 
   constructor(
-    private readonly opts: { dropDir?: string; urls: readonly UpdateUrlSettings[]; stores: readonly Store[]; log: Logger },
+    private readonly opts: {
+      dropDir?: string;
+      urls: readonly UpdateUrlSettings[];
+      crossref?: readonly CrossrefHarvestSettings[];
+      stores: readonly Store[];
+      log: Logger;
+      /** the service's version, for the User-Agent of harvests */
+      version?: string;
+    },
   ) {}
 
   async start(): Promise<void> {
     const { dropDir, urls } = this.opts;
+    this.startedAt = Date.now();
     if (dropDir) {
       mkdirSync(dropDir, { recursive: true });
       // hidden and temporary names (a download in progress) are skipped here as in the start-up scan below
@@ -55,10 +72,54 @@ export class FollowedSources {
       for (const path of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {
-      this.status.set(u.url, { lastSuccessAt: 0, lastFailureAt: 0, everyMs: u.everyMs });
+      this.status.set(u.url, { lastSuccessAt: 0, lastFailureAt: 0, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs });
       this.enqueue(() => this.importUrl(u));
       this.timers.push(setInterval(() => this.enqueue(() => this.importUrl(u)), u.everyMs));
     }
+    for (const h of this.opts.crossref ?? []) this.followHarvest(h);
+  }
+
+  /** A harvest runs at start and every `everyMs`; what it last did is read from the store, so a restart keeps it. */
+  private followHarvest(settings: CrossrefHarvestSettings): void {
+    const harvest = new CrossrefHarvest(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0' });
+    const label = `crossref:${settings.name}`;
+    const state = () => loadState(this.state, settings.name);
+    const status: SourceStatus = { lastSuccessAt: 0, lastFailureAt: 0, everyMs: settings.everyMs, staleAfterMs: settings.staleAfterMs, harvest: state };
+    const refresh = () => Object.assign(status, { lastSuccessAt: state().lastSuccessAt, lastFailureAt: state().lastFailureAt });
+    refresh();
+    this.status.set(label, status);
+    const run = async () => {
+      await harvest.run({ signal: this.stopping.signal });
+      refresh();
+    };
+    this.enqueue(run);
+    this.timers.push(setInterval(() => this.enqueue(run), settings.everyMs));
+  }
+
+  /**
+   * Per source, what /healthz shows, and a warning for each stale one: no success for its `staleAfterMs`
+   * (counted from start when it has never succeeded since). A stale source is amber, not a failure: the replica
+   * still answers correctly from what it holds.
+   */
+  freshness(now = Date.now()): { checks: Record<string, unknown>; warnings: string[] } {
+    const checks: Record<string, unknown> = {};
+    const warnings: string[] = [];
+    for (const [label, s] of this.status) {
+      const since = Math.max(s.lastSuccessAt, this.startedAt);
+      const stale = s.staleAfterMs !== undefined && now - since > s.staleAfterMs;
+      const harvest = s.harvest?.();
+      checks[label] = {
+        state: stale ? 'stale' : 'ok',
+        lastSuccessAt: s.lastSuccessAt ? new Date(s.lastSuccessAt).toISOString() : null,
+        lastFailureAt: s.lastFailureAt ? new Date(s.lastFailureAt).toISOString() : null,
+        ...(harvest ? { reached: harvest.reached ?? null, lastError: harvest.lastError?.code ?? null } : {}),
+      };
+      if (stale) {
+        const ago = s.lastSuccessAt ? `last success ${hours(now - s.lastSuccessAt)} ago` : `no success since start ${hours(now - this.startedAt)} ago`;
+        warnings.push(`update source ${label} is stale: ${ago} (stale after ${hours(s.staleAfterMs!)})`);
+      }
+    }
+    return { checks, warnings };
   }
 
   /** Resolves when every queued import has finished (tests). */
@@ -68,6 +129,7 @@ export class FollowedSources {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     for (const t of this.timers) clearInterval(t);
     await this.watcher?.close();
     await this.chain;
@@ -130,4 +192,8 @@ export class FollowedSources {
     });
     return result.state ?? true;
   }
+}
+
+function hours(ms: number): string {
+  return ms >= 3600_000 ? `${(ms / 3600_000).toFixed(1)} h` : `${Math.round(ms / 60_000)} min`;
 }

@@ -71,7 +71,7 @@ describe('a valid config', () => {
       ],
       integrators: [],
       entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, breakerFailures: 5, breakerCooldownMs: 30_000 },
-      updates: { dropDir: undefined, urls: [] },
+      updates: { dropDir: undefined, urls: [], crossref: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
   });
@@ -122,10 +122,23 @@ breakerCooldownSeconds = 2.5
 dropDir = "drop"
 urls = [
   { url = "https://rw.example/rw.csv", format = "retraction-watch-csv" },
-  { url = "http://cr.example/works.json", format = "crossref-json", everyMinutes = 0.5 },
+  { url = "http://cr.example/works.json", format = "crossref-json", everyMinutes = 0.5, staleAfterHours = 3 },
 ]
+
+[[updates.crossref]]
+mailto = "ops@example.org"
+
+[[updates.crossref]]
+name = "plus"
+url = "http://127.0.0.1:9/"
+mailto = "ops@example.org"
+plusTokenEnv = "CR_PLUS"
+everyMinutes = 15
+from = "2024-01-31"
+rows = 500
+staleAfterHours = 0.5
 `);
-    const c = loadConfig(path, { ACME_SECRET: 's3cret' });
+    const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
     expect(c.store).toEqual({ dir: join(dir.path, 'data/db'), mapSizeBytes: 512 * 1024 ** 2 });
     expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200 });
@@ -157,8 +170,12 @@ urls = [
     expect(c.updates).toEqual({
       dropDir: join(dir.path, 'drop'),
       urls: [
-        { url: 'https://rw.example/rw.csv', format: 'retraction-watch-csv', everyMs: 1440 * 60_000 },
-        { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000 },
+        { url: 'https://rw.example/rw.csv', format: 'retraction-watch-csv', everyMs: 1440 * 60_000, staleAfterMs: (2 * 1440 + 60) * 60_000 },
+        { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
+      ],
+      crossref: [
+        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, staleAfterMs: 3 * 3600_000 },
+        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, staleAfterMs: 1800_000 },
       ],
     });
   });
@@ -392,6 +409,46 @@ name = "neither"
       '/integrators/2: give exactly one of apiKey or apiKeyEnv',
       '/integrators/3: give exactly one of apiKey or apiKeyEnv',
       '/server/listen: port 70000 is out of range',
+    ]);
+  });
+
+  test('Crossref harvests: a name used twice, a date that is no date, an unset Plus token variable, a bad mailto', () => {
+    const path = write(`
+${MINIMAL}
+
+[[updates.crossref]]
+mailto = "ops@example.org"
+from = "2024-02-31x"
+
+[[updates.crossref]]
+mailto = "ops@example.org"
+plusTokenEnv = "NO_SUCH_TOKEN"
+from = "2024-13-45"
+
+[[updates.crossref]]
+name = "other"
+mailto = "not-an-address"
+rows = 1001
+`);
+    const listed = problems(failure(() => loadConfig(path, {})));
+    expect(listed.some((p) => p.startsWith('/updates/crossref/0/from:'))).toBe(true);
+    expect(listed.some((p) => p.startsWith('/updates/crossref/2/mailto:'))).toBe(true);
+    expect(listed.some((p) => p.startsWith('/updates/crossref/2/rows:'))).toBe(true);
+    const fixed = write(`
+${MINIMAL}
+
+[[updates.crossref]]
+mailto = "ops@example.org"
+
+[[updates.crossref]]
+mailto = "ops@example.org"
+plusTokenEnv = "NO_SUCH_TOKEN"
+from = "2024-13-45"
+`);
+    expect(problems(failure(() => loadConfig(fixed, {})))).toEqual([
+      '/updates/crossref/1/name: a harvest named "crossref" is configured twice (give each its own name)',
+      '/updates/crossref/1/from: 2024-13-45 is not a date',
+      '/updates/crossref/1/plusTokenEnv: environment variable NO_SUCH_TOKEN is not set or empty',
     ]);
   });
 

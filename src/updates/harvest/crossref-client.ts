@@ -1,0 +1,177 @@
+import { fault, type Fault } from '../../fault.ts';
+import type { CrossrefWork } from '../crossref.ts';
+import { RateGate } from './rate-gate.ts';
+
+/**
+ * Calls to the Crossref REST API's `/works`, politely (docs/design.md, "Harvesting Crossref"): `mailto` in every
+ * query and a User-Agent naming the service and the contact; the rate the replies advertise is kept (RateGate);
+ * 429, 5xx, cut-off replies and network errors are tried again with growing, jittered waits, at least as long
+ * as `Retry-After` asks.
+ */
+
+/** One page of a cursor walk. */
+export interface WorksPage {
+  items: CrossrefWork[];
+  nextCursor: string | undefined;
+  /** how many works the whole walk holds (the same on every page of one walk) */
+  totalResults: number;
+}
+
+export interface WorksQuery {
+  filter: string;
+  select: string;
+  rows: number;
+  cursor: string;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  mailto: string;
+  userAgent: string;
+  plusToken?: string;
+  /** tries per page before the harvest run gives up (it resumes on the next run) */
+  maxTries?: number;
+  /** the first wait after a failure; doubled each try, jittered, capped at maxWaitMs */
+  retryBaseMs?: number;
+  maxWaitMs?: number;
+  timeoutMs?: number;
+  /** told of every retry, for the log */
+  onRetry?: (info: { status?: number; code: string; message: string; waitMs: number; attempt: number }) => void;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class CrossrefClient {
+  readonly gate = new RateGate();
+  private readonly fetchImpl: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.sleep = opts.sleep ?? ((ms) => Bun.sleep(ms));
+  }
+
+  /** One page, tried until it comes whole; a Fault once the tries are used up, or at once for an expired cursor. */
+  async works(q: WorksQuery, signal?: AbortSignal): Promise<WorksPage | Fault> {
+    const maxTries = this.opts.maxTries ?? 8;
+    let last: { fault: Fault; retryAfterMs?: number; status?: number } | undefined;
+    for (let attempt = 1; attempt <= maxTries; attempt++) {
+      if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+      if (last) {
+        const waitMs = this.waitBefore(attempt, last.retryAfterMs);
+        this.opts.onRetry?.({ status: last.status, code: last.fault.code, message: last.fault.message, waitMs, attempt });
+        await abortableSleep(this.sleep, waitMs, signal);
+        if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+      }
+      const result = await this.once(q, signal);
+      if (!('fault' in result)) return result;
+      if (result.fault.code === 'HARVEST_CURSOR_EXPIRED' || !result.retry) return result.fault;
+      last = result;
+    }
+    return { ...last!.fault, message: `${last!.fault.message} (gave up after ${maxTries} tries)` };
+  }
+
+  /** The address of one page (mailto always in the query: the polite pool). */
+  pageUrl(q: WorksQuery): string {
+    const params = new URLSearchParams({ filter: q.filter, select: q.select, rows: String(q.rows), cursor: q.cursor, mailto: this.opts.mailto });
+    return `${this.opts.baseUrl}/works?${params}`;
+  }
+
+  private async once(q: WorksQuery, signal?: AbortSignal): Promise<WorksPage | { fault: Fault; retry: boolean; retryAfterMs?: number; status?: number }> {
+    const url = this.pageUrl(q);
+    const headers: Record<string, string> = { 'user-agent': this.opts.userAgent, accept: 'application/json' };
+    if (this.opts.plusToken) headers['crossref-plus-api-token'] = `Bearer ${this.opts.plusToken}`;
+    const release = await this.gate.enter();
+    let res: Response;
+    let text: string;
+    try {
+      const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
+      res = await this.fetchImpl(url, { headers, signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+      this.gate.learn(res.headers);
+      text = await res.text();
+    } catch (e) {
+      return { fault: fault('HARVEST_UNREACHABLE', `${this.opts.baseUrl}/works: ${(e as Error).message}`), retry: true };
+    } finally {
+      release();
+    }
+    if (res.status !== 200) {
+      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+      const detail = errorDetail(text);
+      if (q.cursor !== '*' && isExpiredCursor(res.status, detail))
+        return { fault: fault('HARVEST_CURSOR_EXPIRED', `${this.opts.baseUrl}/works: the cursor is no longer valid (HTTP ${res.status}${detail ? `: ${detail}` : ''})`), retry: false };
+      const retry = res.status === 429 || res.status >= 500;
+      return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}${detail ? `: ${detail}` : ''}`), retry, retryAfterMs, status: res.status };
+    }
+    const page = parsePage(text);
+    if (typeof page === 'string') return { fault: fault('HARVEST_BAD_PAGE', `${this.opts.baseUrl}/works: ${page} (${text.length} bytes)`), retry: true };
+    return page;
+  }
+
+  /** Exponential with full jitter over the upper half, never below Retry-After. */
+  private waitBefore(attempt: number, retryAfterMs: number | undefined): number {
+    const base = this.opts.retryBaseMs ?? 1000;
+    const cap = this.opts.maxWaitMs ?? 5 * 60_000;
+    const exp = Math.min(cap, base * 2 ** (attempt - 2));
+    const jittered = exp / 2 + Math.random() * (exp / 2);
+    return Math.max(jittered, Math.min(retryAfterMs ?? 0, cap));
+  }
+}
+
+/** A wait that ends early when the harvest is stopped. */
+function abortableSleep(sleep: (ms: number) => Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return sleep(ms);
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done);
+    void sleep(ms).then(done);
+  });
+}
+
+/** A work-list reply, or why it is not one. */
+export function parsePage(text: string): WorksPage | string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return `the reply is not whole JSON: ${(e as Error).message}`;
+  }
+  const message = (doc as { message?: unknown } | null)?.message as Record<string, unknown> | undefined;
+  if (typeof message !== 'object' || message === null || !Array.isArray(message.items)) return 'the reply has no message.items list';
+  const next = message['next-cursor'];
+  const total = message['total-results'];
+  return {
+    items: message.items as CrossrefWork[],
+    nextCursor: typeof next === 'string' && next !== '' ? next : undefined,
+    totalResults: typeof total === 'number' ? total : -1,
+  };
+}
+
+/** `Retry-After` as seconds or an HTTP date, in ms. */
+export function parseRetryAfter(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** The message of a Crossref error body (`{"status":"failed","message":[{"message": ...}]}`), or the text's start. */
+function errorDetail(text: string): string {
+  try {
+    const doc = JSON.parse(text) as { message?: unknown };
+    const m = doc.message;
+    if (Array.isArray(m)) return m.map((x) => (typeof x === 'object' && x && 'message' in x ? String((x as { message: unknown }).message) : String(x))).join('; ');
+    if (typeof m === 'string') return m;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.slice(0, 200).trim();
+}
+
+/** Crossref answers a cursor it no longer knows with a 4xx naming the cursor. */
+function isExpiredCursor(status: number, detail: string): boolean {
+  return status >= 400 && status < 500 && status !== 429 && /cursor/i.test(detail);
+}

@@ -1,0 +1,274 @@
+import type { CrossrefHarvestSettings } from '../../config/index.ts';
+import { doiKey } from '../../doi/index.ts';
+import { fault, type Fault } from '../../fault.ts';
+import type { Logger } from '../../log.ts';
+import type { FeedImport, ReplaceReport, Store } from '../../store/index.ts';
+import { rowsOfWork } from '../crossref.ts';
+import { newReport } from '../import-report.ts';
+import { CrossrefClient, type ClientOptions } from './crossref-client.ts';
+import { heldByOther, loadState, PASSES, saveState, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
+
+/**
+ * One harvest of the Crossref REST API (docs/design.md, "Harvesting Crossref"). A run takes the window from the
+ * index date last reached to today, walks its passes with cursors (PASSES), streams every page's rows into each
+ * store's scratch import, saves its progress after every page, and commits the window whole at the end. An
+ * expired cursor, or a walk that did not receive every work it announced, restarts the window; any other failure
+ * ends the run with the window kept, and the next run carries on from the last saved page.
+ */
+
+/** the feed the harvest's updates are kept under (one feed, whatever harvest brought them) */
+export const HARVEST_ORIGIN = 'crossref-rest';
+/** a window restarted this often in one run gives up until the next run */
+const MAX_RESTARTS = 3;
+
+export interface HarvestProgress {
+  pass: string;
+  pages: number;
+  works: number;
+  received: number;
+  total: number;
+}
+
+export interface HarvestRunOptions {
+  /** from the configured start, replacing the whole feed */
+  full?: boolean;
+  allowShrink?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: HarvestProgress) => void;
+  now?: () => number;
+}
+
+export class CrossrefHarvest {
+  readonly client: CrossrefClient;
+
+  constructor(
+    readonly settings: CrossrefHarvestSettings,
+    private readonly stores: readonly Store[],
+    private readonly log: Logger,
+    opts: { version: string } & Partial<ClientOptions>,
+  ) {
+    this.client = new CrossrefClient({
+      baseUrl: settings.url,
+      mailto: settings.mailto,
+      userAgent: harvestUserAgent(opts.version, settings.mailto),
+      ...(settings.plusToken ? { plusToken: settings.plusToken } : {}),
+      onRetry: (r) => log.log('warn', 'harvest.retry', { harvest: settings.name, ...r }),
+      ...opts,
+    });
+  }
+
+  /** Where the harvest's progress is kept: the first store (every store gets the same rows). */
+  private get home(): Store {
+    return this.stores[0]!;
+  }
+
+  state(): HarvestState {
+    return loadState(this.home, this.settings.name);
+  }
+
+  /** Runs one window to its end; the figures of the committed window, or the Fault that stopped it. */
+  async run(opts: HarvestRunOptions = {}): Promise<WindowFigures | Fault> {
+    const now = opts.now ?? Date.now;
+    const state = this.state();
+    const other = heldByOther(state.window, now());
+    if (other !== undefined) return fault('HARVEST_STOPPED', `harvest ${this.settings.name} is being run by process ${other}; not started`);
+    const result = await this.walk(state, opts, now);
+    if ('code' in result && result.code === 'HARVEST_STOPPED' && opts.signal?.aborted) {
+      // a stop is no failure: the progress saved after the last page is where the next run carries on
+      this.log.log('info', 'harvest.stopped', { harvest: this.settings.name, window: windowOf(state.window) });
+      return result;
+    }
+    if ('code' in result) {
+      state.lastFailureAt = now();
+      state.lastError = { code: result.code, message: result.message };
+      await saveState(this.home, this.settings.name, state);
+      this.log.log('error', 'harvest.failed', { harvest: this.settings.name, code: result.code, message: result.message, window: windowOf(state.window) });
+      return result;
+    }
+    return result;
+  }
+
+  private async walk(state: HarvestState, opts: HarvestRunOptions, now: () => number): Promise<WindowFigures | Fault> {
+    const full = opts.full ?? false;
+    let imports: FeedImport[] | undefined;
+    // a window left by an earlier run is finished first, unless a full harvest is asked for over an incremental one
+    if (state.window && (!full || state.window.full)) imports = await this.resume(state.window);
+    if (state.window && !imports) await this.dropWindow(state.window);
+    let w: WindowProgress = imports ? state.window! : this.newWindow(state, full, now());
+    imports ??= this.beginImports(w, now());
+    state.window = w;
+    w.pid = process.pid;
+    const started = now();
+    while (w.pass < PASSES.length) {
+      if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+      const pass = PASSES[w.pass]!;
+      const page = await this.client.works({ filter: `${windowFilter(w)},${pass.filter}`, select: pass.select, rows: this.settings.rows, cursor: w.cursor }, opts.signal);
+      if ('code' in page) {
+        if (page.code !== 'HARVEST_CURSOR_EXPIRED') return page;
+        const restarted = await this.restart(w, imports, page.message, now());
+        if ('code' in restarted) return this.giveUp(state, restarted);
+        [w, imports] = [restarted.w, restarted.imports];
+        state.window = w;
+        continue;
+      }
+      w.total = page.totalResults;
+      w.pages++;
+      for (const work of page.items) {
+        const doi = typeof work.DOI === 'string' ? work.DOI : '?';
+        for (const row of rowsOfWork(work, w.pages, w.report, `page ${w.pages} (${pass.name}), work ${doi}`)) {
+          const key = doiKey(row.doi);
+          for (const imp of imports) {
+            const wait = imp.add(key, row);
+            if (wait) await wait;
+          }
+        }
+      }
+      w.received += page.items.length;
+      w.works += page.items.length;
+      const ended = page.items.length < this.settings.rows || page.nextCursor === undefined;
+      if (ended && w.received < w.total) {
+        // a page was lost (a call tried again after the server had moved the cursor on): the window starts again
+        const restarted = await this.restart(w, imports, `the ${pass.name} walk received ${w.received} of the ${w.total} works it announced`, now());
+        if ('code' in restarted) return this.giveUp(state, restarted);
+        [w, imports] = [restarted.w, restarted.imports];
+        state.window = w;
+        continue;
+      }
+      if (ended) [w.pass, w.cursor, w.received, w.total] = [w.pass + 1, '*', 0, 0];
+      else w.cursor = page.nextCursor!;
+      await this.saveProgress(state, imports, now());
+      opts.onProgress?.({ pass: pass.name, pages: w.pages, works: w.works, received: w.received, total: w.total });
+    }
+    return this.commit(state, imports, opts, now, started);
+  }
+
+  /** The window is dropped (its imports already are): the next run starts it afresh. */
+  private giveUp(state: HarvestState, f: Fault): Fault {
+    state.window = undefined;
+    return f;
+  }
+
+  private newWindow(state: HarvestState, full: boolean, at: number): WindowProgress {
+    const from = full ? this.settings.from : (state.reached ?? this.settings.from);
+    const until = new Date(at).toISOString().slice(0, 10);
+    return {
+      ...(from ? { from } : {}),
+      until,
+      full,
+      pass: 0,
+      cursor: '*',
+      received: 0,
+      total: 0,
+      pages: 0,
+      works: 0,
+      report: newReport(),
+      imports: {},
+      restarts: 0,
+      startedAt: at,
+      pid: process.pid,
+      heartbeatAt: at,
+    };
+  }
+
+  private beginImports(w: WindowProgress, at: number): FeedImport[] {
+    return this.stores.map((s) => {
+      const imp = s.beginUpdatesImport(HARVEST_ORIGIN, w.full ? 'snapshot' : 'works', at);
+      w.imports[s.env] = { id: imp.importId, rows: 0 };
+      return imp;
+    });
+  }
+
+  /** The window's imports as saved, rows after the last saved page dropped; undefined when any lost rows. */
+  private async resume(w: WindowProgress): Promise<FeedImport[] | undefined> {
+    const imports: FeedImport[] = [];
+    for (const s of this.stores) {
+      const saved = w.imports[s.env];
+      if (!saved) return undefined;
+      const imp = s.beginUpdatesImport(HARVEST_ORIGIN, w.full ? 'snapshot' : 'works', Date.now(), saved);
+      const held = imp.scratchRows();
+      if (held < saved.rows) {
+        this.log.log('warn', 'harvest.window_restarted', { harvest: this.settings.name, reason: `${s.env}: ${saved.rows - held} saved rows are gone from the scratch space` });
+        return undefined;
+      }
+      if (held > saved.rows) await imp.truncateTo(saved.rows);
+      imports.push(imp);
+    }
+    this.log.log('info', 'harvest.resumed', { harvest: this.settings.name, window: windowOf(w), pass: PASSES[w.pass]?.name, pages: w.pages });
+    return imports;
+  }
+
+  private async dropWindow(w: WindowProgress): Promise<void> {
+    for (const s of this.stores) {
+      const saved = w.imports[s.env];
+      if (saved) await s.beginUpdatesImport(HARVEST_ORIGIN, 'works', Date.now(), saved).abort();
+    }
+  }
+
+  private async restart(w: WindowProgress, imports: FeedImport[], reason: string, at: number): Promise<{ w: WindowProgress; imports: FeedImport[] } | Fault> {
+    await Promise.all(imports.map((i) => i.abort()));
+    if (w.restarts + 1 > MAX_RESTARTS) return fault('HARVEST_CURSOR_EXPIRED', `${reason}; the window was restarted ${MAX_RESTARTS} times, giving up until the next run`);
+    this.log.log('warn', 'harvest.window_restarted', { harvest: this.settings.name, window: windowOf(w), reason });
+    const fresh: WindowProgress = { ...w, pass: 0, cursor: '*', received: 0, total: 0, pages: 0, works: 0, report: newReport(), imports: {}, restarts: w.restarts + 1 };
+    return { w: fresh, imports: this.beginImports(fresh, at) };
+  }
+
+  /** Scratch rows first, then the progress naming them: a crash between the two only repeats a page. */
+  private async saveProgress(state: HarvestState, imports: FeedImport[], at: number): Promise<void> {
+    const w = state.window!;
+    await Promise.all(imports.map((i) => i.flush()));
+    this.stores.forEach((s, i) => (w.imports[s.env] = { id: imports[i]!.importId, rows: imports[i]!.rowsAdded }));
+    w.heartbeatAt = at;
+    await saveState(this.home, this.settings.name, state);
+  }
+
+  private async commit(state: HarvestState, imports: FeedImport[], opts: HarvestRunOptions, now: () => number, started: number): Promise<WindowFigures | Fault> {
+    const w = state.window!;
+    const applied: Record<string, ReplaceReport> = {};
+    for (let i = 0; i < imports.length; i++) {
+      const r = await imports[i]!.commit({ allowShrink: opts.allowShrink });
+      if ('code' in r) {
+        // every environment gets the same update information: a refusal in one stops the rest
+        await Promise.all(imports.slice(i + 1).map((imp) => imp.abort()));
+        state.window = undefined;
+        return { ...r, message: `${this.stores[i]!.env}: ${r.message}` };
+      }
+      applied[this.stores[i]!.env] = r;
+    }
+    const figures: WindowFigures = {
+      ...(w.from ? { from: w.from } : {}),
+      until: w.until,
+      full: w.full,
+      works: w.works,
+      rows: w.report.used + Object.values(w.report.skipped).reduce((a, b) => a + (b ?? 0), 0),
+      used: w.report.used,
+      skipped: w.report.skipped,
+      pages: w.pages,
+      applied,
+      ms: Math.round(now() - started),
+      finishedAt: now(),
+    };
+    Object.assign(state, { reached: w.until, lastSuccessAt: figures.finishedAt, last: figures, window: undefined });
+    delete state.lastError;
+    await saveState(this.home, this.settings.name, state);
+    this.log.log(Object.keys(w.report.skipped).length ? 'warn' : 'info', 'harvest.window_committed', {
+      harvest: this.settings.name,
+      ...figures,
+      firstSkipped: w.report.examples.slice(0, 3),
+    });
+    return figures;
+  }
+}
+
+/** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
+export function harvestUserAgent(version: string, mailto: string): string {
+  return `doi-holdings/${version} (+https://github.com/doi-holdings/doi-holdings; mailto:${mailto})`;
+}
+
+/** The index-date filter of a window (both ends inclusive). */
+function windowFilter(w: WindowProgress): string {
+  return `${w.from ? `from-index-date:${w.from},` : ''}until-index-date:${w.until}`;
+}
+
+function windowOf(w: WindowProgress | undefined): string | undefined {
+  return w ? `${w.from ?? 'start'}..${w.until}` : undefined;
+}
