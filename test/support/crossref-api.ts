@@ -56,6 +56,8 @@ export interface CrossrefApi {
   calls: CallRecord[];
   /** queues a fault */
   inject(fault: Fault): void;
+  /** drops every fault still queued */
+  clearFaults(): void;
   /** the most /works calls ever being answered at the same time */
   maxInFlight: number;
   /** stops the server */
@@ -245,6 +247,9 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
         for (const walk of walks.values()) walk.live = false;
         walks.clear();
       } else faults.push({ ...fault });
+    },
+    clearFaults() {
+      faults.length = 0;
     },
     async stop() {
       await server.stop(true);
