@@ -105,6 +105,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
           everyMs,
           ...(c.from ? { from: c.from } : {}),
           rows: c.rows ?? 1000,
+          fullEveryMs: Math.round((c.fullEveryDays ?? 7) * 86_400_000),
           staleAfterMs: staleAfter(c.staleAfterHours, everyMs),
         };
       }),

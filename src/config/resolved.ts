@@ -94,6 +94,8 @@ export interface CrossrefHarvestSettings {
   /** YYYY-MM-DD: where the first harvest starts; absent: the beginning */
   from?: string;
   rows: number;
+  /** a scheduled run is full when the last full one is older than this; 0: never by itself */
+  fullEveryMs: number;
   staleAfterMs: number;
 }
 

@@ -90,6 +90,8 @@ export const CrossrefHarvestSource = t.Object(
     from: t.Optional(t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
     /** works per page (Crossref allows 1000 at most) */
     rows: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+    /** a full harvest (which also sees a work whose last update was withdrawn) this often; 0: only when asked */
+    fullEveryDays: t.Optional(t.Number({ minimum: 0 })),
     staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },

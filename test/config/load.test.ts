@@ -136,6 +136,7 @@ plusTokenEnv = "CR_PLUS"
 everyMinutes = 15
 from = "2024-01-31"
 rows = 500
+fullEveryDays = 1
 staleAfterHours = 0.5
 `);
     const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
@@ -174,8 +175,8 @@ staleAfterHours = 0.5
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
       ],
       crossref: [
-        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, staleAfterMs: 3 * 3600_000 },
-        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, staleAfterMs: 1800_000 },
+        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000 },
+        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000 },
       ],
     });
   });

@@ -32,7 +32,7 @@ async function serve(works: FakeWork[], opts: CrossrefApiOptions = {}): Promise<
   return api;
 }
 function harvester(a: CrossrefApi, settings: Partial<CrossrefHarvestSettings> = {}, stores: Store[] = [store]): CrossrefHarvest {
-  const s: CrossrefHarvestSettings = { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, staleAfterMs: 1e9, ...settings };
+  const s: CrossrefHarvestSettings = { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, ...settings };
   return new CrossrefHarvest(s, stores, silentLogger, { version: 'test', retryBaseMs: 20 });
 }
 async function ok(r: Promise<WindowFigures | Fault>): Promise<WindowFigures> {
@@ -55,7 +55,7 @@ describe('a window', () => {
   test('the real records: the retracted article is served with its retraction notice, once per notice and source', async () => {
     const a = await serve(realWorks());
     const r = await ok(harvester(a).run());
-    expect(r).toMatchObject({ until: TODAY, works: 4, full: false });
+    expect(r).toMatchObject({ until: TODAY, works: 4, full: true }); // the first harvest reads everything: a full one
     const article = served(ARTICLE);
     const retraction = article.filter((u) => u.updateDoi === NOTICE && u.updateType === 'retraction');
     expect(retraction).toEqual([{ updateDoi: NOTICE, source: 'retraction-watch', updateType: 'retraction', updateDate: '2020-06-05', reasons: [], urls: [`https://doi.org/${NOTICE}`] }]);
@@ -99,6 +99,16 @@ describe('a window', () => {
     const full = await ok(harvester(a, { from: '2024-01-01' }).run({ full: true }));
     expect(full.applied.production!.updatesWithdrawn).toBe(1);
     expect(served(target.DOI)).toEqual([]);
+  });
+
+  test('a scheduled run is full once the last full one is older than fullEveryMs', async () => {
+    const a = await serve(syntheticWorks(10));
+    const h = harvester(a, { fullEveryMs: 86_400_000 });
+    const day = Date.now();
+    expect((await ok(h.run({ now: () => day }))).full).toBe(true);
+    expect((await ok(h.run({ now: () => day + 3600_000 }))).full).toBe(false);
+    expect((await ok(h.run({ now: () => day + 86_400_000 + 1 }))).full).toBe(true);
+    expect(loadState(store, 'crossref').lastFullAt).toBe(day + 86_400_000 + 1);
   });
 
   test('a notice read alone adds its update and keeps the work updates from other notices', async () => {

@@ -89,7 +89,7 @@ export class CrossrefHarvest {
   }
 
   private async walk(state: HarvestState, opts: HarvestRunOptions, now: () => number): Promise<WindowFigures | Fault> {
-    const full = opts.full ?? false;
+    const full = opts.full ?? this.fullDue(state, now());
     let imports: FeedImport[] | undefined;
     // a window left by an earlier run is finished first, unless a full harvest is asked for over an incremental one
     if (state.window && (!full || state.window.full)) imports = await this.resume(state.window);
@@ -140,6 +140,17 @@ export class CrossrefHarvest {
       opts.onProgress?.({ pass: pass.name, pages: w.pages, works: w.works, received: w.received, total: w.total });
     }
     return this.commit(state, imports, opts, now, started);
+  }
+
+  /**
+   * A run is full when asked, on the first harvest (it reads everything anyway), and when the last full one is
+   * older than `fullEveryMs`: an incremental window cannot see a work whose last update was withdrawn (neither
+   * filter selects it any more), a full one replaces the whole feed.
+   */
+  private fullDue(state: HarvestState, at: number): boolean {
+    if (state.reached === undefined) return true;
+    const every = this.settings.fullEveryMs;
+    return every > 0 && at - (state.lastFullAt ?? 0) > every;
   }
 
   /** The window is dropped (its imports already are): the next run starts it afresh. */
@@ -248,6 +259,7 @@ export class CrossrefHarvest {
       finishedAt: now(),
     };
     Object.assign(state, { reached: w.until, lastSuccessAt: figures.finishedAt, last: figures, window: undefined });
+    if (w.full) state.lastFullAt = figures.finishedAt;
     delete state.lastError;
     await saveState(this.home, this.settings.name, state);
     this.log.log(Object.keys(w.report.skipped).length ? 'warn' : 'info', 'harvest.window_committed', {

@@ -12,6 +12,8 @@ export interface HarvestState {
   /** ms since the epoch; 0: never */
   lastSuccessAt: number;
   lastFailureAt: number;
+  /** when a full window last committed */
+  lastFullAt?: number;
   lastError?: { code: string; message: string };
   /** the last window that committed */
   last?: WindowFigures;
