@@ -273,7 +273,7 @@ export class CrossrefHarvest {
 
 /** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
 export function harvestUserAgent(version: string, mailto: string): string {
-  return `doi-holdings/${version} (+https://github.com/doi-holdings/doi-holdings; mailto:${mailto})`;
+  return `doi-holdings/${version} (mailto:${mailto})`;
 }
 
 /** The index-date filter of a window (both ends inclusive). */
