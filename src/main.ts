@@ -43,7 +43,7 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     for (const env of envs) {
       const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
       try {
-        statsCommand(store, io);
+        statsCommand(store, io, config.updates.crossref.map((c) => c.name));
       } finally {
         await store.close();
       }

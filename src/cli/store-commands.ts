@@ -3,14 +3,16 @@ import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
 import { FaultError } from '../fault.ts';
 import { Store, storeFileIn } from '../store/index.ts';
+import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
 /**
  * --stats: one JSON line per environment: live holdings per platform and access type, works with updates, the
- * ledger's counts, the file's size and free pages. Reads one snapshot while the daemon runs.
+ * ledger's counts, the file's size and free pages, and per configured Crossref harvest (`harvests`) its last success,
+ * the last window's figures and the index date reached. Reads one snapshot while the daemon runs.
  */
-export function statsCommand(store: Store, io: Output): number {
+export function statsCommand(store: Store, io: Output, harvestNames: readonly string[] = []): number {
   const byPlatform: Record<string, Record<string, number>> = {};
   let total = 0;
   for (const h of store.liveHoldings({})) {
@@ -31,10 +33,36 @@ export function statsCommand(store: Store, io: Output): number {
       ledger,
       lastAppliedSeq: seq,
       unfinishedUpdateImportRows: store.importScratchRows(),
+      harvests: harvestStats(store, harvestNames),
       store: store.pageFigures(),
     }),
   );
   return EXIT_OK;
+}
+
+/**
+ * What the store keeps of each harvest. Its progress lives in the store it ran from (the daemon's: production), so
+ * another environment's line names only the harvests it holds a state of; production names every configured one.
+ */
+function harvestStats(store: Store, names: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
+  for (const name of names) {
+    if (store.env !== 'production' && store.sourceState('harvest', name) === undefined) continue;
+    const h = loadState(store, name);
+    const last = h.last && { from: h.last.from ?? null, until: h.last.until, full: h.last.full, works: h.last.works, rows: h.last.rows, used: h.last.used, skipped: h.last.skipped, pages: h.last.pages };
+    const w = h.window;
+    out[name] = {
+      lastSuccessAt: iso(h.lastSuccessAt),
+      lastFailureAt: iso(h.lastFailureAt),
+      lastFullAt: iso(h.lastFullAt ?? 0),
+      lastError: h.lastError ?? null,
+      reached: h.reached ?? null,
+      last: last ?? null,
+      window: w ? { from: w.from ?? null, until: w.until, full: w.full, pass: PASSES[w.pass]?.name ?? null, pages: w.pages, works: w.works, startedAt: iso(w.startedAt) } : null,
+    };
+  }
+  return out;
 }
 
 /**
