@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'bun:test';
+import { parseInterval, parsePage, parseRetryAfter, RateGate } from '../../src/updates/harvest/index.ts';
+
+/** The small rules of the harvest's client (src/updates/harvest/crossref-client.ts, rate-gate.ts). */
+
+describe('what a reply says', () => {
+  test('x-rate-limit-interval in seconds (as Crossref sends it), ms, minutes; junk is ignored', () => {
+    expect(parseInterval('1s')).toBe(1000);
+    expect(parseInterval(' 2.5s ')).toBe(2500);
+    expect(parseInterval('500ms')).toBe(500);
+    expect(parseInterval('1m')).toBe(60_000);
+    expect(parseInterval('3')).toBe(3000);
+    expect(parseInterval('0s')).toBeUndefined();
+    expect(parseInterval('soon')).toBeUndefined();
+    expect(parseInterval(null)).toBeUndefined();
+  });
+
+  test('Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('7')).toBe(7000);
+    const inTen = new Date(Date.now() + 10_000).toUTCString();
+    expect(parseRetryAfter(inTen)).toBeGreaterThan(8000);
+    expect(parseRetryAfter(inTen)).toBeLessThanOrEqual(10_000);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT')).toBe(0);
+    expect(parseRetryAfter('later')).toBeUndefined();
+    expect(parseRetryAfter(null)).toBeUndefined();
+  });
+
+  test('a work-list page, or why it is not one', () => {
+    const page = { status: 'ok', 'message-type': 'work-list', message: { 'next-cursor': 'abc', 'total-results': 2, items: [{ DOI: '10.5555/a' }] } };
+    expect(parsePage(JSON.stringify(page))).toEqual({ items: [{ DOI: '10.5555/a' }], nextCursor: 'abc', totalResults: 2 });
+    expect(parsePage(JSON.stringify(page).slice(0, 40))).toStartWith('the reply is not whole JSON');
+    expect(parsePage('{"status":"ok","message":{}}')).toBe('the reply has no message.items list');
+    expect(parsePage(JSON.stringify({ message: { items: [] } }))).toEqual({ items: [], nextCursor: undefined, totalResults: -1 });
+  });
+});
+
+describe('RateGate', () => {
+  const headers = (limit: string, interval: string, concurrency: string) =>
+    new Headers({ 'x-rate-limit-limit': limit, 'x-rate-limit-interval': interval, 'x-concurrency-limit': concurrency });
+
+  test('until a reply tells it, one call at a time and no spacing; then the advertised figures, 5% to spare', () => {
+    const gate = new RateGate();
+    expect([gate.concurrency, gate.spacingMs()]).toEqual([1, 0]);
+    gate.learn(headers('50', '1s', '3'));
+    expect(gate.concurrency).toBe(3);
+    expect(gate.spacingMs()).toBeCloseTo(21, 5);
+    gate.learn(new Headers()); // a reply without the headers keeps what is known
+    expect([gate.limit, gate.intervalMs, gate.concurrency]).toEqual([50, 1000, 3]);
+  });
+
+  test('no more calls in flight than the concurrency limit; a waiting call starts when one ends', async () => {
+    const gate = new RateGate();
+    gate.learn(headers('1000', '1s', '2'));
+    const a = await gate.enter();
+    const b = await gate.enter();
+    let third = false;
+    const c = gate.enter().then((release) => {
+      third = true;
+      return release;
+    });
+    await Bun.sleep(20);
+    expect(third).toBe(false);
+    a();
+    a(); // releasing twice frees one slot only
+    (await c)();
+    expect(third).toBe(true);
+    b();
+  });
+
+  test('limits learnt after a call started space the next call from that start', async () => {
+    const gate = new RateGate();
+    const first = performance.now();
+    (await gate.enter())();
+    gate.learn(headers('5', '1s', '1'));
+    (await gate.enter())();
+    expect(performance.now() - first).toBeGreaterThanOrEqual(200);
+  });
+});
