@@ -66,7 +66,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
       case 'harvest':
-        return await harvestCommand(config, [store, ...otherStores(config, inv.env)], io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {
+        // a harvest keeps its progress in its first store: production's, as in the daemon, whatever --env names
+        return await harvestCommand(config, [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)), io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {
           full: command.full,
           allowShrink: command.allowShrink,
           version: pkg.version,
