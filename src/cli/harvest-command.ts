@@ -22,6 +22,12 @@ export async function harvestCommand(
     io.err(`doi-holdings: no [[updates.crossref]] harvest is configured in ${config.source}`);
     return EXIT_USAGE;
   }
+  // the CLI does not demand the daemon's secrets (S3 keys), but a harvest told to use a Plus token must have it
+  const tokenless = config.updates.crossref.filter((s) => s.plusTokenEnv !== undefined && s.plusToken === undefined);
+  if (tokenless.length > 0) {
+    for (const s of tokenless) io.err(`doi-holdings: harvest ${s.name}: environment variable ${s.plusTokenEnv} (plusTokenEnv) is not set or empty`);
+    return EXIT_USAGE;
+  }
   let code = EXIT_OK;
   for (const settings of config.updates.crossref) {
     const harvest = new CrossrefHarvest(settings, stores, log, { version: opts.version });

@@ -102,6 +102,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
           url: (c.url ?? DEFAULT_CROSSREF_URL).replace(/\/+$/, ''),
           mailto: c.mailto,
           ...(plusToken ? { plusToken } : {}),
+          ...(c.plusTokenEnv ? { plusTokenEnv: c.plusTokenEnv } : {}),
           everyMs,
           ...(c.from ? { from: c.from } : {}),
           rows: c.rows ?? 1000,

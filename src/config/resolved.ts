@@ -90,6 +90,8 @@ export interface CrossrefHarvestSettings {
   url: string;
   mailto: string;
   plusToken?: string;
+  /** the variable the token is read from, for messages when it is unset */
+  plusTokenEnv?: string;
   everyMs: number;
   /** YYYY-MM-DD: where the first harvest starts; absent: the beginning */
   from?: string;

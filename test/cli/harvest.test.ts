@@ -118,6 +118,14 @@ test('without plusTokenEnv no Crossref-Plus-API-Token is sent', async () => {
   for (const c of api.calls) expect(c.headers.has('crossref-plus-api-token')).toBe(false);
 });
 
+test('plusTokenEnv naming an unset variable: exit 2 naming it, no call made', async () => {
+  const api = await fake(syntheticWorks(4));
+  const r = await harvest(harvestConfig(newDir(), api, 'plusTokenEnv = "TEST_CROSSREF_PLUS_UNSET"'));
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('TEST_CROSSREF_PLUS_UNSET');
+  expect(api.calls).toEqual([]);
+});
+
 test('the next run asks from the index date the last window ended (the until of its report)', async () => {
   const works = [...realWorks(), ...syntheticWorks(40)];
   const api = await fake(works);
