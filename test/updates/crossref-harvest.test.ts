@@ -101,6 +101,23 @@ describe('a window', () => {
     expect(served(target.DOI)).toEqual([]);
   });
 
+  test('a full window that would withdraw over half of the feed is refused whole, and not tried again every run', async () => {
+    const works = syntheticWorks(400, { days: ['2024-05-01'] });
+    const a = await serve(works);
+    const h = harvester(a, { fullEveryMs: 86_400_000 });
+    const day = Date.now();
+    await ok(h.run({ now: () => day }));
+    const all = [...works];
+    const before = everything(store, all);
+    a.works.splice(0, a.works.length, ...all.slice(0, 100)); // an API answering with a quarter of the works
+    const refused = await h.run({ full: true, now: () => day + 1000 });
+    expect(refused).toMatchObject({ code: 'SNAPSHOT_SHRINK' });
+    expect(everything(store, all)).toEqual(before);
+    expect(loadState(store, 'crossref')).toMatchObject({ lastFullAt: day + 1000, lastError: { code: 'SNAPSHOT_SHRINK' }, window: undefined });
+    expect((await ok(h.run({ now: () => day + 2000 }))).full).toBe(false);
+    expect((await ok(h.run({ full: true, allowShrink: true, now: () => day + 3000 }))).applied.production!.updatesWithdrawn).toBe(150);
+  });
+
   test('a scheduled run is full once the last full one is older than fullEveryMs', async () => {
     const a = await serve(syntheticWorks(10));
     const h = harvester(a, { fullEveryMs: 86_400_000 });

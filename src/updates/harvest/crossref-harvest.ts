@@ -241,6 +241,9 @@ export class CrossrefHarvest {
         // every environment gets the same update information: a refusal in one stops the rest
         await Promise.all(imports.slice(i + 1).map((imp) => imp.abort()));
         state.window = undefined;
+        // a refused full window is not tried again every run (each reads all of Crossref's updates): the next
+        // runs are incremental from where the last good window ended, and the operator decides (--full --allow-shrink)
+        if (w.full && r.code === 'SNAPSHOT_SHRINK') state.lastFullAt = now();
         return { ...r, message: `${this.stores[i]!.env}: ${r.message}` };
       }
       applied[this.stores[i]!.env] = r;
