@@ -125,15 +125,23 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
     .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : 1));
 }
 
-/** The stored updates grouped by notice: by Record ID where there is one, then by identity. */
+/**
+ * The stored updates grouped by notice: by Record ID across feeds (one copy per feed: within a feed the identity
+ * decides, as it did when the feed was imported), then by identity.
+ */
 function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
   if (updates.length === 1) return [[updates[0]!]];
   const groups: StoredUpdate[][] = [];
   const byRecord = new Map<string, StoredUpdate[]>();
   const byIdentity = new Map<string, StoredUpdate[]>();
-  for (const u of updates) if (u.recordId !== undefined) join(byRecord, `${u.source}\u0000${u.recordId}`, u);
+  const rest: StoredUpdate[] = [];
   for (const u of updates) {
-    if (u.recordId !== undefined) continue;
+    const g = u.recordId === undefined ? undefined : byRecord.get(`${u.source}\u0000${u.recordId}`);
+    if (u.recordId === undefined || g?.some((v) => v.origin === u.origin)) rest.push(u);
+    else if (g) g.push(u);
+    else byRecord.set(`${u.source}\u0000${u.recordId}`, [u]);
+  }
+  for (const u of rest) {
     const id = identity(u);
     const same = [...byRecord.values()].find((g) => g.some((v) => identity(v) === id)) ?? byIdentity.get(id);
     if (same) same.push(u);

@@ -222,7 +222,10 @@ function modelRows(header: string[], rows: RwRow[], lines: number[]): Expectatio
     if (row.nature[1] === undefined) return out.skipped.push({ line, code: 'NO_UPDATE_TYPE' });
     const updateDoi = apiDoi(row.notice) ?? null;
     const urls = [...new Set([...row.urls[1], ...(updateDoi ? [`https://doi.org/${updateDoi}`] : [])])];
-    out.updates.push({ doi, update: { updateDoi, source: 'retraction-watch', updateType: row.nature[1], updateDate: row.date[1], reasons: row.reasons[1], urls } });
+    // the Record ID column is optional; its trimmed value, when there is one, rides with the row (never served)
+    const recordCol = names.indexOf('Record ID');
+    const recordId = recordCol >= 0 ? fields[recordCol]?.toWellFormed().trim() : undefined;
+    out.updates.push({ doi, ...(recordId ? { recordId } : {}), update: { updateDoi, source: 'retraction-watch', updateType: row.nature[1], updateDate: row.date[1], reasons: row.reasons[1], urls } });
   });
   return out;
 }
