@@ -67,7 +67,8 @@ export const UpdateUrlSource = t.Object(
   {
     url: t.String({ pattern: '^https?://' }),
     format: UpdateFormat,
-    everyMinutes: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+    // a timer's longest interval is 2^31-1 ms (about 24.8 days); longer ones would fire at once, again and again
+    everyMinutes: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 35_000 })),
     /** not read whole (nor answered not-modified) for this long: /healthz warns (default twice everyMinutes plus an hour) */
     staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
   },
@@ -85,7 +86,7 @@ export const CrossrefHarvestSource = t.Object(
     mailto: t.String({ pattern: '^[^@\\s]+@[^@\\s]+$' }),
     /** the environment variable holding a Metadata Plus token (sent as `Crossref-Plus-API-Token: Bearer ...`) */
     plusTokenEnv: t.Optional(t.String({ minLength: 1 })),
-    everyMinutes: t.Optional(t.Number({ minimum: 1 })),
+    everyMinutes: t.Optional(t.Number({ minimum: 1, maximum: 35_000 })),
     /** the first harvest starts at this index date (YYYY-MM-DD); absent: from the beginning */
     from: t.Optional(t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
     /** works per page (Crossref allows 1000 at most) */

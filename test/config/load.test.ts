@@ -430,11 +430,14 @@ from = "2024-13-45"
 name = "other"
 mailto = "not-an-address"
 rows = 1001
+everyMinutes = 40000
 `);
     const listed = problems(failure(() => loadConfig(path, {})));
     expect(listed.some((p) => p.startsWith('/updates/crossref/0/from:'))).toBe(true);
     expect(listed.some((p) => p.startsWith('/updates/crossref/2/mailto:'))).toBe(true);
     expect(listed.some((p) => p.startsWith('/updates/crossref/2/rows:'))).toBe(true);
+    // longer than a timer can wait (2^31-1 ms): it would fire every millisecond
+    expect(listed.some((p) => p.startsWith('/updates/crossref/2/everyMinutes:'))).toBe(true);
     const fixed = write(`
 ${MINIMAL}
 

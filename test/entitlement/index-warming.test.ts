@@ -232,7 +232,12 @@ test('the worker thread builds the index a build on this thread makes, with file
   for (let f = 0; f < 5; f++) await store.applyFiles([randomFile(rand)]);
   const deadline = Date.now() + 30_000;
   while (!index.complete && Date.now() < deadline) await Bun.sleep(5);
-  expect(seen).toEqual([`built ${index.size}`]);
+  // one build landed; files applied after it landed (a loaded machine) are followed as usual, so its figure may be
+  // below the final size, never above
+  expect(seen).toHaveLength(1);
+  const built = Number(/^built (\d+)$/.exec(seen[0]!)?.[1]);
+  expect(built).toBeGreaterThan(0);
+  expect(built).toBeLessThanOrEqual(index.size);
   const truth = completeNow();
   expect(index.size).toBe(truth.size);
   for (const key of keys) expect(answer(index, key)).toEqual(answer(truth, key));
