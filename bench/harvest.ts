@@ -35,8 +35,8 @@ import { CrossrefHarvest, type WindowFigures } from '../src/updates/index.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt, PeakMemory } from './lib/measure.ts';
 import { BENCH_KEY, copyStore, millionStore } from './lib/million-store.ts';
-import { cpuSeconds, pauseProbe, rssAnonPeak, spawnServer, statusKb, stopChildren, type Child } from './lib/process-probes.ts';
-import { indexesRead } from './lib/processes.ts';
+import { cpuSeconds, pauseProbe, rssAnonPeak, statusKb } from './lib/process-probes.ts';
+import { indexesRead, startProcess, stopAll, type Started } from './lib/processes.ts';
 import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import { answered, bodies, doiPools, startWrk, stopLoads, wrk, wrkScript, type Load } from './lib/updates-load.ts';
@@ -54,7 +54,7 @@ const MAIN = join(REPO, 'src/main.ts');
 
 let changes = 0;
 /** Every update the fake serves gets a new date (bench/crossref-server.ts, SIGUSR1): the next harvest changes them all. */
-async function changeWorks(fake: Child): Promise<void> {
+async function changeWorks(fake: Started): Promise<void> {
   const done = `changed ${++changes}\n`;
   fake.signal('SIGUSR1');
   while (!fake.output().includes(done)) await Bun.sleep(20);
@@ -82,7 +82,7 @@ interface Harvested {
 }
 
 /** 1. One CrossrefHarvest.run() in this process, into the store at `dir` (the first is full, the next incremental). */
-async function harvestHere(dir: string, server: Child): Promise<Harvested> {
+async function harvestHere(dir: string, server: Started): Promise<Harvested> {
   const store = Store.open(join(dir, 'db'), 'production', { mapSizeBytes: 16 * 2 ** 30 });
   const settings: CrossrefHarvestSettings = { name: 'bench', url: server.url, mailto: MAILTO, everyMs: 86_400_000, rows: ROWS, fullEveryMs: 0, staleAfterMs: 3 * 86_400_000 };
   let fetchMs = 0;
@@ -139,8 +139,8 @@ async function rwImport(config: string) {
 }
 
 /** 3. The daemon on `b`, ROUNDS times: the Updates API rate alone, during its own harvest, after it, during --harvest, after it. */
-async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Child, bucket: string, files: string[]) {
-  const daemon = await spawnServer([BUN, MAIN, '--config', b.config], (out) => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(out)?.[1]);
+async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, bucket: string, files: string[]) {
+  const daemon = await startProcess([BUN, MAIN, '--config', b.config], (out) => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(out)?.[1]);
   await indexesRead(daemon.url);
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(bucket, files);
@@ -216,7 +216,7 @@ async function main(): Promise<void> {
   const { dir: data, manifest } = await ingestData();
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
-  const fake = await spawnServer([BUN, join(REPO, 'bench/crossref-server.ts'), String(WORKS)], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
+  const fake = await startProcess([BUN, join(REPO, 'bench/crossref-server.ts'), String(WORKS)], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
 
   console.log(`copying the 1M store and importing the ${fmt(RW_ROWS)}-row Retraction Watch CSV into it ...`);
   const a = copyStore(source, join(WORK, 'a'));
@@ -279,7 +279,7 @@ async function main(): Promise<void> {
 
 const cleanup = async () => {
   await stopLoads();
-  await stopChildren();
+  await stopAll();
   rmSync(WORK, { recursive: true, force: true });
 };
 process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));

@@ -17,35 +17,13 @@ import { fmt } from './lib/measure.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import { bodies, doiPools, wrk, wrkScript, type Load } from './lib/updates-load.ts';
+import { startProcess } from './lib/processes.ts';
 
 const KEY = 'bench-key-0123456789';
 const DURATION = '5s';
 const WARMUP = '2s';
 const ROUNDS = 3;
 const CONNECTIONS = 50;
-
-async function startProcess(cmd: string[], ready: (out: string) => string | undefined): Promise<{ url: string; stop(): Promise<void> }> {
-  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO });
-  let out = '';
-  const decoder = new TextDecoder();
-  for (const s of [proc.stdout, proc.stderr])
-    void (async () => {
-      for await (const c of s) out += decoder.decode(c);
-    })();
-  const deadline = Date.now() + 120_000;
-  let url: string | undefined;
-  while (!(url = ready(out))) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
-    await Bun.sleep(50);
-  }
-  return {
-    url,
-    async stop() {
-      proc.kill('SIGTERM');
-      await proc.exited;
-    },
-  };
-}
 
 await ensureWrk();
 const { dir: data, manifest } = await ingestData();

@@ -3,11 +3,10 @@
  * varying the DOIs (copy n gets `.n<n>` appended to every real DOI and a new Record ID), imported into a fresh
  * store through the real CLI, `--import-updates FILE`. Prints rows, seconds and the process's peak RSS.
  */
-import { createReadStream, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { csvRecords } from '../src/updates/index.ts';
 import { tempDir } from '../test/support/fixtures.ts';
-import { SAMPLE_PATH as SAMPLE } from '../test/support/rw-sample.ts';
+import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
 
@@ -15,26 +14,8 @@ const ROWS = 65_000;
 
 const work = tempDir('doi-holdings-bench-rw-');
 try {
-  const rows: string[][] = [];
-  for await (const { fields } of csvRecords(createReadStream(SAMPLE))) rows.push(fields);
-  const [header, ...sample] = rows as [string[], ...string[][]];
-  const at = (name: string) => header.indexOf(name);
-  const doiCols = [at('OriginalPaperDOI'), at('RetractionDOI')];
-  const idCol = at('Record ID');
-  const quote = (f: string) => (/[",\r\n]/.test(f) ? `"${f.replace(/"/g, '""')}"` : f);
-  const out: string[] = [header.map(quote).join(',')];
-  for (let i = 0; out.length <= ROWS; i++) {
-    const copy = Math.floor(i / sample.length);
-    const row = [...sample[i % sample.length]!];
-    if (copy > 0) {
-      row[idCol] = String(Number(row[idCol]) + copy * 1_000_000);
-      for (const c of doiCols) if (row[c]!.startsWith('10.')) row[c] = `${row[c]}.n${copy}`;
-    }
-    out.push(row.map(quote).join(','));
-  }
   const csv = join(work.path, 'retraction-watch-65k.csv');
-  writeFileSync(csv, `${out.join('\r\n')}\r\n`);
-  const bytes = Bun.file(csv).size;
+  const bytes = await writeRetractionWatchCsv(csv, ROWS);
   const config = join(work.path, 'rw.toml');
   writeFileSync(config, `[store]\ndir = "db"\nmapSizeGiB = 1\n[buckets.production]\nkind = "local"\npath = "bucket"\n[[platforms]]\nname = "example"\n`);
 

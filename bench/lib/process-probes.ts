@@ -1,58 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { REPO } from './ingest-data.ts';
 
 /**
- * Child servers that a benchmark signals and measures (bench/harvest.ts), and probes of a process: its CPU time,
- * its memory from /proc, and the longest answer time of a server's /healthz (how long its event loop was held).
+ * Probes of a process (bench/harvest.ts): its CPU time, its memory from /proc, and the longest answer time of a
+ * server's /healthz (how long its event loop was held).
  */
-
-export interface Child {
-  url: string;
-  pid: number;
-  output(): string;
-  signal(sig: NodeJS.Signals): void;
-  stop(): Promise<void>;
-}
-const children = new Set<Child>();
-
-/** A server process started in the repository, once `ready` finds its URL in its output; its pid is kept. */
-export async function spawnServer(cmd: string[], ready: (out: string) => string | undefined): Promise<Child> {
-  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO });
-  let out = '';
-  const decoder = new TextDecoder();
-  for (const s of [proc.stdout, proc.stderr])
-    void (async () => {
-      for await (const c of s) out += decoder.decode(c);
-    })();
-  const child: Child = {
-    url: '',
-    pid: proc.pid,
-    output: () => out,
-    signal: (sig) => proc.kill(sig),
-    async stop() {
-      children.delete(child);
-      proc.kill('SIGTERM');
-      await proc.exited;
-    },
-  };
-  children.add(child);
-  const deadline = Date.now() + 120_000;
-  let url: string | undefined;
-  while (!(url = ready(out))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      await child.stop();
-      throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
-    }
-    await Bun.sleep(50);
-  }
-  child.url = url;
-  return child;
-}
-
-/** Stops every child still running (in a finally, or on a signal). */
-export async function stopChildren(): Promise<void> {
-  for (const c of [...children]) await c.stop();
-}
 
 /** CPU seconds (user + system) a process has used so far (/proc/PID/stat, in clock ticks of 1/100 s). */
 export function cpuSeconds(pid: number): number {

@@ -1,10 +1,12 @@
 import { REPO } from './ingest-data.ts';
 
-/** The benchmarks' child processes (the daemon, platform and ceiling servers): started, waited for, stopped. */
+/** The benchmarks' child processes (the daemon, platform, ceiling and fake Crossref servers): started, waited for, signalled, stopped. */
 
 export interface Started {
   url: string;
+  pid: number;
   output(): string;
+  signal(sig: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -21,7 +23,9 @@ export async function startProcess(cmd: string[], ready: (out: string) => string
     })();
   const started: Started = {
     url: '',
+    pid: proc.pid,
     output: () => out,
+    signal: (sig) => proc.kill(sig),
     async stop() {
       running.delete(started);
       proc.kill('SIGTERM');

@@ -3,7 +3,7 @@ import { csvRecords } from '../../src/updates/index.ts';
 import { SAMPLE_PATH } from '../../test/support/rw-sample.ts';
 
 /**
- * A Retraction Watch CSV of `rows` rows synthesised from the 3,000-row sample as bench/updates-import.ts makes it:
+ * A Retraction Watch CSV of `rows` rows synthesised from the 3,000-row sample (bench/updates-import.ts, bench/harvest.ts):
  * copy n of the sample gets `.n<n>` appended to every real DOI and a new Record ID. Returns the file's size.
  */
 export async function writeRetractionWatchCsv(path: string, rows: number): Promise<number> {

@@ -85,7 +85,10 @@ export class FollowedSources {
     const label = `crossref:${settings.name}`;
     const state = () => loadState(this.state, settings.name);
     const status: SourceStatus = { lastSuccessAt: 0, lastFailureAt: 0, everyMs: settings.everyMs, staleAfterMs: settings.staleAfterMs, harvest: state };
-    const refresh = () => Object.assign(status, { lastSuccessAt: state().lastSuccessAt, lastFailureAt: state().lastFailureAt });
+    const refresh = () => {
+      const { lastSuccessAt, lastFailureAt } = state();
+      Object.assign(status, { lastSuccessAt, lastFailureAt });
+    };
     refresh();
     this.status.set(label, status);
     const run = async () => {

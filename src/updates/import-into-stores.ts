@@ -1,6 +1,6 @@
 import { doiKey } from '../doi/index.ts';
 import type { Fault } from '../fault.ts';
-import type { ReplaceReport, Store } from '../store/index.ts';
+import type { FeedImport, ReplaceReport, Store } from '../store/index.ts';
 import type { ImportReport } from './import-report.ts';
 import { readRows } from './read-rows.ts';
 import type { UpdateFormat } from './schema.ts';
@@ -42,15 +42,28 @@ export async function importUpdates(
     throw e;
   }
   done();
+  const committed = await commitEvery(stores, imports, opts);
+  if ('code' in committed) return committed;
+  return { parsed: { report, works: works.size }, applied: committed.applied };
+}
+
+/**
+ * Commits one import per store, in order. Every environment gets the same update information: a refusal in one
+ * (its Fault, named by environment) stops the rest, whose imports are dropped.
+ */
+export async function commitEvery(
+  stores: readonly Store[],
+  imports: readonly FeedImport[],
+  opts: { allowShrink?: boolean } = {},
+): Promise<{ applied: Record<string, ReplaceReport> } | Fault> {
   const applied: Record<string, ReplaceReport> = {};
   for (let i = 0; i < stores.length; i++) {
     const result = await imports[i]!.commit(opts);
     if ('code' in result) {
-      // every environment gets the same update information: a refusal in one stops the rest
       await Promise.all(imports.slice(i + 1).map((imp) => imp.abort()));
       return { ...result, message: `${stores[i]!.env}: ${result.message}` };
     }
     applied[stores[i]!.env] = result;
   }
-  return { parsed: { report, works: works.size }, applied };
+  return { applied };
 }

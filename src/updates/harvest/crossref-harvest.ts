@@ -2,9 +2,10 @@ import type { CrossrefHarvestSettings } from '../../config/index.ts';
 import { doiKey } from '../../doi/index.ts';
 import { fault, type Fault } from '../../fault.ts';
 import type { Logger } from '../../log.ts';
-import type { FeedImport, ReplaceReport, Store } from '../../store/index.ts';
+import type { FeedImport, Store } from '../../store/index.ts';
 import { rowsOfWork } from '../crossref.ts';
 import { newReport } from '../import-report.ts';
+import { commitEvery } from '../import-into-stores.ts';
 import { CrossrefClient, type ClientOptions } from './crossref-client.ts';
 import { heldByOther, loadState, PASSES, saveState, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
 
@@ -234,20 +235,15 @@ export class CrossrefHarvest {
 
   private async commit(state: HarvestState, imports: FeedImport[], opts: HarvestRunOptions, now: () => number, started: number): Promise<WindowFigures | Fault> {
     const w = state.window!;
-    const applied: Record<string, ReplaceReport> = {};
-    for (let i = 0; i < imports.length; i++) {
-      const r = await imports[i]!.commit({ allowShrink: opts.allowShrink });
-      if ('code' in r) {
-        // every environment gets the same update information: a refusal in one stops the rest
-        await Promise.all(imports.slice(i + 1).map((imp) => imp.abort()));
-        state.window = undefined;
-        // a refused full window is not tried again every run (each reads all of Crossref's updates): the next
-        // runs are incremental from where the last good window ended, and the operator decides (--full --allow-shrink)
-        if (w.full && r.code === 'SNAPSHOT_SHRINK') state.lastFullAt = now();
-        return { ...r, message: `${this.stores[i]!.env}: ${r.message}` };
-      }
-      applied[this.stores[i]!.env] = r;
+    const committed = await commitEvery(this.stores, imports, { allowShrink: opts.allowShrink });
+    if ('code' in committed) {
+      state.window = undefined;
+      // a refused full window is not tried again every run (each reads all of Crossref's updates): the next
+      // runs are incremental from where the last good window ended, and the operator decides (--full --allow-shrink)
+      if (w.full && committed.code === 'SNAPSHOT_SHRINK') state.lastFullAt = now();
+      return committed;
     }
+    const { applied } = committed;
     const figures: WindowFigures = {
       ...(w.from ? { from: w.from } : {}),
       until: w.until,
