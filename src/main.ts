@@ -54,7 +54,7 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     io.err(`doi-holdings: no bucket is configured for the ${inv.env} environment in ${config.source}`);
     return EXIT_USAGE;
   }
-  const store = Store.open(config.store.dir, inv.env, { mapSizeBytes: config.store.mapSizeBytes });
+  const store = Store.open(config.store.dir, inv.env, config.store);
   try {
     switch (command.kind) {
       case 'dump':
@@ -89,7 +89,7 @@ const opened: Store[] = [];
 /** Update information goes to every configured environment. */
 function otherStores(config: Config, env: EnvName): Store[] {
   for (const other of ENV_NAMES) {
-    if (other !== env && config.buckets[other]) opened.push(Store.open(config.store.dir, other, { mapSizeBytes: config.store.mapSizeBytes }));
+    if (other !== env && config.buckets[other]) opened.push(Store.open(config.store.dir, other, config.store));
   }
   return opened;
 }

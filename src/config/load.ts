@@ -65,6 +65,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
+      changeFeedKeepMs: Math.round((file.updates?.changeFeedKeepDays ?? 90) * 86_400_000),
     },
     ingest: { ...DEFAULT_INGEST, ...stripUndefined(file.ingest ?? {}) },
     buckets,

@@ -120,7 +120,8 @@ export interface Config {
   /** the config file this came from */
   source: string;
   server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number };
-  store: { dir: string; mapSizeBytes: number };
+  /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
+  store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;
   buckets: Partial<Record<EnvName, BucketSettings>> & { production: BucketSettings };
   platforms: PlatformSettings[];

@@ -158,6 +158,8 @@ export const ConfigFile = t.Object(
       t.Object(
         {
           dropDir: t.Optional(t.String({ minLength: 1 })),
+          /** how long a work whose updates were all withdrawn stays in the change feed; older cursors get 410 */
+          changeFeedKeepDays: t.Optional(t.Number({ minimum: 0, maximum: 36_500 })),
           urls: t.Optional(t.Array(UpdateUrlSource)),
           crossref: t.Optional(t.Array(CrossrefHarvestSource)),
         },

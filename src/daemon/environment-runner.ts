@@ -19,7 +19,7 @@ export class EnvironmentRunner {
     platforms: ReadonlySet<string>,
     log: Logger,
   ) {
-    this.store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes });
+    this.store = Store.open(config.store.dir, env, config.store);
     this.ingestor = new Ingestor({
       env,
       store: this.store,

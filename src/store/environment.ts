@@ -24,6 +24,8 @@ export const META = {
   nextSeq: 'nextSeq',
   /** moves whenever `updates` changes, so every process's read index reloads */
   updatesGen: 'updatesGen',
+  /** the change feed's head (change-feed.ts, FeedHead) */
+  changeFeed: 'changeFeed',
   /** live holdings of one platform */
   live: (platform: string) => `live:${platform}`,
   /** the range of every `live` key, and the platform of one */
@@ -47,6 +49,10 @@ export interface StoreDbs {
   conflicts: Database<ConflictEntry, string>;
   /** key: apply sequence number; value: file key (history events refer to files by number) */
   fileSeqs: Database<string, number>;
+  /** the change feed: key: change sequence number; value: ChangeRow (change-feed.ts), one per work, its latest change */
+  changes: Database<any, number>;
+  /** the feed's history: key: the number of a commit that changed the feed; value: LineageEntry (change-feed.ts) */
+  changeLineage: Database<any, number>;
   /** rows of update imports in progress (feed-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
   importScratch: Database<any, Uint8Array>;
   /** META keys */
@@ -95,6 +101,8 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
     fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
     importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
+    changes: root.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),
+    changeLineage: root.openDB({ name: 'changeLineage', keyEncoding: 'uint32', encoding: 'msgpack' }),
     meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
   };
   checkSchemaVersion(dbs, path, opts.readOnly ?? false);

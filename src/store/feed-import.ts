@@ -1,6 +1,7 @@
 import { ABORT } from 'lmdb';
 import { fault, type Fault } from '../fault.ts';
 import type { ImportRow } from '../updates/schema.ts';
+import { ChangeFeedWriter, DEFAULT_KEEP_MS } from './change-feed.ts';
 import { META, type StoreDbs } from './environment.ts';
 import { mergeWork, type IncomingUpdate, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
@@ -48,6 +49,8 @@ export class FeedImport {
     private readonly mode: ReplaceMode,
     now = Date.now(),
     resume?: { id: string; rows: number },
+    /** how long a withdrawal stays in the change feed (change-feed.ts) */
+    private readonly feedKeepMs = DEFAULT_KEEP_MS,
   ) {
     // the start time leads the id, so stale imports can be recognised; the random part keeps two apart
     this.id = resume?.id ?? `${now.toString(36).padStart(10, '0')}.${crypto.randomUUID()}`;
@@ -121,7 +124,7 @@ export class FeedImport {
    * more than MAX_SNAPSHOT_SHRINK of the feed's updates applies nothing and returns a SNAPSHOT_SHRINK fault,
    * unless `allowShrink`.
    */
-  async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
+  async commit(opts: { allowShrink?: boolean; now?: number } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
     const { dbs, origin, mode, range } = this;
     // rows removed under a long import (a later import took them for a dead one's) must not commit a part
@@ -135,13 +138,17 @@ export class FeedImport {
     // an async transaction's callback would hold the event loop just as long
     const result = dbs.root.transactionSync(() => {
       const seen = mode === 'snapshot' ? new Set<string>() : undefined;
+      const feed = new ChangeFeedWriter(dbs);
       const apply = (key: string, incoming: { doi: string; updates: IncomingUpdate[] } | undefined, upsert = false) => {
         const before = dbs.updates.get(key) as UpdatesEntry | undefined;
         const next = mergeWork(before, incoming, origin, report, upsert);
         if (next === before) return;
         report.worksTouched++;
         if (next === undefined) dbs.updates.removeSync(key);
-        else dbs.updates.putSync(key, next);
+        else {
+          feed.record(key, before, next);
+          dbs.updates.putSync(key, next);
+        }
       };
       let current: string | undefined;
       let doi = '';
@@ -174,6 +181,7 @@ export class FeedImport {
       this.removeOwnRows();
       const stored = storedBefore(report);
       if (mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK) return ABORT;
+      feed.finish(opts.now ?? Date.now(), this.feedKeepMs);
       if (report.worksTouched > 0) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
       return report;
     });

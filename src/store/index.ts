@@ -22,3 +22,7 @@ export { UpdatesTable } from './updates-table.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
 export { sameBytes } from './bytes.ts';
 export { classifyStoreError, storeWriteFault, StoreWriteError, LOW_SPACE_BYTES, type StoreWriteCode } from './write-failure.ts';
+export { decodeCursor, encodeCursor, type FeedCursor } from './change-cursor.ts';
+export { keyHash, type FeedHead } from './change-feed.ts';
+export type { ChangesPage, CursorRefusal } from './change-page.ts';
+export { PrefixIndex, prefixLengthFor, type PrefixList } from './prefix-index.ts';

@@ -5,6 +5,9 @@ import { AppliedListeners, type AppliedFile, type AppliedListener } from './appl
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords } from './encoded-records.ts';
+import type { FeedCursor } from './change-cursor.ts';
+import { DEFAULT_KEEP_MS, feedHead, startChangeFeed, type FeedHead } from './change-feed.ts';
+import { readChanges, type ChangesPage, type CursorRefusal } from './change-page.ts';
 import { dataFileOf, META, openEnvironment, type SourceKind, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
@@ -22,6 +25,7 @@ import {
 } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
 import { copyStore, pageFigures, storeFileIn, type PageFigures } from './store-file.ts';
+import { PrefixIndex, stampOf } from './prefix-index.ts';
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
@@ -34,6 +38,7 @@ export class Store {
   private readonly out = new ByteWriter();
   private closed = false;
   private index: UpdatesIndex | undefined;
+  private prefixes: PrefixIndex | undefined;
   private readonly applied = new AppliedListeners();
 
   private constructor(
@@ -42,11 +47,16 @@ export class Store {
     private readonly dbs: StoreDbs,
     /** how it was opened, for another thread that opens it too (the entitlement index's build) */
     readonly opened: { dir: string; mapSizeBytes: number },
+    /** how long a withdrawal stays in the change feed */
+    private readonly feedKeepMs: number,
   ) {}
 
-  static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean }): Store {
+  static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {
     const path = join(dir, env);
-    return new Store(env, path, openEnvironment(path, opts), { dir, mapSizeBytes: opts.mapSizeBytes });
+    const dbs = openEnvironment(path, opts);
+    const keepMs = opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS;
+    if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
+    return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes }, keepMs);
   }
 
   // --- the ledger ---
@@ -220,7 +230,22 @@ export class Store {
 
   /** Starts a bounded-memory import of one feed (feed-import.ts); `now` dates it (stale imports are cleared). */
   beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now(), resume?: { id: string; rows: number }): FeedImport {
-    return new FeedImport(this.dbs, origin, mode, now, resume);
+    return new FeedImport(this.dbs, origin, mode, now, resume, this.feedKeepMs);
+  }
+
+  /** The change feed after `after` (from the start when undefined), at most `limit` works (change-page.ts). */
+  changesAfter(after: FeedCursor | undefined, limit: number): ChangesPage | CursorRefusal {
+    return readChanges(this.dbs, after, limit);
+  }
+
+  feedHead(): FeedHead {
+    return feedHead(this.dbs);
+  }
+
+  /** The private lookup's index, rebuilt when the change feed has moved since it was built. */
+  prefixIndex(): PrefixIndex {
+    if (!this.prefixes || this.prefixes.stamp !== stampOf(this.dbs)) this.prefixes = new PrefixIndex(this.dbs);
+    return this.prefixes;
   }
 
   updatesOf(doiKey: string): UpdatesEntry | undefined {

@@ -31,6 +31,8 @@ export interface UpdatesEntry {
   doi: string;
   updates: StoredUpdate[];
   events: UpdateEvent[];
+  /** the work's place in the change feed (change-feed.ts): the sequence number of its latest served change */
+  changeSeq?: number;
 }
 
 export interface WorkUpdates {

@@ -1,0 +1,133 @@
+import { createHash, type Hash } from 'node:crypto';
+import { GENESIS } from './change-cursor.ts';
+import { META, type StoreDbs } from './environment.ts';
+import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
+
+/**
+ * The change feed (docs/design.md, "Change feed"): every work whose served update list changed, once, at the
+ * sequence number of its latest change, with the list as it is now. Sequence numbers and the lineage hash are
+ * a function of the changes alone (no clock, no replica id), so two replicas that made the same changes in the
+ * same order hold the same feed, and a cursor says which history it belongs to.
+ */
+
+/** `changes` value: [commit, doi as the source gave it, sha256 hex of the DOI key, item JSON, has updates (1) or not (0)] */
+export type ChangeRow = [commit: number, doi: string, hash: string, item: string, live: 0 | 1];
+
+/** `changeLineage` value for one feed-changing commit */
+export interface LineageEntry {
+  /** sha256 hex over the previous entry's hash and this commit's changes (seq, key hash, item), in order */
+  hash: string;
+  firstSeq: number;
+  lastSeq: number;
+  /** this replica's clock when it committed: only for pruning, which never changes what a cursor means */
+  at: number;
+}
+
+/** META.changeFeed */
+export interface FeedHead {
+  commit: number;
+  seq: number;
+  hash: string;
+  /** commits up to this one are pruned: their works without updates left the feed */
+  prunedCommit: number;
+  /** a cursor before this sequence number may have missed a withdrawal: 410 */
+  prunedThrough: number;
+}
+
+export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0 };
+/** how long a withdrawal (a work whose list became empty) stays in the feed, unless the store is told otherwise */
+export const DEFAULT_KEEP_MS = 90 * 86_400_000;
+
+export function feedHead(dbs: StoreDbs): FeedHead {
+  return (dbs.meta.get(META.changeFeed) as FeedHead | undefined) ?? EMPTY_HEAD;
+}
+
+/** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
+export function keyHash(doiKey: string): string {
+  return createHash('sha256').update(doiKey).digest('hex');
+}
+
+/**
+ * Records one commit's changes, inside its write transaction: `record` for every work the commit rewrites (before
+ * it is put: it sets `changeSeq`), then `finish`.
+ */
+export class ChangeFeedWriter {
+  private readonly head: FeedHead;
+  private lineage: Hash | undefined;
+  private firstSeq = 0;
+
+  constructor(private readonly dbs: StoreDbs) {
+    this.head = { ...feedHead(dbs) };
+  }
+
+  /** `next` is the entry about to be stored for `key`; a change of its served list takes the next sequence number. */
+  record(key: string, before: UpdatesEntry | undefined, next: UpdatesEntry): void {
+    const served = JSON.stringify(servedUpdates(next));
+    if (before && served === JSON.stringify(servedUpdates(before))) {
+      if (before.changeSeq !== undefined) next.changeSeq = before.changeSeq;
+      return;
+    }
+    if (!before && served === '[]') return;
+    const { dbs, head } = this;
+    if (!this.lineage) {
+      this.lineage = createHash('sha256').update(head.hash);
+      head.commit++;
+      this.firstSeq = head.seq + 1;
+    }
+    const seq = ++head.seq;
+    if (before?.changeSeq !== undefined) dbs.changes.removeSync(before.changeSeq);
+    next.changeSeq = seq;
+    const hash = keyHash(key);
+    const item = `{"doi":${JSON.stringify(next.doi)},"updates":${served}}`;
+    dbs.changes.putSync(seq, [head.commit, next.doi, hash, item, served === '[]' ? 0 : 1] satisfies ChangeRow);
+    this.lineage.update(`${seq}\n${hash}\n${item}\n`);
+  }
+
+  /** Ends the commit: its lineage entry, the head, and the pruning of withdrawals older than `keepMs`. */
+  finish(now: number, keepMs: number): void {
+    const { dbs, head } = this;
+    if (this.lineage) {
+      head.hash = this.lineage.digest('hex');
+      dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
+    }
+    this.prune(now - keepMs);
+    dbs.meta.putSync(META.changeFeed, head);
+  }
+
+  /**
+   * Works without updates (a withdrawal) leave the feed once their commit is older than `cutoff`; a cursor from
+   * before then answers 410 (it may have missed one). Works with updates stay: a full sync needs them.
+   */
+  private prune(cutoff: number): void {
+    const { dbs, head } = this;
+    for (let c = head.prunedCommit + 1; c <= head.commit; c++) {
+      const e = dbs.changeLineage.get(c) as LineageEntry | undefined;
+      if (!e || e.at > cutoff) break;
+      for (const { key, value } of dbs.changes.getRange({ start: e.firstSeq, end: e.lastSeq + 1 }))
+        if ((value as ChangeRow)[4] === 0) dbs.changes.removeSync(key as number);
+      // the entry of the newest pruned commit stays: a cursor at its last change is still good
+      if (head.prunedCommit > 0) dbs.changeLineage.removeSync(head.prunedCommit);
+      head.prunedCommit = c;
+      head.prunedThrough = e.lastSeq;
+    }
+  }
+}
+
+/**
+ * A store made before the change feed (or opened for the first time) gets one: every work with updates, in key
+ * order, as commit 1, so replicas with the same updates start the same feed.
+ */
+export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
+  if (dbs.meta.get(META.changeFeed) !== undefined) return;
+  dbs.root.transactionSync(() => {
+    if (dbs.meta.get(META.changeFeed) !== undefined) return;
+    const writer = new ChangeFeedWriter(dbs);
+    for (const { key, value } of dbs.updates.getRange()) {
+      const entry = { ...(value as UpdatesEntry) };
+      delete entry.changeSeq;
+      writer.record(key as string, undefined, entry);
+      if (entry.changeSeq !== undefined) dbs.updates.putSync(key as string, entry);
+    }
+    writer.finish(now, keepMs);
+  });
+}
