@@ -16,6 +16,7 @@ import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts
 import { PageCache } from './page-cache.ts';
 import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 import { handleUpdates } from './updates-route.ts';
+import { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
 
 export interface EnvHandles {
   store: Store;
@@ -98,6 +99,16 @@ export function createApp(deps: HttpDeps) {
         .post(route, timed(route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)), { parse: 'none' })
         .all(route, notAllowed(route, 'POST'));
     }
+    // the change feed and the private lookup (v2.2 only: they are ours, not GetFTR's)
+    const store = deps.envs[env]?.store;
+    const feed = `${prefix}/v2.2/updates`;
+    app = app
+      .get(`${feed}/changes`, timed(`${feed}/changes`, (request) => handleChanges(request, keys, store)))
+      .all(`${feed}/changes`, notAllowed(`${feed}/changes`, 'GET'))
+      .get(`${feed}/prefixes`, timed(`${feed}/prefixes`, (request) => handlePrefixes(request, keys, store)))
+      .all(`${feed}/prefixes`, notAllowed(`${feed}/prefixes`, 'GET'))
+      .post(`${feed}/by-prefix`, timed(`${feed}/by-prefix`, (request) => handleByPrefix(request, keys, store, body)), { parse: 'none' })
+      .all(`${feed}/by-prefix`, notAllowed(`${feed}/by-prefix`, 'POST'));
   }
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';

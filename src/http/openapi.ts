@@ -1,6 +1,7 @@
 import { EntitlementsRequest, EntitlementsResponse } from '../entitlement/index.ts';
 import { DocumentHistory } from '../history/index.ts';
-import { ErrorBody, UpdatesRequest, UpdatesResponse } from './schemas.ts';
+import { syncPaths } from './openapi-sync.ts';
+import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './schemas.ts';
 
 /**
  * OpenAPI 3 description of the integrator API (entitlements, updates) and the document status page, generated
@@ -38,6 +39,7 @@ export function openApiDocument(version: string): object {
       };
     }
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix !== '') };
+  for (const prefix of ['', '/staging']) Object.assign(paths, syncPaths(prefix, errors));
   return {
     openapi: '3.0.3',
     info: { title: 'doi-holdings integrator API', version },
@@ -49,6 +51,10 @@ export function openApiDocument(version: string): object {
         EntitlementsResponse: strip(EntitlementsResponse),
         UpdatesRequest: strip(UpdatesRequest),
         UpdatesResponse: strip(UpdatesResponse),
+        ChangesResponse: strip(ChangesResponse),
+        PrefixListResponse: strip(PrefixListResponse),
+        ByPrefixRequest: strip(ByPrefixRequest),
+        ByPrefixResponse: strip(ByPrefixResponse),
         DocumentHistory: strip(DocumentHistory),
         Error: strip(ErrorBody),
       },

@@ -31,3 +31,48 @@ export const ErrorBody = t.Object({
   error: t.String({ description: 'a stable code: INVALID_JSON, BAD_REQUEST, UNAUTHORIZED, ...' }),
   message: t.String({ description: 'what was wrong and why, with the failing field path' }),
 });
+
+/** The change feed and the private lookup (docs/design.md, "Change feed", "Private lookup"). */
+export const MAX_CHANGES_PER_PAGE = 1000;
+export const MAX_PREFIXES_PER_REQUEST = 100;
+
+export const ChangeItem = t.Object({
+  doi: t.String({ description: 'the work’s DOI as the source gave it' }),
+  updates: t.Array(UpdateObject, { description: 'the complete current list (as the Updates API gives it); [] when the last one was withdrawn' }),
+});
+
+export const ChangesResponse = t.Object({
+  changes: t.Array(ChangeItem, { description: 'works whose updates changed, each once, oldest change first' }),
+  next: t.String({ description: 'opaque cursor: pass it as `after` to get what changed since; valid on every replica' }),
+  more: t.Boolean({ description: 'true when more changes are waiting now (ask again at once with `next`)' }),
+});
+
+export const PrefixListResponse = t.Object({
+  algorithm: t.Literal('sha256'),
+  of: t.Literal('doi-key', { description: 'the DOI lower-cased (ASCII letters only), without doi: or https://doi.org/' }),
+  prefixLength: t.Integer({ description: 'hex digits per prefix' }),
+  works: t.Integer({ description: 'works with updates' }),
+  prefixes: t.Array(t.String(), { description: 'every prefix under which at least one work has updates, ascending' }),
+});
+
+export const ByPrefixRequest = t.Object(
+  {
+    prefixes: t.Array(t.String({ pattern: '^[0-9a-fA-F]{1,64}$', description: 'a hex prefix of a DOI key’s SHA-256' }), {
+      minItems: 1,
+      maxItems: MAX_PREFIXES_PER_REQUEST,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ByPrefixRequest = Static<typeof ByPrefixRequest>;
+
+export const ByPrefixResponse = t.Object({
+  prefixLength: t.Integer({ description: 'the prefix length the service hands out now' }),
+  works: t.Array(
+    t.Object({
+      hash: t.String({ description: 'the full SHA-256 of the DOI key (hex): match it locally' }),
+      doi: t.String(),
+      updates: t.Array(UpdateObject),
+    }),
+  ),
+});

@@ -1,0 +1,97 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../store/index.ts';
+import type { ApiKeys } from './auth.ts';
+import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
+import { errorResponse, JSON_HEADERS } from './errors.ts';
+import { describeSchemaFault } from './schema-fault.ts';
+import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
+
+/**
+ * The change feed and the private lookup (docs/design.md, "Change feed", "Private lookup"):
+ *  - GET  .../v2.2/updates/changes?after=<cursor>&limit=<n>
+ *  - GET  .../v2.2/updates/prefixes (ETag, If-None-Match, gzip)
+ *  - POST .../v2.2/updates/by-prefix {"prefixes": [...]}
+ */
+
+const FEED_HEADERS = { ...JSON_HEADERS, 'cache-control': 'no-store' };
+const QUERY_KEYS = new Set(['after', 'limit']);
+const checkByPrefix = TypeCompiler.Compile(ByPrefixRequest);
+
+function keyProblem(request: Request, keys: ApiKeys): Response | undefined {
+  if (keys.find(request.headers.get('x-api-key'))) return undefined;
+  return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
+}
+
+function notConfigured(): Response {
+  return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
+}
+
+export function handleChanges(request: Request, keys: ApiKeys, store: Store | undefined): Response {
+  const denied = keyProblem(request, keys);
+  if (denied) return denied;
+  const query = new URL(request.url).searchParams;
+  for (const k of query.keys())
+    if (!QUERY_KEYS.has(k)) return errorResponse(400, 'BAD_REQUEST', `unknown query parameter "${k}"; this route takes "after" and "limit"`);
+  const limitText = query.get('limit');
+  const limit = limitText === null ? MAX_CHANGES_PER_PAGE : Number(limitText);
+  if (!/^\d{1,4}$/.test(limitText ?? '1') || limit < 1 || limit > MAX_CHANGES_PER_PAGE)
+    return errorResponse(400, 'BAD_REQUEST', `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`);
+  const afterText = query.get('after');
+  let after: FeedCursor | undefined;
+  if (afterText !== null) {
+    after = decodeCursor(afterText);
+    if (!after) return errorResponse(400, 'BAD_REQUEST', 'after: not a cursor this service gave out (pass the "next" of an earlier reply, or leave it out to start from the beginning)');
+  }
+  if (!store) return notConfigured();
+  const page = store.changesAfter(after, limit);
+  if ('refused' in page)
+    return page.refused === 'unknown' ? errorResponse(400, 'BAD_REQUEST', `after: ${page.message}`) : errorResponse(410, 'CURSOR_EXPIRED', page.message);
+  const body = `{"changes":[${page.items.join(',')}],"next":"${encodeCursor(page.next)}","more":${page.more}}`;
+  return new Response(body, { headers: FEED_HEADERS });
+}
+
+export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | undefined): Response {
+  const denied = keyProblem(request, keys);
+  if (denied) return denied;
+  if (!store) return notConfigured();
+  const list = store.prefixIndex().list;
+  const headers: Record<string, string> = { etag: list.etag, 'cache-control': 'no-cache', vary: 'accept-encoding' };
+  if (matchesEtag(request.headers.get('if-none-match'), list.etag)) return new Response(null, { status: 304, headers });
+  const gzip = /\bgzip\b/i.test(request.headers.get('accept-encoding') ?? '');
+  return new Response(gzip ? list.gzip : list.json, {
+    headers: { ...JSON_HEADERS, ...headers, ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
+  });
+}
+
+/** If-None-Match: a list of ETags (weak ones compared weakly, RFC 9110 13.1.2) or `*`. */
+function matchesEtag(header: string | null, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+export async function handleByPrefix(request: Request, keys: ApiKeys, store: Store | undefined, limits: BodyLimits): Promise<Response> {
+  const denied = keyProblem(request, keys);
+  if (denied) return denied;
+  const body = await readJsonBytes(request, limits);
+  if (body instanceof Response) return body;
+  const parsed = parseJson(body);
+  if (parsed instanceof Response) return parsed;
+  if (!checkByPrefix.Check(parsed.value))
+    return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkByPrefix, parsed.value, '{"prefixes": ["3fa0", ...]}', 'an entry is a hex prefix'));
+  if (!store) return notConfigured();
+  const index = store.prefixIndex();
+  // a prefix one digit shorter than the list's is taken (a list fetched before the length grew); shorter ones
+  // would return a large share of all works
+  const shortest = Math.max(1, index.prefixLength - 1);
+  const prefixes = (parsed.value as ByPrefixRequest).prefixes.map((p) => p.toLowerCase());
+  const short = prefixes.findIndex((p) => p.length < shortest);
+  if (short >= 0)
+    return errorResponse(
+      400,
+      'BAD_REQUEST',
+      `prefixes[${short}]: "${prefixes[short]}" is shorter than ${shortest} hex digits; the prefix list now uses ${index.prefixLength} (GET /v2.2/updates/prefixes)`,
+    );
+  const works = index.lookup(prefixes);
+  return new Response(`{"prefixLength":${index.prefixLength},"works":[${works.join(',')}]}`, { headers: FEED_HEADERS });
+}
