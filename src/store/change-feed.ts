@@ -118,7 +118,8 @@ export class ChangeFeedWriter {
  * order, as commit 1, so replicas with the same updates start the same feed.
  */
 export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
-  if (dbs.meta.get(META.changeFeed) !== undefined) return;
+  // nothing to number: the first import starts the feed (a write here would cost every fresh store a transaction)
+  if (dbs.meta.get(META.changeFeed) !== undefined || dbs.updates.getCount() === 0) return;
   dbs.root.transactionSync(() => {
     if (dbs.meta.get(META.changeFeed) !== undefined) return;
     const writer = new ChangeFeedWriter(dbs);

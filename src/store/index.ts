@@ -25,4 +25,5 @@ export { classifyStoreError, storeWriteFault, StoreWriteError, LOW_SPACE_BYTES, 
 export { decodeCursor, encodeCursor, type FeedCursor } from './change-cursor.ts';
 export { keyHash, type FeedHead } from './change-feed.ts';
 export type { ChangesPage, CursorRefusal } from './change-page.ts';
+export type { ChangeFeedView } from './change-feed-view.ts';
 export { PrefixIndex, prefixLengthFor, type PrefixList } from './prefix-index.ts';

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, FaultError } from '../fault.ts';
 import { dataFileOf, type StoreDbs } from './environment.ts';
+import type { SpaceUsage } from './store-types.ts';
 
 /** The LMDB file as a file: its page figures, and consistent compacted copies of it (--stats, --backup). */
 
@@ -62,4 +63,15 @@ export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
     throw new FaultError(fault('BACKUP_FAILED', `cannot write ${target}: ${(e as Error).message}`));
   }
   renameSync(partial, target);
+}
+
+/** Pages in use, and the holdings' share of them. */
+export function spaceUsage(dbs: StoreDbs): SpaceUsage {
+  const root = dbs.root.getStats() as { pageSize: number; lastPageNumber: number };
+  const h = dbs.holdings.getStats() as { entryCount: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+  return {
+    pageSize: root.pageSize,
+    usedPages: root.lastPageNumber + 1,
+    holdings: { entries: h.entryCount, pages: h.treeBranchPageCount + h.treeLeafPageCount + h.overflowPages },
+  };
 }

@@ -5,9 +5,8 @@ import { AppliedListeners, type AppliedFile, type AppliedListener } from './appl
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { encodeRecords } from './encoded-records.ts';
-import type { FeedCursor } from './change-cursor.ts';
-import { DEFAULT_KEEP_MS, feedHead, startChangeFeed, type FeedHead } from './change-feed.ts';
-import { readChanges, type ChangesPage, type CursorRefusal } from './change-page.ts';
+import { DEFAULT_KEEP_MS, startChangeFeed } from './change-feed.ts';
+import { ChangeFeedView } from './change-feed-view.ts';
 import { dataFileOf, META, openEnvironment, type SourceKind, type StoreDbs } from './environment.ts';
 import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
@@ -24,8 +23,7 @@ import {
   type FileIdentity,
 } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
-import { copyStore, pageFigures, storeFileIn, type PageFigures } from './store-file.ts';
-import { PrefixIndex, stampOf } from './prefix-index.ts';
+import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
@@ -38,8 +36,8 @@ export class Store {
   private readonly out = new ByteWriter();
   private closed = false;
   private index: UpdatesIndex | undefined;
-  private prefixes: PrefixIndex | undefined;
   private readonly applied = new AppliedListeners();
+  readonly changeFeed: ChangeFeedView;
 
   private constructor(
     readonly env: EnvName,
@@ -47,14 +45,14 @@ export class Store {
     private readonly dbs: StoreDbs,
     /** how it was opened, for another thread that opens it too (the entitlement index's build) */
     readonly opened: { dir: string; mapSizeBytes: number },
-    /** how long a withdrawal stays in the change feed */
-    private readonly feedKeepMs: number,
-  ) {}
+    private readonly feedKeepMs: number, // how long a withdrawal stays in the change feed
+  ) {
+    this.changeFeed = new ChangeFeedView(dbs); // the change feed and the private lookup
+  }
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {
-    const path = join(dir, env);
+    const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
-    const keepMs = opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS;
     if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
     return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes }, keepMs);
   }
@@ -233,21 +231,6 @@ export class Store {
     return new FeedImport(this.dbs, origin, mode, now, resume, this.feedKeepMs);
   }
 
-  /** The change feed after `after` (from the start when undefined), at most `limit` works (change-page.ts). */
-  changesAfter(after: FeedCursor | undefined, limit: number): ChangesPage | CursorRefusal {
-    return readChanges(this.dbs, after, limit);
-  }
-
-  feedHead(): FeedHead {
-    return feedHead(this.dbs);
-  }
-
-  /** The private lookup's index, rebuilt when the change feed has moved since it was built. */
-  prefixIndex(): PrefixIndex {
-    if (!this.prefixes || this.prefixes.stamp !== stampOf(this.dbs)) this.prefixes = new PrefixIndex(this.dbs);
-    return this.prefixes;
-  }
-
   updatesOf(doiKey: string): UpdatesEntry | undefined {
     return this.dbs.updates.get(doiKey) as UpdatesEntry | undefined;
   }
@@ -280,13 +263,7 @@ export class Store {
   // --- the file itself ---
 
   spaceUsage(): SpaceUsage {
-    const root = this.dbs.root.getStats() as { pageSize: number; lastPageNumber: number };
-    const h = this.dbs.holdings.getStats() as { entryCount: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
-    return {
-      pageSize: root.pageSize,
-      usedPages: root.lastPageNumber + 1,
-      holdings: { entries: h.entryCount, pages: h.treeBranchPageCount + h.treeLeafPageCount + h.overflowPages },
-    };
+    return spaceUsage(this.dbs);
   }
 
   /** The store layout version this file carries (environment.ts, SCHEMA_VERSION). */

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { decodeCursor, encodeCursor, prefixLengthFor, Store } from '../../src/store/index.ts';
+import { META, openEnvironment } from '../../src/store/environment.ts';
+import { importUpdates } from '../../src/updates/index.ts';
+import { SAMPLE } from '../support/rw-sample.ts';
+import { tempDir } from '../support/fixtures.ts';
+
+/** The change feed's store side (src/store/change-feed.ts): cursors, a store made before the feed, the prefix length. */
+
+let dir: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  dir = tempDir('feed-store');
+});
+afterAll(() => dir.remove());
+
+const OPTS = { mapSizeBytes: 256 * 1024 ** 2 };
+const importCsv = (stores: Store[], text: string) => importUpdates(stores, 'retraction-watch-csv', [Buffer.from(text)] as unknown as AsyncIterable<Uint8Array>);
+
+/** Every page of the feed from the start, as [items, last cursor]. */
+function fullSync(store: Store): { items: string[]; next: string } {
+  const items: string[] = [];
+  let after;
+  for (;;) {
+    const page = store.changeFeed.changesAfter(after, 500);
+    if ('refused' in page) throw new Error(page.message);
+    items.push(...page.items);
+    after = page.next;
+    if (!page.more) return { items, next: encodeCursor(page.next) };
+  }
+}
+
+describe('the change feed in the store', () => {
+  test('cursors: what is given out reads back; anything else is refused', () => {
+    const c = { commit: 12, seq: 3456, lineage: '0123456789abcdef' };
+    expect(decodeCursor(encodeCursor(c))).toEqual(c);
+    expect(decodeCursor(encodeCursor({ commit: 0, seq: 0, lineage: '0'.repeat(16) }))).toEqual({ commit: 0, seq: 0, lineage: '0'.repeat(16) });
+    for (const bad of ['', 'a b', Buffer.from('2.1.1.0123456789abcdef').toString('base64url'), Buffer.from('1.0.5.0123456789abcdef').toString('base64url'), Buffer.from('1.1.1.0123').toString('base64url'), 'x'.repeat(81)])
+      expect(decodeCursor(bad)).toBeUndefined();
+  });
+
+  test('a store made before the feed gets one at open: its works in key order, the same on two replicas', async () => {
+    const paths = ['old-a', 'old-b'].map((n) => join(dir.path, n));
+    for (const p of paths) {
+      const store = Store.open(p, 'production', OPTS);
+      await importCsv([store], SAMPLE);
+      await store.close();
+      // as a program before the feed left it: no head, no rows, no place in the feed
+      const dbs = openEnvironment(join(p, 'production'), OPTS);
+      dbs.root.transactionSync(() => {
+        dbs.meta.removeSync(META.changeFeed);
+        dbs.changes.clearSync();
+        dbs.changeLineage.clearSync();
+        for (const { key, value } of dbs.updates.getRange()) dbs.updates.putSync(key, { ...value, changeSeq: undefined });
+      });
+      await dbs.root.close();
+    }
+    const [a, b] = paths.map((p) => Store.open(p, 'production', OPTS)) as [Store, Store];
+    const fromA = fullSync(a);
+    expect(fromA).toEqual(fullSync(b));
+    const dois = fromA.items.map((i) => (JSON.parse(i) as { doi: string }).doi.toLowerCase());
+    expect(dois).toEqual([...dois].sort());
+    expect(dois.length).toBe(a.updatesIndex.size);
+    expect(a.changeFeed.head()).toMatchObject({ commit: 1, seq: dois.length });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test('an import that changes nothing served takes no sequence number and no commit', async () => {
+    const store = Store.open(join(dir.path, 'same'), 'production', OPTS);
+    await importCsv([store], SAMPLE);
+    const head = store.changeFeed.head();
+    await importCsv([store], SAMPLE);
+    expect(store.changeFeed.head()).toEqual(head);
+    await store.close();
+  });
+
+  test('the prefix length keeps at least 4 works with updates per prefix on average', () => {
+    expect(prefixLengthFor(0)).toBe(1);
+    expect(prefixLengthFor(3_000)).toBe(2);
+    expect(prefixLengthFor(65_000)).toBe(3);
+    expect(prefixLengthFor(300_000)).toBe(4);
+    expect(prefixLengthFor(16 ** 5 * 4)).toBe(5);
+    expect(prefixLengthFor(16 ** 5 * 4 - 1)).toBe(4);
+  });
+});
