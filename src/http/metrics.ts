@@ -15,6 +15,10 @@ export function renderMetrics(sources: readonly MetricsSource[], now: number): s
   const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) => writeFamily(out, name, type, help, samples);
   family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
   family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]));
+  const heads = sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
+  // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed")
+  family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed; the lineage label is the first 16 hex digits of its hash.', heads.map(({ env, head }) => [{ env, lineage: head.hash.slice(0, 16) }, head.commit]));
+  family('doi_holdings_change_feed_seq', 'gauge', 'The change feed\'s last sequence number.', heads.map(({ env, head }) => [{ env }, head.seq]));
   const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
   family('doi_holdings_files_applied_total', 'counter', 'Deposit files applied since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]));
   family('doi_holdings_files_quarantined_total', 'counter', 'Deposit files quarantined since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.quarantined]));

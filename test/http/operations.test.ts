@@ -113,6 +113,9 @@ describe('GET /metrics', () => {
     expect(lines).toContain('# TYPE doi_holdings_works_with_updates gauge');
     expect(lines).toContain('doi_holdings_works_with_updates{env="production"} 2975');
     expect(lines).toContain('doi_holdings_works_with_updates{env="staging"} 3');
+    // the change feed holds each of those works once
+    expect(lines).toContain('doi_holdings_change_feed_seq{env="production"} 2975');
+    expect(lines.filter((l) => l.startsWith('doi_holdings_change_feed_commit{env="staging",lineage="'))).toHaveLength(1);
     expect(lines).toContain('doi_holdings_files_applied_total{env="production"} 7');
     expect(lines).toContain('doi_holdings_ingest_queue_depth{env="production"} 3');
     expect(lines.some((l) => l.startsWith('doi_holdings_files_applied_total{env="staging"}'))).toBe(false);
