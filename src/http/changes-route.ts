@@ -43,7 +43,7 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
     if (!after) return errorResponse(400, 'BAD_REQUEST', 'after: not a cursor this service gave out (pass the "next" of an earlier reply, or leave it out to start from the beginning)');
   }
   if (!store) return notConfigured();
-  const page = store.changesAfter(after, limit);
+  const page = store.changeFeed.changesAfter(after, limit);
   if ('refused' in page)
     return page.refused === 'unknown' ? errorResponse(400, 'BAD_REQUEST', `after: ${page.message}`) : errorResponse(410, 'CURSOR_EXPIRED', page.message);
   const body = `{"changes":[${page.items.join(',')}],"next":"${encodeCursor(page.next)}","more":${page.more}}`;
@@ -54,7 +54,7 @@ export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | u
   const denied = keyProblem(request, keys);
   if (denied) return denied;
   if (!store) return notConfigured();
-  const list = store.prefixIndex().list;
+  const list = store.changeFeed.prefixIndex().list;
   const headers: Record<string, string> = { etag: list.etag, 'cache-control': 'no-cache', vary: 'accept-encoding' };
   if (matchesEtag(request.headers.get('if-none-match'), list.etag)) return new Response(null, { status: 304, headers });
   const gzip = /\bgzip\b/i.test(request.headers.get('accept-encoding') ?? '');
@@ -80,7 +80,7 @@ export async function handleByPrefix(request: Request, keys: ApiKeys, store: Sto
   if (!checkByPrefix.Check(parsed.value))
     return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkByPrefix, parsed.value, '{"prefixes": ["3fa0", ...]}', 'an entry is a hex prefix'));
   if (!store) return notConfigured();
-  const index = store.prefixIndex();
+  const index = store.changeFeed.prefixIndex();
   // a prefix one digit shorter than the list's is taken (a list fetched before the length grew); shorter ones
   // would return a large share of all works
   const shortest = Math.max(1, index.prefixLength - 1);
