@@ -1,4 +1,5 @@
 import type { IntegratorSettings } from '../config/index.ts';
+import { errorResponse } from './errors.ts';
 
 /**
  * `x-api-key` lookup. Keys are compared through their SHA-256 digests, so the time a lookup takes says nothing
@@ -36,4 +37,9 @@ export class ApiKeys {
 
 function digest(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('base64');
+}
+
+/** The 401 for a request whose key is missing or not known (the message says which); every keyed route's first check. */
+export function unauthorized(request: Request): Response {
+  return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
 }

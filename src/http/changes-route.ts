@@ -1,6 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../store/index.ts';
-import type { ApiKeys } from './auth.ts';
+import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
 import { describeSchemaFault } from './schema-fault.ts';
@@ -18,8 +18,7 @@ const QUERY_KEYS = new Set(['after', 'limit']);
 const checkByPrefix = TypeCompiler.Compile(ByPrefixRequest);
 
 function keyProblem(request: Request, keys: ApiKeys): Response | undefined {
-  if (keys.find(request.headers.get('x-api-key'))) return undefined;
-  return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
+  return keys.find(request.headers.get('x-api-key')) ? undefined : unauthorized(request);
 }
 
 function notConfigured(): Response {

@@ -1,6 +1,6 @@
 import { orgProblem, usedOrg, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
-import type { ApiKeys } from './auth.ts';
+import { unauthorized, type ApiKeys } from './auth.ts';
 import { readJsonBytes, type BodyLimits } from './body.ts';
 import { render } from './entitlement-reply.ts';
 import { classifyEntries, readRequest } from './entitlement-request.ts';
@@ -24,7 +24,7 @@ export interface EntitlementEnv {
 export async function handleEntitlements(request: Request, keys: ApiKeys, env: EntitlementEnv | undefined, limits: BodyLimits): Promise<Response> {
   const integrator = keys.find(request.headers.get('x-api-key'));
   if (!integrator)
-    return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
+    return unauthorized(request);
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const req = readRequest(body);

@@ -1,7 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
-import type { ApiKeys } from './auth.ts';
+import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
 import { errorResponse, JSON_HEADERS } from './errors.ts';
 import { scanPlainBody } from './plain-body.ts';
@@ -33,7 +33,7 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
  */
 export async function handleUpdates(request: Request, keys: ApiKeys, index: UpdatesIndex | undefined, limits: BodyLimits): Promise<Response> {
   if (!keys.find(request.headers.get('x-api-key')))
-    return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
+    return unauthorized(request);
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
