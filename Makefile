@@ -51,6 +51,7 @@ bench: deps
 	$(BUN) bench/updates-import.ts
 	$(BUN) bench/harvest.ts
 	$(BUN) bench/updates-api.ts
+	$(BUN) bench/change-feed.ts
 	$(BUN) bench/entitlements.ts
 	$(BUN) bench/status-page.ts
 	$(BUN) bench/operations.ts
