@@ -14,6 +14,8 @@ import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
  */
 
 const FEED_HEADERS = { ...JSON_HEADERS, 'cache-control': 'no-store' };
+// a Headers instance is copied into each Response faster than a plain object is converted
+const FEED_REPLY_HEADERS = new Headers(FEED_HEADERS);
 const QUERY_KEYS = new Set(['after', 'limit']);
 const checkByPrefix = TypeCompiler.Compile(ByPrefixRequest);
 
@@ -28,16 +30,18 @@ function notConfigured(): Response {
 export function handleChanges(request: Request, keys: ApiKeys, store: Store | undefined): Response {
   const denied = keyProblem(request, keys);
   if (denied) return denied;
-  const query = new URL(request.url).searchParams;
-  for (const k of query.keys())
-    if (!QUERY_KEYS.has(k)) return errorResponse(400, 'BAD_REQUEST', `unknown query parameter "${k}"; this route takes "after" and "limit"`);
-  const limitText = query.get('limit');
+  const query = queryOf(request.url);
+  if (typeof query === 'string') return errorResponse(400, 'BAD_REQUEST', query);
+  const limitText = query.get('limit') ?? null;
   const limit = limitText === null ? MAX_CHANGES_PER_PAGE : Number(limitText);
   if (!/^\d{1,4}$/.test(limitText ?? '1') || limit < 1 || limit > MAX_CHANGES_PER_PAGE)
     return errorResponse(400, 'BAD_REQUEST', `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`);
   const afterText = query.get('after');
+  // an empty poll (the client has every change) is answered without reading the feed
+  if (afterText !== undefined && store?.changeFeed.isTip(afterText))
+    return new Response(`{"changes":[],"next":"${afterText}","more":false}`, { headers: FEED_REPLY_HEADERS });
   let after: FeedCursor | undefined;
-  if (afterText !== null) {
+  if (afterText !== undefined) {
     after = decodeCursor(afterText);
     if (!after) return errorResponse(400, 'BAD_REQUEST', 'after: not a cursor this service gave out (pass the "next" of an earlier reply, or leave it out to start from the beginning)');
   }
@@ -46,7 +50,30 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   if ('refused' in page)
     return page.refused === 'unknown' ? errorResponse(400, 'BAD_REQUEST', `after: ${page.message}`) : errorResponse(410, 'CURSOR_EXPIRED', page.message);
   const body = `{"changes":[${page.items.join(',')}],"next":"${encodeCursor(page.next)}","more":${page.more}}`;
-  return new Response(body, { headers: FEED_HEADERS });
+  return new Response(body, { headers: FEED_REPLY_HEADERS });
+}
+
+/** The query's parameters (each at most once, known ones only), or what is wrong with them. Not `new URL`: an empty poll is mostly this. */
+function queryOf(url: string): Map<string, string> | string {
+  const params = new Map<string, string>();
+  const at = url.indexOf('?');
+  if (at < 0) return params;
+  for (const part of url.slice(at + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replaceAll('+', ' '));
+      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replaceAll('+', ' '));
+    } catch {
+      return `the query has a malformed percent-encoding: ${JSON.stringify(part)}`;
+    }
+    if (!QUERY_KEYS.has(name)) return `unknown query parameter "${name}"; this route takes "after" and "limit"`;
+    if (params.has(name)) return `the query parameter "${name}" is given twice`;
+    params.set(name, value);
+  }
+  return params;
 }
 
 export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | undefined): Response {

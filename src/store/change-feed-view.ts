@@ -1,7 +1,7 @@
 import type { FeedCursor } from './change-cursor.ts';
 import { feedHead, type FeedHead } from './change-feed.ts';
 import { readChanges, type ChangesPage, type CursorRefusal } from './change-page.ts';
-import type { StoreDbs } from './environment.ts';
+import { META, type StoreDbs } from './environment.ts';
 import { PrefixIndex, stampOf } from './prefix-index.ts';
 
 /** The read side of a store's change feed: pages, the head, and the private lookup's index (docs/design.md, "Change feed"). */
@@ -13,6 +13,14 @@ export class ChangeFeedView {
   /** The changes after `after` (from the start when undefined), at most `limit` works (change-page.ts). */
   changesAfter(after: FeedCursor | undefined, limit: number): ChangesPage | CursorRefusal {
     return readChanges(this.dbs, after, limit);
+  }
+
+  /**
+   * Whether `cursorText` is the cursor of the feed's last change: then the page after it is empty and the cursor
+   * comes back as it is (the empty poll's fast path; readChanges gives the same, test/store/change-feed.test.ts).
+   */
+  isTip(cursorText: string): boolean {
+    return this.dbs.meta.get(META.changeFeedTip) === cursorText;
   }
 
   head(): FeedHead {

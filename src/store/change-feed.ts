@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { GENESIS } from './change-cursor.ts';
+import { encodeCursor, GENESIS } from './change-cursor.ts';
 import { META, type StoreDbs } from './environment.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
 
@@ -44,7 +44,7 @@ export function feedHead(dbs: StoreDbs): FeedHead {
 
 /** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
 export function keyHash(doiKey: string): string {
-  return createHash('sha256').update(doiKey).digest('hex');
+  return Bun.SHA256.hash(doiKey, 'hex') as string;
 }
 
 /**
@@ -89,6 +89,7 @@ export class ChangeFeedWriter {
     if (this.lineage) {
       head.hash = this.lineage.digest('hex');
       dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
+      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16) }));
     }
     this.prune(now - keepMs);
     dbs.meta.putSync(META.changeFeed, head);

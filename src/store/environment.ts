@@ -26,6 +26,8 @@ export const META = {
   updatesGen: 'updatesGen',
   /** the change feed's head (change-feed.ts, FeedHead) */
   changeFeed: 'changeFeed',
+  /** the cursor (as text) of a client that has every change: an empty poll is one read and a compare */
+  changeFeedTip: 'changeFeedTip',
   /** live holdings of one platform */
   live: (platform: string) => `live:${platform}`,
   /** the range of every `live` key, and the platform of one */

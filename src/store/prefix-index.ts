@@ -39,14 +39,17 @@ export class PrefixIndex {
 
   constructor(dbs: StoreDbs) {
     this.stamp = stampOf(dbs);
-    const rows: [string, string][] = [];
+    const items: string[] = [];
+    const order: string[] = [];
     for (const { value } of dbs.changes.getRange()) {
       const row = value as ChangeRow;
-      if (row[4] === 1) rows.push([row[2], row[3]]);
+      if (row[4] === 1) order.push(row[2] + String(items.push(row[3]) - 1));
     }
-    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    this.hashes = rows.map((r) => r[0]);
-    this.items = rows.map((r) => r[1]);
+    // hash (64 hex digits) then the item's index: the default sort compares plain strings (a comparator
+    // function made it ten times slower: 1.9 s for 300,000 works)
+    order.sort();
+    this.hashes = order.map((o) => o.slice(0, 64));
+    this.items = order.map((o) => items[Number(o.slice(64))]!);
     this.list = listOf(this.hashes);
   }
 

@@ -193,6 +193,8 @@ describe('the change feed', () => {
       ['limit=1001', 'limit must be'],
       ['limit=abc', 'limit must be'],
       ['cursor=abc', 'unknown query parameter "cursor"'],
+      ['limit=5&limit=6', '"limit" is given twice'],
+      ['after=%E0%A4%A', 'malformed percent-encoding'],
     ] as const) {
       const e = await errorOf(await get(app, `/v2.2/updates/changes?${query}`));
       expect(e.status).toBe(400);

@@ -71,6 +71,13 @@ describe('the change feed in the store', () => {
     const head = store.changeFeed.head();
     await importCsv([store], SAMPLE);
     expect(store.changeFeed.head()).toEqual(head);
+    // the empty poll's fast path (isTip) holds for exactly the cursor the general path ends a sync with
+    const { next } = fullSync(store);
+    expect(store.changeFeed.isTip(next)).toBe(true);
+    expect(store.changeFeed.changesAfter(decodeCursor(next), 10)).toEqual({ items: [], next: decodeCursor(next)!, more: false });
+    const page = store.changeFeed.changesAfter(undefined, 1);
+    if ('refused' in page) throw new Error(page.message);
+    expect(store.changeFeed.isTip(encodeCursor(page.next))).toBe(false);
     await store.close();
   });
 
