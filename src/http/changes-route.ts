@@ -2,7 +2,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../store/index.ts';
 import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
-import { errorResponse, JSON_HEADERS } from './errors.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
 import { describeSchemaFault } from './schema-fault.ts';
 import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
 
@@ -23,18 +23,14 @@ function keyProblem(request: Request, keys: ApiKeys): Response | undefined {
   return keys.find(request.headers.get('x-api-key')) ? undefined : unauthorized(request);
 }
 
-function notConfigured(): Response {
-  return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
-}
-
 export function handleChanges(request: Request, keys: ApiKeys, store: Store | undefined): Response {
   const denied = keyProblem(request, keys);
   if (denied) return denied;
   const query = queryOf(request.url);
   if (typeof query === 'string') return errorResponse(400, 'BAD_REQUEST', query);
-  const limitText = query.get('limit') ?? null;
-  const limit = limitText === null ? MAX_CHANGES_PER_PAGE : Number(limitText);
-  if (!/^\d{1,4}$/.test(limitText ?? '1') || limit < 1 || limit > MAX_CHANGES_PER_PAGE)
+  const limitText = query.get('limit');
+  const limit = limitText === undefined ? MAX_CHANGES_PER_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
+  if (!(limit >= 1 && limit <= MAX_CHANGES_PER_PAGE))
     return errorResponse(400, 'BAD_REQUEST', `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`);
   const afterText = query.get('after');
   // an empty poll (the client has every change) is answered without reading the feed

@@ -4,7 +4,7 @@ import { unauthorized, type ApiKeys } from './auth.ts';
 import { readJsonBytes, type BodyLimits } from './body.ts';
 import { render } from './entitlement-reply.ts';
 import { classifyEntries, readRequest } from './entitlement-request.ts';
-import { errorResponse, JSON_HEADERS } from './errors.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
 
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 /** how far past the latest platform deadline a verdict may come before it is answered as a time-out */
@@ -31,7 +31,7 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   if (req instanceof Response) return req;
   const badOrg = req.org && orgProblem(req.org);
   if (badOrg) return errorResponse(400, 'BAD_REQUEST', badOrg);
-  if (!env) return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
+  if (!env) return notConfigured();
 
   const { service } = env;
   service.refresh();

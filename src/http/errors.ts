@@ -15,3 +15,8 @@ export function errorBody(status: number, error: HttpFaultCode, message: string)
 export function jsonResponse(text: string, status = 200): Response {
   return new Response(text, { status, headers: JSON_HEADERS });
 }
+
+/** A `/staging/` route on a service without a staging environment. */
+export function notConfigured(): Response {
+  return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
+}

@@ -3,7 +3,7 @@ import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
 import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
-import { errorResponse, JSON_HEADERS } from './errors.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
 import { scanPlainBody } from './plain-body.ts';
 import { describeSchemaFault } from './schema-fault.ts';
 import { ReplyBytes } from './reply-bytes.ts';
@@ -108,8 +108,4 @@ function writeFound(out: ReplyBytes, updates: Uint8Array | undefined): void {
 
 function replyOf(out: ReplyBytes): Response {
   return new Response(out.take(), { headers: REPLY_HEADERS });
-}
-
-function notConfigured(): Response {
-  return errorResponse(404, 'NOT_CONFIGURED', 'this environment is not configured');
 }

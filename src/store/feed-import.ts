@@ -124,7 +124,7 @@ export class FeedImport {
    * more than MAX_SNAPSHOT_SHRINK of the feed's updates applies nothing and returns a SNAPSHOT_SHRINK fault,
    * unless `allowShrink`.
    */
-  async commit(opts: { allowShrink?: boolean; now?: number } = {}): Promise<ReplaceReport | Fault> {
+  async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
     const { dbs, origin, mode, range } = this;
     // rows removed under a long import (a later import took them for a dead one's) must not commit a part
@@ -181,7 +181,7 @@ export class FeedImport {
       this.removeOwnRows();
       const stored = storedBefore(report);
       if (mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK) return ABORT;
-      feed.finish(opts.now ?? Date.now(), this.feedKeepMs);
+      feed.finish(Date.now(), this.feedKeepMs);
       if (report.worksTouched > 0) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
       return report;
     });
