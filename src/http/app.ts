@@ -13,6 +13,7 @@ import { HttpMetrics } from './http-metrics.ts';
 import { renderMetrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
+import { DirectRoutes, setDirectRoutes } from './direct-routes.ts';
 import { PageCache } from './page-cache.ts';
 import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 import { handleUpdates } from './updates-route.ts';
@@ -66,22 +67,34 @@ export function createApp(deps: HttpDeps) {
   /** A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a series). */
   const timed =
     (route: string, handle: (request: Request) => Response | Promise<Response>) =>
-    async ({ request }: { request: Request }): Promise<Response> => {
+    ({ request }: { request: Request }): Response | Promise<Response> => {
       const startedAt = performance.now();
-      const r = await handle(request);
+      const r = handle(request);
+      // a synchronous answer stays synchronous: a promise costs Elysia and Bun a slower path per request
+      if (r instanceof Promise)
+        return r.then((res) => {
+          http.note(request, route, res.status, startedAt);
+          return res;
+        });
       http.note(request, route, r.status, startedAt);
       return r;
     };
-  let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error, request }) => {
-    // a handler that threw: its time is not known here, so only the error is timed
-    const startedAt = performance.now();
-    const r =
-      code === 'NOT_FOUND'
-        ? errorResponse(404, 'NOT_FOUND', 'no such route')
-        : errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`);
-    http.note(request, 'other', r.status, startedAt, r.status >= 500 ? { error: String((error as Error).stack ?? error) } : undefined);
+  /** A request that matched no route, or whose handler threw: its time is not known here, so only the error is timed. */
+  const failed = (request: Request, r: Response, error?: unknown) => {
+    http.note(request, 'other', r.status, performance.now(), error === undefined ? undefined : { error: String((error as Error).stack ?? error) });
     return r;
-  });
+  };
+  const threw = (request: Request, error: unknown) => failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`), error);
+  const direct = new DirectRoutes(threw);
+  /** A static API route's handler, timed, for Elysia; the same handler is given to Bun's router (direct-routes.ts). */
+  const served = (method: 'GET' | 'POST', route: string, handle: (request: Request) => Response | Promise<Response>) => {
+    const h = timed(route, handle);
+    direct.add(method, route, (request) => h({ request }));
+    return h;
+  };
+  let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error, request }) =>
+    code === 'NOT_FOUND' ? failed(request, errorResponse(404, 'NOT_FOUND', 'no such route')) : threw(request, error),
+  );
   const notAllowed = (route: string, allowed: string) =>
     timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed }));
   for (const env of ['production', 'staging'] as EnvName[]) {
@@ -90,24 +103,24 @@ export function createApp(deps: HttpDeps) {
     for (const path of ENTITLEMENT_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, timed(route, (request) => handleEntitlements(request, keys, answers, body)), { parse: 'none' })
+        .post(route, served('POST', route, (request) => handleEntitlements(request, keys, answers, body)), { parse: 'none' })
         .all(route, notAllowed(route, 'POST'));
     }
     for (const path of UPDATE_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, timed(route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)), { parse: 'none' })
+        .post(route, served('POST', route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)), { parse: 'none' })
         .all(route, notAllowed(route, 'POST'));
     }
     // the change feed and the private lookup (v2.2 only: they are ours, not GetFTR's)
     const store = deps.envs[env]?.store;
     const feed = `${prefix}/v2.2/updates`;
     app = app
-      .get(`${feed}/changes`, timed(`${feed}/changes`, (request) => handleChanges(request, keys, store)))
+      .get(`${feed}/changes`, served('GET', `${feed}/changes`, (request) => handleChanges(request, keys, store)))
       .all(`${feed}/changes`, notAllowed(`${feed}/changes`, 'GET'))
-      .get(`${feed}/prefixes`, timed(`${feed}/prefixes`, (request) => handlePrefixes(request, keys, store)))
+      .get(`${feed}/prefixes`, served('GET', `${feed}/prefixes`, (request) => handlePrefixes(request, keys, store)))
       .all(`${feed}/prefixes`, notAllowed(`${feed}/prefixes`, 'GET'))
-      .post(`${feed}/by-prefix`, timed(`${feed}/by-prefix`, (request) => handleByPrefix(request, keys, store, body)), { parse: 'none' })
+      .post(`${feed}/by-prefix`, served('POST', `${feed}/by-prefix`, (request) => handleByPrefix(request, keys, store, body)), { parse: 'none' })
       .all(`${feed}/by-prefix`, notAllowed(`${feed}/by-prefix`, 'POST'));
   }
   for (const env of ['production', 'staging'] as EnvName[]) {
@@ -120,11 +133,11 @@ export function createApp(deps: HttpDeps) {
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics']) app = app.all(route, notAllowed(route, 'GET'));
-  return app
-    .get('/openapi.json', timed('/openapi.json', () => jsonResponse(openapi)))
+  const whole = app
+    .get('/openapi.json', served('GET', '/openapi.json', () => jsonResponse(openapi)))
     .get(
       '/healthz',
-      timed('/healthz', () => {
+      served('GET', '/healthz', () => {
         const h = deps.health();
         // a warning (a stale update source) is amber: still 200, since the replica answers correctly from what it holds
         const status = !h.ok ? 'unhealthy' : h.warnings?.length ? 'warning' : 'ok';
@@ -134,7 +147,7 @@ export function createApp(deps: HttpDeps) {
     )
     .get(
       '/metrics',
-      timed('/metrics', async () => {
+      served('GET', '/metrics', async () => {
         const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
           const h = deps.envs[env];
           return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
@@ -143,6 +156,8 @@ export function createApp(deps: HttpDeps) {
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );
+  setDirectRoutes(whole, direct);
+  return whole;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -60,8 +60,8 @@ function queryOf(url: string): Map<string, string> | string {
     let name: string;
     let value: string;
     try {
-      name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replaceAll('+', ' '));
-      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replaceAll('+', ' '));
+      name = decoded(eq < 0 ? part : part.slice(0, eq));
+      value = eq < 0 ? '' : decoded(part.slice(eq + 1));
     } catch {
       return `the query has a malformed percent-encoding: ${JSON.stringify(part)}`;
     }
@@ -70,6 +70,11 @@ function queryOf(url: string): Map<string, string> | string {
     params.set(name, value);
   }
   return params;
+}
+
+/** A query component decoded (`+` is a space); one without `%` or `+` (every cursor, every limit) is itself. */
+function decoded(text: string): string {
+  return text.includes('%') || text.includes('+') ? decodeURIComponent(text.replaceAll('+', ' ')) : text;
 }
 
 export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | undefined): Response {

@@ -1,9 +1,10 @@
 import type { App } from './app.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from './body.ts';
+import { directRoutesOf } from './direct-routes.ts';
 
 /**
- * Serves the app on a real port; port 0 picks a free one (tests). Elysia's listen hands its static routes to
- * Bun's native router (the Updates API routes are matched without running JS); other requests reach its fetch.
+ * Serves the app on a real port; port 0 picks a free one (tests). Bun's native router matches the static routes
+ * without running JS and calls the API routes' handlers directly (direct-routes.ts); other requests reach Elysia.
  * The server's idle time-out (which drops a connection without a word) stays above the body time-out, so a
  * stalled body is answered 408 first (src/http/body.ts).
  */
@@ -13,7 +14,9 @@ export function startServer(app: App, host: string, port: number, bodyTimeoutMs 
   // the URL first. (`app.fetch` is read per request: listen compiles it again.)
   const viaElysia = (request: Request) => app.fetch(routable(request));
   const wildcards = Object.fromEntries(app.routes.filter((r) => r.path.endsWith('*')).map((r) => [r.path, viaElysia]));
-  app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...wildcards } };
+  // the static API routes straight to their handlers (direct-routes.ts); another method falls through to Elysia (405)
+  const direct = directRoutesOf(app)?.table() ?? {};
+  app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...wildcards, ...direct } };
   const idleTimeout = Math.min(255, Math.max(30, Math.ceil(bodyTimeoutMs / 1000) + 5));
   app.listen({ hostname: host, port, idleTimeout } as Parameters<App['listen']>[0]);
   const server = app.server!;
