@@ -33,7 +33,7 @@ export interface HttpDeps {
   envs: { production: EnvHandles; staging?: EnvHandles };
   /** /healthz: 200 when ok; otherwise 503 naming each failed check (`failed`) */
   health: () => { ok: boolean; failed?: string[]; warnings?: string[]; checks: Record<string, unknown> };
-  /** the daemon's prom-client registry (process figures, ingest lag, S3 and update sources); the HTTP figures join it */
+  /** the daemon's prom-client registry (process figures, ingest lag, S3 and update sources), rendered after the HTTP figures */
   registry?: Registry;
   /** where a 5xx is logged */
   log?: Logger;
@@ -55,7 +55,7 @@ const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
 export function createApp(deps: HttpDeps) {
   const keys = deps.integrators instanceof ApiKeys ? deps.integrators : new ApiKeys(deps.integrators);
   const registry = deps.registry ?? new Registry();
-  const http = new HttpMetrics(registry, deps.log ?? silentLogger);
+  const http = new HttpMetrics(deps.log ?? silentLogger);
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;
   const body: BodyLimits = { maxBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
@@ -152,7 +152,7 @@ export function createApp(deps: HttpDeps) {
           const h = deps.envs[env];
           return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
         });
-        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients) + (await registry.metrics());
+        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients) + http.render() + (await registry.metrics());
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );

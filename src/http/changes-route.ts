@@ -16,7 +16,6 @@ import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
 const FEED_HEADERS = { ...JSON_HEADERS, 'cache-control': 'no-store' };
 // a Headers instance is copied into each Response faster than a plain object is converted
 const FEED_REPLY_HEADERS = new Headers(FEED_HEADERS);
-const QUERY_KEYS = new Set(['after', 'limit']);
 const checkByPrefix = TypeCompiler.Compile(ByPrefixRequest);
 
 function keyProblem(request: Request, keys: ApiKeys): Response | undefined {
@@ -28,11 +27,11 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   if (denied) return denied;
   const query = queryOf(request.url);
   if (typeof query === 'string') return errorResponse(400, 'BAD_REQUEST', query);
-  const limitText = query.get('limit');
+  const limitText = query.limit;
   const limit = limitText === undefined ? MAX_CHANGES_PER_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_CHANGES_PER_PAGE))
     return errorResponse(400, 'BAD_REQUEST', `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`);
-  const afterText = query.get('after');
+  const afterText = query.after;
   // an empty poll (the client has every change) is answered without reading the feed
   if (afterText !== undefined && store?.changeFeed.isTip(afterText))
     return new Response(`{"changes":[],"next":"${afterText}","more":false}`, { headers: FEED_REPLY_HEADERS });
@@ -49,25 +48,39 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   return new Response(body, { headers: FEED_REPLY_HEADERS });
 }
 
-/** The query's parameters (each at most once, known ones only), or what is wrong with them. Not `new URL`: an empty poll is mostly this. */
-function queryOf(url: string): Map<string, string> | string {
-  const params = new Map<string, string>();
-  const at = url.indexOf('?');
-  if (at < 0) return params;
-  for (const part of url.slice(at + 1).split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    let name: string;
-    let value: string;
-    try {
-      name = decoded(eq < 0 ? part : part.slice(0, eq));
-      value = eq < 0 ? '' : decoded(part.slice(eq + 1));
-    } catch {
-      return `the query has a malformed percent-encoding: ${JSON.stringify(part)}`;
+/** The feed's query: `after` and `limit`, each at most once. */
+interface FeedQuery {
+  after?: string;
+  limit?: string;
+}
+
+/**
+ * The query's parameters (each at most once, known ones only), or what is wrong with them. Not `new URL` nor a
+ * split: an empty poll is mostly this, so the parts are walked in place.
+ */
+function queryOf(url: string): FeedQuery | string {
+  const params: FeedQuery = {};
+  let from = url.indexOf('?') + 1;
+  if (from === 0) return params;
+  while (from <= url.length) {
+    let to = url.indexOf('&', from);
+    if (to < 0) to = url.length;
+    if (to > from) {
+      const part = url.slice(from, to);
+      const eq = part.indexOf('=');
+      let name: string;
+      let value: string;
+      try {
+        name = decoded(eq < 0 ? part : part.slice(0, eq));
+        value = eq < 0 ? '' : decoded(part.slice(eq + 1));
+      } catch {
+        return `the query has a malformed percent-encoding: ${JSON.stringify(part)}`;
+      }
+      if (name !== 'after' && name !== 'limit') return `unknown query parameter "${name}"; this route takes "after" and "limit"`;
+      if (params[name] !== undefined) return `the query parameter "${name}" is given twice`;
+      params[name] = value;
     }
-    if (!QUERY_KEYS.has(name)) return `unknown query parameter "${name}"; this route takes "after" and "limit"`;
-    if (params.has(name)) return `the query parameter "${name}" is given twice`;
-    params.set(name, value);
+    from = to + 1;
   }
   return params;
 }

@@ -43,6 +43,17 @@ export function feedHead(dbs: StoreDbs): FeedHead {
 }
 
 /** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
+/** Tip writes by this process, by store folder: a reader's cached tip (ChangeFeedView.isTip) is stale once it moves. */
+const tipWriteCounts = new Map<string, number>();
+
+export function tipWrites(path: string): number {
+  return tipWriteCounts.get(path) ?? 0;
+}
+
+function tipWritten(path: string): void {
+  tipWriteCounts.set(path, tipWrites(path) + 1);
+}
+
 export function keyHash(doiKey: string): string {
   return Bun.SHA256.hash(doiKey, 'hex') as string;
 }
@@ -90,6 +101,7 @@ export class ChangeFeedWriter {
       head.hash = this.lineage.digest('hex');
       dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
       dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16) }));
+      tipWritten(dbs.path);
     }
     this.prune(now - keepMs);
     dbs.meta.putSync(META.changeFeed, head);
