@@ -14,20 +14,26 @@ export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
  * whole within `timeoutMs` (StallWatch) is answered 408 and its connection closed: a stalled client must not hold a
  * connection and a request slot until the server's idle time-out drops it without a word.
  */
-export async function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uint8Array | Response> {
+export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uint8Array | Response> {
   const type = request.headers.get('content-type');
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
-    return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`);
+    return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`));
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limits.maxBytes) return tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined);
+  if (declared > limits.maxBytes) return Promise.resolve(tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined));
+  let read: Promise<Uint8Array | Response>;
   try {
     // With a Content-Length the server reads exactly that many bytes (checked above).
-    const read = Number.isFinite(declared) ? request.bytes() : readBounded(request, limits.maxBytes);
-    return await stalls.within(read, limits.timeoutMs, () => timedOut(limits.timeoutMs));
+    read = Number.isFinite(declared) ? request.bytes() : readBounded(request, limits.maxBytes);
   } catch (e) {
-    // the client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500)
-    return errorResponse(400, 'BAD_REQUEST', `the request body could not be read to its end: ${(e as Error).message ?? String(e)}`);
+    return Promise.resolve(unreadable(e));
   }
+  // not an async function: each await layer is a measurable share of a one-DOI request
+  return stalls.within(read, limits.timeoutMs, () => timedOut(limits.timeoutMs), unreadable);
+}
+
+/** The client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500). */
+function unreadable(e: unknown): Response {
+  return errorResponse(400, 'BAD_REQUEST', `the request body could not be read to its end: ${(e as Error).message ?? String(e)}`);
 }
 
 /**
@@ -39,9 +45,9 @@ class StallWatch {
   private readonly reads = new Set<{ deadline: number; stall(): void }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
-  /** `read`'s result, or `late()`'s once `ms` have passed without it. */
-  within<T>(read: Promise<T>, ms: number, late: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+  /** `read`'s result (`failed(error)` if it rejects), or `late()`'s once `ms` have passed without it. */
+  within<T>(read: Promise<T>, ms: number, late: () => T, failed: (error: unknown) => T): Promise<T> {
+    return new Promise<T>((resolve) => {
       const entry = { deadline: performance.now() + ms, stall: () => resolve(late()) };
       this.reads.add(entry);
       if (!this.sweeper) {
@@ -55,7 +61,7 @@ class StallWatch {
         },
         (e: unknown) => {
           this.reads.delete(entry);
-          reject(e);
+          resolve(failed(e));
         },
       );
     });
