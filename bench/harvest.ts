@@ -36,7 +36,7 @@ import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt, PeakMemory } from './lib/measure.ts';
 import { BENCH_KEY, copyStore, millionStore } from './lib/million-store.ts';
 import { cpuSeconds, pauseProbe, rssAnonPeak, statusKb } from './lib/process-probes.ts';
-import { indexesRead, startProcess, stopAll, type Started } from './lib/processes.ts';
+import { indexesRead, runBench, startProcess, stopAll, type Started } from './lib/processes.ts';
 import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import { answered, bodies, doiPools, startWrk, stopLoads, wrk, wrkScript, type Load } from './lib/updates-load.ts';
@@ -282,13 +282,4 @@ const cleanup = async () => {
   await stopAll();
   rmSync(WORK, { recursive: true, force: true });
 };
-process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
-process.once('SIGTERM', () => void cleanup().finally(() => process.exit(143)));
-try {
-  await main();
-} catch (e) {
-  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench(main, cleanup);

@@ -28,7 +28,7 @@ import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
-import { indexesRead, startProcess, stopAll } from './lib/processes.ts';
+import { indexesRead, runBench, startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import { answered, bodies, doiPools, startWrk, stopLoads, wrk, wrkScript } from './lib/updates-load.ts';
 
@@ -296,13 +296,4 @@ const cleanup = async () => {
   for (const p of [...spawned]) p.kill('SIGKILL');
   rmSync(WORK, { recursive: true, force: true });
 };
-process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
-process.once('SIGTERM', () => void cleanup().finally(() => process.exit(143)));
-try {
-  await main();
-} catch (e) {
-  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench(main, cleanup);

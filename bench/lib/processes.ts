@@ -46,6 +46,23 @@ export async function startProcess(cmd: string[], ready: (out: string) => string
   return started;
 }
 
+/**
+ * Runs a benchmark's `main`, then `cleanup` however it ends: normally, on an error (printed; exit code 1), or on
+ * SIGINT/SIGTERM (exit 130/143), so no daemon or load generator outlives the benchmark.
+ */
+export async function runBench(main: () => Promise<void>, cleanup: () => Promise<void>): Promise<void> {
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+  process.once('SIGTERM', () => void cleanup().finally(() => process.exit(143)));
+  try {
+    await main();
+  } catch (e) {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    process.exitCode = 1;
+  } finally {
+    await cleanup();
+  }
+}
+
 /** Stops every process still running (in a finally, or on a signal). */
 export async function stopAll(): Promise<void> {
   for (const p of [...running]) await p.stop();

@@ -4,7 +4,7 @@ export { HoldingsIndex } from './holdings-index.ts';
 export { ACCESS, valueEnd, type IndexedHolding, type OpenPart } from './index-value.ts';
 export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
 export type { PlatformClient, CallOutcome } from './platform-client.ts';
-export { LATENCY_BUCKETS } from './latency-histogram.ts';
+export { LATENCY_BUCKETS, LatencyHistogram } from './latency-histogram.ts';
 export { orgProblem, usedOrg } from './org.ts';
 export type { PlatformVerdict } from './verdict.ts';
 export * from './schemas.ts';

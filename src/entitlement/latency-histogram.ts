@@ -3,13 +3,19 @@ export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 export class LatencyHistogram {
   /** counts per bucket (not cumulative); the last is +Inf */
-  private readonly counts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  private readonly counts: number[];
   sum = 0;
   count = 0;
 
+  /** `buckets`: the upper bounds in seconds, ascending (default LATENCY_BUCKETS, a platform call's) */
+  constructor(private readonly buckets: readonly number[] = LATENCY_BUCKETS) {
+    this.counts = new Array<number>(buckets.length + 1).fill(0);
+  }
+
   observe(seconds: number): void {
+    const { buckets } = this;
     let i = 0;
-    while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i++;
+    while (i < buckets.length && seconds > buckets[i]!) i++;
     this.counts[i]!++;
     this.sum += seconds;
     this.count++;
@@ -20,7 +26,7 @@ export class LatencyHistogram {
     let running = 0;
     return this.counts.map((n, i) => {
       running += n;
-      return [i < LATENCY_BUCKETS.length ? String(LATENCY_BUCKETS[i]) : '+Inf', running];
+      return [i < this.buckets.length ? String(this.buckets[i]) : '+Inf', running];
     });
   }
 }

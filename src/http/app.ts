@@ -13,7 +13,7 @@ import { HttpMetrics } from './http-metrics.ts';
 import { renderMetrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
-import { DirectRoutes, setDirectRoutes } from './direct-routes.ts';
+import { DirectRoutes, setDirectRoutes, type RouteHandler } from './direct-routes.ts';
 import { PageCache } from './page-cache.ts';
 import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 import { handleUpdates } from './updates-route.ts';
@@ -66,8 +66,8 @@ export function createApp(deps: HttpDeps) {
   };
   /** A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a series). */
   const timed =
-    (route: string, handle: (request: Request) => Response | Promise<Response>) =>
-    ({ request }: { request: Request }): Response | Promise<Response> => {
+    (route: string, handle: RouteHandler): RouteHandler =>
+    (request) => {
       const startedAt = performance.now();
       const r = handle(request);
       // a synchronous answer stays synchronous: a promise costs Elysia and Bun a slower path per request
@@ -86,17 +86,22 @@ export function createApp(deps: HttpDeps) {
   };
   const threw = (request: Request, error: unknown) => failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`), error);
   const direct = new DirectRoutes(threw);
+  /** A handler as Elysia calls it, with its context. */
+  const forElysia =
+    (h: RouteHandler) =>
+    ({ request }: { request: Request }) =>
+      h(request);
   /** A static API route's handler, timed, for Elysia; the same handler is given to Bun's router (direct-routes.ts). */
-  const served = (method: 'GET' | 'POST', route: string, handle: (request: Request) => Response | Promise<Response>) => {
+  const served = (method: 'GET' | 'POST', route: string, handle: RouteHandler) => {
     const h = timed(route, handle);
-    direct.add(method, route, (request) => h({ request }));
-    return h;
+    direct.add(method, route, h);
+    return forElysia(h);
   };
   let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error, request }) =>
     code === 'NOT_FOUND' ? failed(request, errorResponse(404, 'NOT_FOUND', 'no such route')) : threw(request, error),
   );
   const notAllowed = (route: string, allowed: string) =>
-    timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed }));
+    forElysia(timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed })));
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
     const answers = entitlementEnv(env);
@@ -129,7 +134,7 @@ export function createApp(deps: HttpDeps) {
     const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
     const store = deps.envs[env]?.store;
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
-    app = app.all(pattern, timed(route, (request) => handleStatusPage(request, prefix, pages)));
+    app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics']) app = app.all(route, notAllowed(route, 'GET'));

@@ -1,16 +1,16 @@
+import { LatencyHistogram } from '../entitlement/index.ts';
 import type { Logger } from '../log.ts';
+import { labelText } from './metrics.ts';
 
 /** Request latency buckets (seconds): the APIs answer in ms; a platform call may take up to its time-out. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const DURATION = 'doi_holdings_http_request_duration_seconds';
 const REQUESTS = 'doi_holdings_http_requests_total';
 
-/** One (route, status) series: per-bucket counts (not cumulative; the last is +Inf), sum and count. */
+/** One (route, status) series. */
 interface Series {
-  labels: string;
-  buckets: Float64Array;
-  sum: number;
-  count: number;
+  labels: { route: string; status: number };
+  latency: LatencyHistogram;
 }
 
 /**
@@ -30,12 +30,8 @@ export class HttpMetrics {
     const seconds = (performance.now() - startedAt) / 1000;
     const k = `${route} ${status}`;
     let s = this.series.get(k);
-    if (!s) this.series.set(k, (s = { labels: `route="${route}",status="${status}"`, buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 }));
-    let i = 0;
-    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
-    s.buckets[i]!++;
-    s.sum += seconds;
-    s.count++;
+    if (!s) this.series.set(k, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
+    s.latency.observe(seconds);
     if (status >= 500) this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
   }
 
@@ -43,14 +39,10 @@ export class HttpMetrics {
   render(): string {
     const duration = [`# HELP ${DURATION} Time from a request reaching its route to its response, by route and status.`, `# TYPE ${DURATION} histogram`];
     const requests = [`# HELP ${REQUESTS} HTTP requests by route and status.`, `# TYPE ${REQUESTS} counter`];
-    for (const s of this.series.values()) {
-      let running = 0;
-      for (let i = 0; i <= DURATION_BUCKETS.length; i++) {
-        running += s.buckets[i]!;
-        duration.push(`${DURATION}_bucket{le="${i < DURATION_BUCKETS.length ? DURATION_BUCKETS[i] : '+Inf'}",${s.labels}} ${running}`);
-      }
-      duration.push(`${DURATION}_sum{${s.labels}} ${s.sum}`, `${DURATION}_count{${s.labels}} ${s.count}`);
-      requests.push(`${REQUESTS}{${s.labels}} ${s.count}`);
+    for (const { labels, latency } of this.series.values()) {
+      for (const [le, n] of latency.cumulative()) duration.push(`${DURATION}_bucket${labelText({ le, ...labels })} ${n}`);
+      duration.push(`${DURATION}_sum${labelText(labels)} ${latency.sum}`, `${DURATION}_count${labelText(labels)} ${latency.count}`);
+      requests.push(`${REQUESTS}${labelText(labels)} ${latency.count}`);
     }
     return `${duration.join('\n')}\n${requests.join('\n')}\n`;
   }
