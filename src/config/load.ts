@@ -109,6 +109,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
           rows: c.rows ?? 1000,
           fullEveryMs: Math.round((c.fullEveryDays ?? 7) * 86_400_000),
           staleAfterMs: staleAfter(c.staleAfterHours, everyMs),
+          nice: c.nice ?? 10,
         };
       }),
     },

@@ -99,6 +99,8 @@ export interface CrossrefHarvestSettings {
   /** a scheduled run is full when the last full one is older than this; 0: never by itself */
   fullEveryMs: number;
   staleAfterMs: number;
+  /** the nice value of the daemon's harvest thread (--harvest runs at the priority it was started with) */
+  nice: number;
 }
 
 export const DEFAULT_CROSSREF_URL = 'https://api.crossref.org';

@@ -43,9 +43,9 @@ export class Store {
     readonly env: EnvName,
     readonly path: string,
     private readonly dbs: StoreDbs,
-    /** how it was opened, for another thread that opens it too (the entitlement index's build) */
-    readonly opened: { dir: string; mapSizeBytes: number },
-    private readonly feedKeepMs: number, // how long a withdrawal stays in the change feed
+    /** how it was opened, for another thread that opens it too (the entitlement index's build, the harvest);
+     * changeFeedKeepMs: how long a withdrawal stays in the change feed */
+    readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
     this.changeFeed = new ChangeFeedView(dbs); // the change feed and the private lookup
   }
@@ -54,7 +54,7 @@ export class Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
     if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
-    return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes }, keepMs);
+    return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs });
   }
 
   // --- the ledger ---
@@ -228,7 +228,7 @@ export class Store {
 
   /** Starts a bounded-memory import of one feed (feed-import.ts); `now` dates it (stale imports are cleared). */
   beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now(), resume?: { id: string; rows: number }): FeedImport {
-    return new FeedImport(this.dbs, origin, mode, now, resume, this.feedKeepMs);
+    return new FeedImport(this.dbs, origin, mode, now, resume, this.opened.changeFeedKeepMs);
   }
 
   updatesOf(doiKey: string): UpdatesEntry | undefined {

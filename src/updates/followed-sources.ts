@@ -8,7 +8,7 @@ import { importSource, type ConditionalState } from './source.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
 import type { UpdateFormat } from './schema.ts';
-import { CrossrefHarvest, loadState, type HarvestState } from './harvest/index.ts';
+import { harvestInProcess, loadState, type HarvestState } from './harvest/index.ts';
 
 /**
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
@@ -79,9 +79,11 @@ export class FollowedSources {
     for (const h of this.opts.crossref ?? []) this.followHarvest(h);
   }
 
-  /** A harvest runs at start and every `everyMs`; what it last did is read from the store, so a restart keeps it. */
+  /**
+   * A harvest runs at start and every `everyMs`, in a process of its own (harvest-process.ts); what it last did is read
+   * from the store, so a restart keeps it.
+   */
   private followHarvest(settings: CrossrefHarvestSettings): void {
-    const harvest = new CrossrefHarvest(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0' });
     const label = `crossref:${settings.name}`;
     const state = () => loadState(this.state, settings.name);
     const status: SourceStatus = { lastSuccessAt: 0, lastFailureAt: 0, everyMs: settings.everyMs, staleAfterMs: settings.staleAfterMs, harvest: state };
@@ -92,7 +94,7 @@ export class FollowedSources {
     refresh();
     this.status.set(label, status);
     const run = async () => {
-      await harvest.run({ signal: this.stopping.signal });
+      await harvestInProcess(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0', signal: this.stopping.signal });
       refresh();
     };
     this.enqueue(run);

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
+import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
 
 /**
- * The single executable (`make build`): lmdb's native addon and both workers (prepare, index build) must be inside it. Built
+ * The single executable (`make build`): lmdb's native addon and both workers (prepare, index build) must be inside it,
+ * and it must start itself again as the daemon's harvest process. Built
  * into a temp folder, run from another working directory, so nothing is found next to the sources.
  */
 const dir = tempDir();
@@ -16,8 +18,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => dir.remove());
 
-test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; --dump shows it', async () => {
-  const cfg = writeConfig(join(dir.path));
+test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; --dump shows it; it harvests in a process of its own', async () => {
+  const api = await startCrossrefApi({ works: realWorks() });
+  const cfg = writeConfig(join(dir.path), `\n[[updates.crossref]]\nurl = "${api.url}"\nmailto = "ops@example.org"\n`);
   const daemon = Bun.spawn([exe, '--config', cfg.path], { cwd: '/', stdout: 'pipe', stderr: 'pipe' });
   let log = '';
   void (async () => {
@@ -35,9 +38,13 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ env: 'production', platform: 'acme', doi: '10.5555/Compiled.1', accessType: 'free' });
     expect(log).not.toContain('ingest.worker_failed');
+    await waitFor(() => log.includes('harvest.window_committed'), 'the harvest process', 20_000);
+    expect(log).not.toContain('harvest.failed');
+    expect(api.calls.length).toBeGreaterThan(0);
   } finally {
     daemon.kill('SIGTERM');
     await daemon.exited;
+    await api.stop();
   }
 }, 60_000);
 
