@@ -16,9 +16,10 @@
  *   3. Updates API under a harvest: the real daemon (bun src/main.ts) on copy B; wrk -t2 -c50, 100-DOI bodies
  *      (~5% with updates), as bench/operations.ts. ROUNDS rounds of: the load alone for 10 s; the load while the
  *      daemon harvests the 200,000 works (its [[updates.crossref]] written into the config, then SIGHUP: the
- *      daemon follows it at once), from the signal to its harvest.window_committed line; the load for 5 s after
- *      (the Updates API's index is rebuilt after a commit); the load while --harvest runs in another process on
- *      the same store (a config file of its own), from spawn to exit; 5 s after. Round 1 is each harvest's first
+ *      daemon follows it at once, in a process of its own), from the signal to its harvest.window_committed line
+ *      and on until the Updates API serves the harvest (a harvested work's answer changed: its index was read
+ *      again); the load for 5 s after; the load while --harvest runs in another process on the same store (a
+ *      config file of its own), from spawn to exit and on until the API serves it; 5 s after. Round 1 is each harvest's first
  *      (full), later rounds are incremental; before every harvest but the daemon's first, every update gets a new
  *      date. Each rate is the daemon's count of 200 answers (/metrics) over its window; wrk runs from 1 s before
  *      a window to its end; /healthz is polled one request after another for the longest pause. Target: during /
@@ -48,6 +49,8 @@ const ROUNDS = 4;
 const ALONE_MS = 10_000;
 const AFTER_MS = 5_000;
 const MAILTO = 'bench@example.org';
+/** one of the fake's works with an update (syntheticWorks: the odd ones) */
+const PROBE_DOI = '10.5555/harvest.1';
 const WORK = join(BENCH_DIR, 'harvest-work');
 const BUN = process.execPath;
 const MAIN = join(REPO, 'src/main.ts');
@@ -150,7 +153,10 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     documents: { statusCode: number; updates: unknown[] }[];
   };
   await wrk(api, script, '3s'); // warm-up
-  const windowed = async (during: () => Promise<number>) => {
+  // a harvested work: every harvest changes its update's date, so its answer tells when the API serves the harvest
+  const servedProbe = async () =>
+    (await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY }, body: JSON.stringify({ dois: [PROBE_DOI] }) })).text();
+  const windowed = async (during: () => Promise<number>, harvest = false) => {
     const load = startWrk(api, script);
     await Bun.sleep(1000);
     const count = async () => {
@@ -158,11 +164,19 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
       return [await answered(daemon.url, '/v2.2/updates'), (t + performance.now()) / 2] as const;
     };
     const pauses = pauseProbe(daemon.url);
+    const before = harvest ? await servedProbe() : '';
     const [c0, t0] = await count();
     const harvestMs = await during();
+    // a harvest's window goes on until the Updates API serves what it committed (its index is read again)
+    const ended = performance.now();
+    while (harvest && (await servedProbe()) === before) {
+      if (performance.now() - ended > 120_000) throw new Error(`the Updates API did not serve the harvest of ${PROBE_DOI} in 2 minutes`);
+      await Bun.sleep(10);
+    }
+    const servedMs = performance.now() - ended;
     const [c1, t1] = await count();
     const pauseMs = await pauses.stop();
-    return { rps: (c1 - c0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, harvestMs, pauseMs, wrk: await load.stop() };
+    return { rps: (c1 - c0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, harvestMs, servedMs, pauseMs, wrk: await load.stop() };
   };
   // a new everyMinutes each time is a config change: the daemon's sources restart and the harvest runs at once
   const crossref = (name: string, i: number) =>
@@ -199,10 +213,10 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     full = {};
     const alone = await windowed(async () => (await Bun.sleep(ALONE_MS), 0));
     if (i > 1) await changeWorks(fake);
-    const own = await windowed(() => ownHarvest(i));
+    const own = await windowed(() => ownHarvest(i), true);
     const after = await windowed(async () => (await Bun.sleep(AFTER_MS), 0));
     await changeWorks(fake);
-    const cli = await windowed(() => cliHarvest(i));
+    const cli = await windowed(() => cliHarvest(i), true);
     const cliAfter = await windowed(async () => (await Bun.sleep(AFTER_MS), 0));
     rounds.push({ alone, own, after, cli, cliAfter, full });
   }
@@ -255,15 +269,16 @@ async function main(): Promise<void> {
   const hits = probe.documents.filter((d) => d.updates.length > 0).length;
   console.log(`\n3. Updates API (the daemon on another copy, 100-DOI bodies, probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 answered 200, ${hits} with updates), wrk -t2 -c50, ${ROUNDS} rounds of:`);
   console.log(`   alone ${ALONE_MS / 1000} s; the daemon's own harvest of the ${fmt(WORKS)} works (SIGHUP after a config change); ${AFTER_MS / 1000} s after; --harvest of them in another process; ${AFTER_MS / 1000} s after`);
-  console.log('   req/s (wrk p50, p99 ms, errors); "pause": the longest /healthz answer, polled one after another; "covered": the harvest\'s own time (its log line, its report) over the window');
+  console.log('   req/s (wrk p50, p99 ms, errors); "pause": the longest /healthz answer, polled one after another; "covered": the harvest\'s own time (its log line, its report) over the window;');
+  console.log(`   a harvest's window ends when the Updates API serves it (${PROBE_DOI}'s answer changed): "served after" is that time after the harvest's end`);
   console.log('   round 1 is each harvest\'s first (full, a snapshot), later rounds incremental windows of the same works; every harvest but the daemon\'s first changes the date of every update');
   const w = (l: { rps: number; wrk: Load }) => `${fmt(l.rps)} (${fmt(l.wrk.p50Ms, 1)}, ${fmt(l.wrk.p99Ms, 1)}, ${l.wrk.errors})`;
-  type Window = { rps: number; seconds: number; harvestMs: number; pauseMs: number; wrk: Load };
+  type Window = { rps: number; seconds: number; harvestMs: number; servedMs: number; pauseMs: number; wrk: Load };
   const during = (l: Window, alone: { rps: number }) =>
-    `${w(l)} | ${fmt(l.pauseMs)} ms | ${fmt(l.seconds, 1)} s | ${fmt(Math.min(1, l.harvestMs / 1000 / l.seconds) * 100)}% | ${fmt(l.rps / alone.rps, 2)}`;
+    `${w(l)} | ${fmt(l.pauseMs)} ms | ${fmt(l.seconds, 1)} s | ${fmt(Math.min(1, l.harvestMs / 1000 / l.seconds) * 100)}% | ${fmt(l.servedMs)} ms | ${fmt(l.rps / alone.rps, 2)}`;
   const after = (l: Window) => `${w(l)} | ${fmt(l.pauseMs)} ms`;
-  console.log('| round | alone | pause | harvest in the daemon | pause | window | covered | ratio | 5 s after | pause | --harvest, other process | pause | window | covered | ratio | 5 s after | pause |');
-  console.log(`|${' --- |'.repeat(1)}${' ---: |'.repeat(16)}`);
+  console.log('| round | alone | pause | harvest in the daemon | pause | window | covered | served after | ratio | 5 s after | pause | --harvest, other process | pause | window | covered | served after | ratio | 5 s after | pause |');
+  console.log(`|${' --- |'.repeat(1)}${' ---: |'.repeat(18)}`);
   rounds.forEach((r, i) =>
     console.log(`| ${i + 1} ${mode(r.full.own)} | ${after(r.alone)} | ${during(r.own, r.alone)} | ${after(r.after)} | ${during(r.cli, r.alone)} | ${after(r.cliAfter)} |`),
   );

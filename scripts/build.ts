@@ -1,5 +1,5 @@
 /**
- * `make build`: the single executable (bun build --compile), with the prepare and index-build workers as more entrypoints.
+ * `make build`: the single executable (bun build --compile), with the prepare, index-build and updates-index workers as more entrypoints.
  * lmdb-js finds its native addon at run time by searching folders, which finds nothing inside a compiled
  * binary; this build replaces that search with a static require of the addon for this platform, so Bun embeds
  * the .node file in the executable.
@@ -13,7 +13,7 @@ const libc = process.report?.getReport && (process.report.getReport() as { heade
 const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
 
 const result = await Bun.build({
-  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts')],
+  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts'), join(REPO, 'src/store/updates-index-worker.ts')],
   compile: { outfile },
   minify: true,
   plugins: [

@@ -42,6 +42,13 @@ export function feedHead(dbs: StoreDbs): FeedHead {
   return (dbs.meta.get(META.changeFeed) as FeedHead | undefined) ?? EMPTY_HEAD;
 }
 
+const UPDATES_MEMBER = '"updates":';
+
+/** The served list (JSON) inside a row's item: the DOI is a JSON string before it, where `"updates":` cannot occur unescaped. */
+export function servedOfItem(item: string): string {
+  return item.slice(item.indexOf(UPDATES_MEMBER) + UPDATES_MEMBER.length, -1);
+}
+
 /** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
 /** Tip writes by this process, by store folder: a reader's cached tip (ChangeFeedView.isTip) is stale once it moves. */
 const tipWriteCounts = new Map<string, number>();
@@ -89,7 +96,7 @@ export class ChangeFeedWriter {
     if (before?.changeSeq !== undefined) dbs.changes.removeSync(before.changeSeq);
     next.changeSeq = seq;
     const hash = keyHash(key);
-    const item = `{"doi":${JSON.stringify(next.doi)},"updates":${served}}`;
+    const item = `{"doi":${JSON.stringify(next.doi)},${UPDATES_MEMBER}${served}}`;
     dbs.changes.putSync(seq, [head.commit, next.doi, hash, item, served === '[]' ? 0 : 1] satisfies ChangeRow);
     this.lineage.update(`${seq}\n${hash}\n${item}\n`);
   }

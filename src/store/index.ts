@@ -17,8 +17,8 @@ export {
   type ReplaceReport,
   type ReplaceMode,
 } from './work-updates.ts';
-export { UpdatesIndex } from './updates-index.ts';
-export { UpdatesTable } from './updates-table.ts';
+export { readUpdatesTable, SLOW_BUILD_MS, UpdatesIndex, workerTableBuilder, type BuiltTable, type TableBuilder } from './updates-index.ts';
+export { UpdatesTable, type UpdatesTableParts } from './updates-table.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
 export { sameBytes } from './bytes.ts';
 export { classifyStoreError, storeWriteFault, StoreWriteError, LOW_SPACE_BYTES, type StoreWriteCode } from './write-failure.ts';

@@ -24,7 +24,7 @@ import {
 } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
 import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './store-file.ts';
-import { UpdatesIndex } from './updates-index.ts';
+import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
 
@@ -43,8 +43,7 @@ export class Store {
     readonly env: EnvName,
     readonly path: string,
     private readonly dbs: StoreDbs,
-    /** how it was opened, for another thread that opens it too (the entitlement index's build, the harvest);
-     * changeFeedKeepMs: how long a withdrawal stays in the change feed */
+    /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
     this.changeFeed = new ChangeFeedView(dbs); // the change feed and the private lookup
@@ -235,9 +234,9 @@ export class Store {
     return this.dbs.updates.get(doiKey) as UpdatesEntry | undefined;
   }
 
-  /** The in-memory read index the Updates API answers from (one per store, built on first use). */
+  /** The in-memory read index the Updates API answers from (one per store, built on first use; slow reloads on a worker). */
   get updatesIndex(): UpdatesIndex {
-    this.index ??= new UpdatesIndex(this.dbs);
+    this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where: { path: this.path, mapSizeBytes: this.opened.mapSizeBytes } });
     return this.index;
   }
 
@@ -295,6 +294,7 @@ export class Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.index?.close();
     await this.dbs.root.close();
   }
 }

@@ -123,7 +123,7 @@ describe('scanPlainBody recognises the plain shape', () => {
 describe('both paths write the same reply', () => {
   const rand = prng(77);
   const withUpdates = ['10.1234/abc', '10.1002/anie.2025', '10.5555/a"quote', '10.5555/é', '10.5555/back\\slash'];
-  const table = new UpdatesTable(new Map(withUpdates.map((k, i) => [k, encoder.encode(`[{"n":${i}}]`)])));
+  const table = UpdatesTable.of(new Map(withUpdates.map((k, i) => [k, encoder.encode(`[{"n":${i}}]`)])));
   const forms = [
     () => '10.1234/abc',
     () => '10.1234/ABC',
