@@ -1,6 +1,6 @@
 import type { EnvName } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
-import { workerScript } from '../worker-script.ts';
+import { workerJob, workerScript, type WorkerReply } from '../worker-script.ts';
 import type { TableParts } from './holdings-table.ts';
 
 /** A whole index read elsewhere: its table, the apply sequence number its read saw, its platform numbering. */
@@ -27,7 +27,7 @@ export interface BuildRequest {
   mapSizeBytes: number;
 }
 
-export type BuildReply = { ok: true; built: BuiltIndex } | { ok: false; error: string };
+export type BuildReply = WorkerReply<BuiltIndex>;
 
 /**
  * Builds an entitlement index on another core (index-build-worker.ts), one worker per build, while this thread
@@ -35,31 +35,7 @@ export type BuildReply = { ok: true; built: BuiltIndex } | { ok: false; error: s
  */
 export function workerBuilder(script = workerScript('entitlement/index-build-worker.ts')): IndexBuilder {
   return (store: Store) => {
-    const worker = new Worker(script);
-    let settled = false;
-    const done = new Promise<BuiltIndex>((resolve, reject) => {
-      worker.onmessage = (event: MessageEvent<BuildReply>) => {
-        settled = true;
-        void worker.terminate();
-        if (event.data.ok) resolve(event.data.built);
-        else reject(new Error(event.data.error));
-      };
-      worker.onerror = (event) => {
-        event.preventDefault();
-        if (settled) return;
-        settled = true;
-        void worker.terminate();
-        reject(new Error(`the index build worker failed: ${event.message}`));
-      };
-    });
     const request: BuildRequest = { dir: store.opened.dir, env: store.env, mapSizeBytes: store.opened.mapSizeBytes };
-    worker.postMessage(request);
-    return {
-      done,
-      cancel: () => {
-        settled = true;
-        void worker.terminate();
-      },
-    };
+    return workerJob<BuiltIndex>(script, request, 'the index build worker');
   };
 }

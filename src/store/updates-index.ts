@@ -1,5 +1,5 @@
 import { doiKey } from '../doi/index.ts';
-import { workerScript } from '../worker-script.ts';
+import { workerJob, workerScript } from '../worker-script.ts';
 import { servedOfItem, type ChangeRow } from './change-feed.ts';
 import { META, openEnvironment, type StoreDbs } from './environment.ts';
 import { UpdatesTable, type UpdatesTableParts } from './updates-table.ts';
@@ -139,31 +139,5 @@ export class UpdatesIndex {
 
 /** Reads tables on a worker thread (updates-index-worker.ts), one per read; the buffers are transferred, not copied. */
 export function workerTableBuilder(script = workerScript('store/updates-index-worker.ts')): TableBuilder {
-  return (where) => {
-    const worker = new Worker(script);
-    let settled = false;
-    const done = new Promise<BuiltTable>((resolve, reject) => {
-      worker.onmessage = (event: MessageEvent<{ ok: true; built: BuiltTable } | { ok: false; error: string }>) => {
-        settled = true;
-        void worker.terminate();
-        if (event.data.ok) resolve(event.data.built);
-        else reject(new Error(event.data.error));
-      };
-      worker.onerror = (event) => {
-        event.preventDefault();
-        if (settled) return;
-        settled = true;
-        void worker.terminate();
-        reject(new Error(`the updates index worker failed: ${event.message}`));
-      };
-    });
-    worker.postMessage(where);
-    return {
-      done,
-      cancel: () => {
-        settled = true;
-        void worker.terminate();
-      },
-    };
-  };
+  return (where) => workerJob<BuiltTable>(script, where, 'the updates index worker');
 }
