@@ -99,7 +99,7 @@ export interface CrossrefHarvestSettings {
   /** a scheduled run is full when the last full one is older than this; 0: never by itself */
   fullEveryMs: number;
   staleAfterMs: number;
-  /** the nice value of the daemon's harvest thread (--harvest runs at the priority it was started with) */
+  /** the nice value of the daemon's harvest process (--harvest runs at the priority it was started with) */
   nice: number;
 }
 

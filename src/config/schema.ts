@@ -94,7 +94,7 @@ export const CrossrefHarvestSource = t.Object(
     /** a full harvest (which also sees a work whose last update was withdrawn) this often; 0: only when asked */
     fullEveryDays: t.Optional(t.Number({ minimum: 0 })),
     staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-    /** the daemon's harvest thread's nice value (default 10): under load, answering requests comes first */
+    /** the nice value of the process the daemon harvests in (default 10): under load, answering requests comes first */
     nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
   },
   { additionalProperties: false },

@@ -42,6 +42,11 @@ export function feedHead(dbs: StoreDbs): FeedHead {
   return (dbs.meta.get(META.changeFeed) as FeedHead | undefined) ?? EMPTY_HEAD;
 }
 
+/** The rows of every work that has updates now (a withdrawn work's row stays, without them, until pruned). */
+export function* liveRows(dbs: StoreDbs): Generator<ChangeRow> {
+  for (const { value } of dbs.changes.getRange()) if ((value as ChangeRow)[4] === 1) yield value as ChangeRow;
+}
+
 const UPDATES_MEMBER = '"updates":';
 
 /** The served list (JSON) inside a row's item: the DOI is a JSON string before it, where `"updates":` cannot occur unescaped. */
@@ -49,7 +54,6 @@ export function servedOfItem(item: string): string {
   return item.slice(item.indexOf(UPDATES_MEMBER) + UPDATES_MEMBER.length, -1);
 }
 
-/** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
 /** Tip writes by this process, by store folder: a reader's cached tip (ChangeFeedView.isTip) is stale once it moves. */
 const tipWriteCounts = new Map<string, number>();
 
@@ -61,6 +65,7 @@ function tipWritten(path: string): void {
   tipWriteCounts.set(path, tipWrites(path) + 1);
 }
 
+/** sha256 of a DOI key as lower-case hex: the feed's and the private lookup's name for a work */
 export function keyHash(doiKey: string): string {
   return Bun.SHA256.hash(doiKey, 'hex') as string;
 }

@@ -1,6 +1,6 @@
 import { doiKey } from '../doi/index.ts';
 import { workerJob, workerScript } from '../worker-script.ts';
-import { servedOfItem, type ChangeRow } from './change-feed.ts';
+import { liveRows, servedOfItem } from './change-feed.ts';
 import { META, openEnvironment, type StoreDbs } from './environment.ts';
 import { UpdatesTable, type UpdatesTableParts } from './updates-table.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
@@ -37,10 +37,7 @@ export function readUpdatesTable(dbs: StoreDbs): BuiltTable {
   const encoder = new TextEncoder();
   const entries: [string, Uint8Array][] = [];
   if (dbs.meta.get(META.changeFeed) !== undefined) {
-    for (const { value } of dbs.changes.getRange()) {
-      const [, doi, , item, live] = value as ChangeRow;
-      if (live === 1) entries.push([doiKey(doi), encoder.encode(servedOfItem(item))]);
-    }
+    for (const [, doi, , item] of liveRows(dbs)) entries.push([doiKey(doi), encoder.encode(servedOfItem(item))]);
   } else {
     for (const { key, value } of dbs.updates.getRange()) {
       const served = servedUpdates(value as UpdatesEntry);
