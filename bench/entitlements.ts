@@ -18,7 +18,11 @@
  *            no warm-up; p50/p99/max and the number of 504 entries answered.
  * In the same run, the ceilings of the Updates API benchmark (bench/ceiling-server.ts): a bare Bun server that
  * parses the body and returns a fixed reply, tiny, or of the size the daemon sends for such a body (its real
- * reply, saved). The integrator has updates = false and the answer cache is off (entitlementCacheSeconds 0).
+ * reply, saved). For (c) also a ceiling that makes the same platform calls (bench/lib/paid-ceiling-server.ts:
+ * a bare Bun server that parses the body, fetches the 5 batches from the same loopback platform, parses each
+ * answer and returns the saved reply): the least work any server does for (c), so its p99 shows what this machine
+ * allows for the (c) target, with wrk, the platform and the server sharing 2 cores. The integrator has
+ * updates = false and the answer cache is off (entitlementCacheSeconds 0).
  * Prints req/s, p50, p99 (and max where the target is about it), each figure beside its reference and target.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -321,14 +325,15 @@ if (import.meta.main) {
     const tiny = await ceiling();
     const sameOpen = await ceiling(reply.open1, reply.open100);
     const samePaid = await ceiling(reply.open1, reply.paid100);
+    const calls = await startProcess([process.execPath, join(REPO, 'bench/lib/paid-ceiling-server.ts'), `${platform.url}/entitlements`, reply.paid100, '20'], listening);
     const api = `${daemon.url}/v2.2/entitlements`;
-    type Server = 'api' | 'tiny' | 'same';
+    type Server = 'api' | 'tiny' | 'same' | 'calls';
     // (c) has no tiny-reply runs of its own: a tiny reply to a 100-DOI body costs the ceiling the same whichever
     // DOIs the body holds, so (c) shows (a)'s (this saves ~17 s)
     const kinds: Record<'open100' | 'open1' | 'paid100', { script: string; targets: Partial<Record<Server, string>> }> = {
       open100: { script: scripts.open100, targets: { api, tiny: tiny.url, same: sameOpen.url } },
       open1: { script: scripts.open1, targets: { api, tiny: tiny.url, same: sameOpen.url } },
-      paid100: { script: scripts.paid100, targets: { api, same: samePaid.url } },
+      paid100: { script: scripts.paid100, targets: { api, same: samePaid.url, calls: calls.url } },
     };
     // Every server is warmed first, then the servers take turns, ROUNDS runs each (this machine's speed drifts
     // over tens of seconds; turns spread the drift over all alike). Each figure is the median run by req/s.
@@ -337,16 +342,19 @@ if (import.meta.main) {
     const callsBefore = (await platformStats(platform.url)).calls;
     const runs: Record<string, Record<Server, Load[]>> = {};
     for (const [name, { script, targets }] of Object.entries(kinds)) {
-      runs[name] = { api: [], tiny: [], same: [] };
+      runs[name] = { api: [], tiny: [], same: [], calls: [] };
       for (let round = 0; round < ROUNDS; round++) for (const [server, url] of Object.entries(targets)) runs[name]![server as Server].push(await wrk(url!, script));
     }
     runs.paid100!.tiny = runs.open100!.tiny;
-    const paidRequests = runs.paid100!.api.reduce((n, l) => n + l.requests, 0);
+    const paidRequests = runs.paid100!.api.reduce((n, l) => n + l.requests, 0) + runs.paid100!.calls.reduce((n, l) => n + l.requests, 0);
     const callsPerPaidRequest = ((await platformStats(platform.url)).calls - callsBefore) / paidRequests;
-    for (const s of [tiny, sameOpen, samePaid]) await s.stop();
+    for (const s of [tiny, sameOpen, samePaid, calls]) await s.stop();
     const results = Object.fromEntries(
-      Object.entries(runs).map(([name, r]) => [name, { api: { ...median(r.api), errors: r.api.reduce((n, l) => n + l.errors, 0) }, tiny: median(r.tiny), same: median(r.same) }]),
-    ) as Record<keyof typeof kinds, { api: Load; tiny: Load; same: Load }>;
+      Object.entries(runs).map(([name, r]) => [
+        name,
+        { api: { ...median(r.api), errors: r.api.reduce((n, l) => n + l.errors, 0) }, tiny: median(r.tiny), same: median(r.same), calls: r.calls.length ? median(r.calls) : undefined },
+      ]),
+    ) as Record<keyof typeof kinds, { api: Load; tiny: Load; same: Load; calls?: Load }>;
 
     // (d2): the platform hangs, the breaker has its defaults; no warm-up, so the first calls meet a closed breaker
     console.log('(d2): the platform hanging, the breaker on ...');
@@ -429,7 +437,7 @@ if (import.meta.main) {
     const label = { open100: '(a) 100 open DOIs', open1: '(b) 1 open DOI', paid100: `(c) 100 paid DOIs, platform ${PLATFORM_DELAY_MS} ms` };
     for (const [name, r] of Object.entries(runs))
       console.log(
-        `${label[name as keyof typeof label]}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${name === 'paid100' ? 'as (a)' : r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}`,
+        `${label[name as keyof typeof label]}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${name === 'paid100' ? 'as (a)' : r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}${r.calls.length ? `; same calls ${r.calls.map((l) => fmt(l.rps)).join(', ')}` : ''}`,
       );
     console.log(
       `(d1) (a) alone on the second daemon, every run's req/s: ${alone.map((l) => fmt(l.rps)).join(', ')}; beside the hanging load: ${beside.map((l) => fmt(l.rps)).join(', ')}`,
@@ -450,6 +458,10 @@ if (import.meta.main) {
     row('open100', '>= 0.45 of the same-size ceiling', a.api.rps / a.same.rps >= 0.45 && a.api.errors === 0);
     row('open1', '>= 0.70 of the tiny-reply ceiling', b.api.rps / b.tiny.rps >= 0.7 && b.api.errors === 0);
     row('paid100', `p99 <= ${PLATFORM_DELAY_MS} + 20 ms`, cc.api.p99Ms <= PLATFORM_DELAY_MS + 20 && cc.api.errors === 0);
+    const cc100 = cc.calls!;
+    console.log(
+      `| (c) ceiling making the same calls: a bare Bun server, 5 fetches of 20 DOIs per request, each answer parsed, the saved reply (bench/lib/paid-ceiling-server.ts) | ${fmt(cc100.rps)} | ${fmt(cc100.p50Ms, 2)} | ${fmt(cc100.p99Ms, 2)} | | | | | | the daemon's req/s ${fmt(cc.api.rps / cc100.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / cc100.p99Ms, 2)} x | ${cc100.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'the ceiling meets the target' : 'the ceiling itself misses the target on this machine'} |`,
+    );
     console.log(
       `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | p99 <= ${PLATFORM_DELAY_MS} + 20 ms | ${met(c100.p99Ms <= PLATFORM_DELAY_MS + 20)} |`,
     );

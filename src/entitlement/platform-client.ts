@@ -48,24 +48,20 @@ export class PlatformClient {
   }
 
   /**
-   * Asks about `dois` (bare DOIs with their keys, one per key) for `integrator` and `org`; one promise per DOI, in order,
-   * each settled when its batch's call ends. Never rejects: failures are verdicts. `deadline` is a clock time.
+   * Asks about `dois` (bare DOIs with their keys, one per key) for `integrator` and `org`, in calls of at most
+   * `entitlementBatch`: one batch per call, in order, each with the range of `dois` it holds and the call's result
+   * (verdictOf reads a DOI's verdict from it). Never rejects: failures are verdicts. `deadline` is a clock time.
    */
-  ask(dois: readonly { bare: string; key: string }[], org: Org, integrator: string, deadline: number): Promise<PlatformVerdict>[] {
-    const out: Promise<PlatformVerdict>[] = [];
+  ask(dois: readonly { bare: string; key: string }[], org: Org, integrator: string, deadline: number): AskedBatch[] {
+    const out: AskedBatch[] = [];
     const size = this.settings.entitlementBatch;
     // the batches share one deadline, so one timer signal: a signal per call costs as much as parsing its answer
     const signal = AbortSignal.timeout(Math.max(1, deadline - this.caller.now()));
-    for (let i = 0; i < dois.length; i += size) {
-      const batch = dois.slice(i, i + size);
-      const answers = this.call(
-        batch.map((d) => d.bare),
-        org,
-        integrator,
-        deadline,
-        signal,
-      );
-      for (const d of batch) out.push(answers.then((r) => ('all' in r ? r.all : (r.byKey.get(d.key) ?? LEFT_OUT))));
+    for (let from = 0; from < dois.length; from += size) {
+      const to = Math.min(dois.length, from + size);
+      const bare: string[] = [];
+      for (let i = from; i < to; i++) bare.push(dois[i]!.bare);
+      out.push({ from, to, result: this.call(bare, org, integrator, deadline, signal) });
     }
     return out;
   }
@@ -155,7 +151,19 @@ export class PlatformClient {
 const GUARD_MS = 100;
 
 /** A call's result: a verdict per DOI key of the batch, or one verdict for all of them (the call failed). */
-type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };
+export type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };
+
+/** One call of an ask: the asked DOIs [from, to), and what the call gave. */
+export interface AskedBatch {
+  from: number;
+  to: number;
+  result: Promise<BatchResult>;
+}
+
+/** The verdict a call's result gives the DOI of `key` (an answer that left it out: as a failure). */
+export function verdictOf(r: BatchResult, key: string): PlatformVerdict {
+  return 'all' in r ? r.all : (r.byKey.get(key) ?? LEFT_OUT);
+}
 
 /** A time-out, or the breaker answering as for one: GetFTR's per-document 504. */
 export const TIMED_OUT: PlatformVerdict = { statusCode: 504, entitled: 'maybe', source: 'unknown' };

@@ -4,9 +4,9 @@ import { AnswerCache } from './answer-cache.ts';
 import { HoldingsIndex } from './holdings-index.ts';
 import type { IndexedHolding } from './index-value.ts';
 import { orgIdentity } from './org.ts';
-import { TIMED_OUT, type PlatformClient } from './platform-client.ts';
+import { TIMED_OUT, verdictOf, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';
-import { combineVerdicts, type PlatformVerdict } from './verdict.ts';
+import { Decision, type PlatformVerdict } from './verdict.ts';
 
 /** A DOI that platforms must decide: its key, the bare DOI sent to them, its (paid or untyped) holdings. */
 export interface AskedDoi {
@@ -79,65 +79,69 @@ export class EntitlementService {
   }
 
   /**
-   * The verdicts for DOIs no deposit answers, one promise per DOI in order, and how long (ms) until every one of
-   * them is settled (the longest time-out of the platforms asked). A platform gets each DOI key once per request,
-   * in batches.
+   * Asks the platforms about DOIs no deposit answers. `verdicts` (one per DOI, in order) fills in as each DOI is
+   * decided (combine: the first `yes`, else once all its platforms answered); `done` resolves once all are;
+   * `waitMs` is how long until every call has ended (the longest time-out of the platforms asked). A platform gets
+   * each DOI key once per request, in batches.
    */
-  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): { verdicts: Promise<PlatformVerdict>[]; waitMs: number } {
+  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): { verdicts: (PlatformVerdict | undefined)[]; done: Promise<void>; waitMs: number } {
     const start = this.now();
     let deadline = start;
     const identity = orgIdentity(org);
     const cache = this.cache;
-    const perDoi: Promise<PlatformVerdict>[][] = dois.map(() => []);
+    const decision = new Decision(dois);
     /** per platform: DOI key -> the bare DOI to send and the entries (doi number, holding) waiting for it */
     const toAsk = new Map<string, Map<string, { bare: string; waiting: { at: number; slot: number; held: IndexedHolding }[] }>>();
-    dois.forEach((d, at) => {
-      for (const h of d.holdings) {
+    for (let at = 0; at < dois.length; at++) {
+      const d = dois[at]!;
+      for (let slot = 0; slot < d.holdings.length; slot++) {
+        const h = d.holdings[slot]!;
         const settings = this.settings.get(h.platform);
         const client = this.clients.get(h.platform);
         if (!settings || !client) {
-          perDoi[at]!.push(Promise.resolve(notSupported(h)));
+          decision.put(at, slot, notSupported(h));
           continue;
         }
         const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? cache.get(h.platform, d.doiKey, identity) : undefined;
         if (cached) {
           client.cacheHits++;
-          perDoi[at]!.push(Promise.resolve(withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h)));
+          decision.put(at, slot, withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h));
           continue;
         }
         let byKey = toAsk.get(h.platform);
         if (!byKey) toAsk.set(h.platform, (byKey = new Map()));
         let one = byKey.get(d.doiKey);
         if (!one) byKey.set(d.doiKey, (one = { bare: d.bare, waiting: [] }));
-        one.waiting.push({ at, slot: perDoi[at]!.length, held: h });
-        perDoi[at]!.push(undefined as unknown as Promise<PlatformVerdict>); // set below, once the platform's batches are sent
+        one.waiting.push({ at, slot, held: h });
       }
-    });
+    }
     for (const [platform, byKey] of toAsk) {
       const client = this.clients.get(platform)!;
       const ttl = this.settings.get(platform)!.entitlementCacheSeconds * 1000;
       const until = start + client.settings.entitlementTimeoutMs;
       deadline = Math.max(deadline, until);
       const asked = [...byKey];
-      const verdicts = client.ask(
+      const batches = client.ask(
         asked.map(([key, one]) => ({ bare: one.bare, key })),
         org,
         integrator.name,
         until,
       );
-      asked.forEach(([key, one], i) => {
-        const stamp = ttl > 0 ? cache.watch(key) : undefined;
-        const verdict = verdicts[i]!.then((v) => {
-          if (stamp) {
-            const keep = v.source === 'service_request' && v.entitled !== 'maybe';
-            cache.settle(stamp, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
+      const stamps = ttl > 0 ? asked.map(([key]) => cache.watch(key)) : undefined;
+      for (const { from, to, result } of batches)
+        void result.then((r) => {
+          for (let i = from; i < to; i++) {
+            const [key, one] = asked[i]!;
+            const v = verdictOf(r, key);
+            if (stamps) {
+              const keep = v.source === 'service_request' && v.entitled !== 'maybe';
+              cache.settle(stamps[i]!, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
+            }
+            for (const w of one.waiting) decision.put(w.at, w.slot, withDepositedAccess(v, w.held));
           }
-          return v;
         });
-        for (const w of one.waiting) perDoi[w.at]![w.slot] = verdict.then((v) => withDepositedAccess(v, w.held));
-      });
     }
-    return { verdicts: perDoi.map((verdicts) => combineVerdicts(verdicts)), waitMs: deadline - start };
+    return { verdicts: decision.verdicts, done: decision.done, waitMs: deadline - start };
   }
 
   /** What a DOI whose platforms did not answer by the request's deadline is answered (a 504, as for a time-out). */

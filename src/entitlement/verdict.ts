@@ -1,7 +1,7 @@
 import type { AccessType } from '../deposit/index.ts';
 import type { ContentLink, Entitled, EntitlementSource, Org } from './schemas.ts';
 
-/** One platform's decision about one DOI, before the DOI's platforms are combined (combineVerdicts). */
+/** One platform's decision about one DOI, before the DOI's platforms are combined (Decision). */
 export interface PlatformVerdict {
   /** 200 decided (or failed: entitled maybe, source unknown); 504 not decided in time */
   statusCode: 200 | 504;
@@ -15,22 +15,41 @@ export interface PlatformVerdict {
 }
 
 /**
- * The decision for a DOI that several paid platforms hold (docs/interface.md, "Entitlement API"): the first
- * `yes` wins as soon as it arrives; all `no` gives the first platform's `no`; otherwise the first platform's (in
- * store order) answer that is not `no` (a `maybe`, a failure, a time-out). Resolves as soon as it is decided.
+ * The decisions for the DOIs of one request, each combined from its platforms' verdicts as they arrive
+ * (docs/interface.md, "Entitlement API"): the first `yes` wins as soon as it arrives; all `no` gives the first
+ * platform's `no`; otherwise the first platform's (in store order) verdict that is not `no` (a `maybe`, a failure,
+ * a time-out). A DOI's verdict is set once; `done` resolves when every DOI has one.
  */
-export function combineVerdicts(verdicts: readonly Promise<PlatformVerdict>[]): Promise<PlatformVerdict> {
-  if (verdicts.length === 1) return verdicts[0]!;
-  return new Promise((resolve) => {
-    const settled: (PlatformVerdict | undefined)[] = verdicts.map(() => undefined);
-    let left = verdicts.length;
-    verdicts.forEach((p, i) =>
-      p.then((v) => {
-        if (v.entitled === 'yes') return resolve(v);
-        settled[i] = v;
-        if (--left > 0) return;
-        resolve(settled.find((s) => s!.entitled !== 'no') ?? settled[0]!);
-      }),
-    );
-  });
+export class Decision {
+  /** per DOI, its decision once made */
+  readonly verdicts: (PlatformVerdict | undefined)[];
+  readonly done: Promise<void>;
+  private readonly parts: PlatformVerdict[][];
+  private readonly left: Int32Array;
+  private undecided: number;
+  private finish!: () => void;
+
+  /** `dois[i].holdings.length` verdicts make DOI i's decision */
+  constructor(dois: readonly { holdings: readonly unknown[] }[]) {
+    this.verdicts = new Array(dois.length);
+    this.parts = dois.map((d) => new Array(d.holdings.length));
+    this.left = Int32Array.from(dois, (d) => d.holdings.length);
+    this.undecided = dois.length;
+    this.done = new Promise((resolve) => (this.finish = resolve));
+    if (this.undecided === 0) this.finish();
+  }
+
+  /** The verdict of DOI `at`'s platform number `slot` (in store order). */
+  put(at: number, slot: number, v: PlatformVerdict): void {
+    if (this.verdicts[at] !== undefined) return; // decided by an earlier yes
+    if (v.entitled === 'yes') return this.decide(at, v);
+    const parts = this.parts[at]!;
+    parts[slot] = v;
+    if (--this.left[at]! === 0) this.decide(at, parts.find((p) => p.entitled !== 'no') ?? parts[0]!);
+  }
+
+  private decide(at: number, v: PlatformVerdict): void {
+    this.verdicts[at] = v;
+    if (--this.undecided === 0) this.finish();
+  }
 }

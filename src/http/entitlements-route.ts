@@ -1,4 +1,4 @@
-import { orgProblem, usedOrg, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
+import { orgProblem, usedOrg, type EntitlementService } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
 import { unauthorized, type ApiKeys } from './auth.ts';
 import { readJsonBytes, type BodyLimits } from './body.ts';
@@ -38,32 +38,20 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   const e = req.entries;
   const { asked, askedAt } = classifyEntries(req, service);
   if (asked.length > 0) {
-    const { verdicts: pending, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
-    const settled = await withinDeadline(pending, waitMs + DEADLINE_MARGIN_MS);
-    askedAt.forEach((at, k) => (e.verdicts[at] = settled[k] ?? service.timedOut(asked[k]!)));
+    const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
+    await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
+    askedAt.forEach((at, k) => (e.verdicts[at] = verdicts[k] ?? service.timedOut(asked[k]!)));
   }
   return new Response(render(service, integrator, env.updates, e), { headers: REPLY_HEADERS });
 }
 
 /**
- * Every verdict settled within `waitMs`; the missing ones are left undefined (answered as time-outs): the request
+ * Waits for `done`, or `waitMs` at most: the verdicts still missing then are answered as time-outs, so the request
  * answers in time whatever a platform's socket does.
  */
-async function withinDeadline(verdicts: Promise<PlatformVerdict>[], waitMs: number): Promise<(PlatformVerdict | undefined)[]> {
+async function withinDeadline(done: Promise<void>, waitMs: number): Promise<void> {
   let timer: Timer | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, waitMs))));
-  const out: (PlatformVerdict | undefined)[] = new Array(verdicts.length);
-  let pending = verdicts.length;
-  const all = new Promise<void>((resolve) =>
-    verdicts.forEach((p, i) =>
-      p.then((v) => {
-        out[i] = v;
-        if (--pending === 0) resolve();
-      }),
-    ),
-  );
-  await Promise.race([all, late]);
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, waitMs))));
+  await Promise.race([done, late]);
   clearTimeout(timer);
-  return out;
 }
-

@@ -94,7 +94,9 @@ export class ReplyBytes {
     return this;
   }
 
+  /** Any bytes: a few dozen are copied by the loop (`set` costs more than that), more by a native copy. */
   bytes(b: Uint8Array): this {
+    if (b.length <= 48) return this.piece(b);
     this.ensure(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
