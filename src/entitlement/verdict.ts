@@ -24,7 +24,8 @@ export class Decision {
   /** per DOI, its decision once made */
   readonly verdicts: (PlatformVerdict | undefined)[];
   readonly done: Promise<void>;
-  private readonly parts: PlatformVerdict[][];
+  /** per DOI with several platforms, the verdicts that were not `yes` so far, by platform number (made on the first) */
+  private readonly parts: (PlatformVerdict[] | undefined)[];
   private readonly left: Int32Array;
   private undecided: number;
   private finish!: () => void;
@@ -32,7 +33,7 @@ export class Decision {
   /** `dois[i].holdings.length` verdicts make DOI i's decision */
   constructor(dois: readonly { holdings: readonly unknown[] }[]) {
     this.verdicts = new Array(dois.length);
-    this.parts = dois.map((d) => new Array(d.holdings.length));
+    this.parts = new Array(dois.length);
     this.left = Int32Array.from(dois, (d) => d.holdings.length);
     this.undecided = dois.length;
     this.done = new Promise((resolve) => (this.finish = resolve));
@@ -43,9 +44,13 @@ export class Decision {
   put(at: number, slot: number, v: PlatformVerdict): void {
     if (this.verdicts[at] !== undefined) return; // decided by an earlier yes
     if (v.entitled === 'yes') return this.decide(at, v);
-    const parts = this.parts[at]!;
+    const left = --this.left[at]!;
+    let parts = this.parts[at];
+    if (left === 0 && parts === undefined) return this.decide(at, v); // its only verdict that was not yes
+    if (parts === undefined) this.parts[at] = parts = [];
     parts[slot] = v;
-    if (--this.left[at]! === 0) this.decide(at, parts.find((p) => p.entitled !== 'no') ?? parts[0]!);
+    // the last one in: every slot holds a verdict (a yes would have decided already)
+    if (left === 0) this.decide(at, parts.find((p) => p.entitled !== 'no') ?? parts[0]!);
   }
 
   private decide(at: number, v: PlatformVerdict): void {
