@@ -6,8 +6,9 @@ import { isHiddenOrTemp } from '../deposit/index.ts';
  * Every file under a bucket folder as bucket keys (`/`-separated), hidden and temp names left out. A linked
  * folder is not entered. `everyEntry`: symbolic links, FIFOs and the like too, not only regular files (a deposit
  * bucket: the ingestor refuses them, NOT_REGULAR_FILE, so that they are reported rather than passed over).
+ * `under`: only the files below this folder of the bucket (a key prefix without its trailing `/`).
  */
-export async function scanBucketFolder(root: string, opts: { everyEntry?: boolean } = {}): Promise<string[]> {
+export async function scanBucketFolder(root: string, opts: { everyEntry?: boolean; under?: string } = {}): Promise<string[]> {
   const keys: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries;
@@ -24,7 +25,7 @@ export async function scanBucketFolder(root: string, opts: { everyEntry?: boolea
       else if (opts.everyEntry || e.isFile()) keys.push(key);
     }
   };
-  await walk(root);
+  await walk(opts.under ? join(root, opts.under) : root);
   return keys;
 }
 

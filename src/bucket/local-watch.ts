@@ -3,6 +3,13 @@ import { watch, type FSWatcher } from 'chokidar';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import type { Logger } from '../log.ts';
 import { scanBucketFolder, toKey } from './local-scan.ts';
+import { missedFiles, type HoldsFile } from './rescan.ts';
+
+/**
+ * How long after a new folder is seen its files are listed: chokidar can miss a file written into a folder in
+ * the instant it takes the folder up (about 4 in 10 when two files are written 1 ms apart into a new folder).
+ */
+const NEW_FOLDER_SCAN_DELAY_MS = 250;
 
 export interface FolderWatchOptions {
   root: string;
@@ -17,15 +24,25 @@ export interface FolderWatchOptions {
    * they are ordered together; file events one by one could reach the ingestor out of order.
    */
   live?: boolean;
+  /** whether the ingestor has this version of a file already: a rescan hands on only the files it has not */
+  holds: HoldsFile;
+  /** a live watch lists the whole folder this often for files it missed; 0: never (only new folders are listed) */
+  rescanMs: number;
 }
 
 /**
  * Watches a bucket folder (a local bucket, or an S3 mirror) with chokidar. On start every file already there is
  * handed on in one call (the ingestor sorts them by LastModified, key); later arrivals as they finish writing.
+ * A live watch also lists each new folder shortly after it appears, and the whole folder every rescanMs, and hands
+ * on the settled files the ingestor does not hold: a file the watch missed waits that long, not for a restart.
  */
 export class FolderWatch {
   private watcher: FSWatcher | undefined;
   private closed = false;
+  private readonly newFolders = new Set<string>();
+  private newFolderTimer: ReturnType<typeof setTimeout> | undefined;
+  private rescanTimer: ReturnType<typeof setInterval> | undefined;
+  private rescanning = false;
 
   constructor(private readonly opts: FolderWatchOptions) {}
 
@@ -56,16 +73,58 @@ export class FolderWatch {
       void Promise.resolve(onFiles([toKey(real, path)])).catch((e) => log.log('error', 'watch.handler_failed', { env: envName, error: String(e) }));
     };
     watcher.on('add', handle).on('change', handle);
+    watcher.on('addDir', (path: string) => path !== real && this.noteNewFolder(toKey(real, path)));
     watcher.on('error', (e) => log.log('error', 'watch.error', { env: envName, root, error: String(e) }));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     const existing = await scanBucketFolder(root, { everyEntry: true });
-    log.log('info', 'watch.started', { env: envName, root, existingFiles: existing.length });
+    log.log('info', 'watch.started', { env: envName, root, existingFiles: existing.length, rescanMs: this.opts.rescanMs });
     await onFiles(existing);
+    if (this.opts.rescanMs > 0) this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.newFolderTimer);
+    clearInterval(this.rescanTimer);
     await this.watcher?.close();
+  }
+
+  /** Lists the whole folder for files the watch missed; a rescan still running is not doubled. */
+  async rescan(): Promise<string[]> {
+    if (this.rescanning || this.closed) return [];
+    this.rescanning = true;
+    try {
+      return await this.handOnMissed(undefined);
+    } finally {
+      this.rescanning = false;
+    }
+  }
+
+  private noteNewFolder(key: string): void {
+    this.newFolders.add(key);
+    this.newFolderTimer ??= setTimeout(() => {
+      this.newFolderTimer = undefined;
+      const folders = [...this.newFolders];
+      this.newFolders.clear();
+      // a folder inside another new one is listed with it
+      for (const f of folders) if (!folders.some((o) => f.startsWith(`${o}/`))) void this.handOnMissed(f);
+    }, NEW_FOLDER_SCAN_DELAY_MS);
+  }
+
+  /** Hands on the settled files below `under` (the whole folder: undefined) that the ingestor does not hold. */
+  private async handOnMissed(under: string | undefined): Promise<string[]> {
+    const { root, settleMs, holds, log, envName, onFiles } = this.opts;
+    try {
+      const keys = await missedFiles(root, { under, settleMs, holds });
+      if (keys.length === 0 || this.closed) return [];
+      // info, not warn: a file that settled during the listing may be the watch's own too (the ingestor dedups)
+      log.log('info', 'watch.rescan_found', { env: envName, folder: under ?? '', files: keys.length, keys: keys.slice(0, 10) });
+      await onFiles(keys);
+      return keys;
+    } catch (e) {
+      log.log('error', 'watch.rescan_failed', { env: envName, root, folder: under ?? '', error: String(e) });
+      return [];
+    }
   }
 }

@@ -116,6 +116,8 @@ export interface IngestSettings {
   retryBaseMs: number;
   /** how long a file's size must stay unchanged before it is read (write-finish detection) */
   settleMs: number;
+  /** how often a local bucket folder is listed for files its watch missed; 0: never */
+  rescanSeconds: number;
 }
 
 export interface Config {
@@ -137,4 +139,5 @@ export const DEFAULT_INGEST: IngestSettings = {
   maxTries: 5,
   retryBaseMs: 500,
   settleMs: 200,
+  rescanSeconds: 60,
 };

@@ -131,6 +131,7 @@ export const ConfigFile = t.Object(
           maxTries: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
           retryBaseMs: t.Optional(t.Integer({ minimum: 1 })),
           settleMs: t.Optional(t.Integer({ minimum: 0, maximum: 60000 })),
+          rescanSeconds: t.Optional(t.Integer({ minimum: 0, maximum: 86400 })),
         },
         { additionalProperties: false },
       ),

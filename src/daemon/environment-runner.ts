@@ -35,6 +35,8 @@ export class EnvironmentRunner {
       log,
       envName: env,
       onFiles: (keys) => this.ingestor.submit(keys),
+      holds: (key, stat) => this.ingestor.holds(key, stat),
+      rescanMs: config.ingest.rescanSeconds * 1000,
     });
 
     if (bucket.kind === 's3')

@@ -2,4 +2,4 @@ export { Ingestor, type IngestorOptions, type IngestOutcome } from './ingestor.t
 export { InlinePreparer, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 export { IngestStats } from './stats.ts';
 export { outcomeKey } from './outcomes.ts';
-export { readBucketFile, statBucketFile, sha256, type BucketFile } from './read-bucket-file.ts';
+export { readBucketFile, sha256, type BucketFile } from './read-bucket-file.ts';

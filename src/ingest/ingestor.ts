@@ -1,13 +1,14 @@
-import type { EnvName, IngestSettings } from '../config/index.ts';
+import { statBucketFile, type FileStat } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
 import { seenBefore, storeWriteFault, UNREAD_HASH, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
+import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
 import { applyOrder, retryDelayMs, untried, type Pending } from './pending.ts';
 import type { PrepareReply } from './prepare-messages.ts';
-import { readFault, statBucketFile } from './read-bucket-file.ts';
+import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
 /**
@@ -19,31 +20,7 @@ import { IngestStats } from './stats.ts';
  */
 const MAX_BATCH_FILES = 2;
 
-export interface IngestorOptions {
-  env: EnvName;
-  store: Store;
-  /** the bucket folder (a local bucket, or an S3 mirror) */
-  root: string;
-  platforms: ReadonlySet<string>;
-  settings: IngestSettings;
-  log: Logger;
-  now?: () => number;
-  /** where files are read and parsed: a worker thread unless given (the CLI and tests pass an InlinePreparer) */
-  preparer?: FilePreparer;
-  /** told of every file's final outcome (the CLI prints them; the daemon's log and stats come from the same place) */
-  onOutcome?: (outcome: IngestOutcome) => void;
-  /**
-   * false: a file that cannot be read (once its tries are used up) is reported, not quarantined (the CLI: the
-   * operator sees it, and an earlier quarantine's reason is kept). The daemon quarantines it (default).
-   */
-  recordUnreadable?: boolean;
-  /**
-   * A file whose quarantine the store cannot write (it is full) is kept and tried again later, its backoff
-   * capped (the daemon, default); false: it is reported as `unrecorded` (the CLI).
-   */
-  keepUnrecorded?: boolean;
-}
-
+export type { IngestorOptions } from './ingestor-options.ts';
 export type { IngestOutcome };
 
 /**
@@ -60,7 +37,6 @@ export class Ingestor {
   private closed = false;
   private readonly now: () => number;
   private idleWaiters: (() => void)[] = [];
-
   private readonly preparer: FilePreparer;
 
   constructor(private readonly opts: IngestorOptions) {
@@ -74,11 +50,9 @@ export class Ingestor {
   async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
     for (const key of keys) {
       if (this.closed || isHiddenOrTemp(key)) continue;
-      let s: { size: number; lastModified: number };
-      try {
-        s = await statBucketFile(this.opts.root, key);
-      } catch (e) {
-        this.report({ status: 'unread', key, fault: readFault(key, e) });
+      const s = await statBucketFile(this.opts.root, key).catch((e: unknown) => readFault(key, e));
+      if ('code' in s) {
+        this.report({ status: 'unread', key, fault: s });
         continue;
       }
       this.stats.noteSeen(s.lastModified);
@@ -92,6 +66,14 @@ export class Ingestor {
     }
     this.stats.queueDepth = this.pending.size;
     this.kick();
+  }
+
+  /**
+   * This version of a file is queued, or was decided (applied, quarantined, a conflict): a folder rescan skips it.
+   * A file being read or applied right now is neither; handed on again, it is then a duplicate.
+   */
+  holds(key: string, stat: FileStat): boolean {
+    return this.pending.has(key) || this.opts.store.decidedBefore(key, stat);
   }
 
   /** Resolves once nothing is pending or in flight (tests, CLI). */

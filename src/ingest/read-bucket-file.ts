@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { statOf } from '../bucket/file-stat.ts';
 import { fault, type Fault } from '../fault.ts';
 import { UNREAD_HASH } from '../store/ledger.ts';
 
@@ -15,12 +16,6 @@ export interface BucketFile {
   hash: string;
 }
 
-/** The entry itself, not what a symbolic link points to: links in a bucket folder are never followed. */
-export async function statBucketFile(root: string, key: string): Promise<{ size: number; lastModified: number }> {
-  const s = await lstat(join(root, key));
-  return { size: s.size, lastModified: Math.floor(s.mtimeMs) };
-}
-
 /**
  * A key that is a symbolic link, a FIFO, a socket or a device: its quarantine, never read. A link is not followed
  * (it may point outside the bucket), and a FIFO would block the read for ever. A folder is left to the read
@@ -32,7 +27,7 @@ export async function notRegularFile(root: string, key: string): Promise<{ file:
   if (s.isFile() || s.isDirectory()) return undefined;
   const what = s.isSymbolicLink() ? `a symbolic link (to ${await readlink(path)})` : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : 'a device';
   return {
-    file: { key, size: s.size, lastModified: Math.floor(s.mtimeMs), hash: UNREAD_HASH },
+    file: { key, ...statOf(s), hash: UNREAD_HASH },
     fault: fault('NOT_REGULAR_FILE', `${key}: ${what}, not a regular file; links in a bucket folder are not followed and only regular files are read`),
   };
 }
@@ -51,7 +46,7 @@ export async function readBucketFile(root: string, key: string): Promise<BucketF
   }
   const after = await lstat(path);
   if (after.size !== bytes.length || after.mtimeMs !== before.mtimeMs) throw changedWhileRead(key);
-  return { key, bytes, size: bytes.length, lastModified: Math.floor(after.mtimeMs), hash: sha256(bytes) };
+  return { key, bytes, ...statOf(after), hash: sha256(bytes) };
 }
 
 /**
@@ -65,7 +60,7 @@ export async function hashBucketFile(root: string, key: string): Promise<Omit<Bu
   for await (const chunk of Bun.file(path).stream() as unknown as AsyncIterable<Uint8Array>) hasher.update(chunk);
   const after = await lstat(path);
   if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw changedWhileRead(key);
-  return { key, size: after.size, lastModified: Math.floor(after.mtimeMs), hash: hasher.digest('hex') };
+  return { key, ...statOf(after), hash: hasher.digest('hex') };
 }
 
 export function sha256(bytes: Uint8Array): string {

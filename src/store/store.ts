@@ -12,16 +12,7 @@ import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
 import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
 import { StoredHolding } from './holding-json.ts';
-import {
-  appliedEntry,
-  decideFile,
-  emptyCounts,
-  quarantineEntry,
-  type ConflictEntry,
-  type FileDecision,
-  type FileEntry,
-  type FileIdentity,
-} from './ledger.ts';
+import { appliedEntry, decideFile, emptyCounts, quarantineEntry, seenBefore, type ConflictEntry, type FileDecision, type FileEntry, type FileIdentity } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
 import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
@@ -174,6 +165,15 @@ export class Store {
 
   fileEntry(key: string): FileEntry | undefined {
     return this.dbs.files.get(key);
+  }
+
+  /** This version of a file (size, LastModified) was decided: its ledger entry (seenBefore), or a conflict's. */
+  decidedBefore(key: string, stat: { size: number; lastModified: number }): boolean {
+    if (seenBefore(this.dbs.files.get(key), stat, false)) return true;
+    // a conflict's id is `key NUL hash`; lmdb-js reads a NUL as an array separator, so the range starts at the key
+    for (const { value } of this.dbs.conflicts.getRange({ start: key, end: `${key}\u0001` }))
+      if (value.size === stat.size && value.lastModified === stat.lastModified) return true;
+    return false;
   }
 
   fileKeyOfSeq(seq: number): string | undefined {

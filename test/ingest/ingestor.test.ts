@@ -2,6 +2,7 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
+import { missedFiles, statBucketFile } from '../../src/bucket/index.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor } from '../../src/ingest/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -105,6 +106,28 @@ test('the same key with other content is quarantined as a conflict and not appli
   await ingest([key]);
   expect(dump().map((l) => l.doi)).toEqual(['10.1234/v1']);
   expect([...store.failures()].map((f) => [f.kind, f.kind === 'conflict' ? f.conflict.key : ''])).toEqual([['conflict', key]]);
+});
+
+test('holds: a file is held once decided (applied, quarantined or a conflict), in the version decided', async () => {
+  const applied = writeDeposit(bucket, 'acme', [{ doi: '10.1234/h1', accessType: 'paid' }], { mtime: 1000 });
+  const bad = writeDeposit(bucket, 'acme', [], { mtime: 1000, bytes: Buffer.from('not gzip') });
+  const unknown = writeDeposit(bucket, 'beta', [{ doi: '10.1234/h2' }], { mtime: 1000 });
+  expect(ingestor.holds(applied, await statBucketFile(bucket, applied))).toBe(false);
+  await ingest([applied, bad]);
+  expect(store.fileEntry(bad)).toMatchObject({ outcome: 'quarantined' });
+  for (const key of [applied, bad]) expect(ingestor.holds(key, await statBucketFile(bucket, key))).toBe(true);
+  expect(ingestor.holds(unknown, await statBucketFile(bucket, unknown))).toBe(false);
+  // the applied key rewritten: a version not decided yet, then a conflict, held in that version only
+  writeFileSync(join(bucket, applied), gzLines([{ doi: '10.1234/h1', accessType: 'open' }]));
+  utimesSync(join(bucket, applied), 2000, 2000);
+  const rewritten = await statBucketFile(bucket, applied);
+  expect(ingestor.holds(applied, rewritten)).toBe(false);
+  await ingest([applied]);
+  expect(ingestor.stats.conflicts).toBe(1);
+  expect(ingestor.holds(applied, rewritten)).toBe(true);
+  expect(ingestor.holds(applied, { ...rewritten, lastModified: 3_000_000 })).toBe(false);
+  // so a folder rescan hands on only the file never submitted
+  expect(await missedFiles(bucket, { settleMs: 10, holds: (k, st) => ingestor.holds(k, st) })).toEqual([unknown]);
 });
 
 test('corrupt and non-gzip files are quarantined; hidden and temp files are ignored', async () => {

@@ -148,7 +148,6 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
       const daemon = await runningDaemon(cfg);
       try {
         writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/first.1', accessType: 'open' }], { mtime: 1_000 });
-        // one at a time: the folder watch can miss a file written into a platform folder it has just seen created
         await waitFor(() => daemon.events().some((e) => e.event === 'file.applied'), 'the first deposit applied');
         const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'big'), { mtime: 2_000 });
         await waitFor(() => daemon.events().some((e) => e.event === 'file.applied' && e.key === big), 'the big deposit applied', 30_000);
