@@ -14,8 +14,9 @@
  *      ceiling (bench/ceiling-server.ts: a POST of one DOI whose body it parses), for reference; and the
  *      daemon's floor on the same route (limit=0: a 400 after the key check, before the store is read), which
  *      tells the daemon's per-request cost from the poll's own;
- *   3. the prefix list: the first GET (which builds the prefix index and its gzip; a /healthz sent meanwhile
- *      shows whether the daemon answers during the build), bytes on the wire with and
+ *   3. the prefix list: the first GET (its index read on a worker as the daemon started; a /healthz sent
+ *      meanwhile shows whether the daemon answers), the first GET after works were added by another process
+ *      (the last list while the index is read again on a worker; when the new list is served), bytes on the wire with and
  *      without gzip, the download time with gzip, and the conditional GET (If-None-Match: 304) one at a time
  *      and under wrk in the same turns as 2; and one POST /v2.2/updates/by-prefix as a check that a work is found
  *      by its hash prefix.
@@ -25,8 +26,10 @@ import { createReadStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { doiKey } from '../src/doi/index.ts';
 import { keyHash, Store, storeFileIn } from '../src/store/index.ts';
+import { importUpdates } from '../src/updates/index.ts';
 import { readRows } from '../src/updates/read-rows.ts';
 import type { ImportRow } from '../src/updates/schema.ts';
+import { syntheticWorks } from '../test/support/crossref-api.ts';
 import { tempDir } from '../test/support/fixtures.ts';
 import { SAMPLE_PATH } from '../test/support/rw-sample.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
@@ -149,6 +152,23 @@ async function fullSync(url: string): Promise<Sync> {
   return { seconds, pages, bytes, items, distinct: seen.size, withoutUpdates, requestSeconds: requestMs / 1000, slowestPageMs: slowest, next: after! };
 }
 
+/**
+ * Adds works with updates to the store from this process while the daemon serves it, through the real importer
+ * (Crossref works JSON: each work's updates replaced, nothing else touched). Returns how many works got updates.
+ */
+async function addWorks(storeDir: string): Promise<number> {
+  const store = Store.open(storeDir, 'production', { mapSizeBytes: MAP_GIB * 1024 ** 3 });
+  try {
+    const works = syntheticWorks(20, { days: ['2024-05-01'] });
+    await importUpdates([store], 'crossref-json', (async function* () {
+      yield Buffer.from(JSON.stringify({ message: { items: works } }));
+    })());
+    return works.length / 2; // the odd ones are the works with updates (their notices are the even ones)
+  } finally {
+    await store.close();
+  }
+}
+
 await ensureWrk();
 const work = tempDir('doi-holdings-bench-feed-');
 try {
@@ -191,7 +211,7 @@ try {
   console.log('starting the daemon ...');
   const tStart = performance.now();
   const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
-  await indexesRead(daemon.url);
+  await indexesRead(daemon);
   const startSeconds = (performance.now() - tStart) / 1000;
 
   // --- 1. full sync, twice ---
@@ -223,13 +243,16 @@ try {
     const body = new Uint8Array(await res.arrayBuffer());
     return { ms: performance.now() - t, status: res.status, body, encoding: res.headers.get('content-encoding'), etag: res.headers.get('etag') };
   };
-  // the first GET builds the index; a /healthz sent while it runs shows whether the daemon answers meanwhile
-  const firstGet = getPrefixes({ 'accept-encoding': 'gzip' });
-  await Bun.sleep(100);
-  const tHealth = performance.now();
-  const healthStatus = (await fetch(`${daemon.url}/healthz`)).status;
-  const healthMs = performance.now() - tHealth;
-  const first = await firstGet;
+  // a GET with a /healthz sent 100 ms into it: whether the daemon answers while the GET is served
+  const getBeside = async () => {
+    const get = getPrefixes({ 'accept-encoding': 'gzip' });
+    await Bun.sleep(100);
+    const tHealth = performance.now();
+    const healthStatus = (await fetch(`${daemon.url}/healthz`)).status;
+    return { ...(await get), healthStatus, healthMs: performance.now() - tHealth };
+  };
+  // the first GET: the index was read on a worker as the daemon started
+  const first = await getBeside();
   if (first.status !== 200 || first.encoding !== 'gzip' || !first.etag) throw new Error(`GET /prefixes with gzip: HTTP ${first.status}, content-encoding ${first.encoding}, etag ${first.etag}`);
   const gz: number[] = [];
   const plain: number[] = [];
@@ -290,6 +313,22 @@ try {
   for (let round = 0; round < ROUNDS; round++) for (const [name, { url, script }] of Object.entries(targets)) runs[name as Target].push(await wrk(url, script, DURATION, CONNECTIONS));
   await getCeiling.stop();
   await postCeiling.stop();
+  // --- 3, continued: after a change (after the load, which polls the feed as it was): works added by another
+  // process (as a harvest's child commits); the first GET meanwhile gets the last list while the index is read
+  // again on a worker, and the new list comes once that lands
+  const added = await addWorks(storeDir);
+  const afterChange = await getBeside();
+  const tChange = performance.now();
+  let changed: { etag: string | null; body: Uint8Array<ArrayBuffer> } = afterChange;
+  while (changed.etag === etag) {
+    if (performance.now() - tChange > 30_000) throw new Error('the prefix list did not change within 30 s of the import');
+    await Bun.sleep(20);
+    changed = await getPrefixes({ 'accept-encoding': 'gzip' });
+  }
+  const changedWorks = (JSON.parse(new TextDecoder().decode(Bun.gunzipSync(changed.body))) as { works: number }).works;
+  if (changedWorks !== WORKS + added) throw new Error(`after the import the list counts ${fmt(changedWorks)} works, not ${fmt(WORKS + added)}`);
+  const change = { firstMs: afterChange.ms, stale: afterChange.etag === etag, healthMs: afterChange.healthMs, newListMs: performance.now() - tChange + afterChange.ms };
+
   await daemon.stop();
   const r = Object.fromEntries(Object.entries(runs).map(([k, loads]) => [k, { ...median(loads), errors: loads.reduce((n, l) => n + l.errors, 0) }])) as Record<Target, Load>;
 
@@ -332,7 +371,8 @@ try {
   console.log(`\n3. prefix list: prefixLength ${list.prefixLength}, ${fmt(list.prefixes.length)} prefixes (of ${fmt(16 ** list.prefixLength)} possible) for ${fmt(list.works)} works`);
   console.log(`  bytes on the wire: gzip ${fmt(gzBytes)} (${mb(gzBytes)}), without gzip ${fmt(plainBody.length)} (${mb(plainBody.length)})`);
   console.log(
-    `  first GET (builds the prefix index and its gzip): ${fmt(first.ms, 1)} ms; a /healthz sent 100 ms into it: HTTP ${healthStatus} after ${fmt(healthMs, 1)} ms${healthMs > 500 ? ' (the build holds the daemon)' : ''}`,
+    `  first GET (the index read on a worker as the daemon started): ${fmt(first.ms, 1)} ms; a /healthz sent 100 ms into it: HTTP ${first.healthStatus} after ${fmt(first.healthMs, 1)} ms\n` +
+      `  after ${fmt(added)} works were added by another process: the first GET ${fmt(change.firstMs, 1)} ms (${change.stale ? 'the last list, while the index is read again on a worker' : 'the new list'}), a /healthz sent 100 ms into it ${fmt(change.healthMs, 1)} ms${change.healthMs > 500 ? ' (the read holds the daemon)' : ''}; the new list served ${fmt(change.newListMs, 0)} ms after that GET began`,
   );
   console.log(`  download, median of ${DOWNLOADS}: gzip ${fmt(mid(gz), 2)} ms, without gzip ${fmt(mid(plain), 2)} ms`);
   console.log(`  conditional GET (If-None-Match, 304), one at a time, median of ${conditional.length}: ${fmt(mid(conditional), 2)} ms; under wrk: ${fmt(r.notModified.rps)} req/s, p99 ${fmt(r.notModified.p99Ms, 2)} ms`);
@@ -352,7 +392,8 @@ try {
     `| empty incremental poll | ${fmt(r.poll.rps)} req/s (errors ${r.poll.errors}); ratio ${fmt(ratio, 2)} to the GET ceiling (${fmt(r.getCeiling.rps)}; round by round, median ${fmt(mid(roundRatios), 2)}), ${fmt(r.poll.rps / r.postCeiling.rps, 2)} to the POST ceiling (${fmt(r.postCeiling.rps)}) | >= 0.70 of the tiny-reply ceiling | ${met(ratio >= 0.7 && r.poll.errors === 0)} |`,
   );
   console.log(`| prefix list with gzip | ${mb(gzBytes)} (without gzip ${mb(plainBody.length)}); download ${fmt(mid(gz), 2)} ms | <= 1.5 MB | ${met(gzBytes <= 1.5e6)} |`);
-  console.log(`| prefix list, first GET after a change (index build) | ${fmt(first.ms, 1)} ms; /healthz meanwhile ${fmt(healthMs, 1)} ms | — | — |`);
+  console.log(`| prefix list, first GET after the daemon started | ${fmt(first.ms, 1)} ms; /healthz meanwhile ${fmt(first.healthMs, 1)} ms | — | — |`);
+  console.log(`| prefix list, first GET after a change | ${fmt(change.firstMs, 1)} ms${change.stale ? ' (the last list)' : ''}; /healthz meanwhile ${fmt(change.healthMs, 1)} ms; the new list after ${fmt(change.newListMs, 0)} ms | — | — |`);
   console.log(`| prefix list, If-None-Match | 304 in ${fmt(mid(conditional), 2)} ms; ${fmt(r.notModified.rps)} req/s under wrk (errors ${r.notModified.errors}) | — | — |`);
 } finally {
   await stopAll();

@@ -201,7 +201,7 @@ async function startDaemon(config: string, files: number): Promise<Started> {
     if (idle > 0 && (files === 0 ? idle >= 2 : h.production.filesApplied >= files)) break;
     await Bun.sleep(250);
   }
-  await indexesRead(daemon.url);
+  await indexesRead(daemon);
   return daemon;
 }
 

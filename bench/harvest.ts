@@ -144,7 +144,7 @@ async function rwImport(config: string) {
 /** 3. The daemon on `b`, ROUNDS times: the Updates API rate alone, during its own harvest, after it, during --harvest, after it. */
 async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, bucket: string, files: string[]) {
   const daemon = await startProcess([BUN, MAIN, '--config', b.config], (out) => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(out)?.[1]);
-  await indexesRead(daemon.url);
+  await indexesRead(daemon);
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(bucket, files);
   const list = bodies(100, 300, pools);

@@ -212,7 +212,7 @@ async function main(): Promise<void> {
   const alone0 = await backup(big.config);
   rmSync(join(WORK, `backup-${backups}`), { recursive: true, force: true });
   const daemon = await startProcess([BUN, MAIN, '--config', big.config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
-  await indexesRead(daemon.url);
+  await indexesRead(daemon);
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(join(data, 'bucket'), manifest.a.slice(0, 30));
   const list = bodies(100, 300, pools);

@@ -277,7 +277,7 @@ async function main(): Promise<void> {
 
     console.log('starting the daemon ...');
     const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
-    await indexesRead(daemon.url);
+    await indexesRead(daemon);
     const path = `/doi/${DOI}`;
     const json = (await (await fetch(`${daemon.url}${path}?format=json`)).json()) as { events?: { kind: string }[]; status?: { label: string } };
     const events = json.events ?? [];

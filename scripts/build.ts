@@ -13,7 +13,7 @@ const libc = process.report?.getReport && (process.report.getReport() as { heade
 const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
 
 const result = await Bun.build({
-  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts'), join(REPO, 'src/store/updates-index-worker.ts')],
+  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts'), join(REPO, 'src/store/store-read-worker.ts')],
   compile: { outfile },
   minify: true,
   plugins: [

@@ -1,3 +1,4 @@
+import { cpuSeconds } from './process-probes.ts';
 import { REPO } from './ingest-data.ts';
 
 /** The benchmarks' child processes (the daemon, platform, ceiling and fake Crossref servers): started, waited for, signalled, stopped. */
@@ -69,17 +70,24 @@ export async function stopAll(): Promise<void> {
 }
 
 /**
- * Waits until the daemon at `url` has read its entitlement indexes (/healthz: every environment "complete"): it
- * reads them on a worker thread after it listens, and a benchmark measures the daemon at rest, not warming.
+ * Waits until the daemon has read its entitlement indexes (/healthz: every environment "complete"), and then
+ * until it is at rest (under 5% of a core over 300 ms): it reads those, the Updates API's index and the prefix
+ * index on worker threads after it listens, and a benchmark measures the daemon at rest, not warming.
  */
-export async function indexesRead(url: string): Promise<void> {
+export async function indexesRead(daemon: { url: string; pid: number }): Promise<void> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     // the body: {status, <env>: {..., entitlementIndex}, ...}
-    const h = (await (await fetch(`${url}/healthz`)).json()) as Record<string, unknown>;
+    const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as Record<string, unknown>;
     const envs = Object.values(h).filter((v): v is { entitlementIndex: string } => typeof v === 'object' && v !== null && 'entitlementIndex' in v);
-    if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) return;
+    if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) break;
     if (Date.now() > deadline) throw new Error(`the entitlement index was not read in 2 minutes: ${JSON.stringify(h)}`);
     await Bun.sleep(100);
+  }
+  for (;;) {
+    const before = cpuSeconds(daemon.pid);
+    await Bun.sleep(300);
+    if (cpuSeconds(daemon.pid) - before < 0.015) return;
+    if (Date.now() > deadline) throw new Error('the daemon did not come to rest in 2 minutes');
   }
 }

@@ -2,20 +2,36 @@ import type { FeedCursor } from './change-cursor.ts';
 import { feedHead, tipWrites, type FeedHead } from './change-feed.ts';
 import { readChanges, type ChangesPage, type CursorRefusal } from './change-page.ts';
 import { META, type StoreDbs } from './environment.ts';
-import { PrefixIndex, stampOf } from './prefix-index.ts';
+import { PrefixIndex, readPrefixParts, stampOf, type PrefixParts } from './prefix-index.ts';
+import { Reloading, type StoreRead, type WarmRead } from './reloading.ts';
+import { storeReadJob, type StoreLocation } from './store-read.ts';
 
 /** How long a tip read from the store is used before it is read again (isTip). */
 const TIP_FRESH_MS = 25;
 
 /** The read side of a store's change feed: pages, the head, and the private lookup's index (docs/design.md, "Change feed"). */
 export class ChangeFeedView {
-  private prefixes: PrefixIndex | undefined;
+  private readonly prefixes: Reloading<PrefixIndex>;
   /** the tip cursor as last read (null: none yet), and when; see isTip */
   private tip: string | null | undefined;
   private tipWritten = 0;
   private tipReadAt = 0;
 
-  constructor(private readonly dbs: StoreDbs) {}
+  /** `where`: a slow read of the private lookup's index is made on a worker thread, opening the store there */
+  constructor(
+    private readonly dbs: StoreDbs,
+    where?: StoreLocation,
+  ) {
+    const asIndex = (r: StoreRead<PrefixParts>): StoreRead<PrefixIndex> => ({ ...r, value: new PrefixIndex(r.value) });
+    this.prefixes = new Reloading({
+      version: () => stampOf(dbs),
+      readHere: () => asIndex(readPrefixParts(dbs)),
+      readElsewhere: where && (() => {
+        const job = storeReadJob<StoreRead<PrefixParts>>({ kind: 'prefixes', ...where }, 'the prefix index worker');
+        return { done: job.done.then(asIndex), cancel: job.cancel };
+      }),
+    });
+  }
 
   /** The changes after `after` (from the start when undefined), at most `limit` works (change-page.ts). */
   changesAfter(after: FeedCursor | undefined, limit: number): ChangesPage | CursorRefusal {
@@ -43,9 +59,21 @@ export class ChangeFeedView {
     return feedHead(this.dbs);
   }
 
-  /** The private lookup's index, rebuilt when the feed has moved since it was built. */
+  /**
+   * The private lookup's index, read again when the feed has moved since: here while that is quick, else on a
+   * worker while the last index answers (Reloading), as from a replica that far behind.
+   */
   prefixIndex(): PrefixIndex {
-    if (!this.prefixes || this.prefixes.stamp !== stampOf(this.dbs)) this.prefixes = new PrefixIndex(this.dbs);
-    return this.prefixes;
+    return this.prefixes.get();
+  }
+
+  /** Starts reading the private lookup's index on a worker (a daemon starting: Reloading.warm). */
+  warm(): Promise<WarmRead> {
+    return this.prefixes.warm();
+  }
+
+  /** Ends a read on another thread (the store is closing). */
+  close(): void {
+    this.prefixes.close();
   }
 }

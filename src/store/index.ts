@@ -17,7 +17,7 @@ export {
   type ReplaceReport,
   type ReplaceMode,
 } from './work-updates.ts';
-export { readUpdatesTable, SLOW_BUILD_MS, UpdatesIndex, workerTableBuilder, type BuiltTable, type TableBuilder } from './updates-index.ts';
+export { readUpdatesTable, UpdatesIndex, workerTableBuilder, type BuiltTable, type TableBuilder } from './updates-index.ts';
 export { UpdatesTable, type UpdatesTableParts } from './updates-table.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
 export { sameBytes } from './bytes.ts';

@@ -37,7 +37,7 @@ export class Store {
     /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
-    this.changeFeed = new ChangeFeedView(dbs); // the change feed and the private lookup
+    this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }); // the change feed and the private lookup
   }
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {
@@ -236,8 +236,7 @@ export class Store {
 
   /** The in-memory read index the Updates API answers from (one per store, built on first use; slow reloads on a worker). */
   get updatesIndex(): UpdatesIndex {
-    this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where: { path: this.path, mapSizeBytes: this.opened.mapSizeBytes } });
-    return this.index;
+    return (this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where: { path: this.path, mapSizeBytes: this.opened.mapSizeBytes } }));
   }
 
   /** Rows of update imports that have not committed (in progress, or left by one that died). */
@@ -295,6 +294,7 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     this.index?.close();
+    this.changeFeed.close();
     await this.dbs.root.close();
   }
 }

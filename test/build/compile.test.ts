@@ -4,7 +4,7 @@ import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from 
 import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
 
 /**
- * The single executable (`make build`): lmdb's native addon and both workers (prepare, index build) must be inside it,
+ * The single executable (`make build`): lmdb's native addon and its workers (prepare, index build, store read) must be inside it,
  * and it must start itself again as the daemon's harvest process. Built
  * into a temp folder, run from another working directory, so nothing is found next to the sources.
  */
@@ -30,6 +30,9 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     await waitFor(() => log.includes('daemon.started'), 'daemon start', 20_000);
     await waitFor(() => log.includes('entitlement.index_built'), 'the index build worker', 20_000);
     expect(log).not.toContain('entitlement.index_build_failed'); // its fallback builds on the main thread
+    // the store's read worker: the Updates API's index and the prefix index, read as the daemon starts
+    await waitFor(() => (log.match(/"event":"store\.index_read"/g) ?? []).length === 4, 'the store read worker, 2 indexes x 2 environments', 20_000);
+    expect(log).not.toContain('store.index_read_failed');
     writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free' }]);
     await waitFor(() => log.includes('file.applied'), 'file applied', 20_000);
     const dump = Bun.spawnSync([exe, '--dump', '--config', cfg.path], { cwd: '/' });

@@ -57,7 +57,11 @@ test('the daemon harvests at start: the Updates API serves it, /metrics and /hea
   expect(answers['10.5555/harvest.1']).toContainEqual(expect.objectContaining({ updateDoi: '10.5555/harvest.0' }));
   expect((await updatesOf(base, [RETRACTED_DOI], '/staging/v2.2/updates'))[RETRACTED_DOI]).toEqual(answers[RETRACTED_DOI]!);
 
-  const m = await metrics(base);
+  // the source's status is read from the store once the harvest's process has ended, a moment after its last window
+  const m = await waitFor(async () => {
+    const now = await metrics(base);
+    return now.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)! > 0 && now;
+  }, 'the harvest counted a success');
   expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)!).toBeGreaterThanOrEqual(Math.floor(startedAt / 1000));
   expect(m.get(`doi_holdings_update_source_last_failure_timestamp_seconds${label}`)).toBe(0);
   expect(m.get(`doi_holdings_harvest_last_window_works${label}`)).toBe(304);

@@ -3,7 +3,7 @@ import { copyFileSync, createReadStream, mkdirSync, readFileSync, writeFileSync 
 import { join } from 'node:path';
 import { Store, servedUpdates } from '../../src/store/index.ts';
 import { csvRecords } from '../../src/updates/index.ts';
-import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, tempDir, waitFor, writeConfig, type TestConfig } from '../support/fixtures.ts';
 import { SAMPLE_PATH } from '../support/rw-sample.ts';
 import { between, Child, crashSettings, ExitedEarly, isEvent, seconds } from './crash-support.ts';
 
@@ -267,6 +267,16 @@ test(
     const ref = Store.open(join(dir.path, 'ref-db'), 'production', { mapSizeBytes: MAP_BYTES, readOnly: true });
     try {
       const sample = works.filter((_, i) => i % 97 === 0);
+      // the import is committed when it is logged; the Updates API's index is read again after it, on a worker
+      // once reads are slow (its first read, on a worker as the daemon started, may have been), the last table
+      // answering meanwhile
+      const served = async (path: string) => {
+        const dois = sample.slice(0, 100);
+        const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' }, body: JSON.stringify({ dois }) });
+        const { documents } = (await res.json()) as { documents: { updates: unknown[] }[] };
+        return Bun.deepEquals(documents.map((x) => x.updates), dois.map((w) => servedUpdates(ref.updatesOf(w))));
+      };
+      await waitFor(async () => (await served('/v2.2/updates')) && (await served('/staging/v2.2/updates')), 'both environments serving feed 2', 15_000);
       for (const path of ['/v2.2/updates', '/staging/v2.2/updates'])
         for (let i = 0; i < sample.length; i += 100) {
           const dois = sample.slice(i, i + 100);
