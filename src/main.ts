@@ -14,12 +14,12 @@ import { Daemon } from './daemon/daemon.ts';
 import { FaultError } from './fault.ts';
 import { jsonLogger, writeStderr } from './log.ts';
 import { Store } from './store/index.ts';
-import { HARVEST_CHILD_ARG, runHarvestChild } from './updates/index.ts';
+import { IMPORT_CHILD_ARG, runImportChild } from './updates/index.ts';
 
 /** Wires the parts: parse arguments, load config, run one command or the daemon. */
 async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  // the daemon's harvest process: its job comes from the daemon, not from the command line or a config file
-  if (argv[0] === HARVEST_CHILD_ARG && process.send) return runHarvestChild();
+  // the daemon's import process (a harvest, an update source): its job comes from the daemon, not from the command line
+  if (argv[0] === IMPORT_CHILD_ARG && process.send) return runImportChild();
   const inv = parseArgs(argv);
   if ('code' in inv) {
     io.err(`doi-holdings: ${inv.message}`);

@@ -91,6 +91,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
+      nice: file.updates?.nice ?? 10,
       urls: (file.updates?.urls ?? []).map((u) => {
         const everyMs = Math.round((u.everyMinutes ?? 1440) * 60_000);
         return { url: u.url, format: u.format, everyMs, staleAfterMs: staleAfter(u.staleAfterHours, everyMs) };

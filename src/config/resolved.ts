@@ -131,7 +131,8 @@ export interface Config {
   platforms: PlatformSettings[];
   integrators: IntegratorSettings[];
   entitlements: EntitlementSettings;
-  updates: { dropDir?: string; urls: UpdateUrlSettings[]; crossref: CrossrefHarvestSettings[] };
+  /** nice: of the process dropped files and URLs are imported in */
+  updates: { dropDir?: string; nice: number; urls: UpdateUrlSettings[]; crossref: CrossrefHarvestSettings[] };
 }
 
 export const DEFAULT_INGEST: IngestSettings = {

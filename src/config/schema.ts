@@ -161,6 +161,8 @@ export const ConfigFile = t.Object(
       t.Object(
         {
           dropDir: t.Optional(t.String({ minLength: 1 })),
+          /** the nice value of the process the daemon imports dropped files and URLs in (default 10), as a harvest's */
+          nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
           /** how long a work whose updates were all withdrawn stays in the change feed; older cursors get 410 */
           changeFeedKeepDays: t.Optional(t.Number({ minimum: 0, maximum: 36_500 })),
           urls: t.Optional(t.Array(UpdateUrlSource)),

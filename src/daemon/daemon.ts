@@ -96,6 +96,7 @@ export class Daemon {
   private async followUpdates(config: Config): Promise<void> {
     const sources = new FollowedSources({
       dropDir: config.updates.dropDir,
+      nice: config.updates.nice,
       urls: config.updates.urls,
       crossref: config.updates.crossref,
       version: this.version,

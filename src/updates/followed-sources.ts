@@ -4,7 +4,8 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../config/index.ts';
 import { scanBucketFolder, toKey } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
-import { importSource, type ConditionalState } from './source.ts';
+import { importInProcess } from './child-process.ts';
+import type { ConditionalState } from './source.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
 import type { UpdateFormat } from './schema.ts';
@@ -12,7 +13,8 @@ import { harvestInProcess, loadState, type HarvestState } from './harvest/index.
 
 /**
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
- * and URLs fetched on a schedule with conditional GET. Imports run one at a time; each goes to every environment.
+ * and URLs fetched on a schedule with conditional GET, each imported in a process of its own (child-process.ts),
+ * and Crossref harvests. Imports run one at a time; each goes to every environment.
  */
 /** What /metrics tells of a followed source (times in ms; 0: never). */
 export interface SourceStatus {
@@ -41,6 +43,8 @@ export class FollowedSources {
   constructor(
     private readonly opts: {
       dropDir?: string;
+      /** of the import process (child-process.ts) */
+      nice: number;
       urls: readonly UpdateUrlSettings[];
       crossref?: readonly CrossrefHarvestSettings[];
       stores: readonly Store[];
@@ -172,7 +176,7 @@ export class FollowedSources {
   private async run(source: string, label: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
     const { stores, log } = this.opts;
     const started = performance.now();
-    const result = await importSource(stores, source, opts);
+    const result = await importInProcess(stores, source, { ...opts, nice: this.opts.nice, signal: this.stopping.signal }, log);
     let status = this.status.get(label);
     if (!status) this.status.set(label, (status = { lastSuccessAt: 0, lastFailureAt: 0 }));
     if ('code' in result) {

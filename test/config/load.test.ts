@@ -71,7 +71,7 @@ describe('a valid config', () => {
       ],
       integrators: [],
       entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, breakerFailures: 5, breakerCooldownMs: 30_000 },
-      updates: { dropDir: undefined, urls: [], crossref: [] },
+      updates: { dropDir: undefined, nice: 10, urls: [], crossref: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
   });
@@ -172,6 +172,7 @@ nice = 0
     ]);
     expect(c.updates).toEqual({
       dropDir: join(dir.path, 'drop'),
+      nice: 10,
       urls: [
         { url: 'https://rw.example/rw.csv', format: 'retraction-watch-csv', everyMs: 1440 * 60_000, staleAfterMs: (2 * 1440 + 60) * 60_000 },
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },

@@ -1,0 +1,92 @@
+import type { CrossrefHarvestSettings, EnvName } from '../config/index.ts';
+import { fault, type Fault } from '../fault.ts';
+import type { Level, Logger } from '../log.ts';
+import type { Store } from '../store/index.ts';
+import { selfCommand } from '../worker-script.ts';
+import type { WindowFigures } from './harvest/harvest-state.ts';
+import type { UpdateFormat } from './schema.ts';
+import type { ConditionalState, SourceResult } from './source.ts';
+
+/** The first argument that makes this program an import process (import-child.ts) instead of a command. */
+export const IMPORT_CHILD_ARG = '--import-child';
+
+/** Where the import process opens the stores (it opens them too, as the CLI does). */
+export type StoreOpening = { dir: string; env: EnvName; mapSizeBytes: number; changeFeedKeepMs: number };
+
+/** What the import process is sent: a Crossref harvest run, or one update source read and applied. */
+export type ImportJob =
+  | { kind: 'harvest'; settings: CrossrefHarvestSettings; stores: StoreOpening[]; version: string }
+  | { kind: 'source'; source: string; format?: UpdateFormat; conditional?: ConditionalState; stores: StoreOpening[] };
+
+export type SourceOutcome = SourceResult | { notModified: true } | Fault;
+/** What each kind of job ends in. */
+export type JobResult<J extends ImportJob> = J extends { kind: 'harvest' } ? WindowFigures | Fault : SourceOutcome;
+
+/** Parent to child: the job once the child is listening, or a stop. */
+export type ToImportChild = { kind: 'job'; job: ImportJob } | { kind: 'stop' };
+/** Child to parent: ready for the job, its log lines (logged by the parent's logger), then the job's result. */
+export type FromImportChild = { kind: 'ready' } | { kind: 'log'; level: Level; event: string; fields?: Record<string, unknown> } | { kind: 'done'; result: unknown };
+
+export function openingOf(stores: readonly Store[]): StoreOpening[] {
+  return stores.map((s) => ({ env: s.env, ...s.opened }));
+}
+
+/**
+ * Runs one import job in a process of its own: this program again, under `nice -n <nice>`, so that reading a
+ * source and its commit (a transaction of seconds for a Retraction Watch snapshot or a harvest window) never hold
+ * the thread that answers requests, and under load the requests get the CPU first. A process, not a worker
+ * thread: a thread's lower priority would pass to the threads it starts, and Bun's HTTP client thread and
+ * lmdb-js's write thread are shared by the whole process. Resolves with the job's result, or with the Fault that
+ * `failed` makes of why the process gave none; an aborted `signal` sends the child a stop.
+ */
+export function inImportProcess<J extends ImportJob>(
+  job: J,
+  log: Logger,
+  opts: { nice: number; signal?: AbortSignal; failed: (message: string) => Fault; name: string },
+  command = selfCommand(),
+): Promise<JobResult<J>> {
+  let child: ReturnType<typeof Bun.spawn>;
+  let result: JobResult<J> | undefined;
+  let open = true; // the channel, until the result came or the child exited
+  const send = (m: ToImportChild) => {
+    if (open) child.send(m);
+  };
+  const argv = [...(opts.nice > 0 ? ['nice', '-n', String(opts.nice)] : []), ...command, IMPORT_CHILD_ARG];
+  try {
+    child = Bun.spawn(argv, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      ipc(m: FromImportChild) {
+        if (m.kind === 'ready') send({ kind: 'job', job });
+        else if (m.kind === 'log') log.log(m.level, m.event, m.fields);
+        else {
+          result = m.result as JobResult<J>;
+          open = false;
+          child.disconnect(); // the child exits once it sees the channel close
+        }
+      },
+    });
+  } catch (e) {
+    return Promise.resolve(opts.failed(`the ${opts.name} could not start (${argv.join(' ')}): ${e instanceof Error ? e.message : String(e)}`) as JobResult<J>);
+  }
+  const stop = () => send({ kind: 'stop' });
+  opts.signal?.addEventListener('abort', stop, { once: true });
+  if (opts.signal?.aborted) stop();
+  return child.exited.then((code) => {
+    open = false;
+    opts.signal?.removeEventListener('abort', stop);
+    return result ?? (opts.failed(`the ${opts.name} ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`) as JobResult<J>);
+  });
+}
+
+/** One update source (a dropped file, a URL) read and applied in the import process (importSource there). */
+export function importInProcess(
+  stores: readonly Store[],
+  source: string,
+  opts: { format?: UpdateFormat; conditional?: ConditionalState; nice: number; signal?: AbortSignal },
+  log: Logger,
+  command?: string[],
+): Promise<SourceOutcome> {
+  const job: ImportJob = { kind: 'source', source, format: opts.format, conditional: opts.conditional, stores: openingOf(stores) };
+  const failed = (message: string) => fault('IMPORT_PROCESS_FAILED', `${source}: ${message}`);
+  return inImportProcess(job, log, { nice: opts.nice, signal: opts.signal, failed, name: 'import process' }, command);
+}
