@@ -39,10 +39,12 @@ export interface FolderWatchOptions {
 export class FolderWatch {
   private watcher: FSWatcher | undefined;
   private closed = false;
-  private readonly newFolders = new Set<string>();
-  private newFolderTimer: ReturnType<typeof setTimeout> | undefined;
+  /** each new folder's listing, due NEW_FOLDER_SCAN_DELAY_MS after that folder appeared */
+  private readonly folderTimers = new Set<ReturnType<typeof setTimeout>>();
   private rescanTimer: ReturnType<typeof setInterval> | undefined;
   private rescanning = false;
+  /** listings under way: close waits for them, so none asks the ingestor after it is closed */
+  private readonly listings = new Set<Promise<string[]>>();
 
   constructor(private readonly opts: FolderWatchOptions) {}
 
@@ -79,15 +81,16 @@ export class FolderWatch {
     const existing = await scanBucketFolder(root, { everyEntry: true });
     log.log('info', 'watch.started', { env: envName, root, existingFiles: existing.length, rescanMs: this.opts.rescanMs });
     await onFiles(existing);
-    if (this.opts.rescanMs > 0) this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
+    if (this.opts.rescanMs > 0 && !this.closed) this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.newFolderTimer);
+    for (const t of this.folderTimers) clearTimeout(t);
     clearInterval(this.rescanTimer);
     await this.watcher?.close();
+    await Promise.all(this.listings);
   }
 
   /** Lists the whole folder for files the watch missed; a rescan still running is not doubled. */
@@ -102,21 +105,28 @@ export class FolderWatch {
   }
 
   private noteNewFolder(key: string): void {
-    this.newFolders.add(key);
-    this.newFolderTimer ??= setTimeout(() => {
-      this.newFolderTimer = undefined;
-      const folders = [...this.newFolders];
-      this.newFolders.clear();
-      // a folder inside another new one is listed with it
-      for (const f of folders) if (!folders.some((o) => f.startsWith(`${o}/`))) void this.handOnMissed(f);
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.folderTimers.delete(timer);
+      void this.handOnMissed(key);
     }, NEW_FOLDER_SCAN_DELAY_MS);
+    this.folderTimers.add(timer);
   }
 
   /** Hands on the settled files below `under` (the whole folder: undefined) that the ingestor does not hold. */
-  private async handOnMissed(under: string | undefined): Promise<string[]> {
+  private handOnMissed(under: string | undefined): Promise<string[]> {
+    const listing = this.list(under).finally(() => this.listings.delete(listing));
+    this.listings.add(listing);
+    return listing;
+  }
+
+  private async list(under: string | undefined): Promise<string[]> {
     const { root, settleMs, holds, log, envName, onFiles } = this.opts;
     try {
-      const keys = await missedFiles(root, { under, settleMs, holds });
+      const unreadable: string[] = [];
+      const stopped = () => this.closed;
+      const keys = await missedFiles(root, { under, settleMs, holds, stopped, unreadable: (key, e) => unreadable.push(`${key}: ${String(e)}`) });
+      if (unreadable.length > 0) log.log('warn', 'watch.rescan_skipped', { env: envName, folder: under ?? '', files: unreadable.length, first: unreadable.slice(0, 5) });
       if (keys.length === 0 || this.closed) return [];
       // info, not warn: a file that settled during the listing may be the watch's own too (the ingestor dedups)
       log.log('info', 'watch.rescan_found', { env: envName, folder: under ?? '', files: keys.length, keys: keys.slice(0, 10) });

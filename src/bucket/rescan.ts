@@ -13,6 +13,10 @@ export interface RescanOptions {
   /** write-finish detection, as the watch's: a file is handed on only once its size and time held this long */
   settleMs: number;
   holds: HoldsFile;
+  /** true once the listing is no longer wanted (its watch closed): it ends at the next turn, handing on nothing */
+  stopped?: () => boolean;
+  /** told of an entry that cannot be stat'ed (other than gone): it is skipped, the rest listed */
+  unreadable?: (key: string, error: unknown) => void;
 }
 
 /**
@@ -24,27 +28,31 @@ export interface RescanOptions {
 export async function missedFiles(root: string, opts: RescanOptions): Promise<string[]> {
   const unknown = new Map<string, FileStat>();
   const keys = await scanBucketFolder(root, { everyEntry: true, under: opts.under });
+  const stopped = opts.stopped ?? (() => false);
+  const stat = (key: string) => statOrGone(root, key, opts.unreadable);
   for (let i = 0; i < keys.length; i++) {
     if (i % STATS_PER_TURN === STATS_PER_TURN - 1) await Bun.sleep(0);
-    const stat = statOrGone(root, keys[i]!);
-    if (stat && !opts.holds(keys[i]!, stat)) unknown.set(keys[i]!, stat);
+    if (stopped()) return [];
+    const s = stat(keys[i]!);
+    if (s && !opts.holds(keys[i]!, s)) unknown.set(keys[i]!, s);
   }
   if (unknown.size === 0) return [];
   await Bun.sleep(opts.settleMs);
+  if (stopped()) return [];
   const settled: string[] = [];
   for (const [key, before] of unknown) {
-    const now = statOrGone(root, key);
+    const now = stat(key);
     if (now && now.size === before.size && now.lastModified === before.lastModified && !opts.holds(key, now)) settled.push(key);
   }
   return settled;
 }
 
-/** A file removed since the listing is simply not there any more; any other failure is the rescan's. */
-function statOrGone(root: string, key: string): FileStat | undefined {
+/** A file removed since the listing is simply not there any more; one that cannot be stat'ed is told of, and skipped. */
+function statOrGone(root: string, key: string, unreadable?: (key: string, error: unknown) => void): FileStat | undefined {
   try {
     return statBucketFileSync(root, key);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') unreadable?.(key, e);
+    return undefined;
   }
 }

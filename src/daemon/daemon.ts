@@ -62,12 +62,11 @@ export class Daemon {
       });
     }
     // the Updates API's index and the private lookup's too: a large store's first read would hold the first request
-    for (const [env, r] of this.envs)
+    for (const [env, r] of this.envs) {
+      r.store.onIndexReadFailed = (index, error) => this.log.log('error', 'store.index_read_failed', { env, index, error, message: 'read on the main thread instead' });
       for (const [index, warm] of [['updates', () => r.store.updatesIndex.warm()], ['prefixes', () => r.store.changeFeed.warm()]] as const)
-        void warm().then((w) => {
-          if ('ms' in w) this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) });
-          if ('error' in w) this.log.log('error', 'store.index_read_failed', { env, index, error: w.error, message: 'read on the main thread instead' });
-        });
+        void warm().then((w) => 'ms' in w && this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) }));
+    }
     for (const r of this.envs.values()) await r.start();
     this.closers.push(async () => this.updateSources?.close());
     await this.followUpdates(this.config);

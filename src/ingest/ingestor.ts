@@ -38,6 +38,11 @@ export class Ingestor {
   private readonly now: () => number;
   private idleWaiters: (() => void)[] = [];
   private readonly preparer: FilePreparer;
+  /**
+   * Versions read and found a duplicate or a conflict whose stat the ledger does not keep (the same content under
+   * a new mtime, a conflicting file touched again): without this a rescan would read them again every time.
+   */
+  private readonly decidedUnrecorded = new Map<string, string>();
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
@@ -73,7 +78,7 @@ export class Ingestor {
    * A file being read or applied right now is neither; handed on again, it is then a duplicate.
    */
   holds(key: string, stat: FileStat): boolean {
-    return this.pending.has(key) || this.opts.store.decidedBefore(key, stat);
+    return this.pending.has(key) || this.decidedUnrecorded.get(key) === versionOf(stat) || this.opts.store.decidedBefore(key, stat);
   }
 
   /** Resolves once nothing is pending or in flight (tests, CLI). */
@@ -178,6 +183,10 @@ export class Ingestor {
     const faulty = reply.kind === 'fault';
     // the rule's answer from the ledger as it is now: a duplicate needs no transaction
     const decision = store.decide(reply.file, faulty, p.retry ?? false);
+    if (decision === 'duplicate' || decision === 'conflict') {
+      if (this.decidedUnrecorded.size >= 100_000) this.decidedUnrecorded.clear(); // bounded: at worst read once more
+      this.decidedUnrecorded.set(p.key, versionOf(reply.file));
+    }
     if (decision === 'duplicate') {
       this.report({ status: 'duplicate', entry: store.fileEntry(p.key)! });
       return undefined;
@@ -276,4 +285,9 @@ export class Ingestor {
     this.report(status);
     return undefined;
   }
+}
+
+/** A file version as its stat names it. */
+function versionOf(s: FileStat): string {
+  return `${s.size}:${s.lastModified}`;
 }

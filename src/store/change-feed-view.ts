@@ -17,10 +17,11 @@ export class ChangeFeedView {
   private tipWritten = 0;
   private tipReadAt = 0;
 
-  /** `where`: a slow read of the private lookup's index is made on a worker thread, opening the store there */
+  /** `where`: a slow read of the private lookup's index is made on a worker thread, opening the store there; `onFailed`: such a read failed */
   constructor(
     private readonly dbs: StoreDbs,
     where?: StoreLocation,
+    onFailed?: (error: string) => void,
   ) {
     const asIndex = (r: StoreRead<PrefixParts>): StoreRead<PrefixIndex> => ({ ...r, value: new PrefixIndex(r.value) });
     this.prefixes = new Reloading({
@@ -30,6 +31,7 @@ export class ChangeFeedView {
         const job = storeReadJob<StoreRead<PrefixParts>>({ kind: 'prefixes', ...where }, 'the prefix index worker');
         return { done: job.done.then(asIndex), cancel: job.cancel };
       }),
+      onFailed,
     });
   }
 

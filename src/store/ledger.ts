@@ -101,6 +101,16 @@ export function seenBefore(existing: FileEntry | undefined, stat: { size: number
   return !retry && existing !== undefined && sameStat(existing, stat);
 }
 
+/**
+ * A version of a file (its size and LastModified) that was decided: its ledger entry (seenBefore's shortcut), or
+ * one of the key's recorded conflicts. A folder rescan hands on only versions that were not.
+ */
+export function decidedVersion(existing: FileEntry | undefined, conflicts: Iterable<ConflictEntry>, stat: { size: number; lastModified: number }): boolean {
+  if (seenBefore(existing, stat, false)) return true;
+  for (const c of conflicts) if (sameStat(c, stat)) return true;
+  return false;
+}
+
 function sameStat(a: { size: number; lastModified: number }, b: { size: number; lastModified: number }): boolean {
   return a.size === b.size && a.lastModified === b.lastModified;
 }

@@ -12,7 +12,7 @@ import { FeedImport } from './feed-import.ts';
 import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
 import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
 import { StoredHolding } from './holding-json.ts';
-import { appliedEntry, decideFile, emptyCounts, quarantineEntry, seenBefore, type ConflictEntry, type FileDecision, type FileEntry, type FileIdentity } from './ledger.ts';
+import { appliedEntry, decidedVersion, decideFile, emptyCounts, quarantineEntry, type ConflictEntry, type FileDecision, type FileEntry, type FileIdentity } from './ledger.ts';
 import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
 import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
@@ -29,6 +29,8 @@ export class Store {
   private index: UpdatesIndex | undefined;
   private readonly applied = new AppliedListeners();
   readonly changeFeed: ChangeFeedView;
+  /** told when an index read on the store's worker failed (it is then read on the request thread): the daemon logs it */
+  onIndexReadFailed: (index: 'updates' | 'prefixes', error: string) => void = () => undefined;
 
   private constructor(
     readonly env: EnvName,
@@ -37,7 +39,7 @@ export class Store {
     /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
-    this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }); // the change feed and the private lookup
+    this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) => this.onIndexReadFailed('prefixes', e));
   }
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {
@@ -169,11 +171,8 @@ export class Store {
 
   /** This version of a file (size, LastModified) was decided: its ledger entry (seenBefore), or a conflict's. */
   decidedBefore(key: string, stat: { size: number; lastModified: number }): boolean {
-    if (seenBefore(this.dbs.files.get(key), stat, false)) return true;
     // a conflict's id is `key NUL hash`; lmdb-js reads a NUL as an array separator, so the range starts at the key
-    for (const { value } of this.dbs.conflicts.getRange({ start: key, end: `${key}\u0001` }))
-      if (value.size === stat.size && value.lastModified === stat.lastModified) return true;
-    return false;
+    return decidedVersion(this.dbs.files.get(key), this.dbs.conflicts.getRange({ start: key, end: `${key}\u0001` }).map((e) => e.value), stat);
   }
 
   fileKeyOfSeq(seq: number): string | undefined {
@@ -236,7 +235,8 @@ export class Store {
 
   /** The in-memory read index the Updates API answers from (one per store, built on first use; slow reloads on a worker). */
   get updatesIndex(): UpdatesIndex {
-    return (this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where: { path: this.path, mapSizeBytes: this.opened.mapSizeBytes } }));
+    const where = { path: this.path, mapSizeBytes: this.opened.mapSizeBytes };
+    return (this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where, onFailed: (e) => this.onIndexReadFailed('updates', e) }));
   }
 
   /** Rows of update imports that have not committed (in progress, or left by one that died). */

@@ -66,6 +66,8 @@ export class UpdatesIndex {
       builder?: TableBuilder;
       where?: StoreLocation;
       slowBuildMs?: number;
+      /** a read on the worker failed */
+      onFailed?: (error: string) => void;
     } = {},
   ) {
     this.recheckMs = opts.recheckMs ?? 250;
@@ -83,6 +85,7 @@ export class UpdatesIndex {
             }
           : undefined,
       slowMs: opts.slowBuildMs,
+      onFailed: opts.onFailed,
     });
   }
 

@@ -56,7 +56,11 @@ export function inImportProcess<J extends ImportJob>(
     child = Bun.spawn(argv, {
       stdio: ['ignore', 'inherit', 'inherit'],
       ipc(m: FromImportChild) {
-        if (m.kind === 'ready') send({ kind: 'job', job });
+        if (m.kind === 'ready' && !opts.signal?.aborted) send({ kind: 'job', job });
+        else if (m.kind === 'ready') {
+          open = false; // stopped before it began: the child ends without a job
+          child.disconnect();
+        }
         else if (m.kind === 'log') log.log(m.level, m.event, m.fields);
         else {
           result = m.result as JobResult<J>;

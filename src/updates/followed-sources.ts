@@ -179,6 +179,11 @@ export class FollowedSources {
     const result = await importInProcess(stores, source, { ...opts, nice: this.opts.nice, signal: this.stopping.signal }, log);
     let status = this.status.get(label);
     if (!status) this.status.set(label, (status = { lastSuccessAt: 0, lastFailureAt: 0 }));
+    if ('code' in result && this.stopping.signal.aborted) {
+      // the daemon stopping or its sources reloading ended the import: not the source's failure; done again later
+      log.log('info', 'updates.import_stopped', { source, code: result.code });
+      return false;
+    }
     if ('code' in result) {
       status.lastFailureAt = Date.now();
       log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });

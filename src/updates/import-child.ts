@@ -16,20 +16,25 @@ export async function runImportChild(): Promise<number> {
   const send = (m: FromImportChild) => process.send?.(m);
   const log: Logger = { log: (level, event, fields) => send({ kind: 'log', level, event, ...(fields ? { fields } : {}) }) };
   const stopping = new AbortController();
-  let job: ImportJob | undefined;
+  /** the job while it runs: a source's import has no place to stop but its end, so a stop ends the process */
+  let running: ImportJob | undefined;
   const stop = () => {
     stopping.abort();
-    if (job?.kind === 'source') process.exit(1); // its reading has no place to stop but the end; LMDB keeps what was committed
+    if (running?.kind === 'source') process.exit(1); // LMDB keeps what was committed, nothing else
   };
   const closed = new Promise<void>((resolve) => process.once('disconnect', () => (stop(), resolve())));
   process.once('SIGTERM', stop).once('SIGINT', stop);
   process.on('SIGHUP', () => undefined); // a reload is the daemon's, not this job's
-  job = await new Promise<ImportJob | undefined>((resolve) => {
-    process.on('message', (m: ToImportChild) => (m.kind === 'job' ? resolve(m.job) : stop()));
+  const job = await new Promise<ImportJob | undefined>((resolve) => {
+    process.on('message', (m: ToImportChild) => {
+      if (m.kind !== 'job') return stop();
+      if (!stopping.signal.aborted) running = m.job; // set here: a stop right after it in the same turn must see it
+      resolve(m.job);
+    });
     void closed.then(() => resolve(undefined));
     send({ kind: 'ready' });
   });
-  if (!job) return 1;
+  if (!job || (job.kind === 'source' && stopping.signal.aborted)) return 1;
   const stores: Store[] = [];
   let result: unknown;
   try {
@@ -43,6 +48,7 @@ export async function runImportChild(): Promise<number> {
     if (job.kind === 'harvest') log.log('error', 'harvest.failed', { harvest: job.settings.name, code: f.code, message: f.message });
     result = f;
   }
+  running = undefined; // done: the channel closing after the result is the end, not a stop
   for (const s of stores) await s.close().catch(() => undefined);
   send({ kind: 'done', result });
   await closed;

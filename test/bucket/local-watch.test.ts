@@ -22,13 +22,14 @@ function bucket(): string {
 async function watching(root: string, opts: { rescanMs?: number; refuse?: (key: string) => boolean } = {}) {
   const taken = new Set<string>();
   const handed: string[] = [];
+  const asked = { n: 0 };
   const watch = new FolderWatch({
     root,
     settleMs: 100,
     log: silentLogger,
     envName: 'production',
     rescanMs: opts.rescanMs ?? 0,
-    holds: (key) => taken.has(key),
+    holds: (key) => (asked.n++, taken.has(key)),
     onFiles: (keys) => {
       for (const k of keys) {
         handed.push(k);
@@ -38,7 +39,7 @@ async function watching(root: string, opts: { rescanMs?: number; refuse?: (key: 
   });
   watches.push(watch);
   await watch.start();
-  return { watch, taken, handed };
+  return { watch, taken, handed, asked };
 }
 
 test('files written back to back into a folder just created are all handed on (8 new folders)', async () => {
@@ -80,14 +81,20 @@ test('a file handed on but not taken is handed on again by the next rescan, and 
   expect(handed.filter((k) => k === 'acme/y.jsonl.gz').length).toBe(1);
 });
 
-test('a rescan hands on nothing of a closed watch', async () => {
+test('a closed watch lists nothing and asks the ingestor nothing: its timers are gone, a listing under way ends first', async () => {
   const root = bucket();
-  const { watch, handed } = await watching(root, { rescanMs: 100 });
-  await watch.close();
-  writeFileSync(join(root, 'late.jsonl.gz'), 'x');
-  await Bun.sleep(400);
+  for (let i = 0; i < 600; i++) writeFileSync(join(root, `f${i}.jsonl.gz`), 'x');
+  const { watch, handed, asked } = await watching(root, { rescanMs: 100 });
+  handed.length = 0;
+  mkdirSync(join(root, 'acme')); // a new folder's listing, due 250 ms later
+  await waitFor(() => asked.n > 0, 'a rescan under way');
+  await watch.close(); // waits for the listing under way
+  const after = asked.n;
+  writeFileSync(join(root, 'acme', 'late.jsonl.gz'), 'x');
+  await Bun.sleep(500); // five rescan periods, and the new folder's due time
+  expect(asked.n).toBe(after);
   expect(await watch.rescan()).toEqual([]);
-  expect(handed).toEqual([]);
+  expect(handed.filter((k) => k.startsWith('acme/'))).toEqual([]);
 });
 
 test('missedFiles: only settled files the ingestor does not hold, below `under`, hidden and temp names left out', async () => {

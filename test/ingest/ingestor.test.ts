@@ -108,7 +108,7 @@ test('the same key with other content is quarantined as a conflict and not appli
   expect([...store.failures()].map((f) => [f.kind, f.kind === 'conflict' ? f.conflict.key : ''])).toEqual([['conflict', key]]);
 });
 
-test('holds: a file is held once decided (applied, quarantined or a conflict), in the version decided', async () => {
+test('holds: a file is held once decided (applied, quarantined, a conflict, a duplicate), in the version decided', async () => {
   const applied = writeDeposit(bucket, 'acme', [{ doi: '10.1234/h1', accessType: 'paid' }], { mtime: 1000 });
   const bad = writeDeposit(bucket, 'acme', [], { mtime: 1000, bytes: Buffer.from('not gzip') });
   const unknown = writeDeposit(bucket, 'beta', [{ doi: '10.1234/h2' }], { mtime: 1000 });
@@ -127,6 +127,22 @@ test('holds: a file is held once decided (applied, quarantined or a conflict), i
   expect(ingestor.holds(applied, rewritten)).toBe(true);
   expect(ingestor.holds(applied, { ...rewritten, lastModified: 3_000_000 })).toBe(false);
   // so a folder rescan hands on only the file never submitted
+  expect(await missedFiles(bucket, { settleMs: 10, holds: (k, st) => ingestor.holds(k, st) })).toEqual([unknown]);
+
+  // versions whose stat the ledger does not keep: the conflict touched again, and an applied file's same bytes
+  // under a new mtime (a duplicate): each read once, then held
+  const touched = async (key: string, at: number) => (utimesSync(join(bucket, key), at, at), statBucketFile(bucket, key));
+  const conflictAgain = await touched(applied, 4000);
+  const sameBytes = writeDeposit(bucket, 'beta', [{ doi: '10.1234/h3' }], { mtime: 1000 });
+  await ingest([sameBytes]);
+  const sameAgain = await touched(sameBytes, 5000);
+  expect(ingestor.holds(applied, conflictAgain)).toBe(false);
+  expect(ingestor.holds(sameBytes, sameAgain)).toBe(false);
+  await ingest([applied, sameBytes]);
+  expect(ingestor.stats.conflicts).toBe(2);
+  expect(store.fileEntry(sameBytes)!.lastModified).toBe(1_000_000); // the ledger keeps the applied version's
+  expect(ingestor.holds(applied, conflictAgain)).toBe(true);
+  expect(ingestor.holds(sameBytes, sameAgain)).toBe(true);
   expect(await missedFiles(bucket, { settleMs: 10, holds: (k, st) => ingestor.holds(k, st) })).toEqual([unknown]);
 });
 

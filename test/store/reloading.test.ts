@@ -64,6 +64,22 @@ test('after a slow read, the next is made elsewhere and the last value answers u
   expect(s.here).toBe(2);
 });
 
+test('a read elsewhere (a fresh worker, its code cold) counts at half its time: 90 ms there is quick, 110 ms is not', async () => {
+  const { s, reloading, land } = fakeStore();
+  s.readMs = 500;
+  reloading.get();
+  s.version = 2;
+  reloading.get();
+  await land(0, 110);
+  s.version = 3;
+  expect(reloading.get()).toBe('v2 there'); // 55 ms as if here: slow, elsewhere again
+  expect(s.there).toHaveLength(2);
+  await land(1, 90);
+  s.version = 4;
+  s.readMs = 1;
+  expect(reloading.get()).toBe('v4 here'); // 45 ms: quick
+});
+
 test('a read elsewhere that fails leaves the last value, and the next get reads here', async () => {
   const { s, reloading } = fakeStore();
   s.readMs = 500;

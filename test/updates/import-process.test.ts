@@ -112,6 +112,17 @@ test('a stop ends the child before its source answers: IMPORT_PROCESS_FAILED, no
   expect(stores[0]!.updatesIndex.size).toBe(0);
 });
 
+test('a stop before the child is ready, or before the call: the job is never run', async () => {
+  const file = join(dir.path, 'rw.csv');
+  await Bun.write(file, SAMPLE);
+  const early = new AbortController();
+  const run = importInProcess(stores, file, { nice: 0, signal: early.signal }, silent);
+  early.abort(); // the child is still starting
+  expect(await run).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
+  expect(await importInProcess(stores, file, { nice: 0, signal: AbortSignal.abort() }, silent)).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
+  expect(stores[0]!.updatesIndex.size).toBe(0);
+});
+
 test('a command that cannot be started: IMPORT_PROCESS_FAILED naming it', async () => {
   const r = await importInProcess(stores, join(dir.path, 'x.csv'), { nice: 0 }, silent, [`${dir.path}/no-such-program`]);
   expect(r).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
