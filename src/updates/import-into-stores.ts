@@ -1,5 +1,5 @@
 import { doiKey } from '../doi/index.ts';
-import type { Fault } from '../fault.ts';
+import { fault, FaultError, type Fault } from '../fault.ts';
 import type { FeedImport, ReplaceReport, Store } from '../store/index.ts';
 import type { ImportReport } from './import-report.ts';
 import { readRows } from './read-rows.ts';
@@ -15,21 +15,24 @@ export interface ImportResult {
  * A Retraction Watch CSV is the whole database: it replaces everything that feed gave before (a withdrawn
  * entry disappears). Crossref works JSON names the works it is about: only those works are replaced.
  * Rows stream from the source into each store's import scratch space (bounded memory: a 65k-row file is never
- * held whole); each store then swaps the feed in one transaction. A source failing part-way applies nothing.
+ * held whole); each store then swaps the feed in one transaction. A source failing part-way applies nothing,
+ * nor one whose `signal` aborts before the commit (IMPORT_STOPPED); its scratch rows are removed either way.
  */
 export async function importUpdates(
   stores: readonly Store[],
   format: UpdateFormat,
   chunks: AsyncIterable<Uint8Array>,
   onProgress?: (rows: number, bytes: number) => void,
-  opts: { allowShrink?: boolean } = {},
+  opts: { allowShrink?: boolean; signal?: AbortSignal } = {},
 ): Promise<ImportResult | Fault> {
   const { updates: rows, report, done } = readRows(format, chunks, onProgress);
   const mode = format === 'retraction-watch-csv' ? 'snapshot' : 'works';
   const imports = stores.map((s) => s.beginUpdatesImport(format, mode));
   const works = new Set<string>();
+  const stopped = fault('IMPORT_STOPPED', 'the import was stopped before its commit: nothing of it was applied');
   try {
     for await (const row of rows) {
+      if (opts.signal?.aborted) throw new FaultError(stopped);
       const key = doiKey(row.doi);
       works.add(key);
       for (const imp of imports) {
@@ -42,6 +45,10 @@ export async function importUpdates(
     throw e;
   }
   done();
+  if (opts.signal?.aborted) {
+    await Promise.all(imports.map((i) => i.abort()));
+    return stopped;
+  }
   const committed = await commitEvery(stores, imports, opts);
   if ('code' in committed) return committed;
   return { parsed: { report, works: works.size }, applied: committed.applied };

@@ -23,6 +23,7 @@ export async function openSource(
   source: string,
   conditional: ConditionalState = {},
   fetchImpl: typeof fetch = fetch,
+  stop?: AbortSignal,
 ): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; state?: ConditionalState } | { notModified: true } | Fault> {
   if (/^https?:\/\//i.test(source)) {
     const headers: Record<string, string> = {};
@@ -30,7 +31,8 @@ export async function openSource(
     if (conditional.lastModified) headers['if-modified-since'] = conditional.lastModified;
     let res: Response;
     try {
-      res = await fetchImpl(source, { headers, signal: AbortSignal.timeout(10 * 60_000) });
+      const timeout = AbortSignal.timeout(10 * 60_000);
+      res = await fetchImpl(source, { headers, signal: stop ? AbortSignal.any([timeout, stop]) : timeout });
     } catch (e) {
       return fault('SOURCE_UNREACHABLE', `${source}: ${(e as Error).message}`);
     }
@@ -49,18 +51,18 @@ function maybeGunzip(name: string, body: ReadableStream<Uint8Array>): AsyncItera
   return stream as unknown as AsyncIterable<Uint8Array>;
 }
 
-/** Reads and applies one source; the format from the option, the name, or the first bytes. */
+/** Reads and applies one source; the format from the option, the name, or the first bytes. `signal` stops it before its commit. */
 export async function importSource(
   stores: readonly Store[],
   source: string,
-  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void; allowShrink?: boolean } = {},
+  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void; allowShrink?: boolean; signal?: AbortSignal } = {},
 ): Promise<SourceResult | { notModified: true } | Fault> {
-  const opened = await openSource(source, opts.conditional);
+  const opened = await openSource(source, opts.conditional, fetch, opts.signal);
   if ('code' in opened || 'notModified' in opened) return opened;
   const { chunks, first } = await peek(opened.chunks);
   const format = opts.format ?? detectFormat(opened.name, first);
   try {
-    const result = await importUpdates(stores, format, chunks, opts.onProgress, { allowShrink: opts.allowShrink });
+    const result = await importUpdates(stores, format, chunks, opts.onProgress, { allowShrink: opts.allowShrink, signal: opts.signal });
     if ('code' in result) return { ...result, message: `${source}: ${result.message}` };
     const { parsed, applied } = result;
     return { source, format, parsed, applied, ...(opened.state ? { state: opened.state } : {}) };

@@ -110,7 +110,8 @@ describe('drop folder', () => {
     expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([FRANKEN]);
     for (const u of (await postUpdates(base, [ASCE_DOI]))[0]!.updates) expect(u.updateDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 
-    const [imported] = events(d, 'updates.imported');
+    // served once committed; logged once the import process has ended and reported
+    const [imported] = await waitFor(() => events(d, 'updates.imported').length > 0 && events(d, 'updates.imported'), 'the import logged');
     expect(imported).toMatchObject({ source: join(drop, 'retractions.csv'), format: 'retraction-watch-csv', rows: 3000, skipped: {} });
 
     // the same file name again, one row (record 70000) removed: the feed is replaced, that update disappears
@@ -120,7 +121,8 @@ describe('drop folder', () => {
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length === 0, 'the removed row withdrawn');
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length === 0, 'staging withdrawn');
     expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
-    const imports = events(d, 'updates.imported');
+    // the import process commits, then ends; the daemon logs the import once it has the child's report
+    const imports = await waitFor(() => events(d, 'updates.imported').length >= 2 && events(d, 'updates.imported'), 'the second import logged');
     expect(imports).toHaveLength(2);
     expect(imports[1]).toMatchObject({ rows: 2999, applied: { production: { updatesWithdrawn: 1, updatesAdded: 0, updatesChanged: 0 } } });
   }, 30_000);
@@ -169,6 +171,7 @@ describe('drop folder', () => {
     writeFileSync(join(drop, 'rw.csv'), csv([row(70000)]));
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the real file served');
     expect(await updatesOf(base, '10.5555/partial.work')).toEqual([]);
+    await waitForLog(d, '"updates.imported"'); // logged once the import process has ended
     expect(events(d, 'updates.imported').map((e) => e.source)).toEqual([join(drop, 'rw.csv')]);
   }, 30_000);
 

@@ -100,16 +100,33 @@ test("a source's own fault comes back as it is", async () => {
   expect(await importInProcess(stores, join(dir.path, 'none.csv'), { nice: 0 }, silent)).toMatchObject({ code: 'SOURCE_NOT_FOUND' });
 });
 
-test('a stop ends the child before its source answers: IMPORT_PROCESS_FAILED, nothing applied', async () => {
+test('a stop while the source has not answered: its fetch is ended, nothing applied', async () => {
   const { url, calls } = csvServer({ stallMs: 5_000 });
   const stop = new AbortController();
   const run = importInProcess(stores, url, { nice: 0, signal: stop.signal }, silent);
   await waitFor(() => calls.length > 0, 'the fetch');
   stop.abort();
   const r = await run; // a child not stopped would import the source, 5 s later
-  expect(r).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
+  expect(r).toMatchObject({ code: 'SOURCE_UNREACHABLE' });
   expect((r as Fault).message).toContain(url);
   expect(stores[0]!.updatesIndex.size).toBe(0);
+});
+
+test('a stop while rows stream: IMPORT_STOPPED, nothing applied, and no scratch rows left behind', async () => {
+  // the sample's rows 30 times over (the same works again: a long import of a small feed)
+  const [header, ...rows] = SAMPLE.trimEnd().split('\n');
+  const file = join(dir.path, 'long.csv');
+  await Bun.write(file, `${header}\n${Array.from({ length: 30 }, () => rows.join('\n')).join('\n')}\n`);
+  const stop = new AbortController();
+  const run = importInProcess(stores, file, { nice: 0, signal: stop.signal }, silent);
+  await waitFor(() => stores.every((s) => s.importScratchRows() > 0), 'rows in the scratch space', 20_000);
+  stop.abort();
+  const r = await run;
+  expect(r).toMatchObject({ code: 'IMPORT_STOPPED' });
+  for (const s of stores) {
+    expect(s.importScratchRows()).toBe(0);
+    expect(s.updatesIndex.size).toBe(0);
+  }
 });
 
 test('a stop before the child is ready, or before the call: the job is never run', async () => {
