@@ -7,6 +7,7 @@ import { EnvironmentRunner } from './environment-runner.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
+import type { WarmRead } from '../store/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
@@ -64,8 +65,9 @@ export class Daemon {
     // the Updates API's index and the private lookup's too: a large store's first read would hold the first request
     for (const [env, r] of this.envs) {
       r.store.onIndexReadFailed = (index, error) => this.log.log('error', 'store.index_read_failed', { env, index, error, message: 'read on the main thread instead' });
-      for (const [index, warm] of [['updates', () => r.store.updatesIndex.warm()], ['prefixes', () => r.store.changeFeed.warm()]] as const)
-        void warm().then((w) => 'ms' in w && this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) }));
+      const read = (index: string) => (w: WarmRead) => 'ms' in w && this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) });
+      void r.store.updatesIndex.warm().then(read('updates'));
+      void r.store.changeFeed.warm().then(read('prefixes'));
     }
     for (const r of this.envs.values()) await r.start();
     this.closers.push(async () => this.updateSources?.close());

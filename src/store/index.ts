@@ -27,3 +27,4 @@ export { keyHash, type FeedHead } from './change-feed.ts';
 export type { ChangesPage, CursorRefusal } from './change-page.ts';
 export type { ChangeFeedView } from './change-feed-view.ts';
 export { PrefixIndex, prefixLengthFor, type PrefixList } from './prefix-index.ts';
+export type { WarmRead } from './reloading.ts';

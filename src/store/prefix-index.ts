@@ -124,10 +124,10 @@ function comparePrefix(hashes: Uint8Array, i: number, p: string): number {
   return 0;
 }
 
-/** Whether hashes i and j share their first `length` digits (0) or not. */
-function comparePrefixes(hashes: Uint8Array, i: number, j: number, length: number): number {
-  for (let k = 0; k < length; k++) if (hashes[i * HASH_HEX + k] !== hashes[j * HASH_HEX + k]) return 1;
-  return 0;
+/** Whether hashes i and j share their first `length` digits. */
+function samePrefix(hashes: Uint8Array, i: number, j: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (hashes[i * HASH_HEX + k] !== hashes[j * HASH_HEX + k]) return false;
+  return true;
 }
 
 function listOf(hashes: Uint8Array): PrefixList {
@@ -135,7 +135,7 @@ function listOf(hashes: Uint8Array): PrefixList {
   const prefixLength = prefixLengthFor(works);
   const prefixes: string[] = [];
   for (let i = 0; i < works; i++)
-    if (i === 0 || comparePrefixes(hashes, i - 1, i, prefixLength) !== 0) prefixes.push(decoder.decode(hashes.subarray(i * HASH_HEX, i * HASH_HEX + prefixLength)));
+    if (i === 0 || !samePrefix(hashes, i - 1, i, prefixLength)) prefixes.push(decoder.decode(hashes.subarray(i * HASH_HEX, i * HASH_HEX + prefixLength)));
   const text = `{"algorithm":"sha256","of":"doi-key","prefixLength":${prefixLength},"works":${works},"prefixes":${JSON.stringify(prefixes)}}`;
   const json = encoder.encode(text);
   return {

@@ -32,7 +32,14 @@ function fakeStore(opts: { slowMs?: number; elsewhere?: boolean } = {}) {
     job.resolve({ value: `v${job.version} there`, version: job.version, ms });
     await Bun.sleep(0);
   };
-  return { s, reloading, land };
+  /** A slow first read here, then the store moves: the get that starts a read elsewhere, and its answer. */
+  const readingElsewhere = () => {
+    s.readMs = 500;
+    reloading.get();
+    s.version = 2;
+    return reloading.get();
+  };
+  return { s, reloading, land, readingElsewhere };
 }
 
 test('quick reads are made here, at once, each time the version moves, and not when it has not', () => {
@@ -65,11 +72,8 @@ test('after a slow read, the next is made elsewhere and the last value answers u
 });
 
 test('a read elsewhere (a fresh worker, its code cold) counts at half its time: 90 ms there is quick, 110 ms is not', async () => {
-  const { s, reloading, land } = fakeStore();
-  s.readMs = 500;
-  reloading.get();
-  s.version = 2;
-  reloading.get();
+  const { s, reloading, land, readingElsewhere } = fakeStore();
+  readingElsewhere();
   await land(0, 110);
   s.version = 3;
   expect(reloading.get()).toBe('v2 there'); // 55 ms as if here: slow, elsewhere again
@@ -81,11 +85,8 @@ test('a read elsewhere (a fresh worker, its code cold) counts at half its time: 
 });
 
 test('a read elsewhere that fails leaves the last value, and the next get reads here', async () => {
-  const { s, reloading } = fakeStore();
-  s.readMs = 500;
-  reloading.get();
-  s.version = 2;
-  expect(reloading.get()).toBe('v1 here');
+  const { s, reloading, readingElsewhere } = fakeStore();
+  expect(readingElsewhere()).toBe('v1 here');
   s.there[0]!.reject(new Error('no worker'));
   await Bun.sleep(0);
   expect(reloading.get()).toBe('v2 here');
@@ -93,11 +94,8 @@ test('a read elsewhere that fails leaves the last value, and the next get reads 
 });
 
 test('force reads here, now; a read elsewhere begun before it never replaces its value', async () => {
-  const { s, reloading, land } = fakeStore();
-  s.readMs = 500;
-  reloading.get();
-  s.version = 2;
-  reloading.get(); // elsewhere, begun at version 2
+  const { s, reloading, land, readingElsewhere } = fakeStore();
+  readingElsewhere(); // elsewhere, begun at version 2
   s.version = 3;
   expect(reloading.get(true)).toBe('v3 here');
   await land(0, 500);
@@ -141,11 +139,8 @@ test('without a way to read elsewhere every read is here, and warm does nothing'
 });
 
 test('close cancels a read elsewhere, whose value is then never taken', async () => {
-  const { s, reloading, land } = fakeStore();
-  s.readMs = 500;
-  reloading.get();
-  s.version = 2;
-  reloading.get();
+  const { s, reloading, land, readingElsewhere } = fakeStore();
+  readingElsewhere();
   reloading.close();
   expect(s.there[0]!.cancelled).toBe(true);
   await land(0);
