@@ -1,4 +1,5 @@
 import { foldByte, foldedHash } from '../doi/index.ts';
+import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
 /**
  * DOI key -> value bytes, off the JS heap: the entitlement index holds every DOI with a live holding (a million
@@ -17,7 +18,8 @@ export class HoldingsTable {
   private garbage = 0;
   /**
    * Two Int32 per slot, side by side so that a probe touches one cache line: the arena offset + 1 of the entry's
-   * record (EMPTY, or DELETED: a tombstone keeps probe chains whole), then the key's hash.
+   * record (EMPTY, or DELETED: a tombstone keeps probe chains whole), then the key's hash with the record's
+   * length in cache lines (table-slot.ts).
    */
   private slots = new Int32Array(2 << 10);
   private count = 0;
@@ -88,18 +90,19 @@ export class HoldingsTable {
    * one, each lookup waits for its own two dependent loads (the table is far larger than any cache).
    */
   touchSlot(h: number): void {
-    this.touched ^= this.slots[2 * (h & ((this.slots.length >> 1) - 1))]!;
+    this.touched ^= this.slots[2 * (h & HASH_BITS & ((this.slots.length >> 1) - 1))]!;
   }
 
   touchRecord(h: number): void {
-    const at = this.slots[2 * (h & ((this.slots.length >> 1) - 1))]! - 1;
+    const s = 2 * (h & HASH_BITS & ((this.slots.length >> 1) - 1));
+    const at = this.slots[s]! - 1;
     if (at < 0) return;
+    // every line of the record, counted in the slot (in cache by now): bounded by the record's own length, the
+    // loop would end on a branch that waits for memory, and each wrong guess drops the loads issued after it
     const a = this.arena;
-    // the record's first line (key length and key), then the lines of its value: the answer reads them all
-    const v = at + 6 + ((a[at]! << 8) | a[at + 1]!);
-    const end = Math.min(v + ((a[v - 4]! << 24) | (a[v - 3]! << 16) | (a[v - 2]! << 8) | a[v - 1]!), a.length);
-    let t = 0;
-    for (let p = v; p < end; p += 64) t ^= a[p]!;
+    const lines = linesPast(this.slots[s + 1]!);
+    let t = a[at]!;
+    for (let k = 1, line = at - (at & 63); k <= lines; k++) t ^= a[line + 64 * k]!;
     this.touched ^= t;
   }
   touched = 0; // what the touches read: kept so that the loads are not optimised away
@@ -127,7 +130,6 @@ export class HoldingsTable {
       s = this.freeSlot(h);
       if (this.slots[2 * s] === EMPTY) this.occupied++;
       this.count++;
-      this.slots[2 * s + 1] = h;
     }
     const at = this.reserve(record);
     const a = this.arena;
@@ -138,6 +140,7 @@ export class HoldingsTable {
     a.set(value, at + 6 + n);
     this.used = at + record;
     this.slots[2 * s] = at + 1;
+    this.slots[2 * s + 1] = slotHash(h, at, record);
     this.compactIfWasteful();
   }
 
@@ -168,10 +171,11 @@ export class HoldingsTable {
     const { slots, arena } = this;
     const mask = (slots.length >> 1) - 1;
     const n = end - start;
-    for (let s = h & mask; ; s = (s + 1) & mask) {
+    const hash = h & HASH_BITS;
+    for (let s = hash & mask; ; s = (s + 1) & mask) {
       const slot = slots[2 * s]!;
       if (slot === EMPTY) return -1;
-      if (slot === DELETED || slots[2 * s + 1] !== h) continue;
+      if (slot === DELETED || (slots[2 * s + 1]! & HASH_BITS) !== hash) continue;
       const at = slot - 1;
       if (((arena[at]! << 8) | arena[at + 1]!) !== n) continue;
       let i = 0;
@@ -182,7 +186,7 @@ export class HoldingsTable {
 
   private freeSlot(h: number): number {
     const mask = (this.slots.length >> 1) - 1;
-    let s = h & mask;
+    let s = h & HASH_BITS & mask;
     while (this.slots[2 * s]! > 0) s = (s + 1) & mask;
     return s;
   }
@@ -257,6 +261,7 @@ export class HoldingsTable {
       const n = this.recordSize(at);
       next.set(this.arena.subarray(at, at + n), p);
       this.slots[s] = p + 1;
+      this.slots[s + 1] = slotHash(this.slots[s + 1]!, p, n);
       p += n;
     }
     this.arena = next;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { HoldingsTable } from '../../src/entitlement/holdings-table.ts';
+import { linesPast } from '../../src/entitlement/table-slot.ts';
 import { seeded } from '../support/fixtures.ts';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -49,5 +50,34 @@ describe('the entitlement index table', () => {
     for (let i = 0; i < 20_000; i++) t.set('10.1234/a', bytes(`version ${i} ${'y'.repeat(100)}`));
     expect(text(held)).toBe('first');
     expect(text(t.get('10.1234/a'))).toBe(`version 19999 ${'y'.repeat(100)}`);
+  });
+
+  test("each slot counts the cache lines its record spans (touchRecord's bound), through growth, compaction and a move to another thread", () => {
+    const rand = seeded(7);
+    const t = new HoldingsTable();
+    for (let i = 0; i < 40_000; i++) {
+      const key = `10.1234/r${Math.floor(rand() * 3000)}`;
+      if (rand() < 0.2) t.delete(key);
+      else t.set(key, bytes('v'.repeat(1 + Math.floor(rand() * 600)))); // up to 10 lines: counts stop at 7
+    }
+    const spans = new Map<number, number>();
+    for (const table of [t, HoldingsTable.fromParts(t.parts())]) {
+      const { slots, arena } = table.parts();
+      let records = 0;
+      for (let s = 0; s < slots.length; s += 2) {
+        const at = slots[s]! - 1;
+        if (at < 0) continue;
+        records++;
+        // the record's extent read from its own header: u16 key length, key, u32 value length, value
+        const k = (arena[at]! << 8) | arena[at + 1]!;
+        const v = at + 2 + k + 4;
+        const end = v + (((arena[v - 4]! << 24) | (arena[v - 3]! << 16) | (arena[v - 2]! << 8) | arena[v - 1]!) >>> 0);
+        const span = Math.floor((end - 1) / 64) - Math.floor(at / 64);
+        expect(linesPast(slots[s + 1]!)).toBe(Math.min(7, span));
+        spans.set(Math.min(7, span), (spans.get(Math.min(7, span)) ?? 0) + 1);
+      }
+      expect(records).toBe(t.size);
+    }
+    expect([...spans.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]); // every count was met, the capped one too
   });
 });
