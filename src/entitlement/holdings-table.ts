@@ -1,4 +1,5 @@
 import { foldByte, foldedHash } from '../doi/index.ts';
+import { largeBytes, largeCopy, largeInt32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
 /**
@@ -219,9 +220,7 @@ export class HoldingsTable {
     if (this.used + n > this.arena.length) {
       let size = this.arena.length * 2;
       while (size < this.used + n) size *= 2;
-      const next = new Uint8Array(size);
-      next.set(this.arena.subarray(0, this.used));
-      this.arena = next;
+      this.arena = largeCopy(this.arena.subarray(0, this.used), size);
     }
     return this.used;
   }
@@ -230,7 +229,7 @@ export class HoldingsTable {
     let capacity = 1 << 10;
     while (capacity * 3 < atLeast * 4 * 2) capacity *= 2; // room to grow to twice the entries before the next resize
     const old = this.slots;
-    this.slots = new Int32Array(2 * capacity);
+    this.slots = largeInt32s(2 * capacity);
     this.occupied = 0;
     for (let s = 0; s < old.length; s += 2) {
       if (old[s]! <= 0) continue;
@@ -244,7 +243,7 @@ export class HoldingsTable {
   /** Gives back the arena's unused tail (after a bulk load). */
   trim(): void {
     if (this.arena.length - this.used < 1 << 20) return;
-    this.arena = this.arena.slice(0, this.used + (1 << 16));
+    this.arena = largeCopy(this.arena.subarray(0, this.used), this.used + (1 << 16));
   }
 
   /** A new arena with only the live records once more than half of it is garbage. */
@@ -253,7 +252,7 @@ export class HoldingsTable {
     const live = this.used - this.garbage;
     let size = 1 << 16;
     while (size < live * 1.5) size *= 2;
-    const next = new Uint8Array(size);
+    const next = largeBytes(size);
     let p = 0;
     for (let s = 0; s < this.slots.length; s += 2) {
       const at = this.slots[s]! - 1;

@@ -1,0 +1,41 @@
+import { expect, test } from 'bun:test';
+import { ptr } from 'bun:ffi';
+import { readFileSync } from 'node:fs';
+import { largeBytes, largeCopy, largeInt32s } from '../../src/entitlement/large-memory.ts';
+
+const MiB = 1024 * 1024;
+const thpMode = (() => {
+  try {
+    return /\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))?.[1];
+  } catch {
+    return undefined; // not Linux, or no THP
+  }
+})();
+const hugeKiB = () => Number(/AnonHugePages:\s+(\d+)/.exec(readFileSync('/proc/self/smaps_rollup', 'utf8'))?.[1] ?? 0);
+
+test('small buffers are plain, zeroed typed arrays of the size asked for', () => {
+  const b = largeBytes(1000);
+  expect(b.length).toBe(1000);
+  expect(b.byteOffset).toBe(0);
+  expect(b.every((x) => x === 0)).toBe(true);
+  const i = largeInt32s(10);
+  expect(i.length).toBe(10);
+  expect(largeCopy(new Uint8Array([1, 2, 3]), 5)).toEqual(new Uint8Array([1, 2, 3, 0, 0]));
+});
+
+test.if(process.platform === 'linux')('a large buffer starts on a 2 MiB boundary, is zeroed, keeps what is written, and is backed by huge pages where THP allows', () => {
+  const before = thpMode ? hugeKiB() : 0;
+  const b = largeBytes(24 * MiB + 123);
+  expect(b.length).toBe(24 * MiB + 123);
+  expect(ptr(b) % (2 * MiB)).toBe(0);
+  expect(b[0]).toBe(0);
+  expect(b[b.length - 1]).toBe(0);
+  b.fill(7);
+  expect(b[12 * MiB]).toBe(7);
+  const ints = largeInt32s(4 * MiB);
+  expect(ptr(ints) % (2 * MiB)).toBe(0);
+  ints[4 * MiB - 1] = -5;
+  expect(ints[4 * MiB - 1]).toBe(-5);
+  // the 12 whole 2 MiB pages of the first buffer, faulted in as huge pages since the advice came before any write
+  if (thpMode === 'always' || thpMode === 'madvise') expect(hugeKiB() - before).toBeGreaterThanOrEqual(12 * 2048);
+});
