@@ -3,7 +3,8 @@ import { holdingChanges, sameBytes, type AppliedFile, type HoldingState, type St
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexTable } from './index-build.ts';
-import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, valueEnd, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
+import { valueEnd } from './arena-record.ts';
+import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
 
 /** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
 type Warming = { seq: number; told: AppliedFile[]; cancel(): void };

@@ -1,4 +1,5 @@
 import { foldByte, foldedHash } from '../doi/index.ts';
+import { KEY_OFFSET, keyLength, recordBytes, recordSize, valueEnd, valueStart, writeRecord } from './arena-record.ts';
 import { largeBytes, largeCopy, largeInt32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
@@ -11,7 +12,7 @@ import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
  * Keys are DOI keys (src/doi/rules.ts); lookups fold ASCII letters as the key does and hash with foldedHash, so a
  * DOI can be looked up from the bytes of a request as well as from its key string.
  *
- * Arena record: u16 keyLen, key bytes, u32 valueLen, value bytes.
+ * The arena's records: arena-record.ts.
  */
 export class HoldingsTable {
   private arena = new Uint8Array(1 << 16);
@@ -53,13 +54,13 @@ export class HoldingsTable {
   /** The value of a DOI key (a string), or undefined. */
   get(key: string): Uint8Array | undefined {
     const v = this.valueAtKey(key);
-    return v < 0 ? undefined : this.arena.subarray(v, v + this.u32(v - 4));
+    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
   }
 
   /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
   getFolded(b: Uint8Array, start: number, end: number, h = foldedHash(b, start, end)): Uint8Array | undefined {
     const v = this.valueAt(b, start, end, h);
-    return v < 0 ? undefined : this.arena.subarray(v, v + this.u32(v - 4));
+    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
   }
 
   /**
@@ -70,8 +71,7 @@ export class HoldingsTable {
   valueAt(b: Uint8Array, start: number, end: number, h: number): number {
     const s = this.find(h, b, start, end);
     if (s < 0) return -1;
-    const at = this.slots[2 * s]! - 1;
-    return at + 2 + this.u16(at) + 4;
+    return valueStart(this.arena, this.slots[2 * s]! - 1);
   }
 
   /** valueAt for a DOI key string. */
@@ -91,11 +91,11 @@ export class HoldingsTable {
    * one, each lookup waits for its own two dependent loads (the table is far larger than any cache).
    */
   touchSlot(h: number): void {
-    this.touched ^= this.slots[2 * (h & HASH_BITS & ((this.slots.length >> 1) - 1))]!;
+    this.touched ^= this.slots[2 * this.homeSlot(h)]!;
   }
 
   touchRecord(h: number): void {
-    const s = 2 * (h & HASH_BITS & ((this.slots.length >> 1) - 1));
+    const s = 2 * this.homeSlot(h);
     const at = this.slots[s]! - 1;
     if (at < 0) return;
     // every line of the record, counted in the slot (in cache by now): bounded by the record's own length, the
@@ -124,8 +124,8 @@ export class HoldingsTable {
   /** Puts the value of the key in scratch[0, n) with hash h. */
   private put(n: number, h: number, value: Uint8Array): void {
     let s = this.find(h, this.scratch, 0, n);
-    const record = 2 + n + 4 + value.length;
-    if (s >= 0) this.garbage += this.recordSize(this.slots[2 * s]! - 1);
+    const record = recordBytes(n, value.length);
+    if (s >= 0) this.garbage += recordSize(this.arena, this.slots[2 * s]! - 1);
     else {
       if ((this.occupied + 1) * 8 > this.slots.length * 3) this.resize(this.count + 1);
       s = this.freeSlot(h);
@@ -133,12 +133,7 @@ export class HoldingsTable {
       this.count++;
     }
     const at = this.reserve(record);
-    const a = this.arena;
-    a[at] = n >>> 8;
-    a[at + 1] = n & 0xff;
-    a.set(this.scratch.subarray(0, n), at + 2);
-    this.putU32(at + 2 + n, value.length);
-    a.set(value, at + 6 + n);
+    writeRecord(this.arena, at, this.scratch, n, value);
     this.used = at + record;
     this.slots[2 * s] = at + 1;
     this.slots[2 * s + 1] = slotHash(h, at, record);
@@ -149,7 +144,7 @@ export class HoldingsTable {
     const n = this.keyBytes(key);
     const s = this.find(this.scratchHash, this.scratch, 0, n);
     if (s < 0) return;
-    this.garbage += this.recordSize(this.slots[2 * s]! - 1);
+    this.garbage += recordSize(this.arena, this.slots[2 * s]! - 1);
     this.slots[2 * s] = DELETED;
     this.count--;
     this.compactIfWasteful();
@@ -161,9 +156,8 @@ export class HoldingsTable {
     for (let s = 0; s < this.slots.length; s += 2) {
       const at = this.slots[s]! - 1;
       if (at < 0) continue;
-      const k = this.u16(at);
-      const v = at + 2 + k;
-      yield [decoder.decode(this.arena.subarray(at + 2, v)), this.arena.subarray(v + 4, v + 4 + this.u32(v))];
+      const v = valueStart(this.arena, at);
+      yield [decoder.decode(this.arena.subarray(at + KEY_OFFSET, at + KEY_OFFSET + keyLength(this.arena, at))), this.arena.subarray(v, valueEnd(this.arena, v))];
     }
   }
 
@@ -173,23 +167,29 @@ export class HoldingsTable {
     const mask = (slots.length >> 1) - 1;
     const n = end - start;
     const hash = h & HASH_BITS;
-    for (let s = hash & mask; ; s = (s + 1) & mask) {
+    for (let s = this.homeSlot(h); ; s = (s + 1) & mask) {
       const slot = slots[2 * s]!;
       if (slot === EMPTY) return -1;
       if (slot === DELETED || (slots[2 * s + 1]! & HASH_BITS) !== hash) continue;
       const at = slot - 1;
-      if (((arena[at]! << 8) | arena[at + 1]!) !== n) continue;
+      if (keyLength(arena, at) !== n) continue;
+      const key = at + KEY_OFFSET;
       let i = 0;
-      while (i < n && foldByte(b[start + i]!) === arena[at + 2 + i]) i++;
+      while (i < n && foldByte(b[start + i]!) === arena[key + i]) i++;
       if (i === n) return s;
     }
   }
 
   private freeSlot(h: number): number {
     const mask = (this.slots.length >> 1) - 1;
-    let s = h & HASH_BITS & mask;
+    let s = this.homeSlot(h);
     while (this.slots[2 * s]! > 0) s = (s + 1) & mask;
     return s;
+  }
+
+  /** The slot a probe for hash h starts at. */
+  private homeSlot(h: number): number {
+    return h & HASH_BITS & ((this.slots.length >> 1) - 1);
   }
 
   /**
@@ -257,7 +257,7 @@ export class HoldingsTable {
     for (let s = 0; s < this.slots.length; s += 2) {
       const at = this.slots[s]! - 1;
       if (at < 0) continue;
-      const n = this.recordSize(at);
+      const n = recordSize(this.arena, at);
       next.set(this.arena.subarray(at, at + n), p);
       this.slots[s] = p + 1;
       this.slots[s + 1] = slotHash(this.slots[s + 1]!, p, n);
@@ -268,27 +268,6 @@ export class HoldingsTable {
     this.garbage = 0;
   }
 
-  private recordSize(at: number): number {
-    const k = this.u16(at);
-    return 2 + k + 4 + this.u32(at + 2 + k);
-  }
-
-  private u16(at: number): number {
-    return (this.arena[at]! << 8) | this.arena[at + 1]!;
-  }
-
-  private u32(at: number): number {
-    const a = this.arena;
-    return ((a[at]! << 24) | (a[at + 1]! << 16) | (a[at + 2]! << 8) | a[at + 3]!) >>> 0;
-  }
-
-  private putU32(at: number, v: number): void {
-    const a = this.arena;
-    a[at] = v >>> 24;
-    a[at + 1] = (v >>> 16) & 0xff;
-    a[at + 2] = (v >>> 8) & 0xff;
-    a[at + 3] = v & 0xff;
-  }
 }
 
 /** What a table is made of (parts(), fromParts()): its two buffers are transferred between threads. */

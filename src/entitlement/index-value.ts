@@ -140,11 +140,6 @@ export function openPartOf(value: Uint8Array, out: OpenPart, start = 0, end = va
   return undefined;
 }
 
-/** The end of the value at `start` in an arena (its length is the u32 before it: holdings-table.ts). */
-export function valueEnd(arena: Uint8Array, start: number): number {
-  return start + readU32(arena, start - 4);
-}
-
 function readU32(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 }

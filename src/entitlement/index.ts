@@ -1,7 +1,8 @@
 export { Entitlements } from './entitlements.ts';
 export { EntitlementService, type AskedDoi } from './service.ts';
 export { HoldingsIndex } from './holdings-index.ts';
-export { ACCESS, valueEnd, type IndexedHolding, type OpenPart } from './index-value.ts';
+export { valueEnd } from './arena-record.ts';
+export { ACCESS, type IndexedHolding, type OpenPart } from './index-value.ts';
 export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
 export type { PlatformClient, CallOutcome } from './platform-client.ts';
 export { LATENCY_BUCKETS, LatencyHistogram } from './latency-histogram.ts';
