@@ -19,7 +19,8 @@ export interface IndexedHolding {
 
 /** Where the first holding answered from the deposit sits in a value (the route writes it without decoding). */
 export interface OpenPart {
-  access: AccessType;
+  /** the holding's access code (ACCESS) */
+  code: number;
   /** value[vorStart, vorEnd) is the vor JSON; empty when the holding has no vor */
   vorStart: number;
   vorEnd: number;
@@ -130,7 +131,7 @@ export function openPartOf(value: Uint8Array, out: OpenPart, start = 0, end = va
     const len = readU32(value, at + 3);
     const code = value[at + 2]!;
     if (code >= OPEN_FROM) {
-      out.access = ACCESS[code]!;
+      out.code = code;
       out.vorStart = at + 7;
       out.vorEnd = at + 7 + len;
       return out;

@@ -1,4 +1,4 @@
-import { dlopen, FFIType, ptr } from 'bun:ffi';
+import { libc } from '../libc.ts';
 
 /**
  * Memory for the entitlement index's big buffers (its arena and slots, 100+ MB for a million DOIs), which the
@@ -14,29 +14,16 @@ const HUGE_PAGE = 2 * 1024 * 1024;
 const LARGE_FROM = 8 * 1024 * 1024;
 const MADV_HUGEPAGE = 14;
 
-type Madvise = (address: number, length: number, advice: number) => number;
-let madvise: Madvise | undefined | null; // null: looked for, not there
-
-function loadMadvise(): Madvise | null {
-  if (process.platform !== 'linux') return null;
-  try {
-    const libc = dlopen('libc.so.6', { madvise: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 } });
-    return (address, length, advice) => libc.symbols.madvise(address, length, advice) as number;
-  } catch {
-    return null;
-  }
-}
-
 /** n zeroed bytes; from LARGE_FROM on aligned to 2 MiB and advised to be backed by huge pages, where possible. */
 export function largeBytes(n: number): Uint8Array<ArrayBuffer> {
   if (n < LARGE_FROM) return new Uint8Array(n);
-  madvise ??= loadMadvise();
-  if (!madvise) return new Uint8Array(n);
+  const c = libc();
+  if (!c) return new Uint8Array(n);
   // advised before first written: the pages are then faulted in huge, not merged later by the kernel's scanner
   const buffer = new ArrayBuffer(n + HUGE_PAGE);
-  const base = ptr(new Uint8Array(buffer, 0, 1));
+  const base = c.address(new Uint8Array(buffer, 0, 1));
   const offset = (HUGE_PAGE - (base % HUGE_PAGE)) % HUGE_PAGE;
-  madvise(base + offset, Math.floor(n / HUGE_PAGE) * HUGE_PAGE, MADV_HUGEPAGE); // refused (THP off): plain pages
+  c.madvise(base + offset, Math.floor(n / HUGE_PAGE) * HUGE_PAGE, MADV_HUGEPAGE); // refused (THP off): plain pages
   return new Uint8Array(buffer, offset, n);
 }
 

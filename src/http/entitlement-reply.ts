@@ -2,7 +2,7 @@ import type { IntegratorSettings } from '../config/index.ts';
 import { ACCESS, ENTITLED_VALUES, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
 import type { UpdatesTable } from '../store/index.ts';
 import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './entitlement-request.ts';
-import { ReplyBytes } from './reply-bytes.ts';
+import { ReplyBytes, type CopySource } from './reply-bytes.ts';
 
 /**
  * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it
@@ -15,6 +15,9 @@ const encoder = new TextEncoder();
 /** an answer from the deposit after its `doi`, up to its `vor`, by the index's access code */
 const OPEN_ANSWER = ACCESS.map((a) => encoder.encode(`,"statusCode":200,"entitled":"yes","accessType":"${a}","source":"oa_platform"`));
 const VOR = encoder.encode(',"vor":');
+/** OPEN_ANSWER, and OPEN_ANSWER with VOR after it, as sources for the open-DOI copies */
+const OPEN_HEAD = OPEN_ANSWER.map((head) => reply.source(head));
+const OPEN_HEAD_VOR = OPEN_ANSWER.map((head) => reply.source(new Uint8Array([...head, ...VOR])));
 const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
 
@@ -26,11 +29,13 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
   let none = 0;
   let open = 0;
   const out = reply.start().ascii('{"entitlements":[');
+  const bodySource = spans ? out.source(body!) : undefined;
+  const arenaSource = arena ? out.source(arena) : undefined;
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {
-      writeOpenSpan(out, body!, spans[2 * i]!, spans[2 * i + 1]!, OPEN_ANSWER[e.access[i]!]!, arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      writeOpenSpan(out, bodySource!, spans[2 * i]!, spans[2 * i + 1]!, e.access[i]!, arenaSource!, e.vorStart[i]!, e.vorEnd[i]!);
       open++;
       continue;
     }
@@ -70,23 +75,19 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
 
 /**
  * The most common answer, written in one go: an open DOI of a plain body, without uid or updates:
- * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write).
+ * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write), by native
+ * copies from the body, the constants and the arena.
  */
-function writeOpenSpan(out: ReplyBytes, body: Uint8Array, start: number, end: number, head: Uint8Array, arena: Uint8Array, vorStart: number, vorEnd: number): void {
-  const buf = out.reserve(DOI_OPEN.length + (end - start) + 1 + head.length + VOR.length + (vorEnd - vorStart) + 1);
-  let p = out.position;
-  for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
-  for (let k = start; k < end; k++) buf[p++] = body[k]!;
-  buf[p++] = 0x22; // "
-  buf.set(head, p);
-  p += head.length;
+function writeOpenSpan(out: ReplyBytes, body: CopySource, start: number, end: number, access: number, arena: CopySource, vorStart: number, vorEnd: number): void {
+  out.piece(DOI_OPEN).copy(body, start, end - start).byte(0x22); // "
   if (vorEnd > vorStart) {
-    for (let k = 0; k < VOR.length; k++) buf[p++] = VOR[k]!;
-    buf.set(arena.subarray(vorStart, vorEnd), p);
-    p += vorEnd - vorStart;
+    const head = OPEN_HEAD_VOR[access]!;
+    out.copy(head, 0, head.bytes.length).copy(arena, vorStart, vorEnd - vorStart);
+  } else {
+    const head = OPEN_HEAD[access]!;
+    out.copy(head, 0, head.bytes.length);
   }
-  buf[p++] = 0x7d; // }
-  out.moveTo(p);
+  out.byte(0x7d); // }
 }
 
 function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8Array): void {

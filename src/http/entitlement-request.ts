@@ -1,7 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiInput } from '../doi/index.ts';
 import {
-  ACCESS,
   EntitlementsRequest,
   MAX_ENTITLEMENT_DOIS,
   Org,
@@ -162,7 +161,7 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
     const end = valueEnd(e.arena, at);
     if (service.index.openPart(e.arena, part, at, end)) {
       e.kinds[i] = OPEN;
-      e.access[i] = ACCESS.indexOf(part.access);
+      e.access[i] = part.code;
       e.vorStart[i] = part.vorStart;
       e.vorEnd[i] = part.vorEnd;
     } else {
@@ -174,7 +173,7 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
   }
   return { asked, askedAt };
 }
-const part: OpenPart = { access: 'open', vorStart: 0, vorEnd: 0 };
+const part: OpenPart = { code: 0, vorStart: 0, vorEnd: 0 };
 
 /** A parsed entry: its DOI read by the DOI rule; returns where its index value starts (-1: decided already). */
 function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {

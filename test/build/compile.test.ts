@@ -18,9 +18,10 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => dir.remove());
 
-test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; --dump shows it; it harvests in a process of its own', async () => {
+test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; it answers an entitlement request from it; --dump shows it; it harvests in a process of its own', async () => {
   const api = await startCrossrefApi({ works: realWorks() });
-  const cfg = writeConfig(join(dir.path), `\n[[updates.crossref]]\nurl = "${api.url}"\nmailto = "ops@example.org"\n`);
+  // an integrator without updates: its open-DOI answers take the reply's native-copy path
+  const cfg = writeConfig(join(dir.path), `\n[[integrators]]\nname = "plain"\napiKey = "plain-key-123"\nupdates = false\n\n[[updates.crossref]]\nurl = "${api.url}"\nmailto = "ops@example.org"\n`);
   const daemon = Bun.spawn([exe, '--config', cfg.path], { cwd: '/', stdout: 'pipe', stderr: 'pipe' });
   let log = '';
   void (async () => {
@@ -33,8 +34,23 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     // the store's read worker: the Updates API's index and the prefix index, read as the daemon starts
     await waitFor(() => (log.match(/"event":"store\.index_read"/g) ?? []).length === 4, 'the store read worker, 2 indexes x 2 environments', 20_000);
     expect(log).not.toContain('store.index_read_failed');
-    writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free' }]);
+    const vor = [{ url: 'https://acme.example/pdf/1', contentType: 'application/pdf' }];
+    writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free', vor }]);
     await waitFor(() => log.includes('file.applied'), 'file applied', 20_000);
+    const url = /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(log)![1]!;
+    const answer = await fetch(new URL('/v2.2/entitlements', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'plain-key-123' },
+      body: JSON.stringify({ dois: ['10.5555/compiled.1', '10.5555/none.1'] }),
+    });
+    expect(await answer.text()).toBe(
+      JSON.stringify({
+        entitlements: [
+          { doi: '10.5555/compiled.1', statusCode: 200, entitled: 'yes', accessType: 'free', source: 'oa_platform', vor },
+          { doi: '10.5555/none.1', statusCode: 404 },
+        ],
+      }),
+    );
     const dump = Bun.spawnSync([exe, '--dump', '--config', cfg.path], { cwd: '/' });
     expect(dump.exitCode).toBe(0);
     const lines = dump.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
