@@ -1,3 +1,15 @@
 export { doiProblem, doiKey, normaliseDoiInput, MAX_DOI_BYTES, type DoiProblem } from './rules.ts';
-export { plainDoiKey, copyPlainDoi, plainDoiHash, foldedHash, foldByte, NOT_PLAIN } from './plain.ts';
+export {
+  plainDoiKey,
+  copyPlainDoi,
+  plainDoiHash,
+  plainDoiHashOfChecked,
+  isPlainByte,
+  foldedHash,
+  foldedHashStep,
+  foldedHashEnd,
+  FOLDED_HASH_SEED,
+  foldByte,
+  NOT_PLAIN,
+} from './plain.ts';
 export { readDoiInput, type DoiInput } from './input.ts';

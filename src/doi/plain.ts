@@ -43,26 +43,40 @@ export function plainDoiKey(input: string): string | undefined {
  */
 export function copyPlainDoi(b: Uint8Array, start: number, end: number, out: Uint8Array, at: number): number {
   if (suffixStartOfBytes(b, start, end) < 0) return NOT_PLAIN;
-  let h = HASH_SEED;
+  let h = FOLDED_HASH_SEED;
   for (let k = start; k < end; k++) {
     const c = b[k]!;
     if (PLAIN_BYTE[c] === 0) return NOT_PLAIN;
     out[at++] = c;
-    h = Math.imul(h ^ ASCII_FOLD[c]!, HASH_PRIME);
+    h = foldedHashStep(h, c);
   }
-  return h & 0x7fffffff;
+  return foldedHashEnd(h);
 }
 
 /** copyPlainDoi without the copy: the folded hash of b[start, end) when it is a plain DOI, else NOT_PLAIN. */
 export function plainDoiHash(b: Uint8Array, start: number, end: number): number {
   if (suffixStartOfBytes(b, start, end) < 0) return NOT_PLAIN;
-  let h = HASH_SEED;
+  let h = FOLDED_HASH_SEED;
   for (let k = start; k < end; k++) {
     const c = b[k]!;
     if (PLAIN_BYTE[c] === 0) return NOT_PLAIN;
-    h = Math.imul(h ^ ASCII_FOLD[c]!, HASH_PRIME);
+    h = foldedHashStep(h, c);
   }
-  return h & 0x7fffffff;
+  return foldedHashEnd(h);
+}
+
+/**
+ * plainDoiHash for b[start, end) whose bytes a reader has already checked to be plain-DOI bytes (0x21-0x7E
+ * but `"` and `\`) and hashed as it read them (`hash`, their foldedHash): what is left is the prefix and length
+ * rule. The Entitlement API's body scanner (src/http/plain-body.ts) reads each DOI once so.
+ */
+export function plainDoiHashOfChecked(b: Uint8Array, start: number, end: number, hash: number): number {
+  return suffixStartOfBytes(b, start, end) < 0 ? NOT_PLAIN : hash;
+}
+
+/** PLAIN_BYTE[c] === 1 (a byte a plain DOI may hold), for a reader that checks bytes itself. */
+export function isPlainByte(c: number): boolean {
+  return PLAIN_BYTE[c] === 1;
 }
 
 /**
@@ -70,8 +84,23 @@ export function plainDoiHash(b: Uint8Array, start: number, end: number): number 
  * 31 bits, never negative. The hash of the Updates API's lookup table (store/updates-table.ts).
  */
 export function foldedHash(b: Uint8Array, start: number, end: number): number {
-  let h = HASH_SEED;
-  for (let k = start; k < end; k++) h = Math.imul(h ^ ASCII_FOLD[b[k]!]!, HASH_PRIME);
+  let h = FOLDED_HASH_SEED;
+  for (let k = start; k < end; k++) h = foldedHashStep(h, b[k]!);
+  return foldedHashEnd(h);
+}
+
+/**
+ * foldedHash one byte at a time, for a reader that hashes bytes as it reads them: h = FOLDED_HASH_SEED, then
+ * h = foldedHashStep(h, byte) for each byte, and foldedHashEnd(h) is the hash. Every hash of a DOI key is made so.
+ */
+export const FOLDED_HASH_SEED = 0x811c9dc5 | 0;
+const HASH_PRIME = 0x01000193;
+
+export function foldedHashStep(h: number, c: number): number {
+  return Math.imul(h ^ ASCII_FOLD[c]!, HASH_PRIME);
+}
+
+export function foldedHashEnd(h: number): number {
   return h & 0x7fffffff;
 }
 
@@ -80,8 +109,6 @@ export function foldByte(c: number): number {
   return ASCII_FOLD[c]!;
 }
 
-const HASH_SEED = 0x811c9dc5 | 0;
-const HASH_PRIME = 0x01000193;
 
 /*
  * The length bound and the `10.<4-9 digits>/` prefix with a non-empty suffix after it; each returns where the

@@ -1,4 +1,4 @@
-import { foldByte, foldedHash } from '../doi/index.ts';
+import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../doi/index.ts';
 import { KEY_OFFSET, keyLength, recordBytes, recordSize, valueEnd, valueStart, writeRecord } from './arena-record.ts';
 import { largeBytes, largeCopy, largeInt32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
@@ -200,7 +200,7 @@ export class HoldingsTable {
     const n = key.length;
     if (n * 3 > this.scratch.length) throw new Error(`a DOI key of ${n} characters is longer than any DOI key`);
     const b = this.scratch;
-    let h = HASH_SEED;
+    let h = FOLDED_HASH_SEED;
     for (let i = 0; i < n; i++) {
       const c = key.charCodeAt(i);
       if (c >= 0x80) {
@@ -209,9 +209,9 @@ export class HoldingsTable {
         return written;
       }
       b[i] = c;
-      h = Math.imul(h ^ foldByte(c), HASH_PRIME);
+      h = foldedHashStep(h, c);
     }
-    this.scratchHash = h & 0x7fffffff;
+    this.scratchHash = foldedHashEnd(h);
     return n;
   }
   private scratchHash = 0;
@@ -275,6 +275,3 @@ export type TableParts = { arena: Uint8Array<ArrayBuffer>; used: number; garbage
 
 const EMPTY = 0;
 const DELETED = -1;
-// foldedHash's FNV-1a constants (src/doi/plain.ts): keyBytes must hash exactly as it does
-const HASH_SEED = 0x811c9dc5 | 0;
-const HASH_PRIME = 0x01000193;

@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiInput } from '../doi/index.ts';
+import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../doi/index.ts';
 import {
   EntitlementsRequest,
   MAX_ENTITLEMENT_DOIS,
@@ -24,6 +24,7 @@ const checkRequest = TypeCompiler.Compile(EntitlementsRequest);
 const checkOrg = TypeCompiler.Compile(Org);
 /** the plain-body scanner's output, reused: copied for a request before its first await */
 const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
+const scannedHashes = new Int32Array(MAX_ENTITLEMENT_DOIS);
 const orgSpan = new Int32Array(2);
 const decoder = new TextDecoder();
 
@@ -68,9 +69,9 @@ export interface Entries {
   verdicts: (PlatformVerdict | undefined)[];
 }
 
-function newEntries(n: number): Entries {
+function newEntries(n: number, hashes = new Int32Array(n).fill(NOT_PLAIN)): Entries {
   return {
-    hashes: new Int32Array(n).fill(-1),
+    hashes,
     sent: new Array(n),
     plain: new Uint8Array(n),
     uids: new Array(n),
@@ -91,13 +92,14 @@ function newEntries(n: number): Entries {
  * full. Both readings mean the same (test/http/entitlements-plain.test.ts).
  */
 export function readRequest(body: Uint8Array): ReadRequest | Response {
-  const count = scanEntitlementBody(body, spans, MAX_ENTITLEMENT_DOIS, orgSpan);
+  const count = scanEntitlementBody(body, spans, MAX_ENTITLEMENT_DOIS, orgSpan, scannedHashes);
   if (count >= 0) {
     const org = orgSpan[0]! < 0 ? undefined : orgOf(body.subarray(orgSpan[0], orgSpan[1]));
     if (org !== INVALID_ORG) {
-      const e = newEntries(count);
+      // the shared scan buffers are reused by the next request while this one waits
+      const e = newEntries(count, scannedHashes.slice(0, count));
       e.body = body;
-      e.spans = spans.slice(0, 2 * count); // the shared scan buffer is reused by the next request while this one waits
+      e.spans = spans.slice(0, 2 * count);
       return { org, entries: e };
     }
   }
@@ -153,7 +155,7 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
   e.arena = service.index.arena;
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
-  if (e.spans) hashSpans(e, service);
+  if (e.spans) touchSpans(e, service);
   for (let i = 0; i < e.kinds.length; i++) {
     const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
     if (service.index.arena !== e.arena) return undefined;
@@ -201,7 +203,7 @@ function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementSer
 }
 
 /**
- * An entry of a plain body, read from its bytes: a plain DOI is looked up by its hash (hashSpans) without making
+ * An entry of a plain body, read from its bytes: a plain DOI is looked up by the hash the scanner made (scanEntitlementBody) without making
  * a string; any other string takes the DOI rule.
  */
 function classifySpan(e: Entries, i: number, service: EntitlementService): number {
@@ -219,11 +221,10 @@ function setStrings(e: Entries, i: number): void {
   e.bare[i] = doi;
 }
 
-/** Each span's plain-DOI hash (NOT_PLAIN for others), its index memory touched before any is looked up. */
-function hashSpans(e: Entries, service: EntitlementService): void {
-  const { body, spans, hashes } = e;
+/** The index memory of each plain DOI (by the hash the scanner made) touched before any is looked up. */
+function touchSpans(e: Entries, service: EntitlementService): void {
+  const { hashes } = e;
   const index = service.index;
-  for (let i = 0; i < hashes.length; i++) hashes[i] = plainDoiHash(body!, spans![2 * i]!, spans![2 * i + 1]!);
   for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchSlot(hashes[i]!);
   for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchRecord(hashes[i]!);
 }

@@ -1,3 +1,5 @@
+import { FOLDED_HASH_SEED, foldedHashEnd, foldedHashStep, isPlainByte, NOT_PLAIN, plainDoiHashOfChecked } from '../doi/index.ts';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
@@ -8,6 +10,13 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
 const ORG_KEY = [QUOTE, 0x6f, 0x72, 0x67, QUOTE]; // "org"
+/**
+ * STRING_BYTE[c]: 0 for a byte that ends a plain string (its closing quote) or that no plain string holds
+ * (controls, DEL, non-ASCII, a backslash: escapes take the general path); else 1 when a plain DOI may hold it
+ * too (src/doi/plain.ts), 2 when not (the space).
+ */
+const STRING_BYTE = new Uint8Array(256);
+for (let c = 0x20; c < 0x7f; c++) if (c !== QUOTE && c !== BACKSLASH) STRING_BYTE[c] = isPlainByte(c) ? 1 : 2;
 
 /**
  * Recognises an Updates API body in the plain shape integrators send: `{"dois":["…","…"]}` with any JSON
@@ -25,14 +34,16 @@ export function scanPlainBody(b: Uint8Array, spans: Int32Array, max: number): nu
 /**
  * scanPlainBody for the Entitlement API: the body may also have an `"org"` member (before or after `"dois"`)
  * whose value is an object; its byte range, braces included, goes into `org` (-1, -1 when absent). Its inside is
- * not checked here: the route parses that slice, and takes the general path when it is not valid JSON.
+ * not checked here: the route parses that slice, and takes the general path when it is not valid JSON. Each
+ * string's plainDoiHash goes into `hashes` (NOT_PLAIN for a string that is not a plain DOI), made as its bytes are
+ * read: the route then reads no DOI's bytes again until its lookup compares them.
  */
-export function scanEntitlementBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array): number {
+export function scanEntitlementBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array, hashes: Int32Array): number {
   org[0] = org[1] = -1;
-  return scanBody(b, spans, max, org);
+  return scanBody(b, spans, max, org, hashes);
 }
 
-function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array | undefined): number {
+function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array | undefined, hashes?: Int32Array): number {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return -1;
   let count = -1;
@@ -48,7 +59,9 @@ function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array
       for (;;) {
         if (b[i] !== QUOTE || count === max) return -1;
         const start = ++i;
-        for (let c = b[i]; c !== QUOTE; c = b[++i]) if (c === undefined || c < 0x20 || c >= 0x7f || c === BACKSLASH) return -1;
+        i = hashes ? hashedStringEnd(b, start) : stringEnd(b, start);
+        if (i < 0) return -1;
+        if (hashes) hashes[count] = stringHash;
         spans[2 * count] = start;
         spans[2 * count + 1] = i;
         count++;
@@ -74,6 +87,33 @@ function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array
   if (count < 0) return -1;
   return skipSpace(b, i + 1) === b.length ? count : -1;
 }
+
+/** Where the plain string whose inside starts at b[start] ends (its closing quote), or -1 when it is not plain. */
+function stringEnd(b: Uint8Array, start: number): number {
+  const n = b.length;
+  let i = start;
+  while (i < n && STRING_BYTE[b[i]!] !== 0) i++;
+  return i < n && b[i] === QUOTE ? i : -1;
+}
+
+/** stringEnd, and the string's plainDoiHash in stringHash, from the one read of its bytes. */
+function hashedStringEnd(b: Uint8Array, start: number): number {
+  const n = b.length;
+  let h = FOLDED_HASH_SEED;
+  let kinds = 0;
+  let i = start;
+  for (; i < n; i++) {
+    const c = b[i]!;
+    const kind = STRING_BYTE[c]!;
+    if (kind === 0) break;
+    kinds |= kind;
+    h = foldedHashStep(h, c);
+  }
+  if (i >= n || b[i] !== QUOTE) return -1;
+  stringHash = kinds & 2 ? NOT_PLAIN : plainDoiHashOfChecked(b, start, i, foldedHashEnd(h));
+  return i;
+}
+let stringHash = NOT_PLAIN;
 
 /** Where the object starting at b[i] (a `{`) ends, one past its `}`, following strings and nesting; -1 if it does not. */
 function objectEnd(b: Uint8Array, i: number): number {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { DEFAULT_ENTITLEMENTS } from '../../src/config/index.ts';
+import { plainDoiHash } from '../../src/doi/index.ts';
 import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
 import { scanEntitlementBody } from '../../src/http/plain-body.ts';
@@ -21,8 +22,10 @@ function scan(body: string): { dois: string[]; org: unknown } | undefined {
   const bytes = encoder.encode(body);
   const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
   const org = new Int32Array(2);
-  const n = scanEntitlementBody(bytes, spans, MAX_ENTITLEMENT_DOIS, org);
+  const hashes = new Int32Array(MAX_ENTITLEMENT_DOIS);
+  const n = scanEntitlementBody(bytes, spans, MAX_ENTITLEMENT_DOIS, org, hashes);
   if (n < 0) return undefined;
+  for (let i = 0; i < n; i++) expect(hashes[i]).toBe(plainDoiHash(bytes, spans[2 * i]!, spans[2 * i + 1]!));
   return {
     dois: Array.from({ length: n }, (_, i) => decoder.decode(bytes.subarray(spans[2 * i], spans[2 * i + 1]))),
     org: org[0]! < 0 ? undefined : JSON.parse(decoder.decode(bytes.subarray(org[0], org[1]))),
@@ -35,6 +38,8 @@ describe('scanEntitlementBody recognises the plain shape, and only what JSON.par
     ['{"org":{"ipv4":"192.0.2.1"},"dois":["10.1234/a","doi:10.1/x"]}', ['10.1234/a', 'doi:10.1/x'], { ipv4: '192.0.2.1' }],
     [' { "dois" : [ "10.1234/a" ] , "org" : { "entityID" : "https://i.example/{x}\\"]" , "n": [1, {"a": []}] } } ', ['10.1234/a'], { entityID: 'https://i.example/{x}"]', n: [1, { a: [] }] }],
     ['{"org":{},"dois":["not a doi"]}', ['not a doi'], {}],
+    // plain DOIs in any case, and strings that are not (a space, a short registrant, no suffix): their hashes too
+    ['{"dois":["10.1234/AbC","10.1234/a b","10.123/x","10.1234/","10.123456789/~!{}"]}', ['10.1234/AbC', '10.1234/a b', '10.123/x', '10.1234/', '10.123456789/~!{}'], undefined],
   ];
   for (const [body, dois, org] of accepted)
     test(`accepts ${body}`, () => {

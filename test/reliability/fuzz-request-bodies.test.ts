@@ -6,6 +6,7 @@ import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.
 import { FAULT_CODES } from '../../src/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST } from '../../src/http/index.ts';
+import { NOT_PLAIN, plainDoiHash } from '../../src/doi/index.ts';
 import { scanEntitlementBody, scanPlainBody } from '../../src/http/plain-body.ts';
 import { Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
@@ -349,7 +350,7 @@ for (const api of ['updates', 'entitlements'] as const) {
       const spans = new Int32Array(2 * Math.max(MAX_DOIS_PER_REQUEST, MAX_ENTITLEMENT_DOIS));
       await fuzz(`${api} plain = general`, 800, fc.asyncProperty(bodyArb(api), fc.constantFrom(KEY, KEY_NO_UPDATES), async (bytes, key) => {
         fc.pre(!(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf));
-        if ((api === 'updates' ? scanPlainBody(bytes, spans, 100) : scanEntitlementBody(bytes, spans, 100, new Int32Array(2))) >= 0) plain++;
+        if ((api === 'updates' ? scanPlainBody(bytes, spans, 100) : scanEntitlementBody(bytes, spans, 100, new Int32Array(2), new Int32Array(100))) >= 0) plain++;
         const a = await post(app, API_PATHS[api], bytes, { key });
         const b = await post(app, API_PATHS[api], withBom(bytes), { key });
         expect([b.status, b.headers.get('content-type'), await b.text()]).toEqual([a.status, a.headers.get('content-type'), await a.text()]);
@@ -382,7 +383,9 @@ describe('the scanners alone', () => {
   test('a body the scanner reads means exactly what JSON.parse makes of it', async () => {
     const spans = new Int32Array(2 * 100);
     const orgSpan = new Int32Array(2);
+    const hashes = new Int32Array(100);
     let read = 0;
+    let plainDois = 0;
     await fuzz('plain-body scanners', 3000, fc.property(fc.oneof(bodyArb('updates'), bodyArb('entitlements')), (bytes) => {
       const strings = (n: number) => Array.from({ length: n }, (_, i) => decoder.decode(bytes.subarray(spans[2 * i], spans[2 * i + 1])));
       const n = scanPlainBody(bytes, spans, 100);
@@ -390,8 +393,11 @@ describe('the scanners alone', () => {
         read++;
         expect(JSON.parse(decoder.decode(bytes))).toEqual({ dois: strings(n) });
       }
-      const m = scanEntitlementBody(bytes, spans, 100, orgSpan);
+      const m = scanEntitlementBody(bytes, spans, 100, orgSpan, hashes);
       if (m >= 0) {
+        // the hash the scanner makes as it reads is the DOI rule's, and NOT_PLAIN for every string not a plain DOI
+        for (let i = 0; i < m; i++) expect(hashes[i]).toBe(plainDoiHash(bytes, spans[2 * i]!, spans[2 * i + 1]!));
+        for (let i = 0; i < m; i++) if (hashes[i] !== NOT_PLAIN) plainDois++;
         let org: unknown;
         try {
           org = orgSpan[0]! < 0 ? undefined : JSON.parse(decoder.decode(bytes.subarray(orgSpan[0], orgSpan[1])));
@@ -406,5 +412,6 @@ describe('the scanners alone', () => {
       }
     }));
     expect(read).toBeGreaterThan(0);
+    expect(plainDois).toBeGreaterThan(0);
   });
 });
