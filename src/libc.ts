@@ -9,7 +9,11 @@ export interface Libc {
   madvise(address: number, length: number, advice: number): number;
   /** copies n bytes between addresses: the caller has checked both ranges (nothing here can) */
   memcpy(to: number, from: number, n: number): void;
-  /** where a typed array's bytes start (stable while the array lives: the runtime does not move them) */
+  /**
+   * Where a typed array's bytes start: stable while the array lives. A small array made in JS keeps its bytes
+   * in the garbage-collected heap until something asks for its ArrayBuffer, which moves them out: this asks
+   * first, so the address taken is where they stay. 0 for an empty array (no copy of it can pass a bounds check).
+   */
   address(bytes: Uint8Array): number;
 }
 
@@ -30,7 +34,11 @@ function load(): Libc | null {
     return {
       madvise: (address, length, advice) => symbols.madvise(address, length, advice) as number,
       memcpy: symbols.memcpy as (to: number, from: number, n: number) => void,
-      address: (bytes) => ptr(bytes),
+      address: (bytes) => {
+        if (bytes.length === 0) return 0; // ptr() refuses one, or not, by how hot the call is
+        void bytes.buffer; // fixes where the bytes live (see Libc.address)
+        return ptr(bytes);
+      },
     };
   } catch {
     return null;

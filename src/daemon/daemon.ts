@@ -1,6 +1,7 @@
 import { ENV_NAMES, type Config } from '../config/index.ts';
 import { FaultError } from '../fault.ts';
 import type { Logger } from '../log.ts';
+import { libc } from '../libc.ts';
 import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
@@ -91,7 +92,8 @@ export class Daemon {
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
     this.closers.push(() => server.stop());
-    this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: server.url });
+    // nativeMemory: libc's madvise and memcpy were found (src/libc.ts): huge pages and native reply copies
+    this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: server.url, nativeMemory: libc() !== null });
   }
 
   private async followUpdates(config: Config): Promise<void> {

@@ -53,7 +53,10 @@ export function copyPlainDoi(b: Uint8Array, start: number, end: number, out: Uin
   return foldedHashEnd(h);
 }
 
-/** copyPlainDoi without the copy: the folded hash of b[start, end) when it is a plain DOI, else NOT_PLAIN. */
+/**
+ * copyPlainDoi without the copy: the folded hash of b[start, end) when it is a plain DOI, else NOT_PLAIN. The rule
+ * in one function: the readers that hash as they scan (plainDoiHashOfChecked) are tested against it.
+ */
 export function plainDoiHash(b: Uint8Array, start: number, end: number): number {
   if (suffixStartOfBytes(b, start, end) < 0) return NOT_PLAIN;
   let h = FOLDED_HASH_SEED;
@@ -89,17 +92,19 @@ export function foldedHash(b: Uint8Array, start: number, end: number): number {
   return foldedHashEnd(h);
 }
 
-/**
+/*
  * foldedHash one byte at a time, for a reader that hashes bytes as it reads them: h = FOLDED_HASH_SEED, then
  * h = foldedHashStep(h, byte) for each byte, and foldedHashEnd(h) is the hash. Every hash of a DOI key is made so.
  */
 export const FOLDED_HASH_SEED = 0x811c9dc5 | 0;
 const HASH_PRIME = 0x01000193;
 
+/** The hash so far, h, with byte c (folded) taken in. */
 export function foldedHashStep(h: number, c: number): number {
   return Math.imul(h ^ ASCII_FOLD[c]!, HASH_PRIME);
 }
 
+/** The hash from the last step's h: 31 bits, never negative. */
 export function foldedHashEnd(h: number): number {
   return h & 0x7fffffff;
 }
@@ -108,7 +113,6 @@ export function foldedHashEnd(h: number): number {
 export function foldByte(c: number): number {
   return ASCII_FOLD[c]!;
 }
-
 
 /*
  * The length bound and the `10.<4-9 digits>/` prefix with a non-empty suffix after it; each returns where the

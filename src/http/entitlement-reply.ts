@@ -13,11 +13,13 @@ import { ReplyBytes, type CopySource } from './reply-bytes.ts';
 const reply = new ReplyBytes();
 const encoder = new TextEncoder();
 /** an answer from the deposit after its `doi`, up to its `vor`, by the index's access code */
-const OPEN_ANSWER = ACCESS.map((a) => encoder.encode(`,"statusCode":200,"entitled":"yes","accessType":"${a}","source":"oa_platform"`));
-const VOR = encoder.encode(',"vor":');
+const OPEN_TEXT = ACCESS.map((a) => `,"statusCode":200,"entitled":"yes","accessType":"${a}","source":"oa_platform"`);
+const OPEN_ANSWER = OPEN_TEXT.map((text) => encoder.encode(text));
+const VOR_KEY = ',"vor":';
+const VOR = encoder.encode(VOR_KEY);
 /** OPEN_ANSWER, and OPEN_ANSWER with VOR after it, as sources for the open-DOI copies */
 const OPEN_HEAD = OPEN_ANSWER.map((head) => reply.source(head));
-const OPEN_HEAD_VOR = OPEN_ANSWER.map((head) => reply.source(new Uint8Array([...head, ...VOR])));
+const OPEN_HEAD_VOR = OPEN_TEXT.map((text) => reply.source(encoder.encode(text + VOR_KEY)));
 const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
 
@@ -29,8 +31,9 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
   let none = 0;
   let open = 0;
   const out = reply.start().ascii('{"entitlements":[');
-  const bodySource = spans ? out.source(body!) : undefined;
-  const arenaSource = arena ? out.source(arena) : undefined;
+  // writeOpenSpan's sources, where it may run (their addresses cost a native call each)
+  const bodySource = spans && !updates ? out.source(body!) : undefined;
+  const arenaSource = arena && !updates ? out.source(arena) : undefined;
   for (let i = 0; i < kinds.length; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;

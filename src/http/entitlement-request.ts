@@ -48,7 +48,7 @@ export interface Entries {
   /** a plain body's bytes and each entry's range in them (the entries of a parsed body are strings instead) */
   body?: Uint8Array;
   spans?: Int32Array;
-  /** a plain-body entry that is a plain DOI: its folded hash (for the updates table), else -1 */
+  /** a plain-body entry that is a plain DOI: its folded hash (the index's and the updates table's), else NOT_PLAIN */
   hashes: Int32Array;
   /** the DOI as sent, for a parsed body (a plain body's entries are written from its bytes) */
   sent: (string | undefined)[];
@@ -203,8 +203,8 @@ function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementSer
 }
 
 /**
- * An entry of a plain body, read from its bytes: a plain DOI is looked up by the hash the scanner made (scanEntitlementBody) without making
- * a string; any other string takes the DOI rule.
+ * An entry of a plain body, read from its bytes: a plain DOI is looked up by the hash the scanner made
+ * (scanEntitlementBody) without making a string; any other string takes the DOI rule.
  */
 function classifySpan(e: Entries, i: number, service: EntitlementService): number {
   const h = e.hashes[i]!;

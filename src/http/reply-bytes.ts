@@ -10,14 +10,14 @@ const encoder = new TextEncoder();
 const SHORT_COPY = 48;
 
 /**
- * Bytes a reply copies from, with where they start in memory (ReplyBytes.source): taking the address costs about
- * as much as a short copy, so it is taken once per source and reply, not per copy.
+ * Bytes a reply copies from, with where they start in memory: taking the address costs about as much as a short
+ * copy, so it is taken once per source and reply, not per copy. Made only by ReplyBytes.source, and copied
+ * from only by the ReplyBytes that made it (its address is that reply's to trust).
  */
-export class CopySource {
-  constructor(
-    readonly bytes: Uint8Array,
-    readonly address: number,
-  ) {}
+export interface CopySource {
+  readonly bytes: Uint8Array;
+  readonly address: number;
+  readonly owner: ReplyBytes;
 }
 
 export class ReplyBytes {
@@ -87,6 +87,8 @@ export class ReplyBytes {
   }
 
   moveTo(position: number): void {
+    // the next native copy writes at pos: it must be inside the buffer
+    if (!(position >= 0 && position <= this.buf.length)) throw new RangeError(`position ${position} outside the reply buffer`);
     this.pos = position;
   }
 
@@ -116,15 +118,18 @@ export class ReplyBytes {
     return this;
   }
 
-  /** `bytes` as a source for copy (hold it no longer than the bytes are held). */
+  /** `bytes` as a source for this reply's copies (take it within one reply: a view of it may be replaced later). */
   source(bytes: Uint8Array): CopySource {
-    return new CopySource(bytes, this.native ? this.native.address(bytes) : 0);
+    return { bytes, address: this.native ? this.native.address(bytes) : 0, owner: this };
   }
 
   /** src.bytes[from, from + n), by a native copy where there is one (a few native calls beat any loop past 8 bytes). */
   copy(src: CopySource, from: number, n: number): this {
-    // checked here, since memcpy cannot: a range past either buffer would read or write memory that is not theirs
-    if (from < 0 || n < 0 || from + n > src.bytes.length) throw new RangeError(`a copy of ${n} bytes from ${from} of ${src.bytes.length}`);
+    // checked here, since memcpy cannot: a range past either buffer, or an address of another reply's making,
+    // would read or write memory that is not theirs (written so that NaN fails too)
+    if (!(from >= 0 && n >= 0 && from + n <= src.bytes.length) || src.owner !== this)
+      throw new RangeError(`a copy of ${n} bytes from ${from} of ${src.bytes.length}${src.owner === this ? '' : ' (a source of another reply)'}`);
+    if (n === 0) return this;
     this.ensure(n);
     if (this.native) this.native.memcpy(this.bufAddress + this.pos, src.address + from, n);
     else this.buf.set(src.bytes.subarray(from, from + n), this.pos);

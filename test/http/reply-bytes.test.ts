@@ -40,12 +40,34 @@ test('native copies write what TypedArray.set writes, from any offset of any sou
   expect(native).toEqual(plain);
 });
 
-test('a copy range outside its source is refused before anything is written', () => {
+test('a copy outside its source, from a source of another reply, or to a position outside the buffer is refused before anything is written', () => {
+  const other = new ReplyBytes(null);
   for (const out of [new ReplyBytes(), new ReplyBytes(null)]) {
     const src = out.start().ascii('ab').source(new Uint8Array([1, 2, 3]));
     expect(() => out.copy(src, 2, 2)).toThrow(RangeError);
     expect(() => out.copy(src, -1, 1)).toThrow(RangeError);
     expect(() => out.copy(src, 0, -1)).toThrow(RangeError);
+    expect(() => out.copy(src, Number.NaN, 1)).toThrow(RangeError);
+    expect(() => out.copy(src, 0, Number.NaN)).toThrow(RangeError);
+    // a source's address is only good for the reply that took it (another's may be 0, or of another buffer)
+    expect(() => out.copy(other.source(new Uint8Array([9])), 0, 1)).toThrow(RangeError);
+    expect(() => out.moveTo(-1)).toThrow(RangeError);
+    expect(() => out.moveTo(10 ** 9)).toThrow(RangeError);
+    expect(() => out.moveTo(Number.NaN)).toThrow(RangeError);
     expect([...out.copy(src, 1, 2).take()]).toEqual([0x61, 0x62, 2, 3]);
+  }
+});
+
+test('an empty source copies nothing; a small array made in JS is copied from where its bytes stay', () => {
+  for (const out of [new ReplyBytes(), new ReplyBytes(null)]) {
+    const empty = out.start().source(new Uint8Array(0));
+    expect(out.copy(empty, 0, 0).take().length).toBe(0);
+    expect(() => out.copy(empty, 0, 1)).toThrow(RangeError);
+    // a small typed array's bytes may move once something asks for its buffer: taking the address asks first
+    const small = new Uint8Array([1, 2, 3, 4]);
+    const src = out.source(small);
+    void small.subarray(1); // what would have moved them
+    small[0] = 7; // written where the bytes are now: a stale address would still read the 1
+    expect([...out.copy(src, 0, 4).take()]).toEqual([7, 2, 3, 4]);
   }
 });
