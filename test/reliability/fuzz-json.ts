@@ -93,11 +93,15 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constant('drop' as const), key: keyArb, at: fc.nat() }),
 );
 
-/** Applies a mutation to the `at`-th object of `targets` (nothing when there are none). */
+/**
+ * Applies a mutation to the `at`-th object of `targets` (nothing when there are none). A value set is a copy:
+ * the generator hands out some objects more than once (constantFrom's `{}`, a mutation replayed while shrinking),
+ * and the same object set twice, the second time into itself, made a cycle that no serializer can write.
+ */
 export function mutate(targets: Obj[], m: Mutation): void {
   if (targets.length === 0) return;
   const t = targets[m.at % targets.length]!;
-  if (m.op === 'set') t.obj.push([m.key, m.value]);
+  if (m.op === 'set') t.obj.push([m.key, clone(m.value)]);
   else t.obj = t.obj.filter(([k]) => k !== m.key);
 }
 
