@@ -7,6 +7,12 @@ import { readSecretsFile } from './secrets-file.ts';
 import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStaleAfterMs, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
 
+/**
+ * The harvest's default nice value: the lowest priority. A harvest is background work, and at nice 10 it still took
+ * about a quarter of the Updates API's rate while it ran on 2 cores; at 19 about a tenth (bench/harvest.ts, in turns).
+ */
+const HARVEST_NICE = 19;
+
 const checkConfig = TypeCompiler.Compile(ConfigFile);
 
 /**
@@ -110,7 +116,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
           rows: c.rows ?? 1000,
           fullEveryMs: Math.round((c.fullEveryDays ?? 7) * 86_400_000),
           staleAfterMs: staleAfter(c.staleAfterHours, everyMs),
-          nice: c.nice ?? 10,
+          nice: c.nice ?? HARVEST_NICE,
         };
       }),
     },

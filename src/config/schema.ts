@@ -94,7 +94,7 @@ export const CrossrefHarvestSource = t.Object(
     /** a full harvest (which also sees a work whose last update was withdrawn) this often; 0: only when asked */
     fullEveryDays: t.Optional(t.Number({ minimum: 0 })),
     staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-    /** the nice value of the process the daemon harvests in (default 10): under load, answering requests comes first */
+    /** the nice value of the process the daemon harvests in (default 19): under load, answering requests comes first */
     nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
   },
   { additionalProperties: false },
@@ -161,7 +161,7 @@ export const ConfigFile = t.Object(
       t.Object(
         {
           dropDir: t.Optional(t.String({ minLength: 1 })),
-          /** the nice value of the process the daemon imports dropped files and URLs in (default 10), as a harvest's */
+          /** the nice value of the process the daemon imports dropped files and URLs in (default 10) */
           nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
           /** how long a work whose updates were all withdrawn stays in the change feed; older cursors get 410 */
           changeFeedKeepDays: t.Optional(t.Number({ minimum: 0, maximum: 36_500 })),

@@ -178,7 +178,7 @@ nice = 0
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
       ],
       crossref: [
-        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 10 },
+        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19 },
         { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', plusTokenEnv: 'CR_PLUS', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000, nice: 0 },
       ],
     });
