@@ -9,7 +9,7 @@ import { fault, FaultError } from '../fault.ts';
 
 /**
  * The harvest's default nice value: the lowest priority. A harvest is background work, and at nice 10 it still took
- * about a quarter of the Updates API's rate while it ran on 2 cores; at 19 about a tenth (bench/harvest.ts, in turns).
+ * 24-31% of the Updates API's rate while it ran on 2 cores; at 19 6-27%, 16% on average (bench/harvest.ts, in turns).
  */
 const HARVEST_NICE = 19;
 
