@@ -25,14 +25,11 @@ const SUPERSEDED = '.superseded';
 const CONCURRENCY = 8;
 const MAX_BACKOFF_MS = 5 * 60_000;
 /**
- * S3 gives LastModified to the second. An object is taken only once its LastModified second had ended a second
- * before the listing began: then every object of that second is in the same listing, and files reach the
- * ingestor in (LastModified, key) order whether a replica sees them one by one or all at once (docs/design.md,
- * "Apply order and replica convergence"). The extra second is for an object that shows in listings a little
- * after its LastModified (the time its upload was stamped): with the second's end alone, a replica once took an
- * object of second S without another of S that showed a few ms later, and applied the two in the wrong order.
+ * S3 gives LastModified to the second. An object is taken only once its LastModified second had ended before
+ * the listing began: then every object of that second is in the same listing, and files reach the ingestor
+ * in (LastModified, key) order whether a replica sees them one by one or all at once (docs/design.md, "Apply order and replica convergence").
  */
-const SAME_SECOND_GUARD_MS = 2000;
+const SAME_SECOND_GUARD_MS = 1000;
 
 interface MirrorObject {
   key: string;
