@@ -23,7 +23,8 @@
  *      (full), later rounds are incremental; before every harvest but the daemon's first, every update gets a new
  *      date. Each rate is the daemon's count of 200 answers (/metrics) over its window; wrk runs from 1 s before
  *      a window to its end; /healthz is polled one request after another for the longest pause. Target: during /
- *      alone >= 0.8.
+ *      alone >= 0.8. The CPU of each window, from /proc, in cores: the daemon's threads, niced processes (the
+ *      daemon's harvest), the fake, system time, idle; and the daemon's requests per second of its own CPU.
  * The machine has 2 cores, which wrk, the daemon, the fake and the harvest share. Figures are printed, never asserted.
  *   bun bench/harvest.ts
  */
@@ -36,7 +37,7 @@ import { CrossrefHarvest, type WindowFigures } from '../src/updates/index.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt, PeakMemory } from './lib/measure.ts';
 import { BENCH_KEY, copyStore, millionStore } from './lib/million-store.ts';
-import { cpuSeconds, pauseProbe, rssAnonPeak, statusKb } from './lib/process-probes.ts';
+import { cpuSeconds, machineCpu, pauseProbe, rssAnonPeak, statusKb } from './lib/process-probes.ts';
 import { indexesRead, runBench, startProcess, stopAll, type Started } from './lib/processes.ts';
 import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
@@ -87,7 +88,7 @@ interface Harvested {
 /** 1. One CrossrefHarvest.run() in this process, into the store at `dir` (the first is full, the next incremental). */
 async function harvestHere(dir: string, server: Started): Promise<Harvested> {
   const store = Store.open(join(dir, 'db'), 'production', { mapSizeBytes: 16 * 2 ** 30 });
-  const settings: CrossrefHarvestSettings = { name: 'bench', url: server.url, mailto: MAILTO, everyMs: 86_400_000, rows: ROWS, fullEveryMs: 0, staleAfterMs: 3 * 86_400_000, nice: 0 };
+  const settings: CrossrefHarvestSettings = { name: 'bench', url: server.url, mailto: MAILTO, everyMs: 86_400_000, rows: ROWS, fullEveryMs: 0, staleAfterMs: 3 * 86_400_000, nice: 0, idle: false };
   let fetchMs = 0;
   let bytes = 0;
   const timedFetch = (async (...args: Parameters<typeof fetch>) => {
@@ -166,6 +167,7 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     const pauses = pauseProbe(daemon.url);
     const before = harvest ? await servedProbe() : '';
     const [c0, t0] = await count();
+    const cpu0 = { m: machineCpu(), daemon: cpuSeconds(daemon.pid), fake: cpuSeconds(fake.pid) };
     const harvestMs = await during();
     // a harvest's window goes on until the Updates API serves what it committed (its index is read again)
     const ended = performance.now();
@@ -175,8 +177,18 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     }
     const servedMs = performance.now() - ended;
     const [c1, t1] = await count();
+    const m = machineCpu();
+    const s = (t1 - t0) / 1000;
+    // cores used in the window: the daemon's threads, niced processes (the daemon's harvest), the fake, idle, the rest (wrk, the kernel, ...)
+    const cpu = {
+      daemon: (cpuSeconds(daemon.pid) - cpu0.daemon) / s,
+      niced: (m.nice - cpu0.m.nice) / s,
+      fake: (cpuSeconds(fake.pid) - cpu0.fake) / s,
+      idle: (m.idle - cpu0.m.idle) / s,
+      system: (m.system - cpu0.m.system) / s,
+    };
     const pauseMs = await pauses.stop();
-    return { rps: (c1 - c0) / ((t1 - t0) / 1000), seconds: (t1 - t0) / 1000, harvestMs, servedMs, pauseMs, wrk: await load.stop() };
+    return { rps: (c1 - c0) / s, seconds: s, harvestMs, servedMs, pauseMs, cpu, wrk: await load.stop() };
   };
   // a new everyMinutes each time is a config change: the daemon's sources restart and the harvest runs at once
   const crossref = (name: string, i: number) =>
@@ -273,7 +285,7 @@ async function main(): Promise<void> {
   console.log(`   a harvest's window ends when the Updates API serves it (${PROBE_DOI}'s answer changed): "served after" is that time after the harvest's end`);
   console.log('   round 1 is each harvest\'s first (full, a snapshot), later rounds incremental windows of the same works; every harvest but the daemon\'s first changes the date of every update');
   const w = (l: { rps: number; wrk: Load }) => `${fmt(l.rps)} (${fmt(l.wrk.p50Ms, 1)}, ${fmt(l.wrk.p99Ms, 1)}, ${l.wrk.errors})`;
-  type Window = { rps: number; seconds: number; harvestMs: number; servedMs: number; pauseMs: number; wrk: Load };
+  type Window = { rps: number; seconds: number; harvestMs: number; servedMs: number; pauseMs: number; cpu: Record<string, number>; wrk: Load };
   const during = (l: Window, alone: { rps: number }) =>
     `${w(l)} | ${fmt(l.pauseMs)} ms | ${fmt(l.seconds, 1)} s | ${fmt(Math.min(1, l.harvestMs / 1000 / l.seconds) * 100)}% | ${fmt(l.servedMs)} ms | ${fmt(l.rps / alone.rps, 2)}`;
   const after = (l: Window) => `${w(l)} | ${fmt(l.pauseMs)} ms`;
@@ -281,6 +293,13 @@ async function main(): Promise<void> {
   console.log(`|${' --- |'.repeat(1)}${' ---: |'.repeat(18)}`);
   rounds.forEach((r, i) =>
     console.log(`| ${i + 1} ${mode(r.full.own)} | ${after(r.alone)} | ${during(r.own, r.alone)} | ${after(r.after)} | ${during(r.cli, r.alone)} | ${after(r.cliAfter)} |`),
+  );
+  const cores = (l: Window) => `${fmt(l.rps / l.cpu.daemon!)} | ${['daemon', 'niced', 'fake', 'system', 'idle'].map((k) => fmt(l.cpu[k]!, 2)).join(' | ')}`;
+  console.log('\n   CPU in each window, in cores (of 2): requests per second of the daemon\'s CPU; the daemon\'s threads; niced processes (the daemon\'s harvest); the fake; system time (all); idle');
+  console.log('| round | window | req per daemon CPU s | daemon | niced | fake | system | idle |');
+  console.log(`| --- | --- |${' ---: |'.repeat(6)}`);
+  rounds.forEach((r, i) =>
+    (['alone', 'own', 'after', 'cli', 'cliAfter'] as const).forEach((k) => console.log(`| ${i + 1} | ${k} | ${cores(r[k])} |`)),
   );
   const incremental = rounds.slice(1);
   for (const [k, what] of [['own', "the daemon's own harvest (issue 21's case)"], ['cli', '--harvest in another process']] as const) {

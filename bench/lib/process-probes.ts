@@ -46,3 +46,9 @@ export function pauseProbe(url: string): { stop(): Promise<number> } {
     },
   };
 }
+
+/** The machine's CPU seconds so far by kind, all cores summed (/proc/stat's cpu line, in clock ticks of 1/100 s). */
+export function machineCpu(): { user: number; nice: number; system: number; idle: number; other: number } {
+  const [user, nice, system, idle, ...rest] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { user: user! / 100, nice: nice! / 100, system: system! / 100, idle: idle! / 100, other: rest.slice(0, 4).reduce((a, b) => a + b, 0) / 100 };
+}

@@ -8,10 +8,12 @@ import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStal
 import { fault, FaultError } from '../fault.ts';
 
 /**
- * The harvest's default nice value: the lowest priority. A harvest is background work, and at nice 10 it still took
- * 24-31% of the Updates API's rate while it ran on 2 cores; at 19 6-27%, 16% on average (bench/harvest.ts, in turns).
+ * The harvest's default priority: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it
+ * still took 24-31% of the Updates API's rate while it ran; at 19 6-27%, 16% on average; at 19 under SCHED_IDLE
+ * 7-18%, 12% on average (bench/harvest.ts, 3 runs each, in turns).
  */
 const HARVEST_NICE = 19;
+const HARVEST_IDLE = true;
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
 
@@ -117,6 +119,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
           fullEveryMs: Math.round((c.fullEveryDays ?? 7) * 86_400_000),
           staleAfterMs: staleAfter(c.staleAfterHours, everyMs),
           nice: c.nice ?? HARVEST_NICE,
+          idle: c.idle ?? HARVEST_IDLE,
         };
       }),
     },

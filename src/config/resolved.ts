@@ -101,6 +101,8 @@ export interface CrossrefHarvestSettings {
   staleAfterMs: number;
   /** the nice value of the daemon's harvest process (--harvest runs at the priority it was started with) */
   nice: number;
+  /** the daemon's harvest process runs under Linux's SCHED_IDLE policy (child-process.ts priorityArgv) */
+  idle: boolean;
 }
 
 export const DEFAULT_CROSSREF_URL = 'https://api.crossref.org';

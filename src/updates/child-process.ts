@@ -31,18 +31,33 @@ export function openingOf(stores: readonly Store[]): StoreOpening[] {
   return stores.map((s) => ({ env: s.env, ...s.opened }));
 }
 
+/** How much CPU an import process yields: its nice value, and whether it runs under Linux's SCHED_IDLE policy. */
+export type Priority = { nice: number; idle?: boolean };
+
 /**
- * Runs one import job in a process of its own: this program again, under `nice -n <nice>`, so that reading a
- * source and its commit (a transaction of seconds for a Retraction Watch snapshot or a harvest window) never hold
- * the thread that answers requests, and under load the requests get the CPU first. A process, not a worker
- * thread: a thread's lower priority would pass to the threads it starts, and Bun's HTTP client thread and
+ * The commands an import process is started under for its priority: `chrt --idle 0` (util-linux) when `idle`, then
+ * `nice -n <nice>`. A SCHED_IDLE task runs only on CPU time no normal task wants, and the kernel preempts it at once
+ * for a waking one: during a harvest the Updates API kept 0.73-0.94 of its rate at nice 19, 0.82-0.93 with
+ * SCHED_IDLE too (bench/harvest.ts). Every thread the child starts inherits both. Without chrt the child runs at its nice value only, and `missing` says so.
+ */
+export function priorityArgv(p: Priority, which: (cmd: string) => string | null = Bun.which): { argv: string[]; missing?: string } {
+  const idle = p.idle === true && which('chrt') !== null;
+  const argv = [...(idle ? ['chrt', '--idle', '0'] : []), ...(p.nice > 0 ? ['nice', '-n', String(p.nice)] : [])];
+  return p.idle === true && !idle ? { argv, missing: 'chrt' } : { argv };
+}
+
+/**
+ * Runs one import job in a process of its own: this program again, at a lower priority (priorityArgv), so that
+ * reading a source and its commit (a transaction of seconds for a Retraction Watch snapshot or a harvest window)
+ * never hold the thread that answers requests, and under load the requests get the CPU first. A process, not a
+ * worker thread: a thread's lower priority would pass to the threads it starts, and Bun's HTTP client thread and
  * lmdb-js's write thread are shared by the whole process. Resolves with the job's result, or with the Fault that
  * `failed` makes of why the process gave none; an aborted `signal` sends the child a stop.
  */
 export function inImportProcess<J extends ImportJob>(
   job: J,
   log: Logger,
-  opts: { nice: number; signal?: AbortSignal; failed: (message: string) => Fault; name: string },
+  opts: Priority & { signal?: AbortSignal; failed: (message: string) => Fault; name: string },
   command = selfCommand(),
 ): Promise<JobResult<J>> {
   let child: ReturnType<typeof Bun.spawn>;
@@ -51,7 +66,9 @@ export function inImportProcess<J extends ImportJob>(
   const send = (m: ToImportChild) => {
     if (open) child.send(m);
   };
-  const argv = [...(opts.nice > 0 ? ['nice', '-n', String(opts.nice)] : []), ...command, IMPORT_CHILD_ARG];
+  const priority = priorityArgv(opts);
+  if (priority.missing) log.log('warn', 'import.idle_unavailable', { process: opts.name, message: `${priority.missing} (util-linux) is not on the PATH: the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE` });
+  const argv = [...priority.argv, ...command, IMPORT_CHILD_ARG];
   try {
     child = Bun.spawn(argv, {
       stdio: ['ignore', 'inherit', 'inherit'],

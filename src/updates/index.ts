@@ -10,5 +10,5 @@ export { importUpdates, type ImportResult } from './import-into-stores.ts';
 export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './source.ts';
 export { FollowedSources } from './followed-sources.ts';
 export { CrossrefHarvest, harvestInProcess, HARVEST_ORIGIN, loadState, type HarvestProgress, type HarvestState, type WindowFigures } from './harvest/index.ts';
-export { importInProcess, IMPORT_CHILD_ARG } from './child-process.ts';
+export { importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './child-process.ts';
 export { runImportChild } from './import-child.ts';

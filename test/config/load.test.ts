@@ -140,6 +140,7 @@ rows = 500
 fullEveryDays = 1
 staleAfterHours = 0.5
 nice = 0
+idle = false
 `);
     const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
@@ -178,8 +179,8 @@ nice = 0
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
       ],
       crossref: [
-        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19 },
-        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', plusTokenEnv: 'CR_PLUS', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000, nice: 0 },
+        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19, idle: true },
+        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', plusTokenEnv: 'CR_PLUS', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000, nice: 0, idle: false },
       ],
     });
   });
@@ -435,6 +436,7 @@ mailto = "not-an-address"
 rows = 1001
 everyMinutes = 40000
 nice = 20
+idle = "yes"
 `);
     const listed = problems(failure(() => loadConfig(path, {})));
     expect(listed.some((p) => p.startsWith('/updates/crossref/0/from:'))).toBe(true);
@@ -443,6 +445,7 @@ nice = 20
     // longer than a timer can wait (2^31-1 ms): it would fire every millisecond
     expect(listed.some((p) => p.startsWith('/updates/crossref/2/everyMinutes:'))).toBe(true);
     expect(listed.some((p) => p.startsWith('/updates/crossref/2/nice:'))).toBe(true);
+    expect(listed.some((p) => p.startsWith('/updates/crossref/2/idle:'))).toBe(true);
     const fixed = write(`
 ${MINIMAL}
 

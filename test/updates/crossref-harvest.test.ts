@@ -32,7 +32,7 @@ async function serve(works: FakeWork[], opts: CrossrefApiOptions = {}): Promise<
   return api;
 }
 function harvester(a: CrossrefApi, settings: Partial<CrossrefHarvestSettings> = {}, stores: Store[] = [store]): CrossrefHarvest {
-  const s: CrossrefHarvestSettings = { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 0, ...settings };
+  const s: CrossrefHarvestSettings = { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 0, idle: false, ...settings };
   return new CrossrefHarvest(s, stores, silentLogger, { version: 'test', retryBaseMs: 20 });
 }
 async function ok(r: Promise<WindowFigures | Fault>): Promise<WindowFigures> {

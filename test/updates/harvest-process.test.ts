@@ -4,14 +4,15 @@ import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
 import type { Fault } from '../../src/fault.ts';
 import type { Level, Logger } from '../../src/log.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
-import { harvestInProcess, loadState, type WindowFigures } from '../../src/updates/index.ts';
+import { harvestInProcess, loadState, priorityArgv, type WindowFigures } from '../../src/updates/index.ts';
 import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 /**
  * The daemon's harvests run in a process of their own (src/updates/harvest/harvest-process.ts): the window lands
  * in the stores this process has open, the child's log lines come to this process's logger, every thread of the
- * child runs at the harvest's nice value and none of this process's, a stop ends the run between pages with its
+ * child runs at the harvest's nice value and scheduling policy (SCHED_IDLE unless `idle` is off) and none of this
+ * process's, a stop ends the run between pages with its
  * progress saved, and a child that fails, dies or cannot start is a Fault.
  */
 
@@ -33,7 +34,7 @@ afterEach(async () => {
 });
 
 function settings(a: CrossrefApi, more: Partial<CrossrefHarvestSettings> = {}): CrossrefHarvestSettings {
-  return { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 7, ...more };
+  return { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 7, idle: true, ...more };
 }
 function capture(): Logger & { lines: { level: Level; event: string; fields?: Record<string, unknown> }[] } {
   const lines: { level: Level; event: string; fields?: Record<string, unknown> }[] = [];
@@ -43,13 +44,16 @@ function ok(r: WindowFigures | Fault): WindowFigures {
   if ('code' in r) throw new Error(`${r.code}: ${r.message}`);
   return r;
 }
-/** the fields of a /proc stat line after the command name: [0] state, [1] ppid, [16] nice */
+/** the fields of a /proc stat line after the command name: [0] state, [1] ppid, [16] nice, [38] scheduling policy */
 function statFields(path: string): string[] {
   const stat = readFileSync(path, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 /** nice value of every thread of a process */
 const threadNices = (pid: number | 'self') => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[16]));
+/** scheduling policy of every thread of a process (0 SCHED_OTHER, 5 SCHED_IDLE) */
+const threadPolicies = (pid: number | 'self') => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[38]));
+const SCHED_IDLE = 5;
 /** the processes this one started */
 function children(): number[] {
   const out: number[] = [];
@@ -63,7 +67,7 @@ function children(): number[] {
   return out;
 }
 
-test('a run in its own process: the window lands in the stores open here, its log lines come here, the child runs at the harvest nice value', async () => {
+test('a run in its own process: the window lands in the stores open here, its log lines come here, the child runs at the harvest nice value under SCHED_IDLE', async () => {
   api = await startCrossrefApi({ works: [...realWorks(), ...syntheticWorks(250)] });
   api.inject({ kind: 'stall', ms: 1500, times: 1 });
   const log = capture();
@@ -76,6 +80,8 @@ test('a run in its own process: the window lands in the stores open here, its lo
   expect(nices.length).toBeGreaterThan(1);
   expect(new Set(nices)).toEqual(new Set([7])); // every thread of the child, Bun's HTTP client included
   expect(new Set(threadNices('self'))).toEqual(new Set([0]));
+  expect(new Set(threadPolicies(child[0]!))).toEqual(new Set([SCHED_IDLE]));
+  expect(new Set(threadPolicies('self'))).toEqual(new Set([0]));
 
   const r = ok(await run);
   expect(r).toMatchObject({ works: 254, full: true, skipped: {} });
@@ -88,6 +94,19 @@ test('a run in its own process: the window lands in the stores open here, its lo
   // these stay open and writable
   await stores[0]!.saveSourceState('url', 'https://example.org/after', { etag: 'x' });
   expect(stores[0]!.sourceState('url', 'https://example.org/after')).toEqual({ etag: 'x' });
+});
+
+test('idle = false: the child runs at the nice value under the normal policy', async () => {
+  api = await startCrossrefApi({ works: syntheticWorks(20) });
+  api.inject({ kind: 'stall', ms: 1500, times: 1 });
+  const before = children();
+  const run = harvestInProcess(settings(api, { idle: false }), stores, capture(), { version: 'test' });
+  await waitFor(() => api!.maxInFlight > 0, 'the first call');
+  const child = children().filter((p) => !before.includes(p));
+  expect(child).toHaveLength(1);
+  expect(new Set(threadNices(child[0]!))).toEqual(new Set([7]));
+  expect(new Set(threadPolicies(child[0]!))).toEqual(new Set([0]));
+  expect(ok(await run)).toMatchObject({ works: 20 });
 });
 
 test('a stop ends the run between pages, its progress saved; the next run carries on to a whole window', async () => {
@@ -149,8 +168,19 @@ test('a child killed mid-window: HARVEST_PROCESS_FAILED naming the signal; the n
 test('a command that cannot be started: HARVEST_PROCESS_FAILED naming it', async () => {
   api = await startCrossrefApi({ works: realWorks() });
   const log = capture();
-  const r = await harvestInProcess(settings(api, { nice: 0 }), stores, log, { version: 'test' }, [`${dir.path}/no-such-program`]);
+  // no chrt or nice in front: they would start, and fail to start it themselves
+  const r = await harvestInProcess(settings(api, { nice: 0, idle: false }), stores, log, { version: 'test' }, [`${dir.path}/no-such-program`]);
   expect(r).toMatchObject({ code: 'HARVEST_PROCESS_FAILED' });
   expect((r as Fault).message).toContain('no-such-program');
   expect(api.calls).toHaveLength(0);
+});
+
+test('the priority commands: chrt --idle when idle and chrt is there, nice when above 0; without chrt, nice only and said', () => {
+  const chrt = (cmd: string) => (cmd === 'chrt' ? '/usr/bin/chrt' : null);
+  expect(priorityArgv({ nice: 19, idle: true }, chrt)).toEqual({ argv: ['chrt', '--idle', '0', 'nice', '-n', '19'] });
+  expect(priorityArgv({ nice: 0, idle: true }, chrt)).toEqual({ argv: ['chrt', '--idle', '0'] });
+  expect(priorityArgv({ nice: 10, idle: false }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
+  expect(priorityArgv({ nice: 10 }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
+  expect(priorityArgv({ nice: 0 }, chrt)).toEqual({ argv: [] });
+  expect(priorityArgv({ nice: 19, idle: true }, () => null)).toEqual({ argv: ['nice', '-n', '19'], missing: 'chrt' });
 });

@@ -7,7 +7,7 @@ import type { WindowFigures } from './harvest-state.ts';
 
 /**
  * The daemon's harvests run here: one CrossrefHarvest.run() in the import process (child-process.ts: this program
- * again, under `nice -n <settings.nice>`), so that its paging, parsing and the window's commit (seconds for
+ * again, under `nice -n <settings.nice>` and SCHED_IDLE unless `settings.idle` is off), so that its paging, parsing and the window's commit (seconds for
  * 200,000 rows) never hold the thread that answers requests. Resolves with the run's figures or its Fault; an
  * aborted `signal` stops the run between pages.
  */
@@ -24,5 +24,5 @@ export function harvestInProcess(
     return f;
   };
   const job = { kind: 'harvest' as const, settings, stores: openingOf(stores), version: opts.version };
-  return inImportProcess(job, log, { nice: settings.nice, signal: opts.signal, failed, name: 'harvest process' }, command);
+  return inImportProcess(job, log, { nice: settings.nice, idle: settings.idle, signal: opts.signal, failed, name: 'harvest process' }, command);
 }
