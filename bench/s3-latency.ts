@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
+import { SAME_SECOND_GUARD_MS } from '../src/bucket/index.ts';
 import { loadConfig, type Config } from '../src/config/index.ts';
 import { EnvironmentRunner } from '../src/daemon/environment-runner.ts';
 import { doiKey } from '../src/doi/index.ts';
@@ -86,8 +87,8 @@ try {
   for (let i = 0; i < files.length; i += 10)
     await Promise.all(files.slice(i, i + 10).map(async (key) => s3.put('replica', key, await readFile(join(data, 'bucket', key)))));
   // the files are already in the bucket when the replica starts: past the mirror's same-second guard (an object
-  // is taken once its LastModified second has ended), so the first listing takes them all
-  await Bun.sleep(1100);
+  // is taken once its LastModified second has ended, and a little more), so the first listing takes them all
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
   const cfg = config('replica', 'replica');
   const replica = new EnvironmentRunner('production', cfg.buckets.production, cfg, new Set(cfg.platforms.map((p) => p.name)), silentLogger);
   t = performance.now();
@@ -102,8 +103,8 @@ try {
   console.log(`\nS3 (s3rver ${s3.endpoint}, AWS SDK, the daemon's S3Mirror -> Ingestor -> LMDB)`);
   console.log(`PutObject -> visible in the store, ${UPLOADS} uploads, poll interval ${POLL_SECONDS * 1000} ms:`);
   console.log(`  p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms, max ${fmt(Math.max(...latencies))} ms (target p50 <= poll + 1 s = ${fmt(POLL_SECONDS * 1000 + 1000)} ms)`);
-  console.log('  (an object is taken once its LastModified second has ended, so every object of a second is applied');
-  console.log('   in (LastModified, key) order on every replica: about 0.5 s of the figure on average)');
+  console.log(`  (an object is taken ${SAME_SECOND_GUARD_MS - 1000} ms after its LastModified second has ended, so every object of a second is`);
+  console.log(`   applied in (LastModified, key) order on every replica: about ${fmt((SAME_SECOND_GUARD_MS - 500) / 1000, 2)} s of the figure on average)`);
   console.log(`Cold replica catch-up, ${files.length} files x ${fmt(manifest.recordsPerFile)} records:`);
   console.log(`  from S3: ${fmt(s3Rate)} records/s (${fmt(s3Seconds, 1)} s, listing + download + ingest)`);
   console.log(`  local folder, same files, same run: ${fmt(localRate)} records/s (${fmt(localSeconds, 1)} s)`);

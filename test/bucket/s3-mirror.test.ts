@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:te
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { S3Mirror } from '../../src/bucket/index.ts';
+import { S3Mirror, SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
 import type { S3BucketSettings } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
@@ -126,7 +126,7 @@ test('bad credentials give an error naming the bucket and the credential source'
 test('the server going away fails a sync without partial files; the loop recovers when it is back', async () => {
   const keys = Array.from({ length: 5 }, (_, i) => `acme/00000000-0000-4000-8000-00000000010${i}.jsonl.gz`);
   for (const k of keys) await s3.put(bucket, k, `content ${k}`);
-  await Bun.sleep(1100); // past the same-second guard, so the first round takes all of them
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100); // past the same-second guard, so the first round takes all of them
   await s3.stop();
   const seen: string[] = [];
   const m = mirror({}, (k) => void seen.push(...k));
@@ -149,7 +149,7 @@ test('files are handed on in (LastModified, key) order, and never ahead of an ea
     await s3.put(bucket, k, k);
     await Bun.sleep(1050);
   }
-  await Bun.sleep(1100); // past the same-second guard for the last one
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100); // past the same-second guard for the last one
   // a client whose first GetObject of the middle file fails
   const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
   const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });

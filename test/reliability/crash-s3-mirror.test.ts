@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:te
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
 import {
@@ -139,7 +140,7 @@ test(
       .map((o) => o.key);
     expect([...order].sort()).toEqual([...bytesOf.keys()].sort());
     s.say(`${OBJECTS} objects of ${RECORDS} lines uploaded, ${JSON.stringify(opsTotal(deposits))} (${seconds(performance.now() - t0)})`);
-    await Bun.sleep(1_100); // the objects' LastModified second has ended: the first round takes them all
+    await Bun.sleep(SAME_SECOND_GUARD_MS + 100); // past the mirror's same-second guard: the first round takes them all
 
     // the clean run: a replica mirrors the bucket untouched
     let t = performance.now();
