@@ -75,6 +75,8 @@ export interface CrossrefApiOptions {
   cursorTtlMs?: number;
   /** 'scroll' (default): one cursor per walk, position on the server; 'stateless': a cursor per page */
   cursors?: 'scroll' | 'stateless';
+  /** how an expired or unknown cursor is answered: 400 naming the cursor (default), or 404 "Resource not found." */
+  expiredCursor?: 'named' | 'not-found';
 }
 
 /** The status an expired or unknown cursor gets. Undocumented by Crossref; see PROVENANCE.md for what is known. */
@@ -170,6 +172,7 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
       walk = walks.get(walkId);
       if (!walk || !walk.live || performance.now() - walk.usedAt > ttl) {
         walks.delete(walkId);
+        if (opts.expiredCursor === 'not-found') return { status: 404, body: 'Resource not found.' };
         const expired = failure('cursor-not-valid', cursor, `Cursor ${cursor} is not valid or has expired. Start again with cursor=*.`);
         return { ...expired, status: EXPIRED_CURSOR_STATUS };
       }

@@ -239,6 +239,28 @@ describe('faults', () => {
     expect(r.applied.production!.updatesAdded).toBe(250);
   });
 
+  test('an expired cursor answered 404 "Resource not found." restarts the window too; a 404 to cursor=* is an error', async () => {
+    const works = syntheticWorks(500);
+    const a = await serve(works, { expiredCursor: 'not-found' });
+    let pages = 0;
+    const r = await ok(
+      harvester(a).run({
+        onProgress: () => {
+          if (++pages === 2) a.inject({ kind: 'expire-cursors' });
+        },
+      }),
+    );
+    expect(a.calls.some((c) => c.status === 404)).toBe(true);
+    expect(cursors(a).filter((c) => c === '*').length).toBe(3); // notices, notices again, then updated
+    expect(r).toMatchObject({ works: 500 });
+    expect(r.applied.production!.updatesAdded).toBe(250);
+    // the same answer to a walk's first call: not a cursor's, the run fails with the window kept
+    a.inject({ kind: 'status', status: 404, times: 1 });
+    const failed = await harvester(a).run();
+    expect(failed).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
+    expect((failed as Fault).message).toContain('HTTP 404');
+  });
+
   test('a truncated page: nothing of the window is applied until it is read whole; a lost page restarts the window', async () => {
     const works = syntheticWorks(500);
     const a = await serve(works);

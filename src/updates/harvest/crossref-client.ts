@@ -171,7 +171,12 @@ function errorDetail(text: string): string {
   return text.slice(0, 200).trim();
 }
 
-/** Crossref answers a cursor it no longer knows with a 4xx naming the cursor. */
+/**
+ * How Crossref answers a cursor it no longer knows is not documented: users report 400, and 404 with its plain
+ * "Resource not found." (test/fixtures/PROVENANCE.md). So a 400, 404 or 410, or any 4xx but 429 naming the cursor,
+ * to a call that sent a cursor other than '*' is taken as an expired cursor: the window starts again, a bounded
+ * number of times a run. Kept as a plain error, a dead cursor would have been sent again at every later run.
+ */
 function isExpiredCursor(status: number, detail: string): boolean {
-  return status >= 400 && status < 500 && status !== 429 && /cursor/i.test(detail);
+  return status === 400 || status === 404 || status === 410 || (status >= 400 && status < 500 && status !== 429 && /cursor/i.test(detail));
 }
