@@ -46,7 +46,7 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     for (const env of envs) {
       const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
       try {
-        statsCommand(store, io, config.updates.crossref.map((c) => c.name));
+        statsCommand(store, io, config.updates.crossref.map((c) => c.name), config.updates.urls.map((u) => u.url));
       } finally {
         await store.close();
       }

@@ -4,15 +4,17 @@ import { ACCESS_TYPES } from '../deposit/index.ts';
 import { FaultError } from '../fault.ts';
 import { Store, storeFileIn } from '../store/index.ts';
 import { loadState, PASSES } from '../updates/harvest/index.ts';
+import { loadUrlState } from '../updates/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
 /**
  * --stats: one JSON line per environment: live holdings per platform and access type, works with updates, the
- * ledger's counts, the file's size and free pages, and per configured Crossref harvest (`harvests`) its last success,
- * the last window's figures and the index date reached. Reads one snapshot while the daemon runs.
+ * ledger's counts, the file's size and free pages, per configured Crossref harvest (`harvests`) its last success,
+ * the last window's figures and the index date reached, and per configured update URL (`urls`) its last success and
+ * its last import's figures. Reads one snapshot while the daemon runs.
  */
-export function statsCommand(store: Store, io: Output, harvestNames: readonly string[] = []): number {
+export function statsCommand(store: Store, io: Output, harvestNames: readonly string[] = [], urls: readonly string[] = []): number {
   const byPlatform: Record<string, Record<string, number>> = {};
   let total = 0;
   for (const h of store.liveHoldings({})) {
@@ -34,6 +36,7 @@ export function statsCommand(store: Store, io: Output, harvestNames: readonly st
       lastAppliedSeq: seq,
       unfinishedUpdateImportRows: store.importScratchRows(),
       harvests: harvestStats(store, harvestNames),
+      urls: urlStats(store, urls),
       store: store.pageFigures(),
     }),
   );
@@ -60,6 +63,23 @@ function harvestStats(store: Store, names: readonly string[]): Record<string, un
       reached: h.reached ?? null,
       last: last ?? null,
       window: w ? { from: w.from ?? null, until: w.until, full: w.full, pass: PASSES[w.pass]?.name ?? null, pages: w.pages, works: w.works, startedAt: iso(w.startedAt) } : null,
+    };
+  }
+  return out;
+}
+
+/** What the store keeps of each update URL: as for the harvests, in the store the daemon follows them from. */
+function urlStats(store: Store, urls: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
+  for (const url of urls) {
+    if (store.env !== 'production' && store.sourceState('url', url) === undefined) continue;
+    const u = loadUrlState(store, url);
+    out[url] = {
+      lastSuccessAt: iso(u.lastSuccessAt),
+      lastFailureAt: iso(u.lastFailureAt),
+      lastError: u.lastError ?? null,
+      last: u.last ? { at: iso(u.last.at), rows: u.last.rows, used: u.last.used, works: u.last.works } : null,
     };
   }
   return out;

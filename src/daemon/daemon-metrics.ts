@@ -52,6 +52,18 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
       if (h) set({ source }, h.last?.rows ?? 0);
     }
   });
+  gauge(registry, 'doi_holdings_update_source_last_import_rows', 'Rows read by the last import of an update URL (used and skipped; a not-modified answer keeps it; 0: none yet).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const u = s.url?.();
+      if (u) set({ source }, u.last?.rows ?? 0);
+    }
+  });
+  gauge(registry, 'doi_holdings_update_source_last_import_works', 'Works with update information in the last import of an update URL (0: none yet).', ['source'], (set) => {
+    for (const [source, s] of sources()?.status ?? []) {
+      const u = s.url?.();
+      if (u) set({ source }, u.last?.works ?? 0);
+    }
+  });
   gauge(registry, 'doi_holdings_harvest_window_pages', 'Pages read so far by the window a Crossref harvest is working on (0: none in progress).', ['source'], (set) => {
     for (const [source, s] of sources()?.status ?? []) {
       const h = s.harvest?.();

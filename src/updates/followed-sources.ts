@@ -4,8 +4,9 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../config/index.ts';
 import { scanBucketFolder, toKey } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
-import { importInProcess } from './child-process.ts';
+import { importInProcess, type SourceOutcome } from './child-process.ts';
 import type { ConditionalState } from './source.ts';
+import { loadUrlState, nextUrlState, validatorsOf, type UrlSourceState } from './url-state.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
 import type { UpdateFormat } from './schema.ts';
@@ -27,6 +28,8 @@ export interface SourceStatus {
   staleAfterMs?: number;
   /** a harvest's stored state: the window reached and the last window's figures */
   harvest?: () => HarvestState;
+  /** a URL's stored state: its last import's figures */
+  url?: () => UrlSourceState;
 }
 
 export class FollowedSources {
@@ -76,7 +79,10 @@ export class FollowedSources {
       for (const path of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {
-      this.status.set(u.url, { lastSuccessAt: 0, lastFailureAt: 0, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs });
+      // what it last did is read from the store, so a restart keeps it
+      const state = () => loadUrlState(this.state, u.url);
+      const { lastSuccessAt = 0, lastFailureAt = 0 } = state();
+      this.status.set(u.url, { lastSuccessAt, lastFailureAt, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs, url: state });
       this.enqueue(() => this.importUrl(u));
       this.timers.push(setInterval(() => this.enqueue(() => this.importUrl(u)), u.everyMs));
     }
@@ -163,17 +169,21 @@ export class FollowedSources {
     }
     const seen = this.state.sourceState<{ size: number; mtimeMs: number }>('file', path);
     if (seen && seen.size === s.size && seen.mtimeMs === s.mtimeMs) return;
-    if (await this.run(path, 'dropDir', {})) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
+    const result = await this.run(path, 'dropDir', {});
+    if (result && 'parsed' in result) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
   }
 
   private async importUrl(u: UpdateUrlSettings): Promise<void> {
-    const conditional = this.state.sourceState<ConditionalState>('url', u.url) ?? {};
-    const state = await this.run(u.url, u.url, { format: u.format, conditional });
-    if (state && typeof state === 'object') await this.state.saveSourceState('url', u.url, state);
+    const prev = loadUrlState(this.state, u.url);
+    const result = await this.run(u.url, u.url, { format: u.format, conditional: validatorsOf(prev) });
+    if (!result) return;
+    const next = nextUrlState(prev, result, Date.now());
+    await this.state.saveSourceState('url', u.url, next);
+    Object.assign(this.status.get(u.url)!, { lastSuccessAt: next.lastSuccessAt ?? 0, lastFailureAt: next.lastFailureAt ?? 0 });
   }
 
-  /** Imports one source (`label`: its name in `status`); true (or the new HTTP validators) when it was read whole. */
-  private async run(source: string, label: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<boolean | ConditionalState> {
+  /** Imports one source (`label`: its name in `status`): how it ended, or undefined when a stop ended it. */
+  private async run(source: string, label: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<SourceOutcome | undefined> {
     const { stores, log } = this.opts;
     const started = performance.now();
     const result = await importInProcess(stores, source, { ...opts, nice: this.opts.nice, signal: this.stopping.signal }, log);
@@ -182,17 +192,17 @@ export class FollowedSources {
     if ('code' in result && this.stopping.signal.aborted) {
       // the daemon stopping or its sources reloading ended the import: not the source's failure; done again later
       log.log('info', 'updates.import_stopped', { source, code: result.code });
-      return false;
+      return undefined;
     }
     if ('code' in result) {
       status.lastFailureAt = Date.now();
       log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });
-      return false;
+      return result;
     }
     status.lastSuccessAt = Date.now();
     if ('notModified' in result) {
       log.log('info', 'updates.not_modified', { source });
-      return false;
+      return result;
     }
     log.log(Object.keys(result.parsed.report.skipped).length ? 'warn' : 'info', 'updates.imported', {
       source,
@@ -204,7 +214,7 @@ export class FollowedSources {
       applied: result.applied,
       ms: Math.round(performance.now() - started),
     });
-    return result.state ?? true;
+    return result;
   }
 }
 

@@ -9,6 +9,7 @@ export { readRows, readUpdates, type ParsedUpdates } from './read-rows.ts';
 export { importUpdates, type ImportResult } from './import-into-stores.ts';
 export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './source.ts';
 export { FollowedSources } from './followed-sources.ts';
+export { loadUrlState, nextUrlState, type UrlSourceState } from './url-state.ts';
 export { CrossrefHarvest, harvestInProcess, HARVEST_ORIGIN, loadState, type HarvestProgress, type HarvestState, type WindowFigures } from './harvest/index.ts';
 export { importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './child-process.ts';
 export { runImportChild } from './import-child.ts';

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { healthz, metrics } from '../support/harvest-support.ts';
 import { csv, FRANKEN, FRANKEN_DOI, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
 
 /**
@@ -245,5 +246,49 @@ describe('URL sources', () => {
     // and the fetch after that one asks with the new validators
     await waitFor(() => src.seen.slice(v2 + 1).find((s) => s.status === 304), 'a conditional GET with the new ETag');
     expect(src.seen.slice(v2 + 1).find((s) => s.status === 304)).toEqual({ status: 304, ifNoneMatch: '"v2"', ifModifiedSince: 'Tue, 02 Jan 2024 00:00:00 GMT' });
+  }, 30_000);
+  test('what a URL last did is kept in the store: /metrics and --stats give its last success and import, a restart keeps them', async () => {
+    const src = csvServer(csv([row(70000), row(70264)]));
+    const cfg = configWith(`[[updates.urls]]\nurl = "${src.url}"\nformat = "retraction-watch-csv"\neveryMinutes = 60`);
+    const label = `{source="${src.url}"}`;
+    const first = daemon(cfg);
+    const base1 = await daemonUrl(first);
+    const imported = await waitFor(async () => {
+      const m = await metrics(base1);
+      return m.get(`doi_holdings_update_source_last_import_works${label}`)! > 0 && m;
+    }, 'the import counted');
+    expect(imported.get(`doi_holdings_update_source_last_import_rows${label}`)).toBe(2);
+    expect(imported.get(`doi_holdings_update_source_last_import_works${label}`)).toBe(2);
+    expect(imported.get(`doi_holdings_update_source_last_failure_timestamp_seconds${label}`)).toBe(0);
+    const succeededAt = imported.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)!;
+    expect(succeededAt).toBeGreaterThan(0);
+    expect(await first.stop()).toBe(0);
+    daemons = [];
+
+    // restarted while the source fails: the last success and import are still known, and the source is not stale
+    src.state.fail = true;
+    const second = daemon(cfg);
+    const base2 = await daemonUrl(second);
+    await waitForLog(second, '"updates.source_failed"');
+    const m = await waitFor(async () => {
+      const now = await metrics(base2);
+      return now.get(`doi_holdings_update_source_last_failure_timestamp_seconds${label}`)! > 0 && now;
+    }, 'the failure counted');
+    expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)).toBe(succeededAt);
+    expect(m.get(`doi_holdings_update_source_last_import_rows${label}`)).toBe(2);
+    const h = await healthz(base2);
+    expect(h.body.updateSources[src.url]).toMatchObject({ state: 'ok', lastSuccessAt: new Date(succeededAt * 1000).toISOString() });
+    expect(h.body.updateSources[src.url].lastFailureAt).not.toBeNull();
+    expect(await second.stop()).toBe(0);
+    daemons = [];
+
+    const stats = (await runCli(['--stats', '--config', cfg.path])).lines.map((l) => JSON.parse(l) as Record<string, any>);
+    const production = stats.find((s) => s.env === 'production')!;
+    expect(production.urls[src.url]).toMatchObject({
+      lastSuccessAt: new Date(succeededAt * 1000).toISOString(),
+      lastError: { code: 'SOURCE_HTTP_ERROR' },
+      last: { rows: 2, used: 2, works: 2 },
+    });
+    expect(production.urls[src.url].lastFailureAt).not.toBeNull();
   }, 30_000);
 });
