@@ -96,7 +96,7 @@ export const CrossrefHarvestSource = t.Object(
     staleAfterHours: t.Optional(t.Number({ exclusiveMinimum: 0 })),
     /** the nice value of the process the daemon harvests in (default 19): under load, answering requests comes first */
     nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
-    /** that process runs under Linux's SCHED_IDLE policy, only on CPU time nothing else wants (default true) */
+    /** that process runs under Linux's SCHED_IDLE policy: the smallest CPU share, yielded at once (default true) */
     idle: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },

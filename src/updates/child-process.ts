@@ -36,15 +36,32 @@ export type Priority = { nice: number; idle?: boolean };
 
 /**
  * The commands an import process is started under for its priority: `chrt --idle 0` (util-linux) when `idle`, then
- * `nice -n <nice>`. A SCHED_IDLE task runs only on CPU time no normal task wants, and the kernel preempts it at once
- * for a waking one: during a harvest the Updates API kept 0.73-0.94 of its rate at nice 19, 0.82-0.93 with
- * SCHED_IDLE too (bench/harvest.ts). Every thread the child starts inherits both. Without chrt the child runs at its nice value only, and `missing` says so.
+ * `nice -n <nice>`. A SCHED_IDLE task gets the smallest share of the CPU, and the kernel preempts it at once for a
+ * waking one: during a harvest the Updates API kept 0.73-0.94 of its rate at nice 19, 0.82-0.93 with SCHED_IDLE
+ * too (bench/harvest.ts). Every thread the child starts inherits both. Where chrt cannot start a program under
+ * SCHED_IDLE (missing, or the policy refused) the child runs at its nice value only, and `idleUnavailable` says so.
  */
-export function priorityArgv(p: Priority, which: (cmd: string) => string | null = Bun.which): { argv: string[]; missing?: string } {
-  const idle = p.idle === true && which('chrt') !== null;
+export function priorityArgv(p: Priority, canIdle: () => boolean = idleSchedulingWorks): { argv: string[]; idleUnavailable?: true } {
+  const idle = p.idle === true && canIdle();
   const argv = [...(idle ? ['chrt', '--idle', '0'] : []), ...(p.nice > 0 ? ['nice', '-n', String(p.nice)] : [])];
-  return p.idle === true && !idle ? { argv, missing: 'chrt' } : { argv };
+  return p.idle === true && !idle ? { argv, idleUnavailable: true } : { argv };
 }
+
+let idleProbe: boolean | undefined;
+/** Whether `chrt --idle 0` starts a program here: tried once a process, so a chrt that fails cannot fail every import. */
+export function idleSchedulingWorks(): boolean {
+  if (idleProbe === undefined) {
+    try {
+      idleProbe = Bun.which('chrt') !== null && Bun.spawnSync(['chrt', '--idle', '0', 'true'], { stdio: ['ignore', 'ignore', 'ignore'] }).exitCode === 0;
+    } catch {
+      idleProbe = false;
+    }
+  }
+  return idleProbe;
+}
+
+/** said once a process: the fallback does not change between imports */
+let idleWarned = false;
 
 /**
  * Runs one import job in a process of its own: this program again, at a lower priority (priorityArgv), so that
@@ -67,7 +84,10 @@ export function inImportProcess<J extends ImportJob>(
     if (open) child.send(m);
   };
   const priority = priorityArgv(opts);
-  if (priority.missing) log.log('warn', 'import.idle_unavailable', { process: opts.name, message: `${priority.missing} (util-linux) is not on the PATH: the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE` });
+  if (priority.idleUnavailable && !idleWarned) {
+    idleWarned = true;
+    log.log('warn', 'import.idle_unavailable', { process: opts.name, message: `chrt --idle 0 (util-linux) cannot start a program here (not on the PATH, or the policy refused): the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE` });
+  }
   const argv = [...priority.argv, ...command, IMPORT_CHILD_ARG];
   try {
     child = Bun.spawn(argv, {
@@ -95,7 +115,7 @@ export function inImportProcess<J extends ImportJob>(
   return child.exited.then((code) => {
     open = false;
     opts.signal?.removeEventListener('abort', stop);
-    return result ?? (opts.failed(`the ${opts.name} ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`) as JobResult<J>);
+    return result ?? (opts.failed(`the ${opts.name} (${argv.join(' ')}) ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`) as JobResult<J>);
   });
 }
 

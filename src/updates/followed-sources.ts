@@ -123,11 +123,13 @@ export class FollowedSources {
       const since = Math.max(s.lastSuccessAt, this.startedAt);
       const stale = s.staleAfterMs !== undefined && now - since > s.staleAfterMs;
       const harvest = s.harvest?.();
+      const url = s.url?.();
       checks[label] = {
         state: stale ? 'stale' : 'ok',
         lastSuccessAt: s.lastSuccessAt ? new Date(s.lastSuccessAt).toISOString() : null,
         lastFailureAt: s.lastFailureAt ? new Date(s.lastFailureAt).toISOString() : null,
         ...(harvest ? { reached: harvest.reached ?? null, lastError: harvest.lastError?.code ?? null } : {}),
+        ...(url ? { lastError: url.lastError?.code ?? null } : {}),
       };
       if (stale) {
         const ago = s.lastSuccessAt ? `last success ${hours(now - s.lastSuccessAt)} ago` : `no success since start ${hours(now - this.startedAt)} ago`;
@@ -169,37 +171,39 @@ export class FollowedSources {
     }
     const seen = this.state.sourceState<{ size: number; mtimeMs: number }>('file', path);
     if (seen && seen.size === s.size && seen.mtimeMs === s.mtimeMs) return;
-    const result = await this.run(path, 'dropDir', {});
-    if (result && 'parsed' in result) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
+    const result = await this.run(path, {});
+    if (!result) return;
+    // the drop folder's times are held here only: files come when they come, so it is never stale
+    let status = this.status.get('dropDir');
+    if (!status) this.status.set('dropDir', (status = { lastSuccessAt: 0, lastFailureAt: 0 }));
+    if ('code' in result) status.lastFailureAt = Date.now();
+    else status.lastSuccessAt = Date.now();
+    if ('parsed' in result) await this.state.saveSourceState('file', path, { size: s.size, mtimeMs: s.mtimeMs });
   }
 
   private async importUrl(u: UpdateUrlSettings): Promise<void> {
     const prev = loadUrlState(this.state, u.url);
-    const result = await this.run(u.url, u.url, { format: u.format, conditional: validatorsOf(prev) });
+    const result = await this.run(u.url, { format: u.format, conditional: validatorsOf(prev) });
     if (!result) return;
     const next = nextUrlState(prev, result, Date.now());
     await this.state.saveSourceState('url', u.url, next);
     Object.assign(this.status.get(u.url)!, { lastSuccessAt: next.lastSuccessAt ?? 0, lastFailureAt: next.lastFailureAt ?? 0 });
   }
 
-  /** Imports one source (`label`: its name in `status`): how it ended, or undefined when a stop ended it. */
-  private async run(source: string, label: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<SourceOutcome | undefined> {
+  /** Imports one source, logging how it ended: the outcome, or undefined when a stop ended it. */
+  private async run(source: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<SourceOutcome | undefined> {
     const { stores, log } = this.opts;
     const started = performance.now();
     const result = await importInProcess(stores, source, { ...opts, nice: this.opts.nice, signal: this.stopping.signal }, log);
-    let status = this.status.get(label);
-    if (!status) this.status.set(label, (status = { lastSuccessAt: 0, lastFailureAt: 0 }));
     if ('code' in result && this.stopping.signal.aborted) {
       // the daemon stopping or its sources reloading ended the import: not the source's failure; done again later
       log.log('info', 'updates.import_stopped', { source, code: result.code });
       return undefined;
     }
     if ('code' in result) {
-      status.lastFailureAt = Date.now();
       log.log('error', 'updates.source_failed', { source, code: result.code, message: result.message });
       return result;
     }
-    status.lastSuccessAt = Date.now();
     if ('notModified' in result) {
       log.log('info', 'updates.not_modified', { source });
       return result;

@@ -11,5 +11,5 @@ export { importSource, openSource, detectFormat, type SourceResult, type Conditi
 export { FollowedSources } from './followed-sources.ts';
 export { loadUrlState, nextUrlState, type UrlSourceState } from './url-state.ts';
 export { CrossrefHarvest, harvestInProcess, HARVEST_ORIGIN, loadState, type HarvestProgress, type HarvestState, type WindowFigures } from './harvest/index.ts';
-export { importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './child-process.ts';
+export { idleSchedulingWorks, importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './child-process.ts';
 export { runImportChild } from './import-child.ts';

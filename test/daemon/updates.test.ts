@@ -265,7 +265,7 @@ describe('URL sources', () => {
     expect(await first.stop()).toBe(0);
     daemons = [];
 
-    // restarted while the source fails: the last success and import are still known, and the source is not stale
+    // restarted while the source fails: the last success and import are still known, and the failure is told
     src.state.fail = true;
     const second = daemon(cfg);
     const base2 = await daemonUrl(second);
@@ -277,7 +277,7 @@ describe('URL sources', () => {
     expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)).toBe(succeededAt);
     expect(m.get(`doi_holdings_update_source_last_import_rows${label}`)).toBe(2);
     const h = await healthz(base2);
-    expect(h.body.updateSources[src.url]).toMatchObject({ state: 'ok', lastSuccessAt: new Date(succeededAt * 1000).toISOString() });
+    expect(h.body.updateSources[src.url]).toMatchObject({ lastSuccessAt: new Date(succeededAt * 1000).toISOString(), lastError: 'SOURCE_HTTP_ERROR' });
     expect(h.body.updateSources[src.url].lastFailureAt).not.toBeNull();
     expect(await second.stop()).toBe(0);
     daemons = [];

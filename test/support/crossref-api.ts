@@ -30,7 +30,7 @@ export interface RateLimit { limit: number; intervalSeconds: number; concurrency
 /** A fault for the next calls to `/works`. */
 export type Fault =
   /** the next `times` /works calls get this status (429/503/500), with Retry-After when given */
-  | { kind: 'status'; status: number; retryAfter?: string; times: number }
+  | { kind: 'status'; status: number; retryAfter?: string; body?: string; times: number }
   /** every cursor handed out so far is no longer valid: a call with one gets 400 (see EXPIRED_CURSOR_STATUS) */
   | { kind: 'expire-cursors' }
   /** the next `times` page replies are cut in the middle of the JSON (status 200, body ends early) */
@@ -196,7 +196,7 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
 
   async function works(req: Request, params: URLSearchParams): Promise<Reply> {
     const status = takeFault('status');
-    if (status) return { status: status.status, body: `${status.status} (injected)`, headers: status.retryAfter ? { 'retry-after': status.retryAfter } : {} };
+    if (status) return { status: status.status, body: status.body ?? `${status.status} (injected)`, headers: status.retryAfter ? { 'retry-after': status.retryAfter } : {} };
     const now = performance.now();
     while (admitted.length && admitted[0] <= now - rate.intervalSeconds * 1000) admitted.shift();
     if (admitted.length >= rate.limit || inFlight >= rate.concurrency) {

@@ -248,6 +248,20 @@ describe('faults', () => {
     expect((failed as Fault).message).toContain(`HTTP ${status}`);
   });
 
+  test('a 400 validation failure of another parameter on a later page is an error, not an expired cursor', async () => {
+    const a = await serve(syntheticWorks(500));
+    let pages = 0;
+    const body = JSON.stringify({ status: 'failed', 'message-type': 'validation-failure', message: [{ type: 'parameter-not-allowed', value: 'rows', message: 'This route does not support rows' }] });
+    const failed = await harvester(a).run({
+      onProgress: () => {
+        if (++pages === 2) a.inject({ kind: 'status', status: 400, body, times: 1 });
+      },
+    });
+    expect(failed).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
+    expect((failed as Fault).message).toContain('This route does not support rows');
+    expect(cursors(a).filter((c) => c === '*').length).toBe(1); // not restarted
+  });
+
   test('a truncated page: nothing of the window is applied until it is read whole; a lost page restarts the window', async () => {
     const works = syntheticWorks(500);
     const a = await serve(works);

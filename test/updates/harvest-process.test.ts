@@ -4,7 +4,7 @@ import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
 import type { Fault } from '../../src/fault.ts';
 import type { Level, Logger } from '../../src/log.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
-import { harvestInProcess, loadState, priorityArgv, type WindowFigures } from '../../src/updates/index.ts';
+import { harvestInProcess, idleSchedulingWorks, loadState, priorityArgv, type WindowFigures } from '../../src/updates/index.ts';
 import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
@@ -80,6 +80,7 @@ test('a run in its own process: the window lands in the stores open here, its lo
   expect(nices.length).toBeGreaterThan(1);
   expect(new Set(nices)).toEqual(new Set([7])); // every thread of the child, Bun's HTTP client included
   expect(new Set(threadNices('self'))).toEqual(new Set([0]));
+  expect(idleSchedulingWorks()).toBe(true); // else chrt (util-linux) is missing here, or refused SCHED_IDLE
   expect(new Set(threadPolicies(child[0]!))).toEqual(new Set([SCHED_IDLE]));
   expect(new Set(threadPolicies('self'))).toEqual(new Set([0]));
 
@@ -175,12 +176,13 @@ test('a command that cannot be started: HARVEST_PROCESS_FAILED naming it', async
   expect(api.calls).toHaveLength(0);
 });
 
-test('the priority commands: chrt --idle when idle and chrt is there, nice when above 0; without chrt, nice only and said', () => {
-  const chrt = (cmd: string) => (cmd === 'chrt' ? '/usr/bin/chrt' : null);
+test('the priority commands: chrt --idle when idle and it works here, nice when above 0; otherwise nice only, and said', () => {
+  const chrt = () => true;
   expect(priorityArgv({ nice: 19, idle: true }, chrt)).toEqual({ argv: ['chrt', '--idle', '0', 'nice', '-n', '19'] });
   expect(priorityArgv({ nice: 0, idle: true }, chrt)).toEqual({ argv: ['chrt', '--idle', '0'] });
   expect(priorityArgv({ nice: 10, idle: false }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
   expect(priorityArgv({ nice: 10 }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
   expect(priorityArgv({ nice: 0 }, chrt)).toEqual({ argv: [] });
-  expect(priorityArgv({ nice: 19, idle: true }, () => null)).toEqual({ argv: ['nice', '-n', '19'], missing: 'chrt' });
+  expect(priorityArgv({ nice: 19, idle: true }, () => false)).toEqual({ argv: ['nice', '-n', '19'], idleUnavailable: true });
+  expect(priorityArgv({ nice: 19, idle: false }, () => false)).toEqual({ argv: ['nice', '-n', '19'] });
 });

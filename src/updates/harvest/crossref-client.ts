@@ -97,7 +97,7 @@ export class CrossrefClient {
     if (res.status !== 200) {
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
       const detail = errorDetail(text);
-      if (q.cursor !== '*' && isExpiredCursor(res.status, detail))
+      if (q.cursor !== '*' && isExpiredCursor(res.status, text, detail))
         return { fault: fault('HARVEST_CURSOR_EXPIRED', `${this.opts.baseUrl}/works: the cursor is no longer valid (HTTP ${res.status}${detail ? `: ${detail}` : ''})`), retry: false };
       const retry = res.status === 429 || res.status >= 500;
       return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}${detail ? `: ${detail}` : ''}`), retry, retryAfterMs, status: res.status };
@@ -173,10 +173,22 @@ function errorDetail(text: string): string {
 
 /**
  * How Crossref answers a cursor it no longer knows is not documented: users report 400, and 404 with its plain
- * "Resource not found." (test/fixtures/PROVENANCE.md). So a 400, 404 or 410, or any 4xx but 429 naming the cursor,
- * to a call that sent a cursor other than '*' is taken as an expired cursor: the window starts again, a bounded
- * number of times a run. Kept as a plain error, a dead cursor would have been sent again at every later run.
+ * "Resource not found." (test/fixtures/PROVENANCE.md). So, to a call that sent a cursor other than '*', a 4xx but
+ * 429 naming the cursor, a 404 or 410, or a 400 that is not a validation failure of something else is taken as an
+ * expired cursor: the window starts again, a bounded number of times (MAX_RESTARTS a window). Kept as a plain
+ * error, a dead cursor would have been sent again at every later run.
  */
-function isExpiredCursor(status: number, detail: string): boolean {
-  return status === 400 || status === 404 || status === 410 || (status >= 400 && status < 500 && status !== 429 && /cursor/i.test(detail));
+function isExpiredCursor(status: number, text: string, detail: string): boolean {
+  if (status < 400 || status >= 500 || status === 429) return false;
+  if (/cursor/i.test(detail) || status === 404 || status === 410) return true;
+  return status === 400 && !isValidationFailure(text);
+}
+
+/** Crossref's JSON answer to a bad parameter: `{"status": "failed", "message-type": "validation-failure", ...}`. */
+function isValidationFailure(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { 'message-type'?: unknown })['message-type'] === 'validation-failure';
+  } catch {
+    return false;
+  }
 }

@@ -19,7 +19,7 @@ import { heldByOther, loadState, PASSES, saveState, type HarvestState, type Wind
 
 /** the feed the harvest's updates are kept under (one feed, whatever harvest brought them) */
 export const HARVEST_ORIGIN = 'crossref-rest';
-/** a window restarted this often in one run gives up until the next run */
+/** a window restarted this often (counted with the window, across runs) is dropped: the next run begins a new one */
 const MAX_RESTARTS = 3;
 
 export interface HarvestProgress {
