@@ -5,6 +5,7 @@ import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
+import { applyOrder } from './apply-order.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
@@ -64,6 +65,8 @@ export class S3Mirror {
   private readonly sync: S3SyncClient;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
+  /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
+  private newest: { key: string; lastModified: number } | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
@@ -79,6 +82,7 @@ export class S3Mirror {
     mkdirSync(opts.settings.path, { recursive: true });
     rmSync(join(opts.settings.path, PARTIAL), { recursive: true, force: true }); // leftovers of a crash
     this.state = loadMirrorState(opts.settings.path);
+    for (const [rel, o] of this.state) this.noteInPlace({ key: rel, lastModified: o.lastModified });
   }
 
   /** Syncs now, then every pollMs; failures back off exponentially and never stop the loop. */
@@ -127,7 +131,8 @@ export class S3Mirror {
         const known = this.state.get(o.rel);
         return !known || known.etag !== o.etag || known.size !== o.size;
       })
-      .sort((a, b) => a.lastModified - b.lastModified || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      .sort(applyOrder); // by the bucket key: one prefix, so the same order as by `rel`
+    this.warnLate(todo);
     // downloaded files wait in the hidden partial folder until every earlier one is in place
     const partial: (string | 'failed' | undefined)[] = todo.map(() => undefined);
     const downloaded: string[] = [];
@@ -246,6 +251,31 @@ export class S3Mirror {
     }
     renameSync(tmp, final);
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
+    this.noteInPlace({ key: o.rel, lastModified: o.lastModified });
+  }
+
+  private noteInPlace(at: { key: string; lastModified: number }): void {
+    if (!this.newest || applyOrder(at, this.newest) > 0) this.newest = at;
+  }
+
+  /**
+   * An object that sorts before one already put in place arrived late (S3 stamps an upload when it begins, so a
+   * long one shows in listings after the guard): it is applied now, after files that follow it, while a replica
+   * that saw it in time applied it before them. Said, since their stores may then differ (docs/design.md).
+   */
+  private warnLate(todo: readonly MirrorObject[]): void {
+    const newest = this.newest;
+    if (!newest) return;
+    for (const o of todo) {
+      if (applyOrder({ key: o.rel, lastModified: o.lastModified }, newest) >= 0) return; // sorted: the rest are later
+      this.opts.log.log('warn', 's3.late_object', {
+        env: this.opts.envName,
+        key: o.rel, // as the ingestor and its file.applied lines name it
+        lastModified: new Date(o.lastModified).toISOString(),
+        after: newest.key,
+        message: 'listed after objects that sort after it were applied: applied now, out of (LastModified, key) order; a replica that saw it in time applied it before them',
+      });
+    }
   }
 
   private fail(e: unknown): void {

@@ -1,5 +1,7 @@
 import type { PreparedFile } from '../store/index.ts';
 
+export { applyOrder } from '../bucket/index.ts';
+
 /** A file in the ingestor's queue: submitted, or waiting for a retry. */
 export interface Pending {
   key: string;
@@ -9,11 +11,6 @@ export interface Pending {
   /** not before (ms, from the injected clock) */
   due: number;
   retry?: boolean;
-}
-
-/** Files apply in (bucket LastModified, key) order (docs/design.md, "Apply order and replica convergence"). */
-export function applyOrder(a: Pick<Pending, 'key' | 'lastModified'>, b: Pick<Pending, 'key' | 'lastModified'>): number {
-  return a.lastModified - b.lastModified || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 /** A retry is never put off longer than this (a file kept while the store cannot record its quarantine). */

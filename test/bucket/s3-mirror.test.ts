@@ -176,3 +176,56 @@ test('files are handed on in (LastModified, key) order, and never ahead of an ea
   expect(second.downloaded).toEqual([keys[1], keys[2]]);
   expect(handed.flat()).toEqual(keys);
 });
+
+test('an object listed after later ones were put in place is applied, and said to be late (s3.late_object)', async () => {
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((x) => `acme/00000000-0000-4000-8000-00000000020${x}.jsonl.gz`);
+  await s3.put(bucket, a!, 'a');
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
+  // a client whose listings show b five seconds older than a: as a long upload, stamped when it began, shows late
+  const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  let aAt = 0;
+  const send = client.send.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  client.send = (async (command: unknown, ...rest: unknown[]) => {
+    const out = await send(command, ...rest);
+    if (command instanceof ListObjectsV2Command)
+      for (const o of (out as { Contents?: { Key?: string; LastModified?: Date }[] }).Contents ?? []) {
+        if (o.Key === a) aAt = o.LastModified!.getTime();
+        if (o.Key === b || o.Key === d) o.LastModified = new Date(aAt - 5000);
+      }
+    return out;
+  }) as typeof client.send;
+  const lines: { event: string; fields?: Record<string, unknown> }[] = [];
+  const log = { log: (_: unknown, event: string, fields?: Record<string, unknown>) => void lines.push({ event, fields }) };
+  const handed: string[] = [];
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client, onChange: (k) => void handed.push(...k) });
+  mirrors.push(m);
+  await m.syncOnce();
+  expect(handed).toEqual([a]);
+
+  await s3.put(bucket, b!, 'b');
+  await m.syncOnce();
+  expect(handed).toEqual([a, b]);
+  const late = lines.filter((l) => l.event === 's3.late_object');
+  expect(late).toHaveLength(1);
+  expect(late[0]!.fields).toMatchObject({ env: 'production', key: b, after: a, lastModified: new Date(aAt - 5000).toISOString() });
+
+  // in order again: nothing said
+  await s3.put(bucket, c!, 'c');
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
+  await m.syncOnce();
+  expect(handed).toEqual([a, b, c]);
+  expect(lines.filter((l) => l.event === 's3.late_object')).toHaveLength(1);
+
+  // a mirror started again over this folder knows what is in place (from its state file)
+  await m.close();
+  const again = new S3Mirror({ settings: settings(), log, envName: 'production', client, onChange: (k) => void handed.push(...k) });
+  mirrors.push(again);
+  await s3.put(bucket, d!, 'd');
+  await again.syncOnce();
+  expect(handed).toEqual([a, b, c, d]);
+  expect(lines.filter((l) => l.event === 's3.late_object').map((l) => [l.fields!.key, l.fields!.after])).toEqual([
+    [b, a],
+    [d, c],
+  ]);
+});
