@@ -4,7 +4,8 @@
  * so logs and pipes get the report alone.
  */
 export class Progress {
-  private shownAt = 0;
+  /** the first update is shown whenever it comes (performance.now() counts from the process's start) */
+  private shownAt = -Infinity;
   private shown = false;
   private readonly started = performance.now();
 
