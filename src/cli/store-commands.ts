@@ -49,9 +49,8 @@ export function statsCommand(store: Store, io: Output, harvestNames: readonly st
  */
 function harvestStats(store: Store, names: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
   for (const name of names) {
-    if (store.env !== 'production' && store.sourceState('harvest', name) === undefined) continue;
+    if (!namesSource(store, 'harvest', name)) continue;
     const h = loadState(store, name);
     const last = h.last && { from: h.last.from ?? null, until: h.last.until, full: h.last.full, works: h.last.works, rows: h.last.rows, used: h.last.used, skipped: h.last.skipped, pages: h.last.pages };
     const w = h.window;
@@ -71,9 +70,8 @@ function harvestStats(store: Store, names: readonly string[]): Record<string, un
 /** What the store keeps of each update URL: as for the harvests, in the store the daemon follows them from. */
 function urlStats(store: Store, urls: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
   for (const url of urls) {
-    if (store.env !== 'production' && store.sourceState('url', url) === undefined) continue;
+    if (!namesSource(store, 'url', url)) continue;
     const u = loadUrlState(store, url);
     out[url] = {
       lastSuccessAt: iso(u.lastSuccessAt),
@@ -84,6 +82,13 @@ function urlStats(store: Store, urls: readonly string[]): Record<string, unknown
   }
   return out;
 }
+
+/** Whether an environment's line names a configured source: production's names every one, another only one it holds a state of. */
+function namesSource(store: Store, kind: 'harvest' | 'url', id: string): boolean {
+  return store.env === 'production' || store.sourceState(kind, id) !== undefined;
+}
+
+const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
 
 /**
  * --backup DIR: a consistent, compacted copy of each store asked for, laid out like `store.dir` (a config whose

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { EnvironmentRunner } from './environment-runner.ts';
-import type { FollowedSources } from '../updates/index.ts';
+import type { FollowedSources, HarvestState, SourceStatus, UrlSourceState } from '../updates/index.ts';
 
 /**
  * The daemon's own figures in /metrics, with prom-client (it runs under Bun; measured: process figures, event-loop
@@ -22,54 +22,33 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
   gauge(registry, 'doi_holdings_s3_last_sync_timestamp_seconds', 'When a whole S3 sync round (listing and downloads) last succeeded (Unix time; 0: not yet).', ['env'], (set) => {
     for (const [env, r] of envs) if (r.mirror) set({ env }, seconds(r.mirror.lastSuccessAt));
   });
-  gauge(registry, 'doi_holdings_update_source_last_success_timestamp_seconds', 'When an update source was last read whole or answered not-modified (Unix time; 0: not yet). source="dropDir": the drop folder.', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) set({ source }, seconds(s.lastSuccessAt));
-  });
-  gauge(registry, 'doi_holdings_update_source_last_failure_timestamp_seconds', 'When reading an update source last failed (Unix time; 0: never).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) set({ source }, seconds(s.lastFailureAt));
-  });
-  gauge(registry, 'doi_holdings_update_source_interval_seconds', 'How often an update URL is fetched (everyMinutes), for the staleness alert.', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) if (s.everyMs !== undefined) set({ source }, s.everyMs / 1000);
-  });
-  gauge(registry, 'doi_holdings_update_source_stale_after_seconds', 'An update source not read whole for this long is stale (staleAfterHours; default twice its interval plus an hour).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) if (s.staleAfterMs !== undefined) set({ source }, s.staleAfterMs / 1000);
-  });
-  gauge(registry, 'doi_holdings_harvest_window_reached_timestamp_seconds', 'The index date a Crossref harvest has reached: its next window starts there (Unix time of that day; 0: not yet).', ['source'], (set) => {
+  /** a per-source gauge's samples: `value` of each followed source it applies to (undefined: not to this one) */
+  const perSource = (value: (s: SourceStatus) => number | undefined) => (set: (labels: { source: string }, v: number) => void) => {
     for (const [source, s] of sources()?.status ?? []) {
-      const h = s.harvest?.();
-      if (h) set({ source }, h.reached ? Date.parse(`${h.reached}T00:00:00Z`) / 1000 : 0);
+      const v = value(s);
+      if (v !== undefined) set({ source }, v);
     }
+  };
+  const perSeconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+  gauge(registry, 'doi_holdings_update_source_last_success_timestamp_seconds', 'When an update source was last read whole or answered not-modified (Unix time; 0: not yet). source="dropDir": the drop folder.', ['source'], perSource((s) => seconds(s.lastSuccessAt)));
+  gauge(registry, 'doi_holdings_update_source_last_failure_timestamp_seconds', 'When reading an update source last failed (Unix time; 0: never).', ['source'], perSource((s) => seconds(s.lastFailureAt)));
+  gauge(registry, 'doi_holdings_update_source_interval_seconds', 'How often an update URL is fetched (everyMinutes), for the staleness alert.', ['source'], perSource((s) => perSeconds(s.everyMs)));
+  gauge(registry, 'doi_holdings_update_source_stale_after_seconds', 'An update source not read whole for this long is stale (staleAfterHours; default twice its interval plus an hour).', ['source'], perSource((s) => perSeconds(s.staleAfterMs)));
+  // a harvest's and a URL's figures are read from the store (its state) at each scrape
+  const harvest = (value: (h: HarvestState) => number) => perSource((s) => {
+    const h = s.harvest?.();
+    return h && value(h);
   });
-  gauge(registry, 'doi_holdings_harvest_last_window_works', 'Works read by the last whole window of a Crossref harvest.', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) {
-      const h = s.harvest?.();
-      if (h) set({ source }, h.last?.works ?? 0);
-    }
+  const url = (value: (u: UrlSourceState) => number) => perSource((s) => {
+    const u = s.url?.();
+    return u && value(u);
   });
-  gauge(registry, 'doi_holdings_harvest_last_window_rows', 'Update rows read by the last whole window of a Crossref harvest (used and skipped).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) {
-      const h = s.harvest?.();
-      if (h) set({ source }, h.last?.rows ?? 0);
-    }
-  });
-  gauge(registry, 'doi_holdings_update_source_last_import_rows', 'Rows read by the last import of an update URL (used and skipped; a not-modified answer keeps it; 0: none yet).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) {
-      const u = s.url?.();
-      if (u) set({ source }, u.last?.rows ?? 0);
-    }
-  });
-  gauge(registry, 'doi_holdings_update_source_last_import_works', 'Works with update information in the last import of an update URL (0: none yet).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) {
-      const u = s.url?.();
-      if (u) set({ source }, u.last?.works ?? 0);
-    }
-  });
-  gauge(registry, 'doi_holdings_harvest_window_pages', 'Pages read so far by the window a Crossref harvest is working on (0: none in progress).', ['source'], (set) => {
-    for (const [source, s] of sources()?.status ?? []) {
-      const h = s.harvest?.();
-      if (h) set({ source }, h.window?.pages ?? 0);
-    }
-  });
+  gauge(registry, 'doi_holdings_harvest_window_reached_timestamp_seconds', 'The index date a Crossref harvest has reached: its next window starts there (Unix time of that day; 0: not yet).', ['source'], harvest((h) => (h.reached ? Date.parse(`${h.reached}T00:00:00Z`) / 1000 : 0)));
+  gauge(registry, 'doi_holdings_harvest_last_window_works', 'Works read by the last whole window of a Crossref harvest.', ['source'], harvest((h) => h.last?.works ?? 0));
+  gauge(registry, 'doi_holdings_harvest_last_window_rows', 'Update rows read by the last whole window of a Crossref harvest (used and skipped).', ['source'], harvest((h) => h.last?.rows ?? 0));
+  gauge(registry, 'doi_holdings_update_source_last_import_rows', 'Rows read by the last import of an update URL (used and skipped; a not-modified answer keeps it; 0: none yet).', ['source'], url((u) => u.last?.rows ?? 0));
+  gauge(registry, 'doi_holdings_update_source_last_import_works', 'Works with update information in the last import of an update URL (0: none yet).', ['source'], url((u) => u.last?.works ?? 0));
+  gauge(registry, 'doi_holdings_harvest_window_pages', 'Pages read so far by the window a Crossref harvest is working on (0: none in progress).', ['source'], harvest((h) => h.window?.pages ?? 0));
   return registry;
 }
 

@@ -1,4 +1,4 @@
-import { statBucketFile, type FileStat } from '../bucket/index.ts';
+import { applyOrder, statBucketFile, type FileStat } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
@@ -6,7 +6,7 @@ import { seenBefore, storeWriteFault, UNREAD_HASH, type FileIdentity, type FileS
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { applyOrder, retryDelayMs, untried, type Pending } from './pending.ts';
+import { retryDelayMs, untried, type Pending } from './pending.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';

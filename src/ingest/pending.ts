@@ -1,7 +1,5 @@
 import type { PreparedFile } from '../store/index.ts';
 
-export { applyOrder } from '../bucket/index.ts';
-
 /** A file in the ingestor's queue: submitted, or waiting for a retry. */
 export interface Pending {
   key: string;

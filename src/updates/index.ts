@@ -8,7 +8,7 @@ export { newReport, type ImportReport } from './import-report.ts';
 export { readRows, readUpdates, type ParsedUpdates } from './read-rows.ts';
 export { importUpdates, type ImportResult } from './import-into-stores.ts';
 export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './source.ts';
-export { FollowedSources } from './followed-sources.ts';
+export { FollowedSources, type SourceStatus } from './followed-sources.ts';
 export { loadUrlState, nextUrlState, type UrlSourceState } from './url-state.ts';
 export { CrossrefHarvest, harvestInProcess, HARVEST_ORIGIN, loadState, type HarvestProgress, type HarvestState, type WindowFigures } from './harvest/index.ts';
 export { idleSchedulingWorks, importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './child-process.ts';
