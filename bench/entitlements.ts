@@ -32,6 +32,7 @@ import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
+import { cpuSplit, machineCpu } from './lib/process-probes.ts';
 import { indexesRead, startProcess, stopAll, type Started } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 import type { Manifest } from './ingest-generate.ts';
@@ -156,6 +157,8 @@ interface Load {
   /** entries answered with statusCode 504 / 200 (counting scripts only, else -1) */
   entries504: number;
   entries200: number;
+  /** with WrkOptions.pid: the server's CPU per request (µs, user and system) and the machine's idle cores over the run */
+  cpu?: { userUs: number; sysUs: number; idleCores: number };
 }
 
 interface WrkOptions {
@@ -164,9 +167,12 @@ interface WrkOptions {
   connections?: number;
   /** wrk's own time-out (its default, 2 s, would hide a slow answer as an error) */
   timeout?: string;
+  /** the server's process, whose CPU the run reads (Load.cpu) */
+  pid?: number;
 }
 
 async function wrk(url: string, script: string, o: WrkOptions = {}): Promise<Load> {
+  const before = o.pid === undefined ? undefined : { server: cpuSplit(o.pid), machine: machineCpu(), at: performance.now() };
   const r = await sh(['wrk', `-t${o.threads ?? 2}`, `-c${o.connections ?? CONNECTIONS}`, `-d${o.duration ?? DURATION}`, '--timeout', o.timeout ?? '5s', '-s', script, url]);
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (-?\d+) (-?\d+)/.exec(r.out);
   if (!m) throw new Error(`wrk printed no result: ${r.out}`);
@@ -181,6 +187,18 @@ async function wrk(url: string, script: string, o: WrkOptions = {}): Promise<Loa
     errors: statusErrors! + socketErrors! + timeouts!,
     entries504: e504!,
     entries200: e200!,
+    cpu: before && cpuPerRequest(before, o.pid!, requests!),
+  };
+}
+
+/** Load.cpu, from the probes taken before a run of `requests` requests */
+function cpuPerRequest(before: { server: { user: number; system: number }; machine: { idle: number }; at: number }, pid: number, requests: number): Load['cpu'] {
+  const server = cpuSplit(pid);
+  const perRequestUs = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
+  return {
+    userUs: perRequestUs(server.user - before.server.user),
+    sysUs: perRequestUs(server.system - before.server.system),
+    idleCores: (machineCpu().idle - before.machine.idle) / ((performance.now() - before.at) / 1000),
   };
 }
 
@@ -330,20 +348,22 @@ if (import.meta.main) {
     type Server = 'api' | 'tiny' | 'same' | 'calls';
     // (c) has no tiny-reply runs of its own: a tiny reply to a 100-DOI body costs the ceiling the same whichever
     // DOIs the body holds, so (c) shows (a)'s (this saves ~17 s)
-    const kinds: Record<'open100' | 'open1' | 'paid100', { script: string; targets: Partial<Record<Server, string>> }> = {
-      open100: { script: scripts.open100, targets: { api, tiny: tiny.url, same: sameOpen.url } },
-      open1: { script: scripts.open1, targets: { api, tiny: tiny.url, same: sameOpen.url } },
-      paid100: { script: scripts.paid100, targets: { api, same: samePaid.url, calls: calls.url } },
+    const target = (url: string, s: Started) => ({ url, pid: s.pid });
+    const servers = { api: target(api, daemon), tiny: target(tiny.url, tiny), sameOpen: target(sameOpen.url, sameOpen), samePaid: target(samePaid.url, samePaid), calls: target(calls.url, calls) };
+    const kinds: Record<'open100' | 'open1' | 'paid100', { script: string; targets: Partial<Record<Server, { url: string; pid: number }>> }> = {
+      open100: { script: scripts.open100, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
+      open1: { script: scripts.open1, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
+      paid100: { script: scripts.paid100, targets: { api: servers.api, same: servers.samePaid, calls: servers.calls } },
     };
     // Every server is warmed first, then the servers take turns, ROUNDS runs each (this machine's speed drifts
     // over tens of seconds; turns spread the drift over all alike). Each figure is the median run by req/s.
     console.log('(a), (b), (c): warm-up, then 3 runs per server in turns ...');
-    for (const { script, targets } of Object.values(kinds)) for (const url of Object.values(targets)) await wrk(url!, script, { duration: WARMUP });
+    for (const { script, targets } of Object.values(kinds)) for (const t of Object.values(targets)) await wrk(t!.url, script, { duration: WARMUP });
     const callsBefore = (await platformStats(platform.url)).calls;
     const runs: Record<string, Record<Server, Load[]>> = {};
     for (const [name, { script, targets }] of Object.entries(kinds)) {
       runs[name] = { api: [], tiny: [], same: [], calls: [] };
-      for (let round = 0; round < ROUNDS; round++) for (const [server, url] of Object.entries(targets)) runs[name]![server as Server].push(await wrk(url!, script));
+      for (let round = 0; round < ROUNDS; round++) for (const [server, t] of Object.entries(targets)) runs[name]![server as Server].push(await wrk(t!.url, script, { pid: t!.pid }));
     }
     runs.paid100!.tiny = runs.open100!.tiny;
     const paidRequests = runs.paid100!.api.reduce((n, l) => n + l.requests, 0) + runs.paid100!.calls.reduce((n, l) => n + l.requests, 0);
@@ -442,6 +462,14 @@ if (import.meta.main) {
     console.log(
       `(d1) (a) alone on the second daemon, every run's req/s: ${alone.map((l) => fmt(l.rps)).join(', ')}; beside the hanging load: ${beside.map((l) => fmt(l.rps)).join(', ')}`,
     );
+    // where a ratio's gap is: the server's own CPU per request (a server runs its requests on one thread, so its
+    // req/s is about 1 s over that), and what the machine left idle (a slower server leaves wrk's core idle part of
+    // the time, and an answer then wakes an idle core, which costs the sender's system time)
+    const cpu = (l: Load | undefined) => (l?.cpu ? `${fmt(l.cpu.userUs + l.cpu.sysUs, 1)} µs (user ${fmt(l.cpu.userUs, 1)}, system ${fmt(l.cpu.sysUs, 1)}), idle ${fmt(l.cpu.idleCores, 2)} cores` : '—');
+    for (const [name, r] of Object.entries(results))
+      console.log(
+        `${label[name as keyof typeof label]}, each server's CPU per request in its median run: daemon ${cpu(r.api)}; ${name === 'paid100' ? `same calls ${cpu(r.calls)}` : `tiny ${cpu(r.tiny)}`}; same-size ${cpu(r.same)}`,
+      );
     console.log('');
     const c = (l: Load) => `${fmt(l.rps)} (${fmt(l.p50Ms, 2)}, ${fmt(l.p99Ms, 2)})`;
     console.log('| body | daemon req/s | p50 ms | p99 ms | errors (all runs) | ceiling, tiny reply: req/s (p50, p99) | ratio | ceiling, same-size reply: req/s (p50, p99) | ratio | target | result |');

@@ -7,8 +7,14 @@ import { readFileSync } from 'node:fs';
 
 /** CPU seconds (user + system) a process has used so far (/proc/PID/stat, in clock ticks of 1/100 s). */
 export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuSplit(pid);
+  return user + system;
+}
+
+/** cpuSeconds, user and system apart. */
+export function cpuSplit(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 /** A field of this process's /proc/self/status in kB (VmRSS, VmHWM, RssAnon ...). */
