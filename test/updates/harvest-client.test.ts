@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'bun:test';
-import { parseInterval, parsePage, parseRetryAfter, RateGate } from '../../src/updates/harvest/index.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { CrossrefClient, parseInterval, parsePage, parseRetryAfter, RateGate } from '../../src/updates/harvest/index.ts';
 
 /** The small rules of the harvest's client (src/updates/harvest/crossref-client.ts, rate-gate.ts). */
 
@@ -74,5 +74,66 @@ describe('RateGate', () => {
     gate.learn(headers('5', '1s', '1'));
     (await gate.enter())();
     expect(performance.now() - first).toBeGreaterThanOrEqual(200);
+  });
+});
+
+describe('waits between tries (a real server on loopback answering 503)', () => {
+  let server: ReturnType<typeof Bun.serve>;
+  let retryAfter: string | undefined;
+  let calls = 0;
+  beforeAll(() => {
+    server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => {
+        calls++;
+        return new Response('{"status":"failed","message":[{"type":"overloaded"}]}', { status: 503, headers: retryAfter ? { 'retry-after': retryAfter } : {} });
+      },
+    });
+  });
+  afterAll(() => server.stop(true));
+
+  /** The waits one page's tries asked for (the client's sleep only records them), and the calls the server saw. */
+  async function waitsOf(o: { maxTries: number; retryBaseMs: number; maxWaitMs: number }): Promise<{ waits: number[]; calls: number; code: string }> {
+    const waits: number[] = [];
+    const before = calls;
+    const client = new CrossrefClient({ baseUrl: `http://127.0.0.1:${server.port}`, mailto: 'ops@example.org', userAgent: 'test', ...o, sleep: async (ms) => void waits.push(ms) });
+    const r = await client.works({ filter: 'from-index-date:2026-01-01', select: 'DOI', rows: 10, cursor: '*' });
+    return { waits, calls: calls - before, code: 'code' in r ? (r.code as string) : 'page' };
+  }
+
+  test('each wait is drawn from the upper half of a doubling step, capped; every try reaches the server', async () => {
+    retryAfter = undefined;
+    const { waits, calls: made, code } = await waitsOf({ maxTries: 6, retryBaseMs: 1000, maxWaitMs: 4000 });
+    expect(code).toBe('HARVEST_HTTP_ERROR');
+    expect(made).toBe(6);
+    // before tries 2..6: steps of 1, 2, 4, then the 4 s cap
+    const steps = [1000, 2000, 4000, 4000, 4000];
+    expect(waits).toHaveLength(steps.length);
+    waits.forEach((w, k) => {
+      expect(w).toBeGreaterThanOrEqual(steps[k]! / 2);
+      expect(w).toBeLessThanOrEqual(steps[k]!);
+    });
+  });
+
+  test('the waits are jittered: many clients retrying at once do not all wait alike', async () => {
+    retryAfter = undefined;
+    const first: number[] = [];
+    for (let i = 0; i < 30; i++) first.push((await waitsOf({ maxTries: 2, retryBaseMs: 1000, maxWaitMs: 4000 })).waits[0]!);
+    // uniform over [500, 1000]: all 30 above 650, or all below 850, has a chance of 0.7^30 (2e-5) each
+    expect(Math.min(...first)).toBeLessThan(650);
+    expect(Math.max(...first)).toBeGreaterThan(850);
+    expect(new Set(first).size).toBeGreaterThan(20);
+  });
+
+  test('never shorter than the Retry-After the server asks for, and never past the cap for it', async () => {
+    retryAfter = '3';
+    const asked = await waitsOf({ maxTries: 3, retryBaseMs: 100, maxWaitMs: 60_000 });
+    expect(asked.waits).toHaveLength(2);
+    for (const w of asked.waits) expect(w).toBeGreaterThanOrEqual(3000);
+    retryAfter = '3600';
+    const capped = await waitsOf({ maxTries: 2, retryBaseMs: 100, maxWaitMs: 5000 });
+    expect(capped.waits).toEqual([5000]);
+    retryAfter = undefined;
   });
 });
