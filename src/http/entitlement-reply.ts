@@ -59,7 +59,8 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
       open++;
     } else {
       const v = verdicts[i]!;
-      writeVerdict(out, v, () => (orgBytes ??= encoder.encode(JSON.stringify(v.org))));
+      if (v.org !== undefined) orgBytes ??= encoder.encode(JSON.stringify(v.org));
+      writeVerdict(out, v, orgBytes);
       service.count(v.source);
     }
     const uid = uids[i];
@@ -93,7 +94,7 @@ function writeOpenSpan(out: ReplyBytes, body: CopySource, start: number, end: nu
   out.byte(0x7d); // }
 }
 
-function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8Array): void {
+function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: Uint8Array | undefined): void {
   out.piece(verdictHead(v));
   if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
   if (v.vor !== undefined) {
@@ -106,7 +107,7 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: () => Uint8
     }
     out.ascii(']');
   }
-  if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes());
+  if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes!);
 }
 
 /** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
