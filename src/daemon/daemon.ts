@@ -137,7 +137,9 @@ export class Daemon {
     if (changes.restartOnly.length > 0)
       this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
     this.keys.replace(next.integrators);
-    this.entitlements.reconfigure(next.platforms, next.entitlements);
+    // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
+    const { added, removed, changed } = changes.platforms;
+    if (added.length + removed.length + changed.length > 0 || changes.entitlements) this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
     if (changes.updates) {

@@ -45,3 +45,11 @@ test('live changes are named per integrator and platform; restart-only settings 
   expect(c.entitlements).toBe(true);
   expect(c.updates).toBe(true);
 });
+
+test('the change feed\'s keep period is read by the store when it opens: a changed one needs a restart, and is named so', () => {
+  const next = config({ updates: { changeFeedKeepDays: 30 } });
+  const c = configChanges(config(), next);
+  expect(c.restartOnly).toEqual(['updates.changeFeedKeepDays']);
+  // nothing else in [updates] changed, so nothing is reloaded live for it
+  expect(c.updates).toBe(false);
+});

@@ -113,3 +113,40 @@ test('keys rotate with an overlap, a bad config is refused and kept out, platfor
   expect(platform.calls.length).toBeGreaterThan(0);
   expect(platform.calls[0]!.claims?.iss).toBe('doi-holdings');
 });
+
+test('a reload keeps the answer cache unless a platform or [entitlements] changed', async () => {
+  const gamma = (timeoutMs: number) =>
+    `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\nentitlementCacheSeconds = 300\nentitlementTimeoutMs = ${timeoutMs}\n`;
+  const secrets = `ROT_KEY=first-key-0001\nGAMMA_SECRET=${SECRET}\n`;
+  writeFiles(secrets, '', { extra: gamma(1000) });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.6666/Cached.1', accessType: 'paid' }]);
+  await waitForLog(daemon, '"event":"file.applied","env":"production","key":"gamma/');
+  const source = async () => {
+    const r = await fetch(`${url}/v2.2/entitlements`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' },
+      body: JSON.stringify({ org: { ipv4: '192.0.2.1' }, dois: ['10.6666/cached.1'] }),
+    });
+    return ((await r.json()) as { entitlements: { source?: string }[] }).entitlements[0]!.source;
+  };
+  expect(await source()).toBe('service_request');
+  expect(await source()).toBe('service_cache');
+  expect(platform.calls).toHaveLength(1);
+
+  // a new integrator: the platforms are as they were, and so are their cached answers
+  writeFiles(secrets, '', { extra: `${gamma(1000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n` });
+  const added = await reload('config.reloaded');
+  expect(added.integrators).toEqual({ added: ['newcomer'], removed: [], changed: [] });
+  expect(await source()).toBe('service_cache');
+  expect(platform.calls).toHaveLength(1);
+
+  // the platform's settings change: its answers are asked again
+  writeFiles(secrets, '', { extra: `${gamma(2000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n` });
+  const changed = await reload('config.reloaded');
+  expect(changed.platforms).toEqual({ added: [], removed: [], changed: ['gamma'] });
+  expect(await source()).toBe('service_request');
+  expect(platform.calls).toHaveLength(2);
+});
