@@ -27,7 +27,10 @@ const pagesOf = (s: TreeStats) => s.treeBranchPageCount + s.treeLeafPageCount + 
 
 export function pageFigures(dbs: StoreDbs, path: string): PageFigures {
   const root = dbs.root.getStats() as TreeStats & { pageSize: number; lastPageNumber: number; mapSize: number; free: TreeStats };
-  const trees = [dbs.holdings, dbs.updates, dbs.files, dbs.conflicts, dbs.fileSeqs, dbs.importScratch, dbs.meta].map((d) => d.getStats() as TreeStats);
+  // every sub-database the environment opened (a tree left out here would count its pages as free)
+  const trees = Object.entries(dbs)
+    .filter(([name]) => name !== 'root' && name !== 'path')
+    .map(([, d]) => (d as StoreDbs['meta']).getStats() as TreeStats);
   const usedPages = root.lastPageNumber + 1;
   // two meta pages, the main tree (names of the sub-databases), the freelist tree itself, and every sub-database
   const inTrees = 2 + pagesOf(root) + pagesOf(root.free) + trees.reduce((n, s) => n + pagesOf(s), 0);
