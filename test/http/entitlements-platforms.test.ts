@@ -1,0 +1,253 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { DEFAULT_ENTITLEMENTS, resolveConfig, type EntitlementSettings, type PlatformSettings } from '../../src/config/index.ts';
+import { AnswerCache } from '../../src/entitlement/answer-cache.ts';
+import { Entitlements } from '../../src/entitlement/index.ts';
+import { orgIdentity } from '../../src/entitlement/org.ts';
+import type { App } from '../../src/http/index.ts';
+import { Store } from '../../src/store/index.ts';
+import { tempDir } from '../support/fixtures.ts';
+import { PlatformServer } from '../support/platform-server.ts';
+import { preparedFile } from '../support/prepared-file.ts';
+import { KEY_NO_UPDATES, makeApp, post } from './http-support.ts';
+
+/**
+ * The Entitlement API with several platforms: an open holding answers whatever its platform's place, one platform's
+ * trouble leaves the others' answers alone, what opens a breaker and how fast an open one answers, the org fields
+ * platforms are sent and answers are cached by, and the figures /metrics gives of it all. Loopback platform
+ * servers (test/support/platform-server.ts) play `alpha` and `beta`; the app is driven through app.handle.
+ */
+
+const SECRET = 'a-shared-secret-of-the-platforms-0123456789';
+const ORG = { ipv4: '192.0.2.10' };
+type Obj = Record<string, unknown> & { doi?: string; statusCode: number; source?: string };
+
+let dir: ReturnType<typeof tempDir>;
+let store: Store;
+let alpha: PlatformServer;
+let beta: PlatformServer;
+let clock: number;
+
+function platforms(over: Record<string, Partial<PlatformSettings>> = {}): PlatformSettings[] {
+  const base = { entitlementTimeoutMs: 1000, entitlementConcurrency: 8, entitlementBatch: 20, entitlementCacheSeconds: 0 };
+  return [
+    { name: 'alpha', ...base, entitlementUrl: alpha.url, entitlementSecret: SECRET, ...over.alpha },
+    { name: 'beta', ...base, entitlementUrl: beta.url, entitlementSecret: SECRET, ...over.beta },
+    { name: 'zeta', ...base },
+  ];
+}
+
+function appWith(list: PlatformSettings[], settings: EntitlementSettings = DEFAULT_ENTITLEMENTS): { app: App; entitlements: Entitlements } {
+  const entitlements = new Entitlements(list, settings, () => clock);
+  return { app: makeApp({ production: { store } }, { entitlements }), entitlements };
+}
+
+async function ask(app: App, dois: unknown[], org: object = ORG): Promise<Obj[]> {
+  const r = await post(app, '/v2.2/entitlements', JSON.stringify({ org, dois }), { key: KEY_NO_UPDATES });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`expected 200, got ${r.status}: ${text}`);
+  return (JSON.parse(text) as { entitlements: Obj[] }).entitlements;
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - t0 };
+}
+
+beforeAll(() => {
+  alpha = new PlatformServer(SECRET);
+  beta = new PlatformServer(SECRET);
+});
+afterAll(async () => {
+  await alpha.stop();
+  await beta.stop();
+});
+
+beforeEach(() => {
+  clock = 1_800_000_000_000;
+  dir = tempDir();
+  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+  for (const p of [alpha, beta]) {
+    p.calls.length = 0;
+    p.mode = { kind: 'answer', entitled: () => 'yes' };
+  }
+  store.applyFilesSync([
+    // the index keeps a DOI's holdings in platform-name order: alpha's comes before zeta's
+    preparedFile(
+      [
+        { doi: '10.1000/paid-then-open', accessType: 'paid' },
+        { doi: '10.1000/alpha-only', accessType: 'paid' },
+        { doi: '10.1000/both-paid', accessType: 'paid' },
+      ],
+      { platform: 'alpha' },
+    ),
+    preparedFile([{ doi: '10.1000/beta-only', accessType: 'paid' }, { doi: '10.1000/both-paid', accessType: 'paid' }], { platform: 'beta' }),
+    preparedFile([{ doi: '10.1000/paid-then-open', accessType: 'open', vor: [{ url: 'https://zeta.example/pto.pdf' }] }, { doi: '10.1000/open-1', accessType: 'open' }], {
+      platform: 'zeta',
+    }),
+  ]);
+});
+afterEach(async () => {
+  await store.close();
+  dir.remove();
+});
+
+describe('several platforms', () => {
+  test('an open holding answers even when a paid holding comes before it; its platform is not asked', async () => {
+    const { app } = appWith(platforms());
+    expect(await ask(app, ['10.1000/paid-then-open'])).toEqual([
+      { doi: '10.1000/paid-then-open', statusCode: 200, entitled: 'yes', accessType: 'open', source: 'oa_platform', vor: [{ url: 'https://zeta.example/pto.pdf' }] },
+    ]);
+    expect(alpha.calls).toHaveLength(0);
+  });
+
+  test('a hanging platform slows neither requests for open DOIs nor requests another platform decides', async () => {
+    alpha.mode = { kind: 'hang' };
+    const { app } = appWith(platforms({ alpha: { entitlementTimeoutMs: 1500 } }));
+    const stuck = timed(() => ask(app, ['10.1000/alpha-only']));
+    await Bun.sleep(50); // alpha's call is out, and hangs
+    const open = await timed(() => ask(app, ['10.1000/open-1']));
+    const other = await timed(() => ask(app, ['10.1000/beta-only']));
+    expect(open.value[0]!.source).toBe('oa_platform');
+    expect(other.value[0]).toMatchObject({ statusCode: 200, entitled: 'yes', source: 'service_request' });
+    // both answered while alpha's request still waits for its 1.5 s time-out
+    expect(open.ms + other.ms).toBeLessThan(1000);
+    const late = await stuck;
+    expect(late.value[0]!.statusCode).toBe(504);
+    expect(late.ms).toBeGreaterThanOrEqual(1400);
+  });
+
+  test('one platform says no, the other yes: yes; both no: no', async () => {
+    alpha.mode = { kind: 'answer', entitled: () => 'no' };
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/both-paid']))[0]).toMatchObject({ entitled: 'yes', source: 'service_request' });
+    beta.mode = { kind: 'answer', entitled: () => 'no' };
+    expect((await ask(app, ['10.1000/both-paid']))[0]).toMatchObject({ entitled: 'no', source: 'service_request' });
+  });
+});
+
+describe('the breaker', () => {
+  const twoFailures = { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, breakerCooldownMs: 60_000 };
+
+  test('time-outs count as failures: two in a row open it', async () => {
+    alpha.mode = { kind: 'hang' };
+    const { app, entitlements } = appWith(platforms({ alpha: { entitlementTimeoutMs: 150 } }), twoFailures);
+    for (let i = 0; i < 2; i++) expect((await ask(app, ['10.1000/alpha-only']))[0]!.statusCode).toBe(504);
+    expect(entitlements.clients.get('alpha')!.breaker.state).toBe('open');
+  });
+
+  test('malformed answers count as failures: two in a row open it', async () => {
+    alpha.mode = { kind: 'raw', status: 200, body: '{"entitlements": "not a list"}' };
+    const { app, entitlements } = appWith(platforms(), twoFailures);
+    for (let i = 0; i < 2; i++) expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
+    expect(entitlements.clients.get('alpha')!.breaker.state).toBe('open');
+  });
+
+  test('an open breaker answers at once, not after the time-out, and the other platform is still asked', async () => {
+    alpha.mode = { kind: 'raw', status: 503, body: 'down' };
+    const { app, entitlements } = appWith(platforms({ alpha: { entitlementTimeoutMs: 5000 } }), twoFailures);
+    for (let i = 0; i < 2; i++) await ask(app, ['10.1000/alpha-only']);
+    expect(entitlements.clients.get('alpha')!.breaker.state).toBe('open');
+    alpha.mode = { kind: 'hang' }; // were it called now, the answer would take the 5 s time-out
+    const blocked = await timed(() => ask(app, ['10.1000/alpha-only', '10.1000/beta-only']));
+    expect(blocked.ms).toBeLessThan(1000);
+    expect(blocked.value.map((o) => [o.statusCode, o.source])).toEqual([
+      [504, 'unknown'],
+      [200, 'service_request'],
+    ]);
+    expect(alpha.calls).toHaveLength(2);
+    expect(beta.calls).toHaveLength(1);
+  });
+});
+
+describe('the org', () => {
+  const full = { ipv6: '2001:db8::1', entityID: 'https://idp.example/saml', openAthensOrgID: 'oa-123', eduPersonScopedAffiliation: 'member@uni.example' };
+
+  test('every org field a platform decides by is sent to it and shown on the answer; others are not', async () => {
+    const { app } = appWith(platforms());
+    const [got] = await ask(app, ['10.1000/alpha-only'], { ...full, ringgoldID: '99' });
+    expect(got!.org).toEqual(full);
+    expect(alpha.calls[0]!.body.org).toEqual(full);
+  });
+
+  test('answers are cached by every such field: a change in any one of them is asked again', async () => {
+    const { app } = appWith(platforms({ alpha: { entitlementCacheSeconds: 60 } }));
+    expect((await ask(app, ['10.1000/alpha-only'], full))[0]!.source).toBe('service_request');
+    expect((await ask(app, ['10.1000/alpha-only'], full))[0]!.source).toBe('service_cache');
+    for (const [field, value] of [
+      ['ipv6', '2001:db8::2'],
+      ['entityID', 'https://other-idp.example/saml'],
+      ['openAthensOrgID', 'oa-456'],
+      ['eduPersonScopedAffiliation', 'staff@uni.example'],
+    ])
+      expect((await ask(app, ['10.1000/alpha-only'], { ...full, [field]: value }))[0]!.source).toBe('service_request');
+    expect(alpha.calls).toHaveLength(5);
+  });
+});
+
+describe('the cache', () => {
+  test('is kept per platform: one platform\'s cached answer is not another\'s', () => {
+    const cache = new AnswerCache<string>(100, () => clock);
+    const org = orgIdentity(ORG);
+    cache.set('alpha', '10.1000/both-paid', org, 'alpha says no', 60_000);
+    expect(cache.get('alpha', '10.1000/both-paid', org)).toBe('alpha says no');
+    expect(cache.get('beta', '10.1000/both-paid', org)).toBeUndefined();
+    cache.set('beta', '10.1000/both-paid', org, 'beta says yes', 60_000);
+    expect([cache.get('alpha', '10.1000/both-paid', org), cache.get('beta', '10.1000/both-paid', org)]).toEqual(['alpha says no', 'beta says yes']);
+  });
+
+  test('is off by default: every ask is live', async () => {
+    // the platform as a config file gives it, without entitlementCacheSeconds
+    const config = resolveConfig(
+      {
+        server: { listen: '127.0.0.1:0' },
+        buckets: { production: { kind: 'local', path: 'bucket' } },
+        platforms: [{ name: 'alpha', entitlementUrl: alpha.url, entitlementSecretEnv: 'ALPHA_SECRET' }],
+        integrators: [{ name: 'tool', apiKey: 'tool-key-0001' }],
+      },
+      '/etc/doi-holdings/c.toml',
+      { ALPHA_SECRET: SECRET },
+    );
+    const { app } = appWith(config.platforms);
+    for (let i = 0; i < 3; i++) expect((await ask(app, ['10.1000/alpha-only']))[0]!.source).toBe('service_request');
+    expect(alpha.calls).toHaveLength(3);
+  });
+});
+
+describe('/metrics', () => {
+  test('calls by every outcome, the breaker open, and answers by every source', async () => {
+    alpha.mode = { kind: 'raw', status: 500, body: '' };
+    const { app } = appWith(platforms({ beta: { entitlementTimeoutMs: 150 } }), { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, breakerCooldownMs: 60_000 });
+    beta.mode = { kind: 'hang' };
+    await ask(app, ['10.1000/alpha-only', '10.1000/beta-only']); // alpha: error; beta: time-out
+    alpha.mode = { kind: 'raw', status: 200, body: 'garbage' };
+    await ask(app, ['10.1000/alpha-only']); // malformed: alpha's second failure opens its breaker
+    await ask(app, ['10.1000/alpha-only', '10.1000/open-1', '10.5555/nobody', 'not a doi']); // breaker_open
+    const text = await (await app.handle(new Request('http://localhost/metrics'))).text();
+    for (const line of [
+      'doi_holdings_platform_calls_total{platform="alpha",outcome="error"} 1',
+      'doi_holdings_platform_calls_total{platform="alpha",outcome="malformed"} 1',
+      'doi_holdings_platform_calls_total{platform="alpha",outcome="breaker_open"} 1',
+      'doi_holdings_platform_calls_total{platform="beta",outcome="timeout"} 1',
+      'doi_holdings_platform_breaker_open{platform="alpha"} 1',
+      'doi_holdings_platform_breaker_open{platform="beta"} 0',
+      'doi_holdings_platform_breaker_opens_total{platform="alpha"} 1',
+      'doi_holdings_entitlement_answers_total{env="production",source="unknown"} 4',
+      'doi_holdings_entitlement_answers_total{env="production",source="oa_platform"} 1',
+      'doi_holdings_entitlement_answers_total{env="production",source="none"} 1',
+      'doi_holdings_entitlement_answers_total{env="production",source="invalid"} 1',
+    ])
+      expect(text).toContain(line);
+    clock += 60_000;
+    const later = await (await app.handle(new Request('http://localhost/metrics'))).text();
+    expect(later).toContain('doi_holdings_platform_breaker_open{platform="alpha"} 0.5');
+  });
+
+  test('a paid holding on a platform without an Entitlement API is counted as publisher_not_supported', async () => {
+    store.applyFilesSync([preparedFile([{ doi: '10.1000/zeta-paid', accessType: 'paid' }], { platform: 'zeta' })]);
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/zeta-paid']))[0]).toMatchObject({ entitled: 'maybe', source: 'publisher_not_supported' });
+    const text = await (await app.handle(new Request('http://localhost/metrics'))).text();
+    expect(text).toContain('doi_holdings_entitlement_answers_total{env="production",source="publisher_not_supported"} 1');
+  });
+});
