@@ -117,6 +117,14 @@ describe('several platforms', () => {
     expect(late.ms).toBeGreaterThanOrEqual(1400);
   });
 
+  test('calls to a platform are kept alive: one after another, they come over one connection', async () => {
+    const { app } = appWith(platforms());
+    for (let i = 0; i < 5; i++) await ask(app, ['10.1000/alpha-only']);
+    expect(alpha.calls).toHaveLength(5);
+    expect(alpha.calls.every((c) => c.clientPort !== undefined)).toBe(true);
+    expect(new Set(alpha.calls.map((c) => c.clientPort)).size).toBe(1);
+  });
+
   test('one platform says no, the other yes: yes; both no: no', async () => {
     alpha.mode = { kind: 'answer', entitled: () => 'no' };
     const { app } = appWith(platforms());

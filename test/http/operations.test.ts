@@ -60,7 +60,7 @@ describe('GET /openapi.json', () => {
     expect(docSchema.required).toEqual(['doi', 'statusCode', 'updates']);
     expect(Object.keys(docSchema.properties.updates.items.properties)).toEqual(['updateDoi', 'source', 'updateType', 'updateDate', 'reasons', 'urls']);
     expect(doc.components.schemas.Error.required).toEqual(['statusCode', 'error', 'message']);
-    for (const path of ['/v2.1/entitlements', '/v2.2/entitlements', '/staging/v2.2/entitlements']) {
+    for (const path of ['/v2.1/entitlements', '/v2.2/entitlements', '/staging/v2.1/entitlements', '/staging/v2.2/entitlements']) {
       const op = doc.paths[path].post;
       expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EntitlementsRequest' });
       expect(op.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EntitlementsResponse' });

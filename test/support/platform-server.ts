@@ -18,6 +18,8 @@ export interface RecordedCall {
   /** the JWT's claims when its HS256 signature verifies with the secret; undefined otherwise */
   claims: Record<string, unknown> | undefined;
   jwtHeader: Record<string, unknown> | undefined;
+  /** the client's port: calls over one kept-alive connection share it */
+  clientPort: number | undefined;
 }
 
 export class PlatformServer {
@@ -42,7 +44,7 @@ export class PlatformServer {
   private async handle(request: Request): Promise<Response> {
     const body = (await request.json()) as RecordedCall['body'];
     const headers = Object.fromEntries(request.headers.entries());
-    this.calls.push({ headers, body, ...verifyJwt(headers.authorization, this.secret) });
+    this.calls.push({ headers, body, ...verifyJwt(headers.authorization, this.secret), clientPort: this.server.requestIP(request)?.port });
     const mode = this.mode;
     if (mode.kind === 'raw') return new Response(mode.body, { status: mode.status, headers: { 'content-type': 'application/json' } });
     if (mode.kind === 'hang')
