@@ -23,6 +23,7 @@ type Obj = Record<string, unknown> & { doi?: string; statusCode: number; source?
 
 let dir: ReturnType<typeof tempDir>;
 let store: Store;
+let staging: Store;
 let alpha: PlatformServer;
 let beta: PlatformServer;
 let clock: number;
@@ -38,11 +39,12 @@ function platforms(over: Record<string, Partial<PlatformSettings>> = {}): Platfo
 
 function appWith(list: PlatformSettings[], settings: EntitlementSettings = DEFAULT_ENTITLEMENTS): { app: App; entitlements: Entitlements } {
   const entitlements = new Entitlements(list, settings, () => clock);
-  return { app: makeApp({ production: { store } }, { entitlements }), entitlements };
+  return { app: makeApp({ production: { store }, staging: { store: staging } }, { entitlements }), entitlements };
 }
 
-async function ask(app: App, dois: unknown[], org: object = ORG): Promise<Obj[]> {
-  const r = await post(app, '/v2.2/entitlements', JSON.stringify({ org, dois }), { key: KEY_NO_UPDATES });
+/** `org` null: a body without one; `path`: another route (staging) */
+async function ask(app: App, dois: unknown[], org: object | null = ORG, path = '/v2.2/entitlements'): Promise<Obj[]> {
+  const r = await post(app, path, JSON.stringify(org === null ? { dois } : { org, dois }), { key: KEY_NO_UPDATES });
   const text = await r.text();
   if (r.status !== 200) throw new Error(`expected 200, got ${r.status}: ${text}`);
   return (JSON.parse(text) as { entitlements: Obj[] }).entitlements;
@@ -67,6 +69,7 @@ beforeEach(() => {
   clock = 1_800_000_000_000;
   dir = tempDir();
   store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+  staging = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
   for (const p of [alpha, beta]) {
     p.calls.length = 0;
     p.mode = { kind: 'answer', entitled: () => 'yes' };
@@ -89,6 +92,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await store.close();
+  await staging.close();
   dir.remove();
 });
 
@@ -257,5 +261,70 @@ describe('/metrics', () => {
     expect((await ask(app, ['10.1000/zeta-paid']))[0]).toMatchObject({ entitled: 'maybe', source: 'publisher_not_supported' });
     const text = await (await app.handle(new Request('http://localhost/metrics'))).text();
     expect(text).toContain('doi_holdings_entitlement_answers_total{env="production",source="publisher_not_supported"} 1');
+  });
+});
+
+describe('what platforms answer, and what is made of it', () => {
+  test('the platform\'s accessType when it is one of the four, else the deposited one; the accept header asks for JSON', async () => {
+    alpha.mode = { kind: 'answer', entitled: () => 'yes', extra: () => ({ accessType: 'free' }) };
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'yes', accessType: 'free', source: 'service_request' });
+    alpha.mode = { kind: 'answer', entitled: () => 'yes', extra: () => ({ accessType: 'gratis' }) };
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'yes', accessType: 'paid', source: 'service_request' });
+    expect(alpha.calls[0]!.headers.accept).toBe('application/json');
+  });
+
+  test('an answer naming the DOI in another form or case is matched to it', async () => {
+    alpha.mode = { kind: 'raw', status: 200, body: JSON.stringify({ entitlements: [{ doi: 'https://doi.org/10.1000/ALPHA-ONLY', entitled: 'yes' }] }) };
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ doi: '10.1000/alpha-only', entitled: 'yes', source: 'service_request' });
+  });
+
+  test('an entry past the answer\'s bounds (a vor URL that is not http or https) is that DOI\'s malformed answer; the other entries stand', async () => {
+    store.applyFilesSync([preparedFile([{ doi: '10.1000/alpha-two', accessType: 'paid' }], { platform: 'alpha' })]);
+    alpha.mode = {
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({
+        entitlements: [
+          { doi: '10.1000/alpha-only', entitled: 'yes', vor: [{ url: 'ftp://files.example/a.pdf' }] },
+          { doi: '10.1000/alpha-two', entitled: 'yes', vor: [{ url: 'https://files.example/b.pdf' }] },
+        ],
+      }),
+    };
+    const { app } = appWith(platforms());
+    const got = await ask(app, ['10.1000/alpha-only', '10.1000/alpha-two']);
+    expect(got[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    expect(got[1]).toMatchObject({ entitled: 'yes', source: 'service_request', vor: [{ url: 'https://files.example/b.pdf' }] });
+  });
+
+  test('a request without org: platforms are asked with an empty org, and answers show it', async () => {
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/alpha-only'], null))[0]).toMatchObject({ entitled: 'yes', source: 'service_request', org: {} });
+    expect(alpha.calls[0]!.body.org).toEqual({});
+  });
+
+  test('two platforms hold a DOI so that the deposit answers: the first by platform name answers', async () => {
+    store.applyFilesSync([
+      preparedFile([{ doi: '10.1000/two-open', accessType: 'open', vor: [{ url: 'https://beta.example/b.pdf' }] }], { platform: 'beta' }),
+      preparedFile([{ doi: '10.1000/two-open', accessType: 'free', vor: [{ url: 'https://alpha.example/a.pdf' }] }], { platform: 'alpha' }),
+    ]);
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/two-open']))[0]).toMatchObject({ accessType: 'free', source: 'oa_platform', vor: [{ url: 'https://alpha.example/a.pdf' }] });
+  });
+
+  test('every platform says no: the first platform\'s no by name, whichever answered first', async () => {
+    // beta answers last: the last answer in is not the one that counts
+    alpha.mode = { kind: 'answer', entitled: () => 'no', extra: () => ({ document: 'https://alpha.example/landing' }) };
+    beta.mode = { kind: 'answer', entitled: () => 'no', delayMs: 100, extra: () => ({ document: 'https://beta.example/landing' }) };
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/both-paid']))[0]).toMatchObject({ entitled: 'no', document: 'https://alpha.example/landing' });
+  });
+
+  test('staging asks the same platforms as production', async () => {
+    staging.applyFilesSync([preparedFile([{ doi: '10.1000/trial-paid', accessType: 'paid' }], { platform: 'alpha' })]);
+    const { app } = appWith(platforms());
+    expect((await ask(app, ['10.1000/trial-paid'], ORG, '/staging/v2.2/entitlements'))[0]).toMatchObject({ entitled: 'yes', source: 'service_request' });
+    expect(alpha.calls.map((c) => c.body.dois)).toEqual([['10.1000/trial-paid']]);
   });
 });
