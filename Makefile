@@ -44,7 +44,7 @@ standalone:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && git clone -q "$(CURDIR)" "$$tmp/doi-holdings" && \
 	  echo "fresh clone in $$tmp/doi-holdings (nothing beside it)" && $(MAKE) -C "$$tmp/doi-holdings" test
 
-# Prints every figure the issues name; takes about 15 minutes (deposits are generated once into .bench/).
+# Prints every figure the issues name; takes about 17 minutes on 2 cores (deposits are generated once into .bench/).
 bench: deps
 	$(BUN) bench/ingest.ts
 	$(BUN) bench/s3-latency.ts
