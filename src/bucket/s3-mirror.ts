@@ -1,5 +1,5 @@
-import { mkdirSync, renameSync, existsSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync-client';
 import type { S3BucketSettings } from '../config/index.ts';
@@ -7,6 +7,7 @@ import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
 import { applyOrder } from './apply-order.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
+import { placeMirrored } from './mirror-place.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
 
@@ -22,7 +23,6 @@ import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirr
  */
 
 const PARTIAL = '.s3-partial';
-const SUPERSEDED = '.superseded';
 const CONCURRENCY = 8;
 const MAX_BACKOFF_MS = 5 * 60_000;
 /**
@@ -143,8 +143,7 @@ export class S3Mirror {
       const keys: string[] = [];
       try {
         while (handed < todo.length && partial[handed] !== undefined && partial[handed] !== 'failed') {
-          this.putInPlace(todo[handed]!, partial[handed]!);
-          keys.push(todo[handed]!.rel);
+          if (this.putInPlace(todo[handed]!, partial[handed]!)) keys.push(todo[handed]!.rel);
           handed++;
         }
       } finally {
@@ -238,20 +237,16 @@ export class S3Mirror {
     }
   }
 
-  /** Renames a downloaded object into the mirror (keeping a replaced copy under .superseded/) and records it. */
-  private putInPlace(o: MirrorObject, tmp: string): void {
-    const { settings } = this.opts;
-    const final = join(settings.path, o.rel);
-    mkdirSync(dirname(final), { recursive: true });
-    const previous = this.state.get(o.rel);
-    if (previous && existsSync(final)) {
-      const keep = join(settings.path, SUPERSEDED, `${o.rel}.${previous.etag.replace(/[^0-9a-zA-Z-]/g, '')}`);
-      mkdirSync(dirname(keep), { recursive: true });
-      renameSync(final, keep);
+  /** Puts a downloaded object in the mirror and records it; false (said, skipped) when its key clashes with another. */
+  private putInPlace(o: MirrorObject, tmp: string): boolean {
+    const clash = placeMirrored(this.opts.settings.path, o.rel, tmp, this.state.get(o.rel)?.etag);
+    if (clash) {
+      this.warnOnce(o.key, clash, 'PATH_CLASH');
+      return false;
     }
-    renameSync(tmp, final);
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
     this.noteInPlace({ key: o.rel, lastModified: o.lastModified });
+    return true;
   }
 
   private noteInPlace(at: { key: string; lastModified: number }): void {
@@ -284,10 +279,10 @@ export class S3Mirror {
     log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });
   }
 
-  private warnOnce(key: string, why: string): void {
+  private warnOnce(key: string, why: string, code: 'BAD_PATH' | 'PATH_CLASH' = 'BAD_PATH'): void {
     if (this.warned.has(key)) return;
     this.warned.add(key);
-    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code: 'BAD_PATH', why });
+    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code, why });
   }
 
   async close(): Promise<void> {

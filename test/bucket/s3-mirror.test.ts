@@ -229,3 +229,32 @@ test('an object listed after later ones were put in place is applied, and said t
     [d, c],
   ]);
 });
+
+test('a key that clashes with another as file and folder is skipped and said (PATH_CLASH); it holds back nothing after it, round after round', async () => {
+  const logged: Record<string, unknown>[] = [];
+  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production' });
+  mirrors.push(m);
+  // a file, then a key that needs that file's name as a folder; then a folder, then a file of that folder's name
+  await s3.put(bucket, 'acme/a.jsonl.gz', 'a file');
+  await s3.put(bucket, 'acme/a.jsonl.gz/b.jsonl.gz', 'under a file');
+  await s3.put(bucket, 'acme/d/e.jsonl.gz', 'in a folder');
+  await Bun.sleep(1100); // a later second: 'acme/d' sorts after the folder's file
+  await s3.put(bucket, 'acme/d', 'a file over a folder');
+  await s3.put(bucket, 'acme/z.jsonl.gz', 'after them all');
+  const got = await syncUntil(m, 3);
+  expect(got.sort()).toEqual(['acme/a.jsonl.gz', 'acme/d/e.jsonl.gz', 'acme/z.jsonl.gz']);
+  expect(readFileSync(join(settings().path, 'acme/z.jsonl.gz'), 'utf8')).toBe('after them all');
+  const skipped = logged.filter((l) => l.event === 's3.key_skipped');
+  expect(skipped.map((l) => [l.key, l.code]).sort()).toEqual([
+    ['acme/a.jsonl.gz/b.jsonl.gz', 'PATH_CLASH'],
+    ['acme/d', 'PATH_CLASH'],
+  ]);
+  expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
+  // the next rounds fail neither, and say nothing more
+  await m.syncOnce();
+  await m.syncOnce();
+  expect(logged.filter((l) => l.event === 's3.key_skipped')).toHaveLength(2);
+  expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
+  expect(existsSync(join(settings().path, '.s3-partial')) ? readdirSync(join(settings().path, '.s3-partial')) : []).toEqual([]);
+});

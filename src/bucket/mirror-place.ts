@@ -1,0 +1,31 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** Where the mirror keeps a replaced copy of an object, under its folder (hidden: never ingested). */
+export const SUPERSEDED = '.superseded';
+
+/**
+ * Moves a downloaded object (`tmp`) to its place `rel` in the mirror folder; an earlier copy of it (`previousEtag`)
+ * is kept under .superseded/. Returns why not when the key cannot be a file there because of another key: S3 keys
+ * are names, not paths, so `a/x.jsonl.gz` and `a/x.jsonl.gz/y` can both exist, while a folder cannot hold a file
+ * and a folder of one name. Such a key is skipped (the caller says so) rather than failing the round, which would
+ * hold back every object after it, round after round. Any other error (disk full, permissions) is thrown.
+ */
+export function placeMirrored(root: string, rel: string, tmp: string, previousEtag: string | undefined): string | undefined {
+  const final = join(root, rel);
+  try {
+    mkdirSync(dirname(final), { recursive: true });
+    if (previousEtag !== undefined && existsSync(final)) {
+      const keep = join(root, SUPERSEDED, `${rel}.${previousEtag.replace(/[^0-9a-zA-Z-]/g, '')}`);
+      mkdirSync(dirname(keep), { recursive: true });
+      renameSync(final, keep);
+    }
+    renameSync(tmp, final);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTEMPTY') throw e;
+    rmSync(tmp, { force: true });
+    return `another key of the bucket holds its path as a ${code === 'EISDIR' || code === 'ENOTEMPTY' ? 'folder' : 'file'} (${code}): a folder cannot hold a file and a folder of one name`;
+  }
+}
