@@ -107,15 +107,13 @@ export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault<FileF
       overLong = slice.length > MAX_LINE_BYTES;
       text = overLong ? '' : decodeOrNull(slice);
       if (text === null) {
-        recordLines++;
+        if (++recordLines > MAX_RECORDS_PER_FILE) return tooManyRecords(lineNo, recordLines);
         rejected.push({ line: lineNo, path: '', code: 'INVALID_UTF8', message: 'the line is not valid UTF-8' });
         continue;
       }
     }
     if (!overLong && text.charCodeAt(0) !== 0x7b && isBlank(text)) continue;
-    recordLines++;
-    if (recordLines > MAX_RECORDS_PER_FILE)
-      return fault('TOO_MANY_RECORDS', `the file has more than ${MAX_RECORDS_PER_FILE} records (line ${lineNo} is record ${recordLines}); nothing was applied`);
+    if (++recordLines > MAX_RECORDS_PER_FILE) return tooManyRecords(lineNo, recordLines);
     if (overLong) {
       rejected.push({ line: lineNo, path: '', code: 'LINE_TOO_LONG', message: `the line is over ${MAX_LINE_BYTES} bytes` });
       continue;
@@ -167,6 +165,11 @@ function describeSchemaError(path: string, message: string, value: object): stri
   if (message === 'Expected union value' && last === 'contentType') return `${path}: must be one of ${CONTENT_TYPES.join(', ')}`;
   const at = path.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
   return `${path}: ${message} (got ${JSON.stringify(at)?.slice(0, 80)})`;
+}
+
+/** Every non-blank line is a record, valid or not: the one that passes the bound rejects the file whole. */
+function tooManyRecords(lineNo: number, recordLines: number): Fault<FileFaultCode> {
+  return fault('TOO_MANY_RECORDS', `the file has more than ${MAX_RECORDS_PER_FILE} records (line ${lineNo} is record ${recordLines}); nothing was applied`);
 }
 
 function isBlank(text: string): boolean {

@@ -545,6 +545,16 @@ describe('at most 10,000 records per file', () => {
     expect(ok.rejected.map((r) => [r.line, r.code])).toEqual([[10_000, 'INVALID_JSON']]);
   });
 
+  test('lines that are not UTF-8 count toward the limit too', async () => {
+    const valid = Buffer.from(recs(10_000).map((r) => JSON.stringify(r)).join('\n'));
+    const notUtf8 = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]); // {"\xff\xfe"}
+    const gz = (extra: number) => Bun.gzipSync(Buffer.concat([valid, ...Array.from({ length: extra }, () => Buffer.concat([Buffer.from('\n'), notUtf8]))]));
+    const f = await fileFault(gz(2));
+    expect(f).toEqual({ code: 'TOO_MANY_RECORDS', message: 'the file has more than 10000 records (line 10001 is record 10001); nothing was applied' });
+    const recordsOnly = await file(Bun.gzipSync(valid));
+    expect(recordsOnly.recordLines).toBe(10_000);
+  });
+
   test('repeated DOIs count as separate lines', async () => {
     const same = Array.from({ length: 10_001 }, () => ({ doi: '10.1234/same' }));
     expect((await fileFault(gzLines(same))).code).toBe('TOO_MANY_RECORDS');
