@@ -12,12 +12,13 @@ import type { DocumentStatus, StatusCode } from './schema.ts';
  * correction of a retraction notice leaves the document retracted.
  */
 
+/** severity: the order of the interface's badge table, most serious first (Replaced above Corrected) */
 const STATES: Record<StatusCode, { label: string; tone: DocumentStatus['tone']; severity: number; reverses?: true }> = {
-  retracted: { label: 'Retracted', tone: 'alert', severity: 6 },
-  withdrawn: { label: 'Withdrawn', tone: 'caution', severity: 5 },
-  partial_retraction: { label: 'Partial retraction', tone: 'caution', severity: 4 },
-  expression_of_concern: { label: 'Expression of concern', tone: 'caution', severity: 3 },
-  replaced: { label: 'Replaced', tone: 'caution', severity: 2, reverses: true },
+  retracted: { label: 'Retracted', tone: 'alert', severity: 7 },
+  withdrawn: { label: 'Withdrawn', tone: 'caution', severity: 6 },
+  partial_retraction: { label: 'Partial retraction', tone: 'caution', severity: 5 },
+  expression_of_concern: { label: 'Expression of concern', tone: 'caution', severity: 4 },
+  replaced: { label: 'Replaced', tone: 'caution', severity: 3, reverses: true },
   corrected: { label: 'Corrected', tone: 'caution', severity: 2 },
   reinstated: { label: 'Reinstated', tone: 'neutral', severity: 2, reverses: true },
   updated: { label: 'Updated', tone: 'neutral', severity: 1 },

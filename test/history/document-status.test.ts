@@ -43,6 +43,13 @@ describe('the badge', () => {
     expect(code(notice('withdrawal', '2018-01-01'), notice('reinstatement', '2018-07-19'))).toBe('reinstated');
   });
 
+  test('a correction after a retract-and-replace leaves it "Replaced" (above Corrected in the table); a concern after it moves it', () => {
+    expect(code(notice('retraction', '2016-03-01', ['Retract and Replace']), notice('correction', '2017-01-01'))).toBe('replaced');
+    expect(code(notice('retraction', '2016-03-01', ['Retract and Replace']), notice('expression_of_concern', '2017-01-01'))).toBe('expression_of_concern');
+    // a reinstatement sits below Corrected: a later correction is shown
+    expect(code(notice('retraction', '2016-01-01'), notice('reinstatement', '2017-01-01'), notice('correction', '2018-01-01'))).toBe('corrected');
+  });
+
   test('a retraction after a reinstatement or a replacement is a retraction again', () => {
     expect(code(notice('retraction', '2016-01-01'), notice('reinstatement', '2017-01-01'), notice('retraction', '2020-01-01'))).toBe('retracted');
     expect(code(notice('retraction', '2016-01-01', ['Retract and Replace']), notice('retraction', '2020-01-01'))).toBe('retracted');
