@@ -81,6 +81,11 @@ describe('the page of a retracted DOI from the real sample', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(csp).not.toContain('script-src');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    // one URL gives HTML or JSON by Accept: a shared cache must key on it; and no reader's page leaks as a referrer
+    expect(r.headers.get('vary')).toBe('accept');
+    expect(r.headers.get('referrer-policy')).toBe('no-referrer');
+    const asJson = await get('/doi/10.3892/ijo.2017.3871', { accept: 'application/json' });
+    expect([asJson.status, asJson.headers.get('vary')]).toEqual([200, 'accept']);
     const page = await r.text();
     expect(page).not.toContain('<script');
     expect(page).toContain('<p class="badge">Retracted</p>');
