@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** Where the mirror keeps a replaced copy of an object, under its folder (hidden: never ingested). */
-export const SUPERSEDED = '.superseded';
+const SUPERSEDED = '.superseded';
 
 /**
  * Moves a downloaded object (`tmp`) to its place `rel` in the mirror folder; an earlier copy of it (`previousEtag`)

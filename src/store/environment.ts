@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { fault, FaultError } from '../fault.ts';
 import type { ConflictEntry, FileEntry } from './ledger.ts';
 
@@ -59,6 +59,13 @@ export interface StoreDbs {
   importScratch: Database<any, Uint8Array>;
   /** META keys */
   meta: Database<any, string>;
+}
+
+/** Every sub-database the environment opened: every StoreDbs member but its path and root (--stats counts their pages). */
+export function subDatabases(dbs: StoreDbs): Database<unknown, Key>[] {
+  return Object.entries(dbs)
+    .filter(([name]) => name !== 'root' && name !== 'path')
+    .map(([, d]) => d as Database<unknown, Key>);
 }
 
 /** The LMDB file of an environment's folder (`noSubdir`: the lock file sits beside it as data.mdb-lock). */

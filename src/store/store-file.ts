@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, FaultError } from '../fault.ts';
-import { dataFileOf, type StoreDbs } from './environment.ts';
+import { dataFileOf, subDatabases, type StoreDbs } from './environment.ts';
 import type { SpaceUsage } from './store-types.ts';
 
 /** The LMDB file as a file: its page figures, and consistent compacted copies of it (--stats, --backup). */
@@ -27,10 +27,8 @@ const pagesOf = (s: TreeStats) => s.treeBranchPageCount + s.treeLeafPageCount + 
 
 export function pageFigures(dbs: StoreDbs, path: string): PageFigures {
   const root = dbs.root.getStats() as TreeStats & { pageSize: number; lastPageNumber: number; mapSize: number; free: TreeStats };
-  // every sub-database the environment opened (a tree left out here would count its pages as free)
-  const trees = Object.entries(dbs)
-    .filter(([name]) => name !== 'root' && name !== 'path')
-    .map(([, d]) => (d as StoreDbs['meta']).getStats() as TreeStats);
+  // every sub-database (a tree left out here would count its pages as free)
+  const trees = subDatabases(dbs).map((d) => d.getStats() as TreeStats);
   const usedPages = root.lastPageNumber + 1;
   // two meta pages, the main tree (names of the sub-databases), the freelist tree itself, and every sub-database
   const inTrees = 2 + pagesOf(root) + pagesOf(root.free) + trees.reduce((n, s) => n + pagesOf(s), 0);
