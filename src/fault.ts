@@ -7,7 +7,7 @@ export const FAULT_CODES = {
   /** a bucket key breaks the layout rules: nothing of the file is read */
   path: ['BAD_PATH', 'NOT_IN_PLATFORM_FOLDER', 'NESTED_PATH', 'UNKNOWN_PLATFORM', 'BAD_EXTENSION', 'NAME_WITHOUT_UUID', 'NOT_REGULAR_FILE'],
   /** a deposit file as a whole: nothing of it is applied */
-  file: ['EMPTY_FILE', 'NOT_GZIP', 'GZIP_TRUNCATED', 'GZIP_CORRUPT', 'TOO_LARGE', 'TOO_MANY_RECORDS', 'READ_FAILED', 'FILE_MISSING', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL'],
+  file: ['EMPTY_FILE', 'NOT_GZIP', 'GZIP_TRUNCATED', 'GZIP_CORRUPT', 'TOO_LARGE', 'TOO_MANY_RECORDS', 'READ_FAILED', 'FILE_MISSING', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL', 'LATER_FILE_UNREADABLE'],
   /** a key already applied with other content: the new content is never applied */
   conflict: ['KEY_REUSED'],
   /** one line of a deposit: the line is rejected, the rest of the file applies */
@@ -51,7 +51,7 @@ export function fault<C extends FaultCode>(code: C, message: string): Fault<C> {
  * store's map or its filesystem full until the operator makes room): retried with backoff before they quarantine
  * the file. Every other file fault quarantines it at once.
  */
-export const RECOVERABLE_FILE_FAULTS: ReadonlySet<FileFaultCode> = new Set<FileFaultCode>(['GZIP_TRUNCATED', 'READ_FAILED', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL']);
+export const RECOVERABLE_FILE_FAULTS: ReadonlySet<FileFaultCode> = new Set<FileFaultCode>(['GZIP_TRUNCATED', 'READ_FAILED', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL', 'LATER_FILE_UNREADABLE']);
 
 /** Thrown where a Fault must cross a boundary that only knows exceptions (start-up, CLI, a source's reader). */
 export class FaultError extends Error {

@@ -5,7 +5,7 @@ import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
-import { applyOrder } from './apply-order.ts';
+import { applyOrder } from '../deposit/index.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
 import { placeMirrored } from './mirror-place.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
@@ -255,20 +255,20 @@ export class S3Mirror {
 
   /**
    * An object that sorts before one already put in place arrived late (S3 stamps an upload when it begins, so a
-   * long one shows in listings after the guard): it is applied now, after files that follow it, while a replica
-   * that saw it in time applied it before them. Said, since their stores may then differ (docs/design.md).
+   * long one shows in listings after the guard). The store leaves to the later files the DOIs they carry (its
+   * late-file rule, docs/design.md), so replicas hold the same; said, for the operator who wonders at its report.
    */
   private warnLate(todo: readonly MirrorObject[]): void {
     const newest = this.newest;
     if (!newest) return;
     for (const o of todo) {
       if (applyOrder({ key: o.rel, lastModified: o.lastModified }, newest) >= 0) return; // sorted: the rest are later
-      this.opts.log.log('warn', 's3.late_object', {
+      this.opts.log.log('info', 's3.late_object', {
         env: this.opts.envName,
         key: o.rel, // as the ingestor and its file.applied lines name it
         lastModified: new Date(o.lastModified).toISOString(),
         after: newest.key,
-        message: 'listed after objects that sort after it were applied: applied now, out of (LastModified, key) order; a replica that saw it in time applied it before them',
+        message: 'listed after objects that sort after it were put in place: applied now, its records for DOIs that later files carry left to them',
       });
     }
   }

@@ -143,6 +143,7 @@ async function ingestOne(store: Store, config: Config, root: string, key: string
     env: store.env,
     store,
     root,
+    inOrderGiven: !retry,
     platforms: new Set(config.platforms.map((p) => p.name)),
     settings: { ...config.ingest, maxTries: 1 },
     log: silentLogger,

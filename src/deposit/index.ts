@@ -11,3 +11,4 @@ export {
   type RejectedLine,
   type ParseOptions,
 } from './parse.ts';
+export { applyOrder } from './apply-order.ts';

@@ -10,6 +10,11 @@ export interface IngestorOptions {
   store: Store;
   /** the bucket folder (a local bucket, or an S3 mirror) */
   root: string;
+  /**
+   * `--ingest`: each file is applied as the newest, in the order the operator gave, whatever its LastModified
+   * (docs/design.md, "CLI"); otherwise a late file defers to the files after it (late-file.ts).
+   */
+  inOrderGiven?: boolean;
   platforms: ReadonlySet<string>;
   settings: IngestSettings;
   log: Logger;

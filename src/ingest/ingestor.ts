@@ -1,12 +1,13 @@
-import { applyOrder, statBucketFile, type FileStat } from '../bucket/index.ts';
-import { isHiddenOrTemp } from '../deposit/index.ts';
+import { statBucketFile, type FileStat } from '../bucket/index.ts';
+import { applyOrder, isHiddenOrTemp } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
-import { seenBefore, storeWriteFault, UNREAD_HASH, type FileIdentity, type FileStatus, type PreparedFile, type Store } from '../store/index.ts';
+import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { retryDelayMs, untried, type Pending } from './pending.ts';
+import { retryDelayMs, tried, untried, type Pending } from './pending.ts';
+import { readLaterFiles } from './late-file.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
@@ -24,10 +25,10 @@ export type { IngestorOptions } from './ingestor-options.ts';
 export type { IngestOutcome };
 
 /**
- * Applies bucket files in (LastModified, key) order, one file whole per ledger entry. What becomes of a file is
- * the store's one rule (decideFile): the checks made here before a transaction are its shortcuts. Recoverable
- * faults are retried with backoff, then quarantined. The daemon runs one per environment; `--ingest` and
- * `--retry` run one too, a file at a time.
+ * Applies bucket files in (LastModified, key) order, one file whole per ledger entry; a late one after reading
+ * back the files that follow it. What becomes of a file is the store's one rule (decideFile): the checks here are
+ * its shortcuts. Recoverable faults are retried with backoff, then quarantined. One per environment in the daemon;
+ * `--ingest` and `--retry` run one too, a file at a time.
  */
 export class Ingestor {
   readonly stats = new IngestStats();
@@ -38,10 +39,8 @@ export class Ingestor {
   private readonly now: () => number;
   private idleWaiters: (() => void)[] = [];
   private readonly preparer: FilePreparer;
-  /**
-   * Versions read and found a duplicate or a conflict whose stat the ledger does not keep (the same content under
-   * a new mtime, a conflicting file touched again): without this a rescan would read them again every time.
-   */
+  /** Versions read and found a duplicate or a conflict whose stat the ledger does not keep (same content, new mtime; a
+   * conflicting file touched again): without this a rescan would read them again every time. */
   private readonly decidedUnrecorded = new Map<string, string>();
 
   constructor(private readonly opts: IngestorOptions) {
@@ -140,7 +139,7 @@ export class Ingestor {
       // batch's transaction (one transaction in flight).
       const take = ready.slice(0, MAX_BATCH_FILES);
       for (const p of take) this.pending.delete(p.key);
-      const replies = take.map((p) => this.dispatch(p));
+      const replies = take.map((p) => this.dispatch(p.key, p.tries + 1));
       const batch: PreparedFile[] = [];
       for (let i = 0; i < take.length; i++) {
         const prepared = await this.finish(take[i]!, await replies[i]!);
@@ -165,10 +164,10 @@ export class Ingestor {
     return false;
   }
 
-  /** The worker reads, hashes, checks the path, parses and encodes the file. */
-  private dispatch(p: Pending): Promise<PrepareReply> {
+  /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */
+  private dispatch(key: string, tries: number): Promise<PrepareReply> {
     const { root, platforms, settings } = this.opts;
-    return this.preparer.prepare({ root, key: p.key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries: p.tries + 1 });
+    return this.preparer.prepare({ root, key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries });
   }
 
   /** Turns a worker reply into a file to apply, or settles it here; undefined when there is nothing to apply. */
@@ -199,6 +198,7 @@ export class Ingestor {
     }
     const prepared = reply.prepared;
     prepared.retry = p.retry;
+    if (this.opts.inOrderGiven) prepared.inOrderGiven = true;
     log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.encoded?.count });
     return prepared;
   }
@@ -231,7 +231,7 @@ export class Ingestor {
   /** Applies a batch in one transaction; false when a file of it was kept for a retry (the files after it too). */
   private async applyBatch(batch: PreparedFile[]): Promise<boolean> {
     const { store, log, env } = this.opts;
-    let results: FileStatus[];
+    let results: ApplyStatus[];
     const t0 = performance.now();
     try {
       results = await store.applyFiles(batch);
@@ -249,15 +249,22 @@ export class Ingestor {
       const f = batch[0]!;
       const cause = storeWriteFault(e); // STORE_FULL, DISK_FULL or APPLY_FAILED
       this.stats.noteStoreFailure(cause, store.appliedSeq().seq);
-      const p: Pending = { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
-      const identity = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, platform: f.platform };
-      return (await this.retryOrQuarantine(p, f.tries, fault(cause.code, `${f.key}: ${cause.message}`), identity)) !== 'retry';
+      return (await this.retryOrQuarantine(tried(f), f.tries, fault(cause.code, `${f.key}: ${cause.message}`), f)) !== 'retry';
     }
     const ms = performance.now() - t0;
-    for (const r of results) this.report(r, ms / results.length);
+    for (const r of results) if (r.status !== 'late') this.report(r, ms / results.length);
     this.stats.lastProgressAt = this.now();
     log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
+    for (const r of results) if (r.status === 'late' && !(await this.applyLate(r.file, r.later))) return false;
     return true;
+  }
+
+  /** A file that came after files that follow it (late-file.ts): applied once they are read back; false: kept for a retry. */
+  private async applyLate(f: PreparedFile, later: FileEntry[]): Promise<boolean> {
+    this.opts.log.log('info', 'file.late', { env: this.opts.env, key: f.key, later: later.length, last: later.at(-1)?.key });
+    const overtaken = await readLaterFiles(f, later, (key) => this.dispatch(key, 1));
+    if (!('code' in overtaken)) return this.applyBatch([{ ...f, overtaken }]);
+    return (await this.retryOrQuarantine(tried(f), f.tries, overtaken, f)) !== 'retry';
   }
 
   /** Where every outcome goes: the stats, the log (outcomes.ts), and the caller's onOutcome. */

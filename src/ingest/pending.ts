@@ -23,3 +23,8 @@ export function retryDelayMs(baseMs: number, tries: number): number {
 export function untried(f: PreparedFile): Pending {
   return { key: f.key, lastModified: f.lastModified, tries: f.tries - 1, due: 0, retry: f.retry };
 }
+
+/** A prepared file as it stands in the queue, its tries counted (kept for a retry after a failed apply). */
+export function tried(f: PreparedFile): Pending {
+  return { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
+}

@@ -10,7 +10,7 @@ export class IngestStats {
   queueDepth = 0;
   /** when a file was last finished, or the ingestor started (ms): files waiting from the start can be stuck too */
   lastProgressAt = Date.now();
-  readonly records = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, rejected: 0 };
+  readonly records = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, overtaken: 0, rejected: 0 };
   applyMsTotal = 0;
   /** the newest LastModified (ms) of a file submitted, and of a file finished (applied, duplicate or quarantined) */
   newestSeen = 0;
@@ -58,6 +58,7 @@ export class IngestStats {
     this.records.removed += c.removed;
     this.records.unchanged += c.unchanged;
     this.records.noopRemovals += c.noopRemovals;
+    this.records.overtaken += c.overtaken ?? 0;
     this.records.rejected += c.rejected;
   }
 }

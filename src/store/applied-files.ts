@@ -1,4 +1,4 @@
-import { RecordCursor, type EncodedRecords } from './encoded-records.ts';
+import { doiKeysOfRecords, RecordCursor, type EncodedRecords } from './encoded-records.ts';
 import { decodeState, type HoldingState } from './holding-codec.ts';
 import { splitHoldingKey } from './holding-key.ts';
 
@@ -31,9 +31,8 @@ export function* holdingChanges(file: AppliedFile): Generator<HoldingChange> {
 }
 
 /** The DOI keys of an applied file's records, changed or not (nothing decoded). */
-export function* doiKeysOf(file: AppliedFile): Generator<string> {
-  const rec = new RecordCursor(file.records.bytes);
-  while (rec.next()) yield splitHoldingKey(rec.key).doiKey;
+export function doiKeysOf(file: AppliedFile): Generator<string> {
+  return doiKeysOfRecords(file.records);
 }
 
 /** The listeners of one store, and how many of its write transactions have not told them yet. */

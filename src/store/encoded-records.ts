@@ -1,7 +1,7 @@
 import type { ParsedRecord } from '../deposit/index.ts';
 import { ByteReader, ByteWriter } from './bytes.ts';
 import { writeState } from './holding-codec.ts';
-import { holdingKey, keyTextEncoder } from './holding-key.ts';
+import { holdingKey, keyTextEncoder, splitHoldingKey } from './holding-key.ts';
 
 /**
  * A file's valid records encoded for the store, in key order, in one buffer: the ingest worker builds it off the
@@ -62,6 +62,12 @@ export class RecordCursor {
     r.pos += this.stateLen;
     return true;
   }
+}
+
+/** The DOI keys of encoded records, in their order. */
+export function* doiKeysOfRecords(records: EncodedRecords): Generator<string> {
+  const rec = new RecordCursor(records.bytes);
+  while (rec.next()) yield splitHoldingKey(rec.key).doiKey;
 }
 
 /** The holding key (DOI key, 0x00, platform) with its length, written in place for ASCII keys. */

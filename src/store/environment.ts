@@ -33,6 +33,8 @@ export const META = {
   /** the range of every `live` key, and the platform of one */
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
+  /** the platform's applied file that comes last in apply order, `{key, lastModified}` (late-files.ts) */
+  newestApplied: (platform: string) => `newest:${platform}`,
   /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */
   sourceState: (kind: SourceKind, id: string) => `${SOURCE_STATE_PREFIX[kind]}:${id}`,
 } as const;

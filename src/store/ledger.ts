@@ -17,6 +17,11 @@ export interface FileCounts {
   noopRemovals: number;
   /** valid lines overridden by a later line for the same DOI in the same file */
   superseded: number;
+  /**
+   * valid records not applied because the file came late: a file after it in apply order, applied first, had
+   * already decided their DOI (store.ts, "late files"). Present only when there were some.
+   */
+  overtaken?: number;
   rejected: number;
 }
 

@@ -1,6 +1,7 @@
 import type { ParsedDeposit } from '../deposit/index.ts';
 import type { Fault, FileFaultCode } from '../fault.ts';
 import type { EncodedRecords } from './encoded-records.ts';
+import type { OvertakenRecords } from './late-files.ts';
 import type { DecodedHolding, HoldingState } from './holding-codec.ts';
 import type { ConflictEntry, FileEntry, FileIdentity } from './ledger.ts';
 
@@ -17,6 +18,10 @@ export interface PreparedFile extends FileIdentity {
   tries: number;
   /** set by an operator's --retry: a quarantined entry for this key may be replaced */
   retry?: boolean;
+  /** `--ingest`: applied as the newest, in the operator's order, whatever its LastModified (never late) */
+  inOrderGiven?: boolean;
+  /** a late file: the later applied files it was checked against, and its records they decided (late-files.ts) */
+  overtaken?: OvertakenRecords;
 }
 
 /** What the store did with a file: the decideFile outcome, carried out. */
@@ -29,6 +34,13 @@ export type FileStatus =
   | { status: 'conflict'; conflict: ConflictEntry; entry: FileEntry }
   /** could not be read, and its key was applied: the applied entry is kept as it is */
   | { status: 'unreadable'; entry: FileEntry; fault: Fault<FileFaultCode> };
+
+/**
+ * What applyFiles gives per file: a FileStatus, or `late`: nothing written, since files after it in apply order
+ * were applied and not all of them were checked (late-files.ts). The caller reads `later` back, sets the file's
+ * `overtaken` and applies it again.
+ */
+export type ApplyStatus = FileStatus | { status: 'late'; file: PreparedFile; later: FileEntry[] };
 
 export interface HoldingView extends DecodedHolding {
   doiKey: string;

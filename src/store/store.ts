@@ -4,7 +4,6 @@ import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
-import { encodeRecords } from './encoded-records.ts';
 import { DEFAULT_KEEP_MS, startChangeFeed } from './change-feed.ts';
 import { ChangeFeedView } from './change-feed-view.ts';
 import { dataFileOf, META, openEnvironment, type SourceKind, type StoreDbs } from './environment.ts';
@@ -13,7 +12,8 @@ import { decodeHolding, decodeLive, isLive } from './holding-codec.ts';
 import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
 import { StoredHolding } from './holding-json.ts';
 import { appliedEntry, decidedVersion, decideFile, emptyCounts, quarantineEntry, type ConflictEntry, type FileDecision, type FileEntry, type FileIdentity } from './ledger.ts';
-import type { FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
+import { recordsInPlace } from './late-files.ts';
+import type { ApplyStatus, FileStatus, HoldingView, LiveHolding, PreparedFile, SpaceUsage } from './store-types.ts';
 import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './store-file.ts';
 import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
@@ -62,7 +62,7 @@ export class Store {
    * processes applying the same file cannot both apply it. A failed transaction commits nothing and throws a
    * StoreWriteError whose code says why (STORE_FULL, DISK_FULL, APPLY_FAILED: write-failure.ts).
    */
-  async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<FileStatus[]> {
+  async applyFiles(files: readonly PreparedFile[], now: () => Date = () => new Date()): Promise<ApplyStatus[]> {
     const told: AppliedFile[] = [];
     this.applied.pending++;
     try {
@@ -78,7 +78,7 @@ export class Store {
   }
 
   /** Synchronous variant (tests): commits before returning. */
-  applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): FileStatus[] {
+  applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): ApplyStatus[] {
     const told: AppliedFile[] = [];
     const statuses = this.dbs.root.transactionSync(() => files.map((f) => this.applyOne(f, now, told)));
     this.applied.tell(told);
@@ -130,26 +130,26 @@ export class Store {
     });
   }
 
-  private applyOne(f: PreparedFile, now: () => Date, told: AppliedFile[]): FileStatus {
+  private applyOne(f: PreparedFile, now: () => Date, told: AppliedFile[]): ApplyStatus {
     const { files, fileSeqs, holdings, meta } = this.dbs;
     const existing = files.get(f.key);
     const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
     if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
     if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(f, existing!, now), entry: existing! };
     if (decision !== 'apply') throw new Error(`${f.key}: a prepared file decided as ${decision}`); // a read file is never unread or faulty
+    const inPlace = recordsInPlace(this.dbs, f);
+    if ('late' in inPlace) return { status: 'late', file: f, later: inPlace.late };
     const seq: number = (meta.get(META.nextSeq) as number | undefined) ?? 1;
     meta.putSync(META.nextSeq, seq + 1);
     fileSeqs.putSync(seq, f.key);
-    const counts = emptyCounts(f.parsed);
+    const { records, overtaken } = inPlace;
+    const counts = overtaken > 0 ? { ...emptyCounts(f.parsed), overtaken } : emptyCounts(f.parsed);
     const t0 = performance.now();
-    const records = f.encoded ?? encodeRecords(f.parsed.records, f.platform);
     applyRecords(holdings, records, f.lastModified, seq, counts, this.out);
     if (this.applied.active) told.push({ seq, platform: f.platform, records });
     const live = counts.added - counts.removed;
-    if (live !== 0) {
-      const counter = META.live(f.platform);
-      meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + live);
-    }
+    const counter = META.live(f.platform);
+    if (live !== 0) meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + live);
     const entry = appliedEntry(f, seq, counts, Math.round((performance.now() - t0) * 10) / 10, now().toISOString());
     files.putSync(f.key, entry);
     return { status: 'applied', entry };

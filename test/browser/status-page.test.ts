@@ -67,9 +67,9 @@ let axePhone: BrowserContext;
 /** The bucket keys of every deposit file applied: none may reach a page. */
 const depositKeys: string[] = [];
 
-/** Applies one deposit file to the store; throws unless every line of it was applied. */
+/** Applies one deposit file in the order written, whatever its time (as --ingest does); throws unless every line of it was applied. */
 function deposit(store: Store, lines: object[], opts: { platform?: string; time: number }): void {
-  const file = preparedFile(lines, opts);
+  const file = { ...preparedFile(lines, opts), inOrderGiven: true };
   const [status] = store.applyFilesSync([file]);
   if (status?.status !== 'applied' || status.entry.counts?.rejected) throw new Error(`deposit not applied: ${JSON.stringify(status)}`);
   depositKeys.push(file.key);

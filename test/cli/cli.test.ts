@@ -76,6 +76,27 @@ describe('--failures and --retry', () => {
     expect((await runCli(['--failures', '--config', cfg.path])).lines).toEqual([]);
   });
 
+  test('--retry of an old quarantined file leaves what newer files decided and applies the rest; with a newer file gone, nothing', async () => {
+    const old = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/e', accessType: 'open' }], { mtime: 1000 });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, old)])).code).toBe(1); // UNKNOWN_PLATFORM
+    writeFileSync(cfg.path, `${await Bun.file(cfg.path).text()}\n[[platforms]]\nname = "gamma"\n`);
+    const newer = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000 });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, newer)])).code).toBe(0);
+
+    rmSync(join(cfg.bucket, newer));
+    const refused = await runCli(['--retry', '--config', cfg.path, old]);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.lines[0]!)).toMatchObject({ outcome: 'quarantined', code: 'LATER_FILE_UNREADABLE' });
+    expect(JSON.parse(refused.lines[0]!).message).toContain(`comes before ${newer}`);
+    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid']]);
+
+    writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000, name: newer.split('/')[1] });
+    const retry = await runCli(['--retry', '--config', cfg.path, old]);
+    expect(retry.code).toBe(0);
+    expect(JSON.parse(retry.lines[0]!)).toMatchObject({ outcome: 'applied', counts: { added: 1, overtaken: 1 } });
+    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
+  });
+
   test('--retry of a key that is not quarantined is a usage error', async () => {
     const r = await runCli(['--retry', '--config', cfg.path, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz']);
     expect(r.code).toBe(2);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump, gzLines, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
@@ -72,6 +72,25 @@ test('a restart applies the files that arrived while the daemon was down, in Las
     return l.length === 3 ? l : undefined;
   }, 'three holdings');
   expect(lines.map((l) => `${l.doi}@${l.platform}:${l.accessType}`)).toEqual(['10.5555/a@beta:free', '10.5555/b@acme:open', '10.5555/b@beta:free']);
+});
+
+test('a file moved in with an older LastModified than files applied leaves them what they say, and applies the rest', async () => {
+  const d = daemon();
+  await waitForLog(d, 'daemon.started');
+  const now = Math.floor(Date.now() / 1000);
+  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/d', accessType: 'paid' }, { doi: '10.5555/e', accessType: 'paid' }], { mtime: now });
+  await waitFor(async () => (await dump(cfg.path)).length === 2, 'the newer file applied');
+  // as `cp -p` then a rename would place it: whole, with its old mtime, at once
+  const older = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/f', accessType: 'open' }], { mtime: now - 100 });
+  renameSync(join(dir.path, 'outbox', older), join(cfg.bucket, older));
+  const lines = await waitFor(async () => {
+    const l = await dump(cfg.path);
+    return l.length === 3 ? l : undefined;
+  }, 'three holdings');
+  expect(lines.map((l) => `${l.doi}:${l.accessType}`)).toEqual(['10.5555/d:paid', '10.5555/e:paid', '10.5555/f:open']);
+  const applied = new RegExp(`"event":"file.applied".*"key":"${older}".*"overtaken":1`);
+  await waitFor(() => applied.test(d.log()), 'its file.applied line, one record overtaken');
+  expect(d.log()).toContain(`"event":"file.late","env":"production","key":"${older}"`);
 });
 
 test('files deposited to staging are not visible in production, only with --env staging', async () => {

@@ -26,10 +26,12 @@ const MOVED = '10.5555/Moved.1';
 const PAREN = '10.1000/abc(12)x;y';
 const XSS = '10.1000/"><script>alert(1)</script><img/src=x/onerror=alert(2)>';
 
+/** Applies one deposit file in the order written, whatever its time (as --ingest does); throws unless it was applied. */
 function apply(store: Store, lines: object[], platform: string, time: number): void {
-  const f = preparedFile(lines, { platform, time });
+  const f = { ...preparedFile(lines, { platform, time }), inOrderGiven: true };
   fileKeys.push(f.key);
-  store.applyFilesSync([f]);
+  const [status] = store.applyFilesSync([f]);
+  if (status?.status !== 'applied') throw new Error(`deposit not applied: ${status?.status}`);
 }
 
 beforeAll(async () => {
