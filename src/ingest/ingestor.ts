@@ -172,7 +172,7 @@ export class Ingestor {
 
   /** Turns a worker reply into a file to apply, or settles it here; undefined when there is nothing to apply. */
   private async finish(p: Pending, reply: PrepareReply): Promise<PreparedFile | undefined | 'retry'> {
-    const { settings, store, log, env } = this.opts;
+    const { store, log, env } = this.opts;
     const tries = p.tries + 1;
     if (reply.kind === 'readError') {
       if (reply.fault.code !== 'FILE_MISSING') return this.retryOrQuarantine(p, tries, reply.fault);
@@ -192,9 +192,9 @@ export class Ingestor {
     }
     if (reply.kind === 'fault') {
       // a conflict is recorded at once; a fault that may pass by itself is retried before it quarantines
-      if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code) && tries < settings.maxTries)
-        return this.retryOrQuarantine(p, tries, reply.fault, reply.file);
-      return this.quarantine(p, tries, { ...reply.file, platform: reply.platform }, reply.fault);
+      const file = { ...reply.file, platform: reply.platform };
+      if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code)) return this.retryOrQuarantine(p, tries, reply.fault, file);
+      return this.quarantine(p, tries, file, reply.fault);
     }
     const prepared = reply.prepared;
     prepared.retry = p.retry;

@@ -162,6 +162,7 @@ test('a truncated gzip (a file still being written) is retried with backoff, the
   await ingest([key]);
   expect(ingestor.stats.retries).toBe(2);
   expect(store.fileEntry(key)).toMatchObject({ outcome: 'quarantined', code: 'GZIP_TRUNCATED', tries: 3 });
+  expect(store.fileEntry(key)!.message).toEndWith('the gzip stream is truncated (unexpected end of file) (gave up after 3 tries)');
 });
 
 test('a truncated file completed before its retry is applied', async () => {

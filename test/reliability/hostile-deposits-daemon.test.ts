@@ -182,7 +182,7 @@ describe('a local bucket, through the daemon', () => {
   });
 
   test('a truncated gzip is retried, then quarantined GZIP_TRUNCATED', () => {
-    expectQuarantined(K.truncated!, 'GZIP_TRUNCATED', `${K.truncated}: the gzip stream is truncated (unexpected end of file)`);
+    expectQuarantined(K.truncated!, 'GZIP_TRUNCATED', `${K.truncated}: the gzip stream is truncated (unexpected end of file) (gave up after 3 tries)`);
     expect(failures.get(K.truncated!)!.tries).toBe(3);
     expect(logEvents(daemon.log(), 'file.retry').filter((e) => e.key === K.truncated).map((e) => e.tries)).toEqual([1, 2]);
   });
