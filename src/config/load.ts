@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import { readFileSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
@@ -189,8 +190,7 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
         out.push(`  /buckets/${name}/${field}: environment variable ${v} is not set`);
     }
   }
-  if (file.buckets.staging && resolve(base, file.buckets.production.path) === resolve(base, file.buckets.staging.path))
-    out.push('  /buckets/staging/path: staging must not share the production bucket folder');
+  out.push(...bucketsApartProblems(file.buckets, base));
   const harvests = new Set<string>();
   (file.updates?.crossref ?? []).forEach((c, i) => {
     const name = c.name ?? 'crossref';
@@ -231,17 +231,12 @@ function resolveBucket(
     endpoint: b.endpoint,
     region: b.region ?? 'us-east-1',
     bucket: b.bucket,
-    prefix: normalisePrefix(b.prefix ?? ''),
+    prefix: normalisePrefix(b.prefix),
     forcePathStyle: b.forcePathStyle ?? false,
     credentials,
     credentialSource: credentials ? `${b.accessKeyIdEnv}/${b.secretAccessKeyEnv}` : 'the default AWS credential chain',
     pollMs: Math.round((b.pollSeconds ?? 30) * 1000),
   };
-}
-
-function normalisePrefix(p: string): string {
-  const trimmed = p.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? '' : `${trimmed}/`;
 }
 
 function splitListen(listen: string): [string, number] {

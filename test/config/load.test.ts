@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSettings } from '../../src/config/index.ts';
 import { FaultError } from '../../src/fault.ts';
@@ -278,9 +278,48 @@ path = ${JSON.stringify(join(dir.path, 'bucket'))}
 [[platforms]]
 name = "acme"
 `);
-    expect(problems(failure(() => loadConfig(same, {})))).toEqual(['/buckets/staging/path: staging must not share the production bucket folder']);
-    const alsoSame = write(MINIMAL.replace('path = "bucket"', 'path = "x/../bucket"') + '\n[buckets.staging]\nkind = "local"\npath = "./bucket"\n', 'd.toml');
-    expect(problems(failure(() => loadConfig(alsoSame, {})))).toEqual(['/buckets/staging/path: staging must not share the production bucket folder']);
+    const sameFolder = `/buckets/staging/path: staging's folder ${join(dir.path, 'bucket')} and production's ${join(dir.path, 'bucket')} are the same folder: each environment needs a folder of its own`;
+    expect(problems(failure(() => loadConfig(same, {})))).toEqual([sameFolder]);
+    const alsoSame = write(MINIMAL.replace('path = "bucket"', 'path = "x/../bucket"') + '\n[buckets.staging]\nkind = "local"\npath = "./bucket/"\n', 'd.toml');
+    expect(problems(failure(() => loadConfig(alsoSame, {})))).toEqual([sameFolder]);
+  });
+
+  test('nor a folder inside it, or one that holds it, nor the same folder through a symbolic link', () => {
+    const staging = (path: string) => write(MINIMAL + `\n[buckets.staging]\nkind = "local"\npath = ${JSON.stringify(path)}\n`, 'e.toml');
+    const nested = `are one inside the other: each environment needs a folder of its own`;
+    expect(problems(failure(() => loadConfig(staging('bucket/staging'), {})))[0]).toEndWith(nested);
+    expect(problems(failure(() => loadConfig(staging('.'), {})))[0]).toEndWith(nested);
+    mkdirSync(join(dir.path, 'bucket'), { recursive: true });
+    symlinkSync(join(dir.path, 'bucket'), join(dir.path, 'link'));
+    expect(problems(failure(() => loadConfig(staging('link'), {})))[0]).toEndWith('are the same folder: each environment needs a folder of its own');
+    // side by side, or a name that only starts the same, is apart
+    expect(loadConfig(staging('bucket-staging'), {}).buckets.staging!.path).toBe(join(dir.path, 'bucket-staging'));
+  });
+
+  test('two S3 buckets with the same name and endpoint need prefixes apart', () => {
+    const s3 = (prodPrefix: string, stagingPrefix: string, stagingBucket = 'deposits') =>
+      write(`
+[buckets.production]
+kind = "s3"
+path = "mirror"
+bucket = "deposits"
+prefix = "${prodPrefix}"
+
+[buckets.staging]
+kind = "s3"
+path = "staging-mirror"
+bucket = "${stagingBucket}"
+prefix = "${stagingPrefix}"
+
+[[platforms]]
+name = "acme"
+`, 'f.toml');
+    expect(problems(failure(() => loadConfig(s3('', 'staging'), {})))).toEqual([
+      '/buckets/staging/prefix: staging and production read the same objects of S3 bucket deposits (prefixes "" and "staging/" overlap): give each its own bucket or prefixes apart',
+    ]);
+    expect(problems(failure(() => loadConfig(s3('/live/', 'live'), {})))[0]).toContain('(prefixes "live/" and "live/" overlap)');
+    expect(loadConfig(s3('live', 'live-trial'), {}).buckets.staging!.kind).toBe('s3');
+    expect(loadConfig(s3('', '', 'trial-deposits'), {}).buckets.staging!.kind).toBe('s3');
   });
 });
 
