@@ -4,6 +4,7 @@ import embeddedDefault from '../conf/default.toml' with { type: 'text' };
 import pkg from '../package.json' with { type: 'json' };
 import { HELP, parseArgs } from './cli/args.ts';
 import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
+import { reportCommand } from './cli/report-command.ts';
 import { importUpdatesCommand } from './cli/import-updates-command.ts';
 import { harvestCommand } from './cli/harvest-command.ts';
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
@@ -68,6 +69,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
         return failuresCommand(store, io);
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
+      case 'report':
+        return reportCommand(command.keys, store, inv.env, config, io);
       case 'harvest':
         // a harvest keeps its progress in its first store: production's, as in the daemon, whatever --env names
         return await harvestCommand(config, [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)), io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {

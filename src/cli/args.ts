@@ -12,6 +12,7 @@ export type Command =
   | { kind: 'harvest'; full?: boolean; allowShrink?: boolean }
   | { kind: 'failures' }
   | { kind: 'retry'; key: string }
+  | { kind: 'report'; keys: string[] }
   | { kind: 'stats' }
   | { kind: 'backup'; dir: string }
   | { kind: 'help' }
@@ -28,7 +29,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--stats', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--report', '--stats', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -52,7 +53,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';
   if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
-  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
+  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--report', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
@@ -85,6 +86,9 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     case '--retry':
       if (rest.length !== 1) return fault('USAGE', '--retry needs exactly one KEY (<platform>/<name>.jsonl.gz, see --failures)');
       return { ...base, command: { kind: 'retry', key: rest[0]! } };
+    case '--report':
+      if (rest.length === 0) return fault('USAGE', '--report needs at least one KEY (<platform>/<name>.jsonl.gz, as the bucket names it)');
+      return { ...base, command: { kind: 'report', keys: rest } };
     case '--import-updates': {
       if (rest.length !== 1) return fault('USAGE', '--import-updates needs exactly one PATH or URL');
       const format = flags.get('--format');
@@ -124,6 +128,8 @@ Usage:
   doi-holdings --backup DIR [--env E]         a consistent, compacted copy of each store (all, or E) under DIR,
                                               laid out like store.dir; safe while the daemon runs
   doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
+  doi-holdings --report [--env staging] KEY...
+                                              each file's report: outcome, counts, rejected lines, timings
   doi-holdings --help | --version
 
 Config: --config PATH, else $DOI_HOLDINGS_CONFIG, else conf/default.toml.

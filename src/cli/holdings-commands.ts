@@ -120,9 +120,8 @@ export async function retryCommand(key: string, store: Store, env: EnvName, conf
     return EXIT_USAGE;
   }
   if (entry.outcome === 'applied') {
-    const conflicts = [...store.failures()].filter((f) => f.kind === 'conflict' && f.conflict.key === key);
     io.err(
-      conflicts.length > 0
+      store.conflictsOf(key).length > 0
         ? `${key}: a file with this key was already applied; the conflicting content cannot be applied under the same name. Ask the platform to deposit it under a new file name.`
         : `${key}: already applied; nothing to retry`,
     );

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+import { conflictsOf, recordConflict } from './conflicts.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
 import { applyRecords } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
@@ -122,7 +123,7 @@ export class Store {
       const existing = this.dbs.files.get(file.key);
       const decision = decideFile(existing, { ...file, faulty: true }, opts.retry ?? false);
       if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
-      if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(file, existing!, now), entry: existing! };
+      if (decision === 'conflict') return { status: 'conflict', conflict: recordConflict(this.dbs, file, existing!, now), entry: existing! };
       if (decision === 'unreadable') return { status: 'unreadable', entry: existing!, fault: fault(f.code, `${f.message}; the applied file of this key is kept`) };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
       this.dbs.files.putSync(file.key, entry);
@@ -135,7 +136,7 @@ export class Store {
     const existing = files.get(f.key);
     const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
     if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
-    if (decision === 'conflict') return { status: 'conflict', conflict: this.putConflict(f, existing!, now), entry: existing! };
+    if (decision === 'conflict') return { status: 'conflict', conflict: recordConflict(this.dbs, f, existing!, now), entry: existing! };
     if (decision !== 'apply') throw new Error(`${f.key}: a prepared file decided as ${decision}`); // a read file is never unread or faulty
     const inPlace = recordsInPlace(this.dbs, f);
     if ('late' in inPlace) return { status: 'late', file: f, later: inPlace.late };
@@ -155,24 +156,18 @@ export class Store {
     return { status: 'applied', entry };
   }
 
-  /** Same key as an applied file, other content: kept for the operator, once per content. */
-  private putConflict(f: FileIdentity, existing: FileEntry, now: () => Date): ConflictEntry {
-    const id = `${f.key}\u0000${f.hash}`;
-    const seen = this.dbs.conflicts.get(id);
-    if (seen) return seen;
-    const conflict: ConflictEntry = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, appliedHash: existing.hash, recordedAt: now().toISOString() };
-    this.dbs.conflicts.putSync(id, conflict);
-    return conflict;
-  }
-
   fileEntry(key: string): FileEntry | undefined {
     return this.dbs.files.get(key);
   }
 
   /** This version of a file (size, LastModified) was decided: its ledger entry (seenBefore), or a conflict's. */
   decidedBefore(key: string, stat: { size: number; lastModified: number }): boolean {
-    // a conflict's id is `key NUL hash`; lmdb-js reads a NUL as an array separator, so the range starts at the key
-    return decidedVersion(this.dbs.files.get(key), this.dbs.conflicts.getRange({ start: key, end: `${key}\u0001` }).map((e) => e.value), stat);
+    return decidedVersion(this.dbs.files.get(key), this.conflictsOf(key), stat);
+  }
+
+  /** The same-key conflicts recorded for `key`. */
+  conflictsOf(key: string): ConflictEntry[] {
+    return conflictsOf(this.dbs, key);
   }
 
   fileKeyOfSeq(seq: number): string | undefined {

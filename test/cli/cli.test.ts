@@ -60,6 +60,41 @@ describe('--ingest', () => {
   });
 });
 
+describe('--report', () => {
+  test("prints each file's report from the ledger: applied, quarantined, its conflicts; an unknown key is a usage error", async () => {
+    const good = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/r1', accessType: 'open' }, { doi: 'junk' }], { mtime: 1000 });
+    const bad = writeDeposit(cfg.bucket, 'acme', [], { bytes: new Uint8Array([1, 2, 3]) });
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, good), join(cfg.bucket, bad)]);
+    writeFileSync(join(cfg.bucket, good), gzLines([{ doi: '10.5555/r2' }])); // the same name, other content
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, good)]);
+
+    const r = await runCli(['--report', '--config', cfg.path, good, bad]);
+    expect(r.code).toBe(0);
+    const [g, b] = r.lines.map((l) => JSON.parse(l));
+    expect(g).toMatchObject({ env: 'production', key: good, platform: 'acme', outcome: 'applied', seq: 1, lastModified: '1970-01-01T00:16:40.000Z', tries: 1 });
+    expect(g.counts).toMatchObject({ records: 2, added: 1, rejected: 1 });
+    expect(g.rejectedLines).toEqual([expect.objectContaining({ line: 2, code: 'INVALID_DOI' })]);
+    expect(g.conflicts).toEqual([expect.objectContaining({ code: 'KEY_REUSED' })]);
+    expect(g.conflicts[0].message).toContain('file names must be unique');
+    expect(b).toMatchObject({ key: bad, outcome: 'quarantined', code: 'NOT_GZIP' });
+
+    const unknown = await runCli(['--report', '--config', cfg.path, good, 'acme/nope.jsonl.gz']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.lines).toHaveLength(1);
+    expect(unknown.stderr).toContain('acme/nope.jsonl.gz: not in the production ledger');
+    expect((await runCli(['--report', '--config', cfg.path])).code).toBe(2);
+  });
+
+  test('over 1,000 rejected lines: the rest are counted, and the note says how to list them all', async () => {
+    const key = writeDeposit(cfg.bucket, 'acme', Array.from({ length: 1003 }, (_, i) => ({ doi: `bad-${i}` })));
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
+    const line = JSON.parse((await runCli(['--report', '--config', cfg.path, key])).lines[0]!);
+    expect(line.rejectedLines).toHaveLength(1000);
+    expect(line.rejectedNotListed).toBe(3);
+    expect(line.note).toBe(`3 more rejected lines were counted, not kept: doi-holdings --validate ${join(cfg.bucket, key)} lists every one`);
+  });
+});
+
 describe('--failures and --retry', () => {
   test('lists a quarantined file with its reason; --retry applies it once the platform is registered', async () => {
     const path = join(cfg.bucket, writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/g', accessType: 'open' }]));
