@@ -51,7 +51,7 @@ export function fault<C extends FaultCode>(code: C, message: string): Fault<C> {
  * store's map or its filesystem full until the operator makes room): retried with backoff before they quarantine
  * the file. Every other file fault quarantines it at once.
  */
-export const RECOVERABLE_FILE_FAULTS: ReadonlySet<FileFaultCode> = new Set<FileFaultCode>(['GZIP_TRUNCATED', 'READ_FAILED', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL', 'LATER_FILE_UNREADABLE']);
+export const RECOVERABLE_FILE_FAULTS: ReadonlySet<FileFaultCode> = new Set<FileFaultCode>(['GZIP_TRUNCATED', 'READ_FAILED', 'APPLY_FAILED', 'STORE_FULL', 'DISK_FULL']);
 
 /** Thrown where a Fault must cross a boundary that only knows exceptions (start-up, CLI, a source's reader). */
 export class FaultError extends Error {

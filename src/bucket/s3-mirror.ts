@@ -255,8 +255,8 @@ export class S3Mirror {
 
   /**
    * An object that sorts before one already put in place arrived late (S3 stamps an upload when it begins, so a
-   * long one shows in listings after the guard). The store leaves to the later files the DOIs they carry (its
-   * late-file rule, docs/design.md), so replicas hold the same; said, for the operator who wonders at its report.
+   * long one shows in listings after the guard). If files of its platform after it were applied, the store leaves
+   * them the DOIs they carry (docs/design.md, "Late files"), so replicas hold the same; said, for the operator.
    */
   private warnLate(todo: readonly MirrorObject[]): void {
     const newest = this.newest;
@@ -268,7 +268,7 @@ export class S3Mirror {
         key: o.rel, // as the ingestor and its file.applied lines name it
         lastModified: new Date(o.lastModified).toISOString(),
         after: newest.key,
-        message: 'listed after objects that sort after it were put in place: applied now, its records for DOIs that later files carry left to them',
+        message: 'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)',
       });
     }
   }

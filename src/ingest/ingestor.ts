@@ -6,8 +6,8 @@ import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEn
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { retryDelayMs, tried, untried, type Pending } from './pending.ts';
-import { readLaterFiles } from './late-file.ts';
+import { retryDelayMs, tried, untried, versionOf, type Pending } from './pending.ts';
+import { readLaterFiles, type ReadBackAt } from './late-file.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
@@ -165,9 +165,10 @@ export class Ingestor {
   }
 
   /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */
-  private dispatch(key: string, tries: number): Promise<PrepareReply> {
+  private dispatch(key: string, tries: number, readBack?: ReadBackAt): Promise<PrepareReply> {
     const { root, platforms, settings } = this.opts;
-    return this.preparer.prepare({ root, key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries });
+    const input = { root: readBack?.root ?? root, key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries };
+    return this.preparer.prepare(readBack ? { ...input, readBackAs: readBack.readBackAs } : input);
   }
 
   /** Turns a worker reply into a file to apply, or settles it here; undefined when there is nothing to apply. */
@@ -198,7 +199,7 @@ export class Ingestor {
     }
     const prepared = reply.prepared;
     prepared.retry = p.retry;
-    if (this.opts.inOrderGiven) prepared.inOrderGiven = true;
+    if (this.opts.inOrderGiven) Object.assign(prepared, { inOrderGiven: true, readFrom: this.opts.root });
     log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.encoded?.count });
     return prepared;
   }
@@ -237,15 +238,8 @@ export class Ingestor {
       results = await store.applyFiles(batch);
     } catch (e) {
       // Nothing of the batch was committed. Apply its files one by one so one bad file cannot hold back or
-      // quarantine the others; a file kept for a retry holds back the ones after it.
-      if (batch.length > 1) {
-        for (const [i, f] of batch.entries()) {
-          if (await this.applyBatch([f])) continue;
-          for (const g of batch.slice(i + 1)) this.pending.set(g.key, untried(g));
-          return false;
-        }
-        return true;
-      }
+      // quarantine the others.
+      if (batch.length > 1) return this.oneByOne(batch, (f) => f, (f) => this.applyBatch([f]));
       const f = batch[0]!;
       const cause = storeWriteFault(e); // STORE_FULL, DISK_FULL or APPLY_FAILED
       this.stats.noteStoreFailure(cause, store.appliedSeq().seq);
@@ -255,16 +249,27 @@ export class Ingestor {
     for (const r of results) if (r.status !== 'late') this.report(r, ms / results.length);
     this.stats.lastProgressAt = this.now();
     log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
-    for (const r of results) if (r.status === 'late' && !(await this.applyLate(r.file, r.later))) return false;
+    const late = results.flatMap((r) => (r.status === 'late' ? [r] : []));
+    return this.oneByOne(late, (r) => r.file, (r) => this.applyLate(r.file, r.later));
+  }
+
+  /** Files one at a time; false when one was kept for a retry: it holds back the rest, back in the queue untried. */
+  private async oneByOne<T>(items: readonly T[], fileOf: (item: T) => PreparedFile, apply: (item: T) => Promise<boolean>): Promise<boolean> {
+    for (const [i, item] of items.entries()) {
+      if (await apply(item)) continue;
+      for (const g of items.slice(i + 1).map(fileOf)) this.pending.set(g.key, untried(g));
+      return false;
+    }
     return true;
   }
 
   /** A file that came after files that follow it (late-file.ts): applied once they are read back; false: kept for a retry. */
   private async applyLate(f: PreparedFile, later: FileEntry[]): Promise<boolean> {
     this.opts.log.log('info', 'file.late', { env: this.opts.env, key: f.key, later: later.length, last: later.at(-1)?.key });
-    const overtaken = await readLaterFiles(f, later, (key) => this.dispatch(key, 1));
-    if (!('code' in overtaken)) return this.applyBatch([{ ...f, overtaken }]);
-    return (await this.retryOrQuarantine(tried(f), f.tries, overtaken, f)) !== 'retry';
+    const overtaken = await readLaterFiles(f, later, (at) => this.dispatch(at.key, 1, at), this.opts.root);
+    if (!('fault' in overtaken)) return this.applyBatch([{ ...f, overtaken }]);
+    if (overtaken.lasting) return (await this.quarantine(tried(f), f.tries, f, overtaken.fault)) !== 'retry';
+    return (await this.retryOrQuarantine(tried(f), f.tries, overtaken.fault, f)) !== 'retry';
   }
 
   /** Where every outcome goes: the stats, the log (outcomes.ts), and the caller's onOutcome. */
@@ -292,9 +297,4 @@ export class Ingestor {
     this.report(status);
     return undefined;
   }
-}
-
-/** A file version as its stat names it. */
-function versionOf(s: FileStat): string {
-  return `${s.size}:${s.lastModified}`;
 }

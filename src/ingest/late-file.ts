@@ -1,30 +1,49 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fault, type Fault } from '../fault.ts';
 import { doiKeysOfRecords, encodeRecords, type EncodedRecords, type FileEntry, type OvertakenRecords, type PreparedFile } from '../store/index.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 
+/** Where a copy of an applied file may be: `root` (default: the bucket folder), `key` under it, read as a file of `readBackAs`. */
+export interface ReadBackAt {
+  root?: string;
+  key: string;
+  readBackAs: string;
+}
+
+/** A read-back that failed: `lasting` when no copy with the applied content is left (gone, changed), not a read error. */
+export interface LaterUnreadable {
+  fault: Fault<'LATER_FILE_UNREADABLE'>;
+  lasting: boolean;
+}
+
+/** The S3 mirror keeps a replaced object under `.superseded/<key>.<etag>` (bucket/mirror-place.ts). */
+const SUPERSEDED = '.superseded';
+
 /**
  * The ingestor's part of a late file (the store's late-files.ts): the applied files after it in apply order are
- * read back from the bucket folder, each checked to be the content the ledger applied, and the DOI keys of the
- * late file's records that any of them carries are set aside. A later file that cannot be read back as applied
- * (gone, changed, unreadable) leaves the answer unknown: the late file is then not applied at all.
+ * read back, each checked to be the content the ledger applied, and the DOI keys of the late file's records that
+ * any of them carries are set aside. Files already read in an earlier round (`f.overtaken`) are not read again.
+ * A later file that cannot be read back as applied leaves the answer unknown: nothing of the late file applies.
  */
 export async function readLaterFiles(
   f: PreparedFile,
   later: readonly FileEntry[],
-  read: (key: string) => Promise<PrepareReply>,
-): Promise<OvertakenRecords | Fault<'LATER_FILE_UNREADABLE'>> {
+  read: (at: ReadBackAt) => Promise<PrepareReply>,
+  bucket: string,
+): Promise<OvertakenRecords | LaterUnreadable> {
   const mine = new Set(doiKeysOfRecords(f.encoded ?? encodeRecords(f.parsed.records, f.platform)));
-  const doiKeys = new Set<string>();
-  const checkedSeqs = new Set<number>();
+  const doiKeys = new Set(f.overtaken?.doiKeys);
+  const checkedSeqs = new Set(f.overtaken?.checkedSeqs);
   for (const e of later) {
-    const back = await readBack(e, read);
-    if (typeof back === 'string') {
+    if (checkedSeqs.has(e.seq!)) continue;
+    const back = await readBack(e, read, bucket);
+    if ('why' in back) {
       const at = (x: { lastModified: number }) => new Date(x.lastModified).toISOString();
-      return fault(
-        'LATER_FILE_UNREADABLE',
+      const message =
         `${f.key} (LastModified ${at(f)}) comes before ${e.key} (LastModified ${at(e)}) in apply order, and that file was applied first; ` +
-          `it cannot be read back as applied (${back}), so which of this file's records it decided is unknown: nothing of this file is applied`,
-      );
+        `it cannot be read back as applied (${back.why}), so which of this file's records it decided is unknown: nothing of this file is applied`;
+      return { fault: fault('LATER_FILE_UNREADABLE', message), lasting: back.lasting };
     }
     for (const k of doiKeysOfRecords(back)) if (mine.has(k)) doiKeys.add(k);
     checkedSeqs.add(e.seq!);
@@ -32,13 +51,33 @@ export async function readLaterFiles(
   return { checkedSeqs, doiKeys };
 }
 
-/** The applied file's records as the ledger applied them (same sha256), read from the bucket folder; else why not. */
-async function readBack(e: FileEntry, read: (key: string) => Promise<PrepareReply>): Promise<EncodedRecords | string> {
-  const reply = await read(e.key);
-  if (reply.kind === 'readError') return reply.fault.code === 'FILE_MISSING' ? 'it is no longer in the bucket folder' : reply.fault.message;
-  if (reply.file.hash !== e.hash) return `its content changed since it was applied (sha256 ${reply.file.hash.slice(0, 12)}, applied ${e.hash.slice(0, 12)})`;
-  // the same bytes parse as they did; only a changed bound (ingest.maxDecompressedBytes) gets here
-  if (reply.kind === 'fault') return reply.fault.message;
-  const p = reply.prepared;
-  return p.encoded ?? encodeRecords(p.parsed.records, p.platform);
+/** The applied file's records, from the first copy with the applied sha256: in the bucket, a replaced S3 object, or where `--ingest` read it. */
+async function readBack(e: FileEntry, read: (at: ReadBackAt) => Promise<PrepareReply>, bucket: string): Promise<EncodedRecords | { why: string; lasting: boolean }> {
+  const platform = e.platform!;
+  let why = 'it is no longer in the bucket folder';
+  for (const at of await copiesOf(e, bucket)) {
+    const reply = await read({ ...at, readBackAs: platform });
+    if (reply.kind === 'readError') {
+      if (reply.fault.code === 'FILE_MISSING') continue;
+      return { why: reply.fault.message, lasting: false };
+    }
+    if (reply.file.hash !== e.hash) {
+      why = `its content changed since it was applied (sha256 ${reply.file.hash.slice(0, 12)}, applied ${e.hash.slice(0, 12)})`;
+      continue;
+    }
+    // the same bytes parse as they did; only a changed bound (ingest.maxDecompressedBytes) gets here
+    if (reply.kind === 'fault') return { why: reply.fault.message, lasting: true };
+    const p = reply.prepared;
+    return p.encoded ?? encodeRecords(p.parsed.records, p.platform);
+  }
+  return { why, lasting: true };
+}
+
+async function copiesOf(e: FileEntry, bucket: string): Promise<Omit<ReadBackAt, 'readBackAs'>[]> {
+  const copies: Omit<ReadBackAt, 'readBackAs'>[] = [{ key: e.key }];
+  const [platform, name] = [e.key.slice(0, e.key.indexOf('/')), e.key.slice(e.key.indexOf('/') + 1)];
+  const replaced = await readdir(join(bucket, SUPERSEDED, platform)).catch(() => [] as string[]);
+  for (const n of replaced) if (n.startsWith(`${name}.`)) copies.push({ root: join(bucket, SUPERSEDED), key: `${platform}/${n}` });
+  if (e.readFrom !== undefined && e.readFrom !== bucket) copies.push({ root: e.readFrom, key: e.key });
+  return copies;
 }

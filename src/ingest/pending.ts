@@ -28,3 +28,8 @@ export function untried(f: PreparedFile): Pending {
 export function tried(f: PreparedFile): Pending {
   return { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
 }
+
+/** A file version as its stat names it (size and LastModified). */
+export function versionOf(s: { size: number; lastModified: number }): string {
+  return `${s.size}:${s.lastModified}`;
+}

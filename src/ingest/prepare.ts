@@ -42,7 +42,7 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
   try {
     const special = await notRegularFile(root, key);
     if (special) return { id, kind: 'fault', file: special.file, fault: special.fault };
-    const path = parseDepositPath(key, new Set(input.platforms));
+    const path = input.readBackAs !== undefined ? { platform: input.readBackAs, name: key, key } : parseDepositPath(key, new Set(input.platforms));
     if ('code' in path) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: path };
     const t0 = performance.now();
     const file = await readBucketFile(root, key);

@@ -19,7 +19,7 @@ export interface FileCounts {
   superseded: number;
   /**
    * valid records not applied because the file came late: a file after it in apply order, applied first, had
-   * already decided their DOI (store.ts, "late files"). Present only when there were some.
+   * already decided their DOI (late-files.ts). Present only when there were some.
    */
   overtaken?: number;
   rejected: number;
@@ -51,6 +51,8 @@ export interface FileEntry extends FileIdentity {
   rejectedNotListed?: number;
   timings?: { readMs: number; parseMs: number; applyMs: number };
   tries?: number;
+  /** `--ingest`: the folder the file was read from (a late file reads it back from there: late-file.ts) */
+  readFrom?: string;
   /** wall clock of the daemon that wrote the entry: operational only, never part of history or dumps */
   recordedAt: string;
 }
@@ -134,7 +136,7 @@ export function emptyCounts(parsed: ParsedDeposit): FileCounts {
 
 /** The entry of an applied file, its report with at most MAX_REPORTED_LINES rejected lines listed. */
 export function appliedEntry(
-  f: FileIdentity & { platform: string; parsed: ParsedDeposit; timings: { readMs: number; parseMs: number }; tries: number },
+  f: FileIdentity & { platform: string; parsed: ParsedDeposit; timings: { readMs: number; parseMs: number }; tries: number; readFrom?: string },
   seq: number,
   counts: FileCounts,
   applyMs: number,
@@ -154,6 +156,7 @@ export function appliedEntry(
     rejectedNotListed: Math.max(0, rejected.length - MAX_REPORTED_LINES),
     timings: { ...f.timings, applyMs },
     tries: f.tries,
+    ...(f.readFrom !== undefined ? { readFrom: f.readFrom } : {}),
     recordedAt,
   };
 }

@@ -20,6 +20,8 @@ export interface PreparedFile extends FileIdentity {
   retry?: boolean;
   /** `--ingest`: applied as the newest, in the operator's order, whatever its LastModified (never late) */
   inOrderGiven?: boolean;
+  /** the folder it was read from when that may not be the bucket folder (`--ingest`): kept in the ledger entry */
+  readFrom?: string;
   /** a late file: the later applied files it was checked against, and its records they decided (late-files.ts) */
   overtaken?: OvertakenRecords;
 }

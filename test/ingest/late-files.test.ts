@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
-import { Ingestor, type IngestOutcome } from '../../src/ingest/index.ts';
+import { Ingestor, InlinePreparer, type IngestOutcome } from '../../src/ingest/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { doiKeysOf, Store } from '../../src/store/index.ts';
-import { gzLines, tempDir, writeDeposit } from '../support/fixtures.ts';
+import { gzLines, tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * Late files (src/store/late-files.ts, src/ingest/late-file.ts): a file that comes after files which follow it in
@@ -108,9 +108,9 @@ test('a late file leaves what the later files decided, changed or not, and appli
   expect(inOrder.outcomes.every((o) => o.status !== 'applied' || o.entry.counts!.overtaken === undefined)).toBe(true);
 });
 
-test('a late file whose later file is gone from the bucket is tried again, then quarantined LATER_FILE_UNREADABLE; nothing of it applied', async () => {
+test('a late file whose later file is gone from the bucket is quarantined LATER_FILE_UNREADABLE at once (no try can bring it back); nothing of it applied', async () => {
   const { w, x, y } = threeFiles();
-  const r = replica('r', 2);
+  const r = replica('r', 3);
   await ingest(r, [w, y]);
   const before = dump(r.store);
   rmSync(join(bucket, y));
@@ -119,11 +119,70 @@ test('a late file whose later file is gone from the bucket is tried again, then 
   const q = r.outcomes.at(-1)!;
   expect(q.status).toBe('quarantined');
   if (q.status !== 'quarantined') return;
-  expect(q.entry).toMatchObject({ key: x, code: 'LATER_FILE_UNREADABLE', tries: 2 });
+  expect(q.entry).toMatchObject({ key: x, code: 'LATER_FILE_UNREADABLE', tries: 1 });
   expect(q.entry.message).toContain(`${x} (LastModified 1970-01-01T00:33:20.000Z) comes before ${y}`);
   expect(q.entry.message).toContain('it is no longer in the bucket folder');
-  expect(q.entry.message).toContain('gave up after 2 tries');
-  expect(r.ingestor.stats.retries).toBe(1);
+  expect(r.ingestor.stats.retries).toBe(0);
+});
+
+test('a later file that cannot be read for now (a read error) is tried again, and the late file applies once it can', async () => {
+  const { w, x, y } = threeFiles();
+  const r = replica('r', 5);
+  await ingest(r, [w, y]);
+  const bytes = readFileSync(join(bucket, y));
+  rmSync(join(bucket, y));
+  mkdirSync(join(bucket, y)); // reading a folder fails (EISDIR): READ_FAILED, as a disk error would
+  await r.ingestor.submit([x]);
+  await waitFor(() => r.ingestor.stats.retries > 0, 'a retry of the late file');
+  rmSync(join(bucket, y), { recursive: true });
+  writeFileSync(join(bucket, y), bytes);
+  utimesSync(join(bucket, y), 3000, 3000);
+  await r.ingestor.idle();
+  const applied = r.outcomes.at(-1)!;
+  expect(applied.status === 'applied' && applied.entry.counts).toMatchObject({ added: 1, overtaken: 4 });
+});
+
+test('two late files in one batch, the first kept for a retry: the second goes back in the queue, none dropped', async () => {
+  const { w, x, y } = threeFiles();
+  const r = replica('r', 2);
+  const unreadable = writeDeposit(bucket, 'beta', [{ doi: '10.1234/q', accessType: 'open' }], { mtime: 4000 });
+  await ingest(r, [w, y, unreadable]);
+  rmSync(join(bucket, unreadable));
+  mkdirSync(join(bucket, unreadable)); // READ_FAILED: the first late file is tried again
+  const lateBeta = writeDeposit(bucket, 'beta', [{ doi: '10.1234/q', accessType: 'paid' }], { mtime: 1000 });
+  await ingest(r, [lateBeta, x]); // one batch, in apply order: lateBeta (1000), then x (2000)
+  const last = new Map(r.outcomes.map((o) => [o.status === 'applied' || o.status === 'quarantined' ? o.entry.key : '', o]));
+  expect(last.get(lateBeta)).toMatchObject({ status: 'quarantined', entry: { code: 'LATER_FILE_UNREADABLE', tries: 2 } });
+  expect(last.get(x)).toMatchObject({ status: 'applied', entry: { counts: { added: 1, overtaken: 4 } } });
+  expect(access(r.store)).toMatchObject({ 'acme:10.1234/e': 'open', 'beta:10.1234/q': 'open' });
+});
+
+test('a later file replaced in the S3 mirror is read back from .superseded/, where the mirror keeps the applied bytes', async () => {
+  const { w, x, y } = threeFiles();
+  const r = replica('r', 1);
+  await ingest(r, [w, y]);
+  // as bucket/mirror-place.ts keeps the copy a same-key upload replaced
+  mkdirSync(join(bucket, '.superseded', 'acme'), { recursive: true });
+  renameSync(join(bucket, y), join(bucket, '.superseded', `${y}.0123abcd`));
+  writeFileSync(join(bucket, y), gzLines([{ doi: '10.1234/other' }]));
+  await ingest(r, [x]);
+  const applied = r.outcomes.at(-1)!;
+  expect(applied.status === 'applied' && applied.entry.counts).toMatchObject({ added: 1, overtaken: 4 });
+});
+
+test('a later file that --ingest read from another folder is read back from there (its ledger entry names it)', async () => {
+  const outbox = join(dir.path, 'outbox');
+  const y = writeDeposit(outbox, 'acme', [{ doi: '10.1234/d', accessType: 'open' }], { mtime: 3000 });
+  const r = replica('r', 1);
+  const settings = { ...DEFAULT_INGEST, maxTries: 1 };
+  const cli = new Ingestor({ env: 'production', store: r.store, root: outbox, platforms: new Set(['acme']), settings, log: silentLogger, inOrderGiven: true, preparer: new InlinePreparer() });
+  await cli.submit([y]);
+  await cli.idle();
+  await cli.close();
+  expect(r.store.fileEntry(y)!.readFrom).toBe(outbox);
+  const x = writeDeposit(bucket, 'acme', [{ doi: '10.1234/d', accessType: 'free' }, { doi: '10.1234/e', accessType: 'open' }], { mtime: 2000 });
+  await ingest(r, [x]);
+  expect(access(r.store)).toEqual({ 'acme:10.1234/d': 'open', 'acme:10.1234/e': 'open' });
 });
 
 test('a later file whose content changed since it was applied cannot answer for it either', async () => {

@@ -56,6 +56,9 @@ test("--ingest's files (inOrderGiven) are applied as the newest, whatever their 
   const status = apply({ ...file([{ doi: '10.1234/a', accessType: 'paid' }], { time: 1_000 }), inOrderGiven: true });
   expect(status.status).toBe('applied');
   expect(access()).toEqual({ '10.1234/a': 'paid' });
+  // it does not move the platform's place in apply order: a file before the newest is still late
+  const between = apply(file([{ doi: '10.1234/b', accessType: 'open' }], { time: 1_500 }));
+  expect(between.status === 'late' && between.later.map((e) => e.lastModified)).toEqual([2_000]);
 });
 
 test('a store written before the newest applied file was kept finds the later files from its ledger', async () => {
