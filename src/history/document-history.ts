@@ -16,7 +16,7 @@ export function historyOf(store: Store, doiKey: string): DocumentHistory | undef
 export function documentHistory(doiKey: string, holdings: readonly HoldingView[], updates: UpdatesEntry | undefined): DocumentHistory | undefined {
   const served = servedUpdates(updates);
   if (holdings.length === 0 && !updates) return undefined;
-  const events: HistoryEvent[] = [...served.map(noticeEvent), ...withdrawnNotices(updates, served)];
+  const events: HistoryEvent[] = [...served.map(noticeEvent), ...withdrawnNotices(updates)];
   for (const h of holdings) for (const e of h.events) events.push(holdingEvent(h.platform, e));
   // oldest first, stable (a platform's own order is kept for equal dates), then reversed: newest first
   events.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)).reverse();
@@ -41,18 +41,25 @@ function noticeEvent(u: ReturnType<typeof servedUpdates>[number]): NoticeEvent {
   };
 }
 
-/** Notices whose last event is a withdrawal and that no source serves now: only what the event kept of them. */
-function withdrawnNotices(entry: UpdatesEntry | undefined, served: ReturnType<typeof servedUpdates>): NoticeEvent[] {
+/**
+ * Notices whose last event is a withdrawal and that no stored copy answers now (the same identity, or the same
+ * Record ID in another feed: one notice, servedUpdates): only what the event kept of them.
+ */
+function withdrawnNotices(entry: UpdatesEntry | undefined): NoticeEvent[] {
   if (!entry) return [];
-  const live = new Set(served.map(updateIdentity));
+  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [recordKey(u.source, u.recordId)])]));
   const last = new Map<string, UpdatesEntry['events'][number]>();
-  for (const e of entry.events) last.set(updateIdentity({ source: e.source, updateDoi: e.updateDoi, updateType: e.updateType }), e);
+  for (const e of entry.events) last.set(updateIdentity(e), e);
   const out: NoticeEvent[] = [];
   for (const [id, e] of last) {
-    if (e.kind !== 'withdrawn' || live.has(id)) continue;
+    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(recordKey(e.source, e.recordId)))) continue;
     out.push({ kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [], withdrawn: true });
   }
   return out;
+}
+
+function recordKey(source: string, recordId: string): string {
+  return `${source}\u0000#${recordId}`;
 }
 
 function holdingEvent(platform: string, e: HoldingEvent): HoldingChangeEvent {

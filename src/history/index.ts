@@ -1,4 +1,4 @@
 export { documentHistory, historyOf } from './document-history.ts';
-export { compareDates, documentStatus, replacedNoticeDois, stateOfNotice } from './document-status.ts';
+export { documentStatus, replacedNoticeDois, stateOfNotice } from './document-status.ts';
 export { accessLabel, sourceLabel, updateTypeLabel } from './labels.ts';
 export * from './schema.ts';

@@ -91,6 +91,19 @@ export class ChangeFeedWriter {
       return;
     }
     if (!before && served === '[]') return;
+    this.put(key, before?.changeSeq, next, served);
+  }
+
+  /** `entry` as stored, its row rendered by older rules: a new row (and true) when what it serves now differs. */
+  rerender(key: string, entry: UpdatesEntry): boolean {
+    const row = entry.changeSeq === undefined ? undefined : (this.dbs.changes.get(entry.changeSeq) as ChangeRow | undefined);
+    const served = JSON.stringify(servedUpdates(entry));
+    if ((row ? servedOfItem(row[3]) : '[]') === served) return false;
+    this.put(key, row ? entry.changeSeq : undefined, entry, served);
+    return true;
+  }
+
+  private put(key: string, beforeSeq: number | undefined, next: UpdatesEntry, served: string): void {
     const { dbs, head } = this;
     if (!this.lineage) {
       this.lineage = createHash('sha256').update(head.hash);
@@ -98,7 +111,7 @@ export class ChangeFeedWriter {
       this.firstSeq = head.seq + 1;
     }
     const seq = ++head.seq;
-    if (before?.changeSeq !== undefined) dbs.changes.removeSync(before.changeSeq);
+    if (beforeSeq !== undefined) dbs.changes.removeSync(beforeSeq);
     next.changeSeq = seq;
     const hash = keyHash(key);
     const item = `{"doi":${JSON.stringify(next.doi)},${UPDATES_MEMBER}${served}}`;
@@ -117,6 +130,8 @@ export class ChangeFeedWriter {
     }
     this.prune(now - keepMs);
     dbs.meta.putSync(META.changeFeed, head);
+    // a feed this program started or rendered again: its rows follow the rules of now
+    if (dbs.meta.get(META.servedRules) === undefined) dbs.meta.putSync(META.servedRules, SERVED_RULES);
   }
 
   /**
@@ -139,12 +154,24 @@ export class ChangeFeedWriter {
 }
 
 /**
+ * The rules servedUpdates renders by. 2: notice DOIs compared as DOIs (case aside), and Record IDs joining copies
+ * across feeds transitively. A store whose rows were rendered by older rules gets every work whose served list
+ * now differs as one commit when it is opened for writing (rerenderChangeFeed): the APIs serve from the rows.
+ */
+const SERVED_RULES = 2;
+
+/**
  * A store made before the change feed (or opened for the first time) gets one: every work with updates, in key
- * order, as commit 1, so replicas with the same updates start the same feed.
+ * order, as commit 1, so replicas with the same updates start the same feed. Rows rendered by older rules are
+ * rendered again.
  */
 export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
   // nothing to number: the first import starts the feed (a write here would cost every fresh store a transaction)
-  if (dbs.meta.get(META.changeFeed) !== undefined || dbs.updates.getCount() === 0) return;
+  if (dbs.updates.getCount() === 0) return;
+  if (dbs.meta.get(META.changeFeed) !== undefined) {
+    rerenderChangeFeed(dbs, now, keepMs);
+    return;
+  }
   dbs.root.transactionSync(() => {
     if (dbs.meta.get(META.changeFeed) !== undefined) return;
     const writer = new ChangeFeedWriter(dbs);
@@ -155,5 +182,21 @@ export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): voi
       if (entry.changeSeq !== undefined) dbs.updates.putSync(key as string, entry);
     }
     writer.finish(now, keepMs);
+  });
+}
+
+/** Renders again, as one commit in key order, the rows of works whose served list older rules rendered otherwise. */
+function rerenderChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
+  const rendered = () => ((dbs.meta.get(META.servedRules) as number | undefined) ?? 1) >= SERVED_RULES;
+  if (rendered()) return;
+  dbs.root.transactionSync(() => {
+    if (rendered()) return; // another process did it first
+    const writer = new ChangeFeedWriter(dbs);
+    for (const { key, value } of dbs.updates.getRange()) {
+      const entry = { ...(value as UpdatesEntry) };
+      if (writer.rerender(key as string, entry)) dbs.updates.putSync(key as string, entry);
+    }
+    writer.finish(now, keepMs);
+    dbs.meta.putSync(META.servedRules, SERVED_RULES);
   });
 }

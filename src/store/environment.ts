@@ -28,6 +28,8 @@ export const META = {
   changeFeed: 'changeFeed',
   /** the cursor (as text) of a client that has every change: an empty poll is one read and a compare */
   changeFeedTip: 'changeFeedTip',
+  /** the rules the change feed's served lists were rendered by (change-feed.ts, SERVED_RULES) */
+  servedRules: 'servedRules',
   /** live holdings of one platform */
   live: (platform: string) => `live:${platform}`,
   /** the range of every `live` key, and the platform of one */

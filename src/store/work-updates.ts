@@ -24,6 +24,8 @@ export interface UpdateEvent {
   source: string;
   updateType: string;
   updateDoi: string | null;
+  /** the Retraction Watch Record ID of the copy, when it has one: a withdrawal another feed's copy still answers is not shown */
+  recordId?: string;
 }
 
 export interface UpdatesEntry {
@@ -100,8 +102,10 @@ function storedOf(u: IncomingUpdate, origin: string): StoredUpdate {
   return { updateDoi, source, updateType, updateDate, reasons, urls, origin, ...(recordId !== undefined ? { recordId } : {}) };
 }
 
-function eventOf(kind: UpdateEventKind, u: UpdateObject): UpdateEvent {
-  return { kind, time: u.updateDate, source: u.source, updateType: u.updateType, updateDoi: u.updateDoi };
+function eventOf(kind: UpdateEventKind, u: StoredUpdate): UpdateEvent {
+  const e: UpdateEvent = { kind, time: u.updateDate, source: u.source, updateType: u.updateType, updateDoi: u.updateDoi };
+  if (u.recordId !== undefined) e.recordId = u.recordId;
+  return e;
 }
 
 function sameUpdate(a: UpdateObject, b: UpdateObject): boolean {
@@ -124,40 +128,39 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
   if (!entry) return [];
   return noticeGroups(entry.updates)
     .map(mergeNotice)
-    .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : 1));
+    .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : identity(a) > identity(b) ? 1 : 0));
 }
 
 /**
- * The stored updates grouped by notice: by Record ID across feeds (one copy per feed: within a feed the identity
- * decides, as it did when the feed was imported), then by identity.
+ * The stored updates grouped by notice: copies that share an identity, or a Retraction Watch Record ID across
+ * feeds, are one notice, joined transitively (within a feed the identity decides, as it did when the feed was
+ * imported: two of its updates under one Record ID stay two).
  */
 function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
   if (updates.length === 1) return [[updates[0]!]];
-  const groups: StoredUpdate[][] = [];
-  const byRecord = new Map<string, StoredUpdate[]>();
-  const byIdentity = new Map<string, StoredUpdate[]>();
-  const rest: StoredUpdate[] = [];
-  for (const u of updates) {
-    const g = u.recordId === undefined ? undefined : byRecord.get(`${u.source}\u0000${u.recordId}`);
-    if (u.recordId === undefined || g?.some((v) => v.origin === u.origin)) rest.push(u);
-    else if (g) g.push(u);
-    else byRecord.set(`${u.source}\u0000${u.recordId}`, [u]);
-  }
-  for (const u of rest) {
+  const parent = updates.map((_, i) => i);
+  const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i]!)));
+  const byIdentity = new Map<string, number>();
+  const byRecord = new Map<string, Map<string, number>>(); // (source, Record ID) -> origin -> first copy
+  updates.forEach((u, i) => {
     const id = identity(u);
-    const same = [...byRecord.values()].find((g) => g.some((v) => identity(v) === id)) ?? byIdentity.get(id);
-    if (same) same.push(u);
-    else join(byIdentity, id, u);
-  }
-  for (const g of byRecord.values()) groups.push(g);
-  for (const g of byIdentity.values()) groups.push(g);
-  return groups;
-
-  function join(map: Map<string, StoredUpdate[]>, key: string, u: StoredUpdate): void {
-    const g = map.get(key);
+    const same = byIdentity.get(id);
+    if (same === undefined) byIdentity.set(id, i);
+    else parent[root(i)] = root(same);
+    if (u.recordId === undefined) return;
+    const key = `${u.source}\u0000${u.recordId}`;
+    const feeds = byRecord.get(key) ?? new Map<string, number>();
+    byRecord.set(key, feeds);
+    for (const [origin, j] of feeds) if (origin !== u.origin) parent[root(i)] = root(j);
+    if (!feeds.has(u.origin)) feeds.set(u.origin, i);
+  });
+  const groups = new Map<number, StoredUpdate[]>();
+  updates.forEach((u, i) => {
+    const g = groups.get(root(i));
     if (g) g.push(u);
-    else map.set(key, [u]);
-  }
+    else groups.set(root(i), [u]);
+  });
+  return [...groups.values()];
 }
 
 function mergeNotice(group: StoredUpdate[]): UpdateObject {

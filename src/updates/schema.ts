@@ -1,4 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
+import { doiKey } from '../doi/index.ts';
 
 /** The formats of update sources: the Retraction Watch database CSV, and Crossref works JSON. */
 export const UPDATE_FORMATS = ['retraction-watch-csv', 'crossref-json'] as const;
@@ -20,11 +21,12 @@ export const UpdateObject = t.Object(
 export type UpdateObject = Static<typeof UpdateObject>;
 
 /**
- * What makes two updates of a work the same update: one per (source, notice DOI, type). A source's later row
- * wins over an earlier one; across feeds the fuller one is served (store/work-updates.ts).
+ * What makes two updates of a work the same update: one per (source, notice DOI, type), the notice DOI compared as
+ * DOIs are (ASCII case aside: docs/interface.md). A source's later row wins over an earlier one; across feeds the
+ * fuller one is served (store/work-updates.ts).
  */
 export function updateIdentity(u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'>): string {
-  return `${u.source}\u0000${u.updateDoi ?? ''}\u0000${u.updateType}`;
+  return `${u.source}\u0000${u.updateDoi === null ? '' : doiKey(u.updateDoi)}\u0000${u.updateType}`;
 }
 
 /** One update attached to one work (the updated document), as importers produce it. */

@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { open } from 'lmdb';
+import { doiKey } from '../../src/doi/index.ts';
+import { documentStatus, historyOf } from '../../src/history/index.ts';
+import { META } from '../../src/store/environment.ts';
+import { Store } from '../../src/store/index.ts';
+import { importUpdates, type UpdateObject } from '../../src/updates/index.ts';
+import { tempDir } from '../support/fixtures.ts';
+
+/**
+ * One notice, served once (docs/interface.md, "Updates API"): copies of a notice are one when their notice DOIs
+ * are the same DOI (ASCII case aside) or when feeds name it by the same Retraction Watch Record ID; the status
+ * page shows no ghost of a copy another copy still answers; the badge does not depend on the order of notices.
+ */
+
+const W = '10.5555/work.n';
+const HEAD = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS';
+let dir: ReturnType<typeof tempDir>;
+let store: Store;
+
+beforeEach(() => {
+  dir = tempDir();
+  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 28 });
+});
+afterEach(async () => {
+  await store.close();
+  dir.remove();
+});
+
+async function* bytes(text: string) {
+  yield Buffer.from(text);
+}
+async function csv(rows: string[]) {
+  const r = await importUpdates([store], 'retraction-watch-csv', bytes([HEAD, ...rows].join('\n') + '\n'), undefined, { allowShrink: true });
+  if ('code' in r) throw new Error(r.message);
+}
+async function crossref(updatedBy: object[]) {
+  const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, 'updated-by': updatedBy } })));
+  if ('code' in r) throw new Error(r.message);
+}
+/** What the Updates API serves: the table its handler reads. */
+function served(): UpdateObject[] {
+  store.updatesIndex.refresh(true);
+  const b = store.updatesIndex.table().get(doiKey(W));
+  return b ? JSON.parse(new TextDecoder().decode(b)) : [];
+}
+function page() {
+  const h = historyOf(store, doiKey(W))!;
+  return { status: h.status.code, notices: h.events.flatMap((e) => (e.kind === 'notice' ? [`${e.noticeDoi}${e.withdrawn ? ' (no longer listed)' : ''}`] : [])) };
+}
+const relay = (doi: string, recordId?: string) => ({ DOI: doi, type: 'retraction', source: 'retraction-watch', ...(recordId ? { 'record-id': recordId } : {}), updated: { 'date-parts': [[2015, 2, 2]] } });
+
+describe('one notice, served once', () => {
+  test('two feeds naming one notice by different Record IDs but the same notice DOI and type', async () => {
+    await csv([`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+    await crossref([relay('10.5555/n1', '2')]);
+    expect(served().map((u) => [u.updateDoi, u.reasons])).toEqual([['10.5555/n1', ['Plagiarism']]]);
+  });
+
+  test('notice DOIs that differ only in ASCII case, across feeds and within one', async () => {
+    await csv([`1,${W},10.5555/ABC,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+    await crossref([relay('10.5555/abc')]);
+    expect(served()).toHaveLength(1);
+    expect(page().notices).toHaveLength(1);
+    await csv([`1,${W},10.5555/ABC,2/2/2015 0:00,Retraction,,`, `2,${W},10.5555/abc,2/2/2015 0:00,Retraction,,`]);
+    expect(store.updatesOf(doiKey(W))!.updates.filter((u) => u.origin === 'retraction-watch-csv')).toHaveLength(1);
+  });
+});
+
+describe('the status page shows no ghost of a notice still served', () => {
+  test('a re-import that spells the notice DOI in another case', async () => {
+    await csv([`1,${W},10.5555/ABC,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+    await csv([`1,${W},10.5555/abc,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+    expect(page()).toEqual({ status: 'retracted', notices: ['10.5555/abc'] });
+  });
+
+  test("one feed withdraws its copy while another feed's copy (same Record ID, no notice DOI) still stands", async () => {
+    await csv([`1,${W},unavailable,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+    await crossref([relay('10.5555/abc', '1')]);
+    expect(page()).toEqual({ status: 'retracted', notices: ['10.5555/abc'] });
+    await crossref([]);
+    expect(page()).toEqual({ status: 'retracted', notices: ['null'] });
+    expect(served()).toHaveLength(1);
+  });
+
+  test('a notice no feed lists any more is still shown, marked', async () => {
+    await csv([`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`, `2,${W},10.5555/n2,3/3/2016 0:00,Correction,,`]);
+    await csv([`2,${W},10.5555/n2,3/3/2016 0:00,Correction,,`]);
+    expect(page()).toEqual({ status: 'corrected', notices: ['10.5555/n2', '10.5555/n1 (no longer listed)'] });
+  });
+});
+
+describe('the badge does not depend on the order notices come in', () => {
+  const u = (updateType: string, updateDate: string): UpdateObject => ({ updateDoi: `10.5555/${updateType}`, source: 'retraction-watch', updateType, updateDate, reasons: [], urls: [] });
+  const permutations = <T>(xs: T[]): T[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+
+  test('dates of three precisions that chain (2020, 2020-04, 2020-05) are one date: every order gives one answer', () => {
+    const codes = new Set(permutations([u('reinstatement', '2020-04'), u('retraction', '2020'), u('correction', '2020-05')]).map((p) => documentStatus(p).code));
+    expect([...codes]).toEqual(['reinstated']);
+  });
+
+  test('a notice that decides nothing does not join months into one date', () => {
+    for (const p of permutations([u('retraction', '2020-03'), u('reinstatement', '2020-02'), u('addendum', '2020')])) expect(documentStatus(p).code).toBe('retracted');
+  });
+});
+
+test("a store whose rows older rules rendered is rendered again when opened, as one commit of the works whose list differs", async () => {
+  await csv([`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`]);
+  await crossref([relay('10.5555/n1', '2')]);
+  const good = served();
+  // as a program of the older rules left it: the notice twice in the work's row, and no rules mark
+  await store.close();
+  const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
+  const [meta, changes] = [env.openDB({ name: 'meta', encoding: 'msgpack' }), env.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' })];
+  const [seq, row] = [...changes.getRange()].map(({ key, value }) => [key, value] as [number, unknown[]]).at(-1)!;
+  const doubled = JSON.stringify([...good, { ...good[0]!, reasons: [] }]);
+  await changes.put(seq, [row[0], row[1], row[2], `{"doi":${JSON.stringify(W)},"updates":${doubled}}`, 1]);
+  await meta.remove(META.servedRules);
+  const headBefore = meta.get(META.changeFeed) as { commit: number };
+  await env.close();
+
+  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 28 });
+  expect(served()).toEqual(good);
+  expect(store.changeFeed.head().commit).toBe(headBefore.commit + 1);
+  const all = store.changeFeed.changesAfter(undefined, 10);
+  expect('items' in all && all.items.map((i) => (JSON.parse(i) as { updates: unknown[] }).updates.length)).toEqual([1]);
+  // opened again, nothing is rendered again
+  await store.close();
+  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 28 });
+  expect(store.changeFeed.head().commit).toBe(headBefore.commit + 1);
+});
