@@ -43,23 +43,24 @@ function noticeEvent(u: ReturnType<typeof servedUpdates>[number]): NoticeEvent {
 
 /**
  * Notices whose last event is a withdrawal and that no stored copy answers now (the same identity, or the same
- * Record ID in another feed: one notice, servedUpdates): only what the event kept of them.
+ * Record ID and type: another feed's copy of the notice, servedUpdates): only what the event kept of them.
  */
 function withdrawnNotices(entry: UpdatesEntry | undefined): NoticeEvent[] {
   if (!entry) return [];
-  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [recordKey(u.source, u.recordId)])]));
+  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [recordKey(u.source, u.recordId, u.updateType)])]));
   const last = new Map<string, UpdatesEntry['events'][number]>();
   for (const e of entry.events) last.set(updateIdentity(e), e);
   const out: NoticeEvent[] = [];
   for (const [id, e] of last) {
-    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(recordKey(e.source, e.recordId)))) continue;
+    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(recordKey(e.source, e.recordId, e.updateType)))) continue;
     out.push({ kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [], withdrawn: true });
   }
   return out;
 }
 
-function recordKey(source: string, recordId: string): string {
-  return `${source}\u0000#${recordId}`;
+/** A notice as Retraction Watch names it: its Record ID, with the type (a record whose nature changed is another notice). */
+function recordKey(source: string, recordId: string, updateType: string): string {
+  return `${source}\u0000#${recordId}\u0000${updateType}`;
 }
 
 function holdingEvent(platform: string, e: HoldingEvent): HoldingChangeEvent {

@@ -84,28 +84,24 @@ export function documentStatus(notices: readonly UpdateObject[]): DocumentStatus
 /**
  * Oldest first; on the same date the less severe first and reversals last, so "retracted and reinstated on one
  * day" ends reinstated and "concern and retraction on one day" ends retracted. Dates of other precision are the
- * same date when one is within the other (`2020-05` and `2020-05-14`): which came first is not known. "The same
- * date" is made transitive (a strict weak order, so the answer never depends on the order notices come in): the
- * dates of deciding notices, sorted, fall into runs where each lies within the run's first, and a run is one date.
- * A notice that decides nothing joins no run, so an addendum dated `2020` does not blur the months of that year.
+ * same date when one is within the other (`2020-05` and `2020-05-14`): which came first is not known. That "same"
+ * is not transitive (`2020` is both `2020-04` and `2020-05`), so the notices are first put in one fixed order (by
+ * date as text, then type and notice DOI): the answer never depends on the order they are passed in.
  */
 function inDecidingOrder(notices: readonly UpdateObject[], replaced: ReadonlySet<string>): { u: UpdateObject; state: StatusCode | undefined }[] {
   const rank = (s: StatusCode | undefined) => (s === undefined ? 0 : STATES[s].reverses ? 100 : STATES[s].severity);
-  const withState = notices.map((u) => ({ u, state: stateOfNotice(u, replaced) }));
-  const runs = dateRuns(withState.filter((n) => n.state !== undefined).map((n) => n.u.updateDate));
-  const day = (date: string) => runs.get(date) ?? date;
-  return withState.sort((a, b) => compareText(day(a.u.updateDate), day(b.u.updateDate)) || rank(a.state) - rank(b.state) || compareText(a.u.updateDate, b.u.updateDate));
+  const fixed = (a: UpdateObject, b: UpdateObject) =>
+    compareText(a.updateDate, b.updateDate) || compareText(a.updateType, b.updateType) || compareText(a.updateDoi ?? '', b.updateDoi ?? '') || compareText(a.source, b.source);
+  return [...notices]
+    .sort(fixed)
+    .map((u) => ({ u, state: stateOfNotice(u, replaced) }))
+    .sort((a, b) => compareDates(a.u.updateDate, b.u.updateDate) || rank(a.state) - rank(b.state));
 }
 
-/** Each date to the first date of its run: sorted, a date within the run's first joins it (`2020`, `2020-05`, `2020-05-14`). */
-function dateRuns(dates: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  let head: string | undefined;
-  for (const d of [...new Set(dates)].sort()) {
-    if (head === undefined || !d.startsWith(head)) head = d;
-    out.set(d, head);
-  }
-  return out;
+/** ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD), compared at the coarser of the two. */
+function compareDates(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  return compareText(a.slice(0, n), b.slice(0, n));
 }
 
 function compareText(a: string, b: string): number {

@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { encodeCursor, GENESIS } from './change-cursor.ts';
 import { META, type StoreDbs } from './environment.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
+import { classifyStoreError } from './write-failure.ts';
 
 /**
  * The change feed (docs/design.md, "Change feed"): every work whose served update list changed, once, at the
@@ -130,8 +131,6 @@ export class ChangeFeedWriter {
     }
     this.prune(now - keepMs);
     dbs.meta.putSync(META.changeFeed, head);
-    // a feed this program started or rendered again: its rows follow the rules of now
-    if (dbs.meta.get(META.servedRules) === undefined) dbs.meta.putSync(META.servedRules, SERVED_RULES);
   }
 
   /**
@@ -174,6 +173,7 @@ export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): voi
   }
   dbs.root.transactionSync(() => {
     if (dbs.meta.get(META.changeFeed) !== undefined) return;
+    dbs.meta.putSync(META.servedRules, SERVED_RULES);
     const writer = new ChangeFeedWriter(dbs);
     for (const { key, value } of dbs.updates.getRange()) {
       const entry = { ...(value as UpdatesEntry) };
@@ -185,18 +185,32 @@ export function startChangeFeed(dbs: StoreDbs, now: number, keepMs: number): voi
   });
 }
 
-/** Renders again, as one commit in key order, the rows of works whose served list older rules rendered otherwise. */
+/**
+ * Renders again, as one commit in key order, the rows of works whose served list older rules rendered otherwise;
+ * then marks the store (only here and when a feed starts: a mark set by any commit could cover rows an older
+ * program wrote). A store too full for it is left unmarked and serves the older rows until an open that can.
+ */
 function rerenderChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
   const rendered = () => ((dbs.meta.get(META.servedRules) as number | undefined) ?? 1) >= SERVED_RULES;
   if (rendered()) return;
-  dbs.root.transactionSync(() => {
-    if (rendered()) return; // another process did it first
-    const writer = new ChangeFeedWriter(dbs);
-    for (const { key, value } of dbs.updates.getRange()) {
-      const entry = { ...(value as UpdatesEntry) };
-      if (writer.rerender(key as string, entry)) dbs.updates.putSync(key as string, entry);
-    }
-    writer.finish(now, keepMs);
-    dbs.meta.putSync(META.servedRules, SERVED_RULES);
-  });
+  try {
+    dbs.root.transactionSync(() => {
+      if (rendered()) return; // another process did it first
+      const writer = new ChangeFeedWriter(dbs);
+      let changed = false;
+      for (const { key, value } of dbs.updates.getRange()) {
+        const entry = { ...(value as UpdatesEntry) };
+        if (!writer.rerender(key as string, entry)) continue;
+        dbs.updates.putSync(key as string, entry);
+        changed = true;
+      }
+      writer.finish(now, keepMs);
+      // every process's read index loads the rows again (as after an import)
+      if (changed) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
+      dbs.meta.putSync(META.servedRules, SERVED_RULES);
+    });
+  } catch (e) {
+    // a full map or disk: nothing written; the next open tries again. Anything else is a bug: thrown.
+    if (classifyStoreError(e, dbs.path).code === 'APPLY_FAILED') throw e;
+  }
 }

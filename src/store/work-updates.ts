@@ -128,39 +128,46 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
   if (!entry) return [];
   return noticeGroups(entry.updates)
     .map(mergeNotice)
-    .sort((a, b) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : identity(a) < identity(b) ? -1 : identity(a) > identity(b) ? 1 : 0));
+    .sort((a, b) => compareText(a.updateDate, b.updateDate) || compareText(identity(a), identity(b)));
 }
 
 /**
- * The stored updates grouped by notice: copies that share an identity, or a Retraction Watch Record ID across
- * feeds, are one notice, joined transitively (within a feed the identity decides, as it did when the feed was
- * imported: two of its updates under one Record ID stay two).
+ * The stored updates grouped by notice. Copies with one identity are one notice; then copies that feeds carry under
+ * one Retraction Watch Record ID join, unless that would put two updates of one feed with different identities in
+ * one notice (within a feed the identity decides, as it did when the feed was imported). Record IDs and copies are
+ * taken in a fixed order, so the grouping does not depend on the order the copies are stored in.
  */
 function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
   if (updates.length === 1) return [[updates[0]!]];
+  const ids = updates.map(identity);
   const parent = updates.map((_, i) => i);
   const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i]!)));
-  const byIdentity = new Map<string, number>();
-  const byRecord = new Map<string, Map<string, number>>(); // (source, Record ID) -> origin -> first copy
+  const feeds = updates.map((u, i) => new Map([[u.origin, ids[i]!]])); // per notice (at its root): each feed's identity
+  const join = (a: number, b: number): void => {
+    const [ra, rb] = [root(a), root(b)];
+    if (ra === rb) return;
+    for (const [origin, id] of feeds[rb]!) if ((feeds[ra]!.get(origin) ?? id) !== id) return;
+    for (const [origin, id] of feeds[rb]!) feeds[ra]!.set(origin, id);
+    parent[rb] = ra;
+  };
+  const first = new Map<string, number>();
+  ids.forEach((id, i) => (first.has(id) ? join(first.get(id)!, i) : first.set(id, i)));
+  const byRecord = new Map<string, number[]>();
   updates.forEach((u, i) => {
-    const id = identity(u);
-    const same = byIdentity.get(id);
-    if (same === undefined) byIdentity.set(id, i);
-    else parent[root(i)] = root(same);
-    if (u.recordId === undefined) return;
-    const key = `${u.source}\u0000${u.recordId}`;
-    const feeds = byRecord.get(key) ?? new Map<string, number>();
-    byRecord.set(key, feeds);
-    for (const [origin, j] of feeds) if (origin !== u.origin) parent[root(i)] = root(j);
-    if (!feeds.has(u.origin)) feeds.set(u.origin, i);
+    if (u.recordId !== undefined) byRecord.set(`${u.source}\u0000${u.recordId}`, [...(byRecord.get(`${u.source}\u0000${u.recordId}`) ?? []), i]);
   });
+  const order = (a: number, b: number) => compareText(updates[a]!.origin, updates[b]!.origin) || compareText(ids[a]!, ids[b]!) || a - b;
+  for (const key of [...byRecord.keys()].sort()) {
+    const copies = byRecord.get(key)!.sort(order);
+    for (let i = 0; i < copies.length; i++) for (let j = i + 1; j < copies.length; j++) join(copies[i]!, copies[j]!);
+  }
   const groups = new Map<number, StoredUpdate[]>();
-  updates.forEach((u, i) => {
-    const g = groups.get(root(i));
-    if (g) g.push(u);
-    else groups.set(root(i), [u]);
-  });
+  updates.forEach((u, i) => groups.set(root(i), [...(groups.get(root(i)) ?? []), u]));
   return [...groups.values()];
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function mergeNotice(group: StoredUpdate[]): UpdateObject {
