@@ -4,6 +4,7 @@ import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
 import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
 import { describeSchemaFault } from './schema-fault.ts';
+import { noneMatch } from './etag.ts';
 import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
 
 /**
@@ -96,18 +97,11 @@ export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | u
   if (!store) return notConfigured();
   const list = store.changeFeed.prefixIndex().list;
   const headers: Record<string, string> = { etag: list.etag, 'cache-control': 'no-cache', vary: 'accept-encoding' };
-  if (matchesEtag(request.headers.get('if-none-match'), list.etag)) return new Response(null, { status: 304, headers });
+  if (noneMatch(request.headers.get('if-none-match'), list.etag)) return new Response(null, { status: 304, headers });
   const gzip = /\bgzip\b/i.test(request.headers.get('accept-encoding') ?? '');
   return new Response(gzip ? list.gzip : list.json, {
     headers: { ...JSON_HEADERS, ...headers, ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
   });
-}
-
-/** If-None-Match: a list of ETags (weak ones compared weakly, RFC 9110 13.1.2) or `*`. */
-function matchesEtag(header: string | null, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
 export async function handleByPrefix(request: Request, keys: ApiKeys, store: Store | undefined, limits: BodyLimits): Promise<Response> {

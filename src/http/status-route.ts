@@ -1,6 +1,7 @@
 import { readDoiInput } from '../doi/index.ts';
 import { historyOf } from '../history/index.ts';
 import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../status-page/index.ts';
+import { noneMatch } from './etag.ts';
 import type { Store } from '../store/index.ts';
 import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
 import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './page-cache.ts';
@@ -92,7 +93,7 @@ function rendered(text: string, format: PageFormat, status: number): RenderedPag
 
 /** 304 for a matching If-None-Match; HEAD as GET without the body. */
 function send(request: Request, page: RenderedPage, status: number): Response {
-  if (status === 200 && request.headers.get('if-none-match') === page.etag) return new Response(null, { status: 304, headers: page.headers });
+  if (status === 200 && noneMatch(request.headers.get('if-none-match'), page.etag)) return new Response(null, { status: 304, headers: page.headers });
   if (request.method === 'HEAD') {
     const headers = new Headers(page.headers);
     headers.set('content-length', String(page.body.length));

@@ -238,6 +238,9 @@ describe('formats, methods and caching', () => {
     const again = await get(`/doi/${doi}`, { 'if-none-match': etag });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
+    // as caches send it (RFC 9110 13.1.2): one of a list, the strong form (compared weakly), or `*`
+    for (const header of [`"other", ${etag}`, etag.slice(2), '*']) expect((await get(`/doi/${doi}`, { 'if-none-match': header })).status).toBe(304);
+    expect((await get(`/doi/${doi}`, { 'if-none-match': 'W/"other"' })).status).toBe(200);
     apply(production, [{ doi, accessType: 'open' }], 'acme', T0 + DAY);
     const changed = await get(`/doi/${doi}`, { 'if-none-match': etag });
     expect(changed.status).toBe(200);
