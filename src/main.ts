@@ -39,7 +39,11 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   const config = readConfig(configPath, env, command.kind === 'serve');
   if (command.kind === 'validate') return validateCommand(command.files, config, io);
   // a reload reads the same file (or embedded default) again; the secrets file too, but not the process environment
-  if (command.kind === 'serve') return serve(config, () => readConfig(configPath, env, true));
+  if (command.kind === 'serve') {
+    // the secrets file owns the names it gave at start: a reload does not take them from the process environment
+    const reloadEnv = Object.fromEntries(Object.entries(env).filter(([name]) => !config.secretNames.includes(name)));
+    return serve(config, () => readConfig(configPath, reloadEnv, true));
+  }
 
   if (command.kind === 'backup' || command.kind === 'stats') {
     const envs = inv.envGiven ? [inv.env] : ENV_NAMES.filter((e) => config.buckets[e]);

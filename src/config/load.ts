@@ -46,12 +46,14 @@ export function loadConfig(path: string, env: Record<string, string | undefined>
 export function resolveConfig(raw: unknown, path: string, processEnv: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
   const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
   let env = processEnv;
+  let secretNames: string[] = [];
   // read even when the schema found faults, so that one reload lists the faults of both files
   const secretsFile = (raw as Partial<ConfigFile> | undefined)?.secretsFile;
   if (typeof secretsFile === 'string' && secretsFile !== '') {
     const secrets = readSecretsFile(resolve(dirname(resolve(path)), secretsFile));
     problems.push(...secrets.problems);
     env = { ...processEnv, ...secrets.values };
+    secretNames = Object.keys(secrets.values);
   }
   if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
   if (problems.length > 0) {
@@ -70,6 +72,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
   }
   return {
     source: resolve(path),
+    secretNames,
     server: { host, port, maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024, bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000 },
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),

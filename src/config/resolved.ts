@@ -125,6 +125,11 @@ export interface IngestSettings {
 export interface Config {
   /** the config file this came from */
   source: string;
+  /**
+   * the names `secretsFile` gave a value: the file owns them, so a reload reads them from the file alone (a line
+   * removed there unsets the name, though systemd's EnvironmentFile put it in the process environment at start)
+   */
+  secretNames: readonly string[];
   server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };

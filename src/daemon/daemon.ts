@@ -18,6 +18,7 @@ export class Daemon {
   readonly envs = new Map<string, EnvironmentRunner>();
   private readonly closers: (() => Promise<void>)[] = [];
   private closing: Promise<void> | undefined;
+  private readonly startedAt = Date.now();
   url: string | undefined;
   updateSources: FollowedSources | undefined;
   /** the platforms deposits are accepted for; a reload changes it in place (the ingestors read it per file) */
@@ -103,6 +104,7 @@ export class Daemon {
       urls: config.updates.urls,
       crossref: config.updates.crossref,
       version: this.version,
+      startedAt: this.startedAt,
       stores: [...this.envs.values()].map((r) => r.store),
       log: this.log,
     });
@@ -136,21 +138,35 @@ export class Daemon {
     const changes = configChanges(this.config, next);
     if (changes.restartOnly.length > 0)
       this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
+    if (changes.updates && !(await this.restartUpdates(next))) return false;
     this.keys.replace(next.integrators);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
     if (added.length + removed.length + changed.length > 0 || changes.entitlements) this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
-    if (changes.updates) {
-      await this.updateSources?.close();
-      await this.followUpdates(next);
-    }
     const { server, store, ingest, buckets } = this.config;
     this.config = { ...next, server, store, ingest, buckets };
     const { restartOnly: _, ...live } = changes;
     this.log.log('info', 'config.reloaded', { source: next.source, ...live });
     return true;
+  }
+
+  /**
+   * The update sources of `next` in place of the running ones; false when they could not start (a drop folder that
+   * cannot be made): the running ones are started again and nothing of the reload is taken (logged).
+   */
+  private async restartUpdates(next: Config): Promise<boolean> {
+    await this.updateSources?.close();
+    try {
+      await this.followUpdates(next);
+      return true;
+    } catch (e) {
+      await this.updateSources?.close();
+      await this.followUpdates(this.config);
+      this.log.log('error', 'config.reload_failed', { error: String(e), kept: this.config.source, message: 'the new update sources could not start: nothing of the reload was taken' });
+      return false;
+    }
   }
 
   /**

@@ -32,7 +32,8 @@ export class HttpMetrics {
     let s = this.series.get(k);
     if (!s) this.series.set(k, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
     s.latency.observe(seconds);
-    if (status >= 500) this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
+    // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise)
+    if (status >= 500 && route !== '/healthz') this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
   }
 
   /** Both metrics in the text exposition format, HELP and TYPE first (also with no request yet). */

@@ -135,10 +135,10 @@ export class Ingestor {
       const waiting = [...this.pending.values()].filter((p) => p.due > this.now()).sort(applyOrder)[0];
       const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
       if (ready.length === 0) break;
-      // The batch's files go to the prepare worker at once; it parses them while this thread runs the previous
-      // batch's transaction (one transaction in flight).
+      // The batch goes to the prepare worker at once; it parses it while this thread runs the previous batch's transaction.
       const take = ready.slice(0, MAX_BATCH_FILES);
       for (const p of take) this.pending.delete(p.key);
+      this.stats.queueDepth = this.pending.size + take.length; // the files in hand still wait (/healthz, metrics)
       const replies = take.map((p) => this.dispatch(p.key, p.tries + 1));
       const batch: PreparedFile[] = [];
       for (let i = 0; i < take.length; i++) {

@@ -15,6 +15,8 @@ export class IngestStats {
   /** the newest LastModified (ms) of a file submitted, and of a file finished (applied, duplicate or quarantined) */
   newestSeen = 0;
   newestDone = 0;
+  /** the oldest LastModified of a file submitted: what the lag counts from until a file is finished */
+  private oldestSeen = 0;
   /** the last store write that failed for want of room, with the store's last apply number at that moment */
   private full: { code: 'STORE_FULL' | 'DISK_FULL'; message: string; seq: number } | undefined;
 
@@ -33,6 +35,7 @@ export class IngestStats {
 
   noteSeen(lastModified: number): void {
     if (lastModified > this.newestSeen) this.newestSeen = lastModified;
+    if (this.oldestSeen === 0 || lastModified < this.oldestSeen) this.oldestSeen = lastModified;
   }
 
   noteDone(lastModified: number): void {
@@ -45,7 +48,8 @@ export class IngestStats {
    */
   lagSeconds(): number {
     if (this.queueDepth === 0) return 0;
-    return Math.max(0, this.newestSeen - this.newestDone) / 1000;
+    // before the first file is finished, the backlog's span (not the newest file's age since 1970)
+    return Math.max(0, this.newestSeen - (this.newestDone || this.oldestSeen)) / 1000;
   }
 
   noteApplied(entry: FileEntry, ms: number): void {

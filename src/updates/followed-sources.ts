@@ -54,12 +54,14 @@ export class FollowedSources {
       log: Logger;
       /** the service's version, for the User-Agent of harvests */
       version?: string;
+      /** when the daemon started: a source never read whole is stale counted from it (a reload does not reset it) */
+      startedAt?: number;
     },
   ) {}
 
   async start(): Promise<void> {
     const { dropDir, urls } = this.opts;
-    this.startedAt = Date.now();
+    this.startedAt = this.opts.startedAt ?? Date.now();
     if (dropDir) {
       mkdirSync(dropDir, { recursive: true });
       // hidden and temporary names (a download in progress) are skipped here as in the start-up scan below
@@ -113,14 +115,15 @@ export class FollowedSources {
 
   /**
    * Per source, what /healthz shows, and a warning for each stale one: no success for its `staleAfterMs`
-   * (counted from start when it has never succeeded since). A stale source is amber, not a failure: the replica
-   * still answers correctly from what it holds.
+   * (counted from the daemon's start when it never succeeded; a restart or reload resets neither). A stale
+   * source is amber, not a failure: the replica still answers correctly from what it holds.
    */
   freshness(now = Date.now()): { checks: Record<string, unknown>; warnings: string[] } {
     const checks: Record<string, unknown> = {};
     const warnings: string[] = [];
     for (const [label, s] of this.status) {
-      const since = Math.max(s.lastSuccessAt, this.startedAt);
+      // a success remembered from before a restart counts as it is: a restart or a reload does not make a source fresh
+      const since = s.lastSuccessAt || this.startedAt;
       const stale = s.staleAfterMs !== undefined && now - since > s.staleAfterMs;
       const harvest = s.harvest?.();
       const url = s.url?.();

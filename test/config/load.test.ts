@@ -54,6 +54,7 @@ describe('a valid config', () => {
     const c = loadConfig(path, {});
     expect(c).toEqual({
       source: path,
+      secretNames: [],
       server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000 },
       store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3, changeFeedKeepMs: 90 * 86_400_000 },
       ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60 },

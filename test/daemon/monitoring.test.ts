@@ -79,6 +79,9 @@ test('/metrics of the running daemon: process figures, ingest lag, update source
   const sick = await fetch(`${url}/healthz`);
   expect(sick.status).toBe(503);
   expect(await sick.json()).toMatchObject({ status: 'unhealthy', failed: ['production: ingestion stuck: 2 files waiting, none finished for 660 s'], production: { stuck: true } });
+  // counted, but not an http.server_error line: the 503 is /healthz's answer (its cause has alerts of its own)
+  expect((await metrics(url)).get('doi_holdings_http_requests_total{route="/healthz",status="503"}')).toBe(1);
+  expect(logged.filter((l) => l.event === 'http.server_error')).toEqual([]);
   stats.queueDepth = 0;
 });
 
@@ -94,6 +97,14 @@ test('ingest lag: the newest file finished behind the newest seen, 0 once nothin
   s.noteSeen(1_100_000);
   s.queueDepth = 0; // e.g. the file went away before it was read
   expect(s.lagSeconds()).toBe(0);
+});
+
+test('ingest lag before the first file is finished: the backlog span, not the newest file age since 1970', () => {
+  const s = new IngestStats();
+  s.noteSeen(1_700_000_600_000);
+  s.noteSeen(1_700_000_000_000);
+  s.queueDepth = 2;
+  expect(s.lagSeconds()).toBe(600);
 });
 
 test('a 5xx gets one error log line naming the route, path and error', async () => {

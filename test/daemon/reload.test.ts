@@ -150,3 +150,58 @@ test('a reload keeps the answer cache unless a platform or [entitlements] change
   expect(await source()).toBe('service_request');
   expect(platform.calls).toHaveLength(2);
 });
+
+test('a secret removed from the secrets file is gone after a reload, though systemd put the file in the environment at start', async () => {
+  writeFiles('ROT_KEY=second-key-0002\nOLD_KEY=first-key-0001\n', 'previousApiKeyEnv = "OLD_KEY"');
+  // as EnvironmentFile= in the unit does: the same lines in the process environment
+  daemon = startDaemon(cfg.path, { ROT_KEY: 'second-key-0002', OLD_KEY: 'first-key-0001' });
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  const status = async (key: string) =>
+    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  expect(await status('first-key-0001')).toBe(200);
+  writeFiles('ROT_KEY=second-key-0002\n', 'previousApiKeyEnv = "OLD_KEY"'); // the old key's line removed, not emptied
+  await reload('config.reloaded');
+  expect(await status('first-key-0001')).toBe(401);
+  expect(await status('second-key-0002')).toBe(200);
+});
+
+test('a reload whose update sources cannot start takes nothing, and the running sources go on', async () => {
+  const dropDir = join(dir.path, 'drop');
+  writeFiles('ROT_KEY=first-key-0001\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  const status = async (key: string) =>
+    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  // a drop folder that cannot be made (under a file), and a key change in the same reload
+  writeFiles('ROT_KEY=second-key-0002\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}` });
+  const before = count('"event":"config.reload_failed"');
+  daemon.signal('SIGHUP');
+  await waitFor(() => count('"event":"config.reload_failed"') > before, 'config.reload_failed');
+  expect(await status('first-key-0001')).toBe(200);
+  expect(await status('second-key-0002')).toBe(401);
+  // the running drop folder is still watched
+  const csv = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS\n1,10.1234/x,10.1234/n,2/2/2015 0:00,Retraction,,\n';
+  writeFileSync(join(dropDir, 'rw.csv'), csv);
+  await waitFor(async () => {
+    const r = await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' }, body: '{"dois":["10.1234/x"]}' });
+    return ((await r.json()) as { documents: { updates: unknown[] }[] }).documents[0]!.updates.length === 1;
+  }, 'the dropped file imported', 30_000);
+});
+
+test('a reload does not make a stale update source fresh again: staleness counts from the daemon start, not the reload', async () => {
+  const unreachable = 'http://127.0.0.1:9/rw.csv'; // the discard port: refused
+  const source = (extra: string) => `[updates]\n\n[[updates.urls]]\nurl = "${unreachable}"\nformat = "retraction-watch-csv"\neveryMinutes = 60\nstaleAfterHours = 0.0005${extra}`;
+  writeFiles('ROT_KEY=first-key-0001\n', '', { extra: source('') });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  const state = async () => ((await (await fetch(`${url}/healthz`)).json()) as { updateSources?: Record<string, { state: string }> }).updateSources?.[unreachable]?.state;
+  await waitFor(async () => (await state()) === 'stale', 'the source stale (1.8 s without a success)', 20_000);
+  // a reload that changes [updates] starts the sources again
+  writeFiles('ROT_KEY=first-key-0001\n', '', { extra: source('\n\n[[updates.urls]]\nurl = "http://127.0.0.1:9/other.csv"\nformat = "retraction-watch-csv"\neveryMinutes = 60') });
+  const taken = await reload('config.reloaded');
+  expect(taken.updates).toBe(true);
+  expect(await state()).toBe('stale');
+});

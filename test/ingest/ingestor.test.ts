@@ -252,3 +252,25 @@ test('a file that stays unreadable is quarantined afresh each time it changes, t
   expect(ingestor.stats.retries).toBe(retries);
   expect(ingestor.stats.quarantined).toBe(2);
 });
+
+test('the queue depth goes down as a backlog is applied, not only once it is all done (/healthz, metrics)', async () => {
+  const depths: number[] = [];
+  const own = new Ingestor({
+    env: 'production',
+    store,
+    root: bucket,
+    platforms: new Set(['acme']),
+    settings: { ...DEFAULT_INGEST, retryBaseMs: 10, maxTries: 3 },
+    log: silentLogger,
+    onOutcome: () => depths.push(own.stats.queueDepth),
+  });
+  const keys = Array.from({ length: 8 }, (_, i) => writeDeposit(bucket, 'acme', [{ doi: `10.1234/q${i}` }], { mtime: 1000 + i }));
+  await own.submit(keys);
+  expect(own.stats.queueDepth).toBe(8);
+  await own.idle();
+  await own.close();
+  expect(depths).toHaveLength(8);
+  expect(depths.every((d, i) => i === 0 || d <= depths[i - 1]!)).toBe(true);
+  expect(depths.at(-1)).toBeLessThanOrEqual(2);
+  expect(own.stats.queueDepth).toBe(0);
+});
