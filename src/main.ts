@@ -129,7 +129,14 @@ async function serve(config: Config, reread: () => Config): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await daemon.start();
+  try {
+    await daemon.start();
+  } catch (e) {
+    // a listen address taken, a folder that cannot be made: one log line for the journal, not a stack trace
+    log.log('error', 'daemon.start_failed', { error: e instanceof Error ? e.message : String(e) });
+    await daemon.close();
+    return EXIT_USAGE;
+  }
   await stopped;
   return EXIT_OK;
 }

@@ -55,15 +55,23 @@ export function storeFileIn(dir: string, env: EnvName): string {
 export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
   if (existsSync(target)) throw new FaultError(fault('BACKUP_EXISTS', `${target} exists already; a backup goes to a new folder`));
   const partial = `${target}.partial`;
-  mkdirSync(dirname(target), { recursive: true });
-  rmSync(partial, { force: true });
   try {
-    await dbs.root.backup(partial, true);
-  } catch (e) {
+    mkdirSync(dirname(target), { recursive: true });
     rmSync(partial, { force: true });
+    await dbs.root.backup(partial, true);
+    renameSync(partial, target);
+  } catch (e) {
+    removeQuietly(partial); // where the folder could not be made there is nothing to remove, and rm may say so
     throw new FaultError(fault('BACKUP_FAILED', `cannot write ${target}: ${(e as Error).message}`));
   }
-  renameSync(partial, target);
+}
+
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // nothing there to remove
+  }
 }
 
 /** Pages in use, and the holdings' share of them. */

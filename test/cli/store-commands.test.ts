@@ -95,3 +95,14 @@ test('--backup: a compacted copy a config opens and dumps equal; never over an e
   expect(all.code).toBe(0);
   expect(all.lines.map((l) => JSON.parse(l).env)).toEqual(['production', 'staging']);
 });
+
+test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and exit 2, no stack trace', async () => {
+  const key = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/b1' }]);
+  expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)])).code).toBe(0);
+  writeFileSync(join(dir.path, 'a-file'), 'x');
+  const r = await runCli(['--backup', join(dir.path, 'a-file', 'backups'), '--env', 'production', '--config', cfg.path]);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('BACKUP_FAILED');
+  expect(r.stderr).toContain(`cannot write ${join(dir.path, 'a-file', 'backups', 'production', 'data.mdb')}`);
+  expect(r.stderr).not.toContain('    at ');
+});

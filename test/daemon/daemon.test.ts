@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump, gzLines, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
@@ -111,4 +111,17 @@ test('SIGTERM stops the daemon cleanly with exit code 0', async () => {
   expect(await d.stop()).toBe(0);
   daemons = [];
   expect(existsSync(join(cfg.store, 'production', 'data.mdb'))).toBe(true);
+});
+
+test('a listen address already taken: one daemon.start_failed line and exit 2, not a stack trace', async () => {
+  const taken = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+  try {
+    writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${taken.port}"`));
+    const d = startDaemon(cfg.path);
+    await waitForLog(d, '"event":"daemon.start_failed"');
+    expect(await d.stop()).toBe(2);
+    expect(d.log()).not.toContain('    at ');
+  } finally {
+    taken.stop(true);
+  }
 });
