@@ -13,7 +13,7 @@ export const FAULT_CODES = {
   /** one line of a deposit: the line is rejected, the rest of the file applies */
   line: ['INVALID_UTF8', 'LINE_TOO_LONG', 'INVALID_JSON', 'NOT_AN_OBJECT', 'SCHEMA', 'INVALID_DOI'],
   /** one row of an update source: skipped and counted, never fatal */
-  updateRow: ['SHORT_ROW', 'NO_ORIGINAL_DOI', 'BAD_DOI', 'BAD_DATE', 'NO_UPDATE_TYPE', 'INVALID_JSON'],
+  updateRow: ['SHORT_ROW', 'NO_ORIGINAL_DOI', 'BAD_DOI', 'BAD_DATE', 'NO_UPDATE_TYPE', 'INVALID_JSON', 'MIRRORED_RELATION'],
   /** an update source as a whole: nothing of it is applied */
   updateSource: ['SOURCE_UNREACHABLE', 'SOURCE_HTTP_ERROR', 'SOURCE_NOT_FOUND', 'SOURCE_READ_FAILED', 'RW_MISSING_COLUMN', 'RW_EMPTY', 'SNAPSHOT_SHRINK', 'IMPORT_ROWS_LOST',
     'HARVEST_UNREACHABLE', 'HARVEST_HTTP_ERROR', 'HARVEST_BAD_PAGE', 'HARVEST_CURSOR_EXPIRED', 'HARVEST_STOPPED', 'HARVEST_PROCESS_FAILED', 'IMPORT_PROCESS_FAILED', 'IMPORT_STOPPED'],

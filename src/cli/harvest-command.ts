@@ -1,14 +1,14 @@
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
-import { CrossrefHarvest } from '../updates/index.ts';
+import { CrossrefHarvest, skippedFaults } from '../updates/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
 /**
  * --harvest [--full] [--allow-shrink]: runs every configured Crossref harvest once, now (a first load, or from cron),
  * into every configured environment. A progress line goes to a terminal's stderr; one JSON report per harvest
- * to stdout. Exit 1 when a harvest failed or skipped rows (it resumes from where it stopped next time).
+ * to stdout. Exit 1 when a harvest failed or skipped faulty rows (it resumes from where it stopped next time).
  */
 export async function harvestCommand(
   config: Config,
@@ -49,7 +49,7 @@ export async function harvestCommand(
       continue;
     }
     io.out(JSON.stringify({ harvest: settings.name, ...result }));
-    if (Object.keys(result.skipped).length > 0) code = EXIT_INPUT_FAULTS;
+    if (skippedFaults(result)) code = EXIT_INPUT_FAULTS;
   }
   return code;
 }

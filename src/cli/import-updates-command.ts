@@ -1,4 +1,4 @@
-import { importSource, type UpdateFormat } from '../updates/index.ts';
+import { importSource, skippedFaults, type UpdateFormat } from '../updates/index.ts';
 import type { Store } from '../store/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, type Output } from './output.ts';
 import { Progress } from './progress.ts';
@@ -40,5 +40,5 @@ export async function importUpdatesCommand(
       seconds: Math.round(performance.now() - started) / 1000,
     }),
   );
-  return Object.keys(report.skipped).length > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
+  return skippedFaults(report) ? EXIT_INPUT_FAULTS : EXIT_OK;
 }

@@ -1,4 +1,4 @@
-import { doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { doiKey, doiProblem, normaliseDoiInput } from '../doi/index.ts';
 import { fromDateParts, parseSourceDate } from './dates.ts';
 import { skip, type ImportReport } from './import-report.ts';
 import type { ImportRow, UpdateObject } from './schema.ts';
@@ -96,16 +96,24 @@ function worksOf(doc: unknown): CrossrefWork[] {
   return [doc as CrossrefWork];
 }
 
-/** Every update the works carry, attached to the work it updates. */
+/**
+ * Every update the works carry, attached to the work it updates. A file names each work whole: one without
+ * `updated-by` has no updates (Crossref leaves the field out rather than send an empty list).
+ */
 export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<ImportRow> {
-  for await (const { work, line } of crossrefWorks(chunks, report)) yield* rowsOfWork(work, line, report);
+  for await (const { work, line } of crossrefWorks(chunks, report)) yield* rowsOfWork(work, line, report, `line ${line}`, { whole: true });
 }
 
-/** The import rows of one work (`line`: where it was read, for messages); counts it in `report`. */
-export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport, where = `line ${line}`): Generator<ImportRow> {
+/**
+ * The import rows of one work (`line`: where it was read, for messages); counts it in `report`. `whole`: the
+ * work's record is complete, so a missing `updated-by` is an empty list (a file); a harvest page selects only some
+ * fields and leaves it unknown.
+ */
+export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport, where = `line ${line}`, opts: { whole?: boolean } = {}): Generator<ImportRow> {
   report.rows++;
   const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
-  for (const entry of entries(work['update-to'])) {
+  const { updateTo, updatedBy } = unmirrored(work, own, report, line, where);
+  for (const entry of updateTo) {
     // this work is the notice; the entry names the work it updates
     const target = typeof entry.DOI === 'string' ? bareDoi(entry.DOI) : undefined;
     if (!target) {
@@ -115,17 +123,42 @@ export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportRepo
     const u = updateOf(entry, own ?? null, report, line, where);
     if (u) yield { doi: target, update: u, upsert: true, ...recordIdOf(entry) };
   }
-  if (!Array.isArray(work['updated-by'])) return;
+  if (!Array.isArray(work['updated-by']) && !(opts.whole && own)) return;
   if (!own) {
-    if (entries(work['updated-by']).length > 0) skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
+    if (updatedBy.length > 0) skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
     return;
   }
   yield { doi: own, update: null };
-  for (const entry of entries(work['updated-by'])) {
+  for (const entry of updatedBy) {
     const notice = typeof entry.DOI === 'string' ? (bareDoi(entry.DOI) ?? null) : null;
     const u = updateOf(entry, notice, report, line, where);
     if (u) yield { doi: own, update: u, ...recordIdOf(entry) };
   }
+}
+
+/**
+ * A DOI a work names both in `update-to` (it updates that DOI) and in `updated-by` (that DOI updates it) is one
+ * relation deposited both ways (real: a Lancet article lists its own retraction notices in both). The direction a
+ * Retraction Watch entry gives is kept; without one, `updated-by` (a work's own list of its updates). The other
+ * side's entries are skipped, each counted as MIRRORED_RELATION.
+ */
+function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportReport, line: number, where: string) {
+  const [to, by] = [entries(work['update-to']), entries(work['updated-by'])];
+  const keyOf = (e: CrossrefUpdateEntry) => {
+    const doi = typeof e.DOI === 'string' ? bareDoi(e.DOI) : undefined;
+    return doi === undefined ? undefined : doiKey(doi);
+  };
+  const both = new Set(to.map(keyOf).filter((k) => k !== undefined && by.some((e) => keyOf(e) === k)));
+  if (both.size === 0) return { updateTo: to, updatedBy: by };
+  const rw = (list: CrossrefUpdateEntry[], k: string) => list.some((e) => keyOf(e) === k && typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch');
+  const dropTo = new Set([...both].filter((k) => !rw(to, k!) || rw(by, k!)));
+  const kept = { updateTo: to.filter((e) => !dropTo.has(keyOf(e))), updatedBy: by.filter((e) => !both.has(keyOf(e)) || dropTo.has(keyOf(e))) };
+  for (const e of [...to, ...by]) {
+    if (kept.updateTo.includes(e) || kept.updatedBy.includes(e)) continue;
+    const side = to.includes(e) ? 'update-to' : 'updated-by';
+    skip(report, line, 'MIRRORED_RELATION', `${where}: ${own ?? String(work.DOI)} names ${String(e.DOI)} both as updating it and as updated by it; its ${side} entry is left out`);
+  }
+  return kept;
 }
 
 /** Retraction Watch's record number on an entry whose source is Retraction Watch. */
@@ -145,7 +178,7 @@ function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: 
   const date =
     fromDateParts(u?.['date-parts']) ??
     (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
-    (typeof u?.timestamp === 'number' ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined);
+    (typeof u?.timestamp === 'number' && Number.isFinite(new Date(u.timestamp).getTime()) ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined);
   if (!date) {
     skip(report, line, 'BAD_DATE', `${where}: the ${type} entry has no usable updated date`);
     return undefined;

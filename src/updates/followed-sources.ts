@@ -5,6 +5,7 @@ import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../config/index
 import { scanBucketFolder, toKey } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { importInProcess, type SourceOutcome } from './child-process.ts';
+import { skippedFaults } from './import-report.ts';
 import type { ConditionalState } from './source.ts';
 import { loadUrlState, nextUrlState, validatorsOf, type UrlSourceState } from './url-state.ts';
 import type { Logger } from '../log.ts';
@@ -211,7 +212,7 @@ export class FollowedSources {
       log.log('info', 'updates.not_modified', { source });
       return result;
     }
-    log.log(Object.keys(result.parsed.report.skipped).length ? 'warn' : 'info', 'updates.imported', {
+    log.log(skippedFaults(result.parsed.report) ? 'warn' : 'info', 'updates.imported', {
       source,
       format: result.format,
       rows: result.parsed.report.rows,

@@ -22,3 +22,12 @@ export function skip(report: ImportReport, line: number, code: RowFaultCode, mes
   report.skipped[code] = (report.skipped[code] ?? 0) + 1;
   if (report.examples.length < MAX_EXAMPLES) report.examples.push({ line, code, message });
 }
+
+/**
+ * Rows were skipped for faults of the input, which an operator should look at (the log line is a warning, the
+ * CLI exits 1). A relation a publisher deposited both ways (MIRRORED_RELATION) is not one: it is read the one
+ * right way, as designed, and only counted.
+ */
+export function skippedFaults(report: Pick<ImportReport, 'skipped'>): boolean {
+  return Object.keys(report.skipped).some((code) => code !== 'MIRRORED_RELATION');
+}

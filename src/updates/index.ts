@@ -4,7 +4,7 @@ export { parseSourceDate, fromDateParts } from './dates.ts';
 export { csvRecords, type CsvRecord } from './csv.ts';
 export { readRetractionWatch } from './retraction-watch.ts';
 export { readCrossref, crossrefWorks } from './crossref.ts';
-export { newReport, type ImportReport } from './import-report.ts';
+export { newReport, skippedFaults, type ImportReport } from './import-report.ts';
 export { readRows, readUpdates, type ParsedUpdates } from './read-rows.ts';
 export { importUpdates, type ImportResult } from './import-into-stores.ts';
 export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './source.ts';

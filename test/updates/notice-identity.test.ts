@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
 import { open } from 'lmdb';
 import { doiKey } from '../../src/doi/index.ts';
 import { documentStatus, historyOf } from '../../src/history/index.ts';
 import { META } from '../../src/store/environment.ts';
-import { Store } from '../../src/store/index.ts';
+import { servedUpdates, Store } from '../../src/store/index.ts';
 import { importUpdates, type UpdateObject } from '../../src/updates/index.ts';
+import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE } from '../support/crossref-works.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /**
@@ -177,4 +179,33 @@ test("a store whose rows older rules rendered is rendered again when opened, as 
   await store.close();
   store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 28 });
   expect(store.changeFeed.head().commit).toBe(headBefore.commit + 1);
+});
+
+describe('Crossref files as Crossref writes them', () => {
+  test('a work named again without updated-by (Crossref leaves it out when none are left) has none from the file', async () => {
+    await crossref([relay('10.5555/n1')]);
+    expect(served()).toHaveLength(1);
+    const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, title: ['A work'] } })));
+    if ('code' in r) throw new Error(r.message);
+    expect(served()).toEqual([]);
+    expect(r.applied.production).toMatchObject({ updatesWithdrawn: 1 });
+  });
+
+  test('the Lancet article and its notice, which deposit their relation both ways: the article is retracted, the notice is not', async () => {
+    for (const file of [RETRACTED_WORK_FILE, NOTICE_WORK_FILE]) {
+      const r = await importUpdates([store], 'crossref-json', bytes(readFileSync(file, 'utf8')));
+      if ('code' in r) throw new Error(r.message);
+      expect(r.parsed.report.skipped.MIRRORED_RELATION).toBeGreaterThan(0);
+    }
+    const of = (doi: string) => servedUpdates(store.updatesOf(doiKey(doi))).map((u) => `${u.source} ${u.updateType} ${u.updateDoi}`);
+    expect(of('10.1016/s0140-6736(20)31180-6')).toContain('retraction-watch retraction 10.1016/s0140-6736(20)31324-6');
+    for (const notice of ['10.1016/s0140-6736(20)31324-6', '10.1016/s0140-6736(20)31174-0', '10.1016/s0140-6736(20)31290-3', '10.1016/s0140-6736(20)31528-2'])
+      expect(of(notice).filter((u) => u.includes('retraction'))).toEqual([]);
+  });
+
+  test('an update dated by a timestamp out of the range of dates is skipped BAD_DATE, not thrown', async () => {
+    const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, 'updated-by': [{ DOI: '10.5555/n1', type: 'retraction', updated: { timestamp: 9e15 } }] } })));
+    if ('code' in r) throw new Error(r.message);
+    expect(r.parsed.report.skipped).toEqual({ BAD_DATE: 1 });
+  });
 });

@@ -4,7 +4,7 @@ import { fault, type Fault } from '../../fault.ts';
 import type { Logger } from '../../log.ts';
 import type { FeedImport, Store } from '../../store/index.ts';
 import { rowsOfWork } from '../crossref.ts';
-import { newReport } from '../import-report.ts';
+import { newReport, skippedFaults } from '../import-report.ts';
 import { commitEvery } from '../import-into-stores.ts';
 import { CrossrefClient, type ClientOptions } from './crossref-client.ts';
 import { heldByOther, loadState, PASSES, saveState, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
@@ -261,7 +261,7 @@ export class CrossrefHarvest {
     if (w.full) state.lastFullAt = figures.finishedAt;
     delete state.lastError;
     await saveState(this.home, this.settings.name, state);
-    this.log.log(Object.keys(w.report.skipped).length ? 'warn' : 'info', 'harvest.window_committed', {
+    this.log.log(skippedFaults(w.report) ? 'warn' : 'info', 'harvest.window_committed', {
       harvest: this.settings.name,
       ...figures,
       firstSkipped: w.report.examples.slice(0, 3),

@@ -38,10 +38,13 @@ export interface WindowFigures {
   finishedAt: number;
 }
 
-/** The passes of a window: works that are notices (`update-to`), then works that carry updates (`updated-by`). */
+/**
+ * The passes of a window: works that are notices (`update-to`), then works that carry updates (`updated-by`).
+ * Both fields are asked for in both: a relation deposited both ways is told apart only with both (crossref.ts).
+ */
 export const PASSES = [
-  { name: 'notices', filter: 'is-update:true', select: 'DOI,update-to' },
-  { name: 'updated', filter: 'has-update:true', select: 'DOI,updated-by' },
+  { name: 'notices', filter: 'is-update:true', select: 'DOI,update-to,updated-by' },
+  { name: 'updated', filter: 'has-update:true', select: 'DOI,update-to,updated-by' },
 ] as const;
 
 export interface WindowProgress {
