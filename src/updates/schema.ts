@@ -22,11 +22,13 @@ export type UpdateObject = Static<typeof UpdateObject>;
 
 /**
  * What makes two updates of a work the same update: one per (source, notice DOI, type), the notice DOI compared as
- * DOIs are (ASCII case aside: docs/interface.md). A source's later row wins over an earlier one; across feeds the
- * fuller one is served (store/work-updates.ts).
+ * DOIs are (ASCII case aside: docs/interface.md); a notice without a DOI is named by its Retraction Watch Record ID
+ * when it has one (two such records of a work are two notices). A source's later row wins over an earlier one;
+ * across feeds the fuller one is served (store/work-updates.ts).
  */
-export function updateIdentity(u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'>): string {
-  return `${u.source}\u0000${u.updateDoi === null ? '' : doiKey(u.updateDoi)}\u0000${u.updateType}`;
+export function updateIdentity(u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'> & { recordId?: string }): string {
+  const notice = u.updateDoi !== null ? doiKey(u.updateDoi) : u.recordId !== undefined ? `#${u.recordId}` : '';
+  return `${u.source}\u0000${notice}\u0000${u.updateType}`;
 }
 
 /** One update attached to one work (the updated document), as importers produce it. */

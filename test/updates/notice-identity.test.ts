@@ -76,6 +76,22 @@ describe('one notice, served once', () => {
   });
 });
 
+describe('Retraction Watch records without a notice DOI', () => {
+  test('two records of one work, both "unavailable", one nature: two notices, each served', async () => {
+    await csv([`100,${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,`, `101,${W},unavailable,6/7/2019 0:00,Correction,+Error in Methods;,`]);
+    expect(served().map((u) => [u.updateDate, u.reasons])).toEqual([
+      ['2015-02-02', ['Error in Data']],
+      ['2019-06-07', ['Error in Methods']],
+    ]);
+    // imported again: nothing changes, and one record gone is withdrawn alone
+    await csv([`100,${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,`, `101,${W},unavailable,6/7/2019 0:00,Correction,+Error in Methods;,`]);
+    expect(served()).toHaveLength(2);
+    await csv([`101,${W},unavailable,6/7/2019 0:00,Correction,+Error in Methods;,`]);
+    expect(served().map((u) => u.updateDate)).toEqual(['2019-06-07']);
+    expect(page().notices).toEqual(['null', 'null (no longer listed)']);
+  });
+});
+
 describe('two updates of one feed stay two, whatever another feed says', () => {
   const rw = [`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`];
 
