@@ -122,9 +122,9 @@ export class FeedImport {
   /**
    * Merges the scratch rows into `updates` and removes them, in one transaction. A snapshot that would withdraw
    * more than MAX_SNAPSHOT_SHRINK of the feed's updates applies nothing and returns a SNAPSHOT_SHRINK fault,
-   * unless `allowShrink`.
+   * unless `allowShrink`. `dryRun`: the same merge, rolled back, scratch rows kept: what a commit would say now.
    */
-  async commit(opts: { allowShrink?: boolean } = {}): Promise<ReplaceReport | Fault> {
+  async commit(opts: { allowShrink?: boolean; dryRun?: boolean } = {}): Promise<ReplaceReport | Fault> {
     await this.flush();
     const { dbs, origin, mode, range } = this;
     // rows removed under a long import (a later import took them for a dead one's) must not commit a part
@@ -134,6 +134,8 @@ export class FeedImport {
       return fault('IMPORT_ROWS_LOST', `this ${origin} import wrote ${this.rows} rows but ${written} are left in the scratch space; nothing was changed`);
     }
     const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
+    if (opts.dryRun && (mode !== 'snapshot' || opts.allowShrink)) return report; // only a snapshot can be refused
+    let refused = false;
     // transactionSync: a callback returning ABORT rolls back (lmdb-js async transactions are batched and cannot);
     // an async transaction's callback would hold the event loop just as long
     const result = dbs.root.transactionSync(() => {
@@ -180,16 +182,21 @@ export class FeedImport {
       }
       this.removeOwnRows();
       const stored = storedBefore(report);
-      if (mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK) return ABORT;
+      refused = mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK;
+      if (refused || opts.dryRun) return ABORT; // rolled back
       feed.finish(Date.now(), this.feedKeepMs);
       if (report.worksTouched > 0) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
       return report;
     });
-    if (result !== ABORT) return result as ReplaceReport;
-    await this.abort();
+    if (!refused) return opts.dryRun ? report : (result as ReplaceReport);
+    if (!opts.dryRun) await this.abort();
+    return this.shrinkFault(report);
+  }
+
+  private shrinkFault(report: ReplaceReport): Fault {
     return fault(
       'SNAPSHOT_SHRINK',
-      `refused: this ${origin} file would withdraw ${report.updatesWithdrawn} of the feed's ${storedBefore(report)} stored updates ` +
+      `refused: this ${this.origin} file would withdraw ${report.updatesWithdrawn} of the feed's ${storedBefore(report)} stored updates ` +
         `(more than ${MAX_SNAPSHOT_SHRINK * 100}%); nothing was changed. If the file is right, import it with --allow-shrink`,
     );
   }
@@ -213,7 +220,10 @@ export class FeedImport {
 
   private removeStale(now: number): void {
     const stale: Uint8Array[] = [];
+    const own = Buffer.from(this.prefix);
     for (const key of this.dbs.importScratch.getKeys()) {
+      // a resumed import (a harvest window) may be older than that: its own rows are what it resumes from
+      if (own.equals((key as Uint8Array).subarray(0, own.length))) continue;
       const started = parseInt(decoder.decode((key as Uint8Array).subarray(0, 10)), 36);
       if (!(now - started < STALE_AFTER_MS)) stale.push(key as Uint8Array);
       if (stale.length > 100_000) break;

@@ -56,13 +56,21 @@ export async function importUpdates(
 
 /**
  * Commits one import per store, in order. Every environment gets the same update information: a refusal in one
- * (its Fault, named by environment) stops the rest, whose imports are dropped.
+ * (its Fault, named by environment) stops the rest, whose imports are dropped. With several stores each is asked
+ * first (a dry run: the same merge, rolled back) whether it would refuse, so that none commits when one would.
  */
 export async function commitEvery(
   stores: readonly Store[],
   imports: readonly FeedImport[],
   opts: { allowShrink?: boolean } = {},
 ): Promise<{ applied: Record<string, ReplaceReport> } | Fault> {
+  if (stores.length > 1 && !opts.allowShrink)
+    for (let i = 0; i < stores.length; i++) {
+      const would = await imports[i]!.commit({ dryRun: true });
+      if (!('code' in would)) continue;
+      await Promise.all(imports.map((imp) => imp.abort()));
+      return { ...would, message: `${stores[i]!.env}: ${would.message}` };
+    }
   const applied: Record<string, ReplaceReport> = {};
   for (let i = 0; i < stores.length; i++) {
     const result = await imports[i]!.commit(opts);

@@ -78,6 +78,20 @@ test('scratch rows of an import that died long ago are removed by the next impor
   expect(store.updatesOf('10.5555/x')).toBeUndefined();
 });
 
+test('an import resumed more than 6 hours after it began keeps its own rows (a harvest window resumed late)', async () => {
+  const started = Date.now() - 7 * 3600_000;
+  const first = store.beginUpdatesImport('crossref-json', 'works', started);
+  const update = { updateDoi: '10.5555/n', source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] };
+  first.add('10.5555/w', { doi: '10.5555/w', update });
+  await first.flush();
+  const resumed = store.beginUpdatesImport('crossref-json', 'works', Date.now(), { id: first.importId, rows: first.rowsAdded });
+  await store.flushed();
+  expect(resumed.scratchRows()).toBe(1);
+  const r = await resumed.commit();
+  expect('code' in r ? r.code : r.updatesAdded).toBe(1);
+  expect(store.updatesOf('10.5555/w')?.updates).toHaveLength(1);
+});
+
 describe('a snapshot that would withdraw more than half of the feed is refused', () => {
   const full = Array.from({ length: 400 }, (_, i) => row(i, `10.5555/s${i}`, `10.5555/sn${i}`));
 
@@ -116,4 +130,27 @@ describe('a snapshot that would withdraw more than half of the feed is refused',
       other.remove();
     }
   });
+});
+
+test('a refusal in staging after production would have taken the file: neither takes it (each is asked first)', async () => {
+  const other = tempDir();
+  const staging = Store.open(other.path, 'staging', { mapSizeBytes: 1 << 30 });
+  const rows = Array.from({ length: 300 }, (_, i) => row(i, `10.5555/d${i}`, `10.5555/dn${i}`));
+  try {
+    await importUpdates([store], 'retraction-watch-csv', chunks(csv(rows.slice(0, 100))));
+    await importUpdates([staging], 'retraction-watch-csv', chunks(csv(rows)));
+    const refused = await importOrFault([store, staging], 'retraction-watch-csv', chunks(csv(rows.slice(0, 10))));
+    expect('code' in refused && refused.code).toBe('SNAPSHOT_SHRINK');
+    expect('code' in refused && refused.message).toStartWith('production: ');
+    // rows 50-149: production (0-99 stored) would withdraw half and add 50; staging would withdraw 200 of 300
+    const moved = await importOrFault([store, staging], 'retraction-watch-csv', chunks(csv(rows.slice(50, 150))));
+    expect('code' in moved && moved.message).toStartWith('staging: ');
+    expect(store.updatesOf('10.5555/d0')!.updates).toHaveLength(1);
+    expect(store.updatesOf('10.5555/d120')).toBeUndefined();
+    expect(staging.updatesOf('10.5555/d299')!.updates).toHaveLength(1);
+    expect([scratchRows(store), scratchRows(staging)]).toEqual([0, 0]);
+  } finally {
+    await staging.close();
+    other.remove();
+  }
 });
