@@ -163,8 +163,15 @@ export class Daemon {
       return true;
     } catch (e) {
       await this.updateSources?.close();
-      await this.followUpdates(this.config);
       this.log.log('error', 'config.reload_failed', { error: String(e), kept: this.config.source, message: 'the new update sources could not start: nothing of the reload was taken' });
+      try {
+        await this.followUpdates(this.config);
+      } catch (again) {
+        // neither config's sources start: none run until a reload or restart that can start them (said, not thrown)
+        await this.updateSources?.close();
+        this.updateSources = undefined;
+        this.log.log('error', 'updates.sources_stopped', { error: String(again), message: 'the running update sources could not start again either: none are followed until a reload or restart starts them' });
+      }
       return false;
     }
   }

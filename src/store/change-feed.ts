@@ -154,10 +154,10 @@ export class ChangeFeedWriter {
 
 /**
  * The rules servedUpdates renders by. 2: notice DOIs compared as DOIs (case aside), and Record IDs joining copies
- * across feeds transitively. A store whose rows were rendered by older rules gets every work whose served list
+ * across feeds transitively; 3: a notice without a DOI named by its Record ID. A store whose rows were rendered by older rules gets every work whose served list
  * now differs as one commit when it is opened for writing (rerenderChangeFeed): the APIs serve from the rows.
  */
-const SERVED_RULES = 2;
+const SERVED_RULES = 3;
 
 /**
  * A store made before the change feed (or opened for the first time) gets one: every work with updates, in key

@@ -70,6 +70,14 @@ export function mergeWork(
   const old = new Map((before?.updates ?? []).filter((u) => u.origin === origin).map((u) => [identity(u), u]));
   const fresh = new Map<string, StoredUpdate>(upsert ? old : []);
   for (const u of incoming?.updates ?? []) fresh.set(identity(u), storedOf(u, origin));
+  // a copy without a notice DOI stored before its Record ID was known is the same notice as the row that names it
+  for (const [id, u] of fresh) {
+    const unnamed = u.recordId !== undefined && u.updateDoi === null ? identity({ ...u, recordId: undefined }) : undefined;
+    if (unnamed !== undefined && !old.has(id) && old.get(unnamed)?.recordId === undefined && old.has(unnamed) && !fresh.has(unnamed)) {
+      old.set(id, old.get(unnamed)!);
+      old.delete(unnamed);
+    }
+  }
   const events: UpdateEvent[] = [];
   let silent = false;
   for (const [id, u] of fresh) {

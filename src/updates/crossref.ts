@@ -97,17 +97,16 @@ function worksOf(doc: unknown): CrossrefWork[] {
 }
 
 /**
- * Every update the works carry, attached to the work it updates. A file names each work whole: one without
- * `updated-by` has no updates (Crossref leaves the field out rather than send an empty list).
+ * Every update the works carry, attached to the work it updates. A whole record (complete()) without
+ * `updated-by` has no updates: Crossref leaves the field out rather than send an empty list.
  */
 export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<ImportRow> {
   for await (const { work, line } of crossrefWorks(chunks, report)) yield* rowsOfWork(work, line, report, `line ${line}`, { whole: true });
 }
 
 /**
- * The import rows of one work (`line`: where it was read, for messages); counts it in `report`. `whole`: the
- * work's record is complete, so a missing `updated-by` is an empty list (a file); a harvest page selects only some
- * fields and leaves it unknown.
+ * The import rows of one work (`line`: where it was read, for messages); counts it in `report`. `whole`: a
+ * complete record's missing `updated-by` is an empty list (a file; a harvest page selects some fields only).
  */
 export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport, where = `line ${line}`, opts: { whole?: boolean } = {}): Generator<ImportRow> {
   report.rows++;
@@ -123,7 +122,7 @@ export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportRepo
     const u = updateOf(entry, own ?? null, report, line, where);
     if (u) yield { doi: target, update: u, upsert: true, ...recordIdOf(entry) };
   }
-  if (!Array.isArray(work['updated-by']) && !(opts.whole && own)) return;
+  if (!Array.isArray(work['updated-by']) && !(opts.whole && own && complete(work))) return;
   if (!own) {
     if (updatedBy.length > 0) skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
     return;
@@ -137,10 +136,22 @@ export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportRepo
 }
 
 /**
+ * A record as the REST API gives it whole (a `select` leaves these out): only then does a missing `updated-by` say
+ * the work has no updates.
+ */
+function complete(work: CrossrefWork): boolean {
+  const w = work as Record<string, unknown>;
+  return typeof w.type === 'string' && w.indexed !== undefined;
+}
+
+/**
  * A DOI a work names both in `update-to` (it updates that DOI) and in `updated-by` (that DOI updates it) is one
- * relation deposited both ways (real: a Lancet article lists its own retraction notices in both). The direction a
- * Retraction Watch entry gives is kept; without one, `updated-by` (a work's own list of its updates). The other
- * side's entries are skipped, each counted as MIRRORED_RELATION.
+ * relation deposited both ways. Real: a Lancet article lists its own retraction notices in `update-to`, and
+ * Crossref copies each `update-to` into the other record's `updated-by`, so the notices carry the mirror too. The
+ * work's role decides, from its Retraction Watch entries: one in `updated-by` makes it an updated work (its
+ * `updated-by` stands), one in `update-to` a notice (its `update-to` stands); with neither, which way is unknown
+ * and both sides go (the other record of the pair still says it, if it can). Each entry left out is counted
+ * MIRRORED_RELATION.
  */
 function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportReport, line: number, where: string) {
   const [to, by] = [entries(work['update-to']), entries(work['updated-by'])];
@@ -150,9 +161,12 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   };
   const both = new Set(to.map(keyOf).filter((k) => k !== undefined && by.some((e) => keyOf(e) === k)));
   if (both.size === 0) return { updateTo: to, updatedBy: by };
-  const rw = (list: CrossrefUpdateEntry[], k: string) => list.some((e) => keyOf(e) === k && typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch');
-  const dropTo = new Set([...both].filter((k) => !rw(to, k!) || rw(by, k!)));
-  const kept = { updateTo: to.filter((e) => !dropTo.has(keyOf(e))), updatedBy: by.filter((e) => !both.has(keyOf(e)) || dropTo.has(keyOf(e))) };
+  const fromRw = (e: CrossrefUpdateEntry) => typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch';
+  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : 'unknown';
+  const kept = {
+    updateTo: to.filter((e) => !both.has(keyOf(e)) || role === 'notice'),
+    updatedBy: by.filter((e) => !both.has(keyOf(e)) || role === 'updated'),
+  };
   for (const e of [...to, ...by]) {
     if (kept.updateTo.includes(e) || kept.updatedBy.includes(e)) continue;
     const side = to.includes(e) ? 'update-to' : 'updated-by';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
@@ -204,4 +204,20 @@ test('a reload does not make a stale update source fresh again: staleness counts
   const taken = await reload('config.reloaded');
   expect(taken.updates).toBe(true);
   expect(await state()).toBe('stale');
+});
+
+test('a reload whose new and running update sources both fail to start: said, and the daemon goes on answering', async () => {
+  const dropDir = join(dir.path, 'drop');
+  writeFiles('ROT_KEY=first-key-0001\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  rmSync(dropDir, { recursive: true });
+  writeFileSync(dropDir, 'not a folder any more');
+  writeFiles('ROT_KEY=second-key-0002\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}` });
+  daemon.signal('SIGHUP');
+  await waitForLog(daemon, '"event":"updates.sources_stopped"');
+  expect(daemon.log()).toContain('"event":"config.reload_failed"');
+  const status = (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' }, body: '{"dois":["10.1234/x"]}' })).status;
+  expect(status).toBe(200);
 });

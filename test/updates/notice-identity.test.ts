@@ -92,6 +92,20 @@ describe('Retraction Watch records without a notice DOI', () => {
   });
 });
 
+test('a copy without a notice DOI stored before its Record ID was known is the same notice when the Record ID comes', async () => {
+  const noIds = 'OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS';
+  const r0 = await importUpdates([store], 'retraction-watch-csv', bytes(`${noIds}\n${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,\n`), undefined, { allowShrink: true });
+  if ('code' in r0) throw new Error(r0.message);
+  expect(store.updatesOf(doiKey(W))!.updates[0]!.recordId).toBeUndefined();
+  const head = store.changeFeed.head().commit;
+  const r1 = await importUpdates([store], 'retraction-watch-csv', bytes([HEAD, `100,${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,`].join('\n') + '\n'));
+  if ('code' in r1) throw new Error(r1.message);
+  expect(r1.applied.production).toMatchObject({ updatesAdded: 0, updatesWithdrawn: 0, updatesUnchanged: 1 });
+  expect(store.updatesOf(doiKey(W))!.updates[0]!.recordId).toBe('100');
+  expect(page().notices).toEqual(['null']);
+  expect(store.changeFeed.head().commit).toBe(head);
+});
+
 describe('two updates of one feed stay two, whatever another feed says', () => {
   const rw = [`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,+Plagiarism;,http://rw/1`];
 
@@ -201,10 +215,25 @@ describe('Crossref files as Crossref writes them', () => {
   test('a work named again without updated-by (Crossref leaves it out when none are left) has none from the file', async () => {
     await crossref([relay('10.5555/n1')]);
     expect(served()).toHaveLength(1);
-    const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, title: ['A work'] } })));
+    // a record cut down by a `select` says nothing of updated-by: nothing withdrawn
+    const partial = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, 'update-to': [] } })));
+    if ('code' in partial) throw new Error(partial.message);
+    expect(served()).toHaveLength(1);
+    const whole = { DOI: W, type: 'journal-article', indexed: { 'date-time': '2026-11-01T00:00:00Z' }, title: ['A work'] };
+    const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: whole })));
     if ('code' in r) throw new Error(r.message);
     expect(served()).toEqual([]);
     expect(r.applied.production).toMatchObject({ updatesWithdrawn: 1 });
+  });
+
+  test("a notice's record as Crossref serves it (its update-to mirrored in updated-by, no Retraction Watch entry) retracts nothing of its own", async () => {
+    const article = '10.1016/s0140-6736(20)31180-6';
+    const entry = { DOI: article, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 6, 4]] } };
+    const noticeRecord = { DOI: '10.1016/s0140-6736(20)31174-0', type: 'journal-article', indexed: {}, 'update-to': [entry], 'updated-by': [entry] };
+    const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: noticeRecord })));
+    if ('code' in r) throw new Error(r.message);
+    expect(r.parsed.report.skipped).toEqual({ MIRRORED_RELATION: 2 });
+    expect(servedUpdates(store.updatesOf('10.1016/s0140-6736(20)31174-0'))).toEqual([]);
   });
 
   test('the Lancet article and its notice, which deposit their relation both ways: the article is retracted, the notice is not', async () => {
