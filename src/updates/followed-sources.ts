@@ -190,8 +190,9 @@ export class FollowedSources {
     const result = await this.run(u.url, { format: u.format, conditional: validatorsOf(prev) });
     if (!result) return;
     const next = nextUrlState(prev, result, Date.now());
-    await this.state.saveSourceState('url', u.url, next);
+    // told before it is saved: a scrape between the two would see the import's figures without its success
     Object.assign(this.status.get(u.url)!, { lastSuccessAt: next.lastSuccessAt ?? 0, lastFailureAt: next.lastFailureAt ?? 0 });
+    await this.state.saveSourceState('url', u.url, next);
   }
 
   /** Imports one source, logging how it ended: the outcome, or undefined when a stop ended it. */
