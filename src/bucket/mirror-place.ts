@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
 
 /** Where the mirror keeps a replaced copy of an object, under its folder (hidden: never ingested). */
 const SUPERSEDED = '.superseded';
@@ -16,7 +17,7 @@ export function placeMirrored(root: string, rel: string, tmp: string, previousEt
   try {
     mkdirSync(dirname(final), { recursive: true });
     if (previousEtag !== undefined && existsSync(final)) {
-      const keep = join(root, SUPERSEDED, `${rel}.${previousEtag.replace(/[^0-9a-zA-Z-]/g, '')}`);
+      const keep = join(supersededFolder(root), `${rel}.${previousEtag.replace(/[^0-9a-zA-Z-]/g, '')}`);
       mkdirSync(dirname(keep), { recursive: true });
       renameSync(final, keep);
     }
@@ -28,4 +29,16 @@ export function placeMirrored(root: string, rel: string, tmp: string, previousEt
     rmSync(tmp, { force: true });
     return `another key of the bucket holds its path as a ${code === 'EISDIR' || code === 'ENOTEMPTY' ? 'folder' : 'file'} (${code}): a folder cannot hold a file and a folder of one name`;
   }
+}
+
+/** The folder of the copies kept of replaced objects (hidden under the mirror folder: never ingested). */
+export function supersededFolder(root: string): string {
+  return join(root, SUPERSEDED);
+}
+
+/** The copies kept of `rel` as it was replaced, each as its path under supersededFolder(root) (`<rel>.<etag>`). */
+export async function supersededCopies(root: string, rel: string): Promise<string[]> {
+  const [folder, name] = [posix.dirname(rel), posix.basename(rel)];
+  const names = await readdir(join(supersededFolder(root), folder)).catch(() => [] as string[]);
+  return names.filter((n) => n.startsWith(`${name}.`)).map((n) => `${folder}/${n}`);
 }

@@ -1,5 +1,4 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { supersededCopies, supersededFolder } from '../bucket/index.ts';
 import { fault, type Fault } from '../fault.ts';
 import { doiKeysOfRecords, encodeRecords, type EncodedRecords, type FileEntry, type OvertakenRecords, type PreparedFile } from '../store/index.ts';
 import type { PrepareReply } from './prepare-messages.ts';
@@ -16,9 +15,6 @@ export interface LaterUnreadable {
   fault: Fault<'LATER_FILE_UNREADABLE'>;
   lasting: boolean;
 }
-
-/** The S3 mirror keeps a replaced object under `.superseded/<key>.<etag>` (bucket/mirror-place.ts). */
-const SUPERSEDED = '.superseded';
 
 /**
  * The ingestor's part of a late file (the store's late-files.ts): the applied files after it in apply order are
@@ -75,9 +71,7 @@ async function readBack(e: FileEntry, read: (at: ReadBackAt) => Promise<PrepareR
 
 async function copiesOf(e: FileEntry, bucket: string): Promise<Omit<ReadBackAt, 'readBackAs'>[]> {
   const copies: Omit<ReadBackAt, 'readBackAs'>[] = [{ key: e.key }];
-  const [platform, name] = [e.key.slice(0, e.key.indexOf('/')), e.key.slice(e.key.indexOf('/') + 1)];
-  const replaced = await readdir(join(bucket, SUPERSEDED, platform)).catch(() => [] as string[]);
-  for (const n of replaced) if (n.startsWith(`${name}.`)) copies.push({ root: join(bucket, SUPERSEDED), key: `${platform}/${n}` });
+  for (const key of await supersededCopies(bucket, e.key)) copies.push({ root: supersededFolder(bucket), key });
   if (e.readFrom !== undefined && e.readFrom !== bucket) copies.push({ root: e.readFrom, key: e.key });
   return copies;
 }

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { encodeCursor, GENESIS } from './change-cursor.ts';
-import { META, type StoreDbs } from './environment.ts';
+import { bumpUpdatesGen, META, type StoreDbs } from './environment.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
 import { classifyStoreError } from './write-failure.ts';
 
@@ -154,8 +154,9 @@ export class ChangeFeedWriter {
 
 /**
  * The rules servedUpdates renders by. 2: notice DOIs compared as DOIs (case aside), and Record IDs joining copies
- * across feeds transitively; 3: a notice without a DOI named by its Record ID. A store whose rows were rendered by older rules gets every work whose served list
- * now differs as one commit when it is opened for writing (rerenderChangeFeed): the APIs serve from the rows.
+ * across feeds transitively; 3: a notice without a DOI named by its Record ID. A store whose rows older rules
+ * rendered gets every work whose served list now differs as one commit when it is opened for writing
+ * (rerenderChangeFeed): the APIs serve from the rows.
  */
 const SERVED_RULES = 3;
 
@@ -205,8 +206,7 @@ function rerenderChangeFeed(dbs: StoreDbs, now: number, keepMs: number): void {
         changed = true;
       }
       writer.finish(now, keepMs);
-      // every process's read index loads the rows again (as after an import)
-      if (changed) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
+      if (changed) bumpUpdatesGen(dbs); // as after an import
       dbs.meta.putSync(META.servedRules, SERVED_RULES);
     });
   } catch (e) {

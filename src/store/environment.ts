@@ -65,6 +65,11 @@ export interface StoreDbs {
   meta: Database<any, string>;
 }
 
+/** Moves `updatesGen` (in the caller's write transaction): every process's read index loads the update rows again. */
+export function bumpUpdatesGen(dbs: StoreDbs): void {
+  dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
+}
+
 /** Every sub-database the environment opened: every StoreDbs member but its path and root (--stats counts their pages). */
 export function subDatabases(dbs: StoreDbs): Database<unknown, Key>[] {
   return Object.entries(dbs)

@@ -2,7 +2,7 @@ import { ABORT } from 'lmdb';
 import { fault, type Fault } from '../fault.ts';
 import type { ImportRow } from '../updates/schema.ts';
 import { ChangeFeedWriter, DEFAULT_KEEP_MS } from './change-feed.ts';
-import { META, type StoreDbs } from './environment.ts';
+import { bumpUpdatesGen, type StoreDbs } from './environment.ts';
 import { mergeWork, type IncomingUpdate, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
 
@@ -185,7 +185,7 @@ export class FeedImport {
       refused = mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK;
       if (refused || opts.dryRun) return ABORT; // rolled back
       feed.finish(Date.now(), this.feedKeepMs);
-      if (report.worksTouched > 0) dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
+      if (report.worksTouched > 0) bumpUpdatesGen(dbs);
       return report;
     });
     if (!refused) return opts.dryRun ? report : (result as ReplaceReport);

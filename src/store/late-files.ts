@@ -29,9 +29,11 @@ export interface OrderedFile {
  * to it (and how many they took); or `late`, the later files still to read.
  */
 export function recordsInPlace(dbs: StoreDbs, f: PreparedFile): { late: FileEntry[] } | { records: EncodedRecords; overtaken: number } {
-  const later = f.inOrderGiven ? [] : laterApplied(dbs, f);
+  const newest = newestApplied(dbs, f.platform);
+  const later = f.inOrderGiven ? [] : laterApplied(dbs, f, newest);
   if (!checkedAgainst(later, f.overtaken)) return { late: later };
-  noteAppliedOrder(dbs, f);
+  // the platform's newest applied file moves when this one comes after it (one META read per file, above)
+  if (!newest || applyOrder(f, newest) > 0) dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
   const all = f.encoded ?? encodeRecords(f.parsed.records, f.platform);
   if (later.length === 0) return { records: all, overtaken: 0 };
   const { records, left } = withoutDoiKeys(all, f.overtaken!.doiKeys);
@@ -44,23 +46,12 @@ export interface OvertakenRecords {
   doiKeys: ReadonlySet<string>;
 }
 
-/**
- * The applied files of `f`'s platform that come after it in apply order; none for a file in its place (one META
- * read: the platform's newest applied file). A store written before the newest file was kept finds it by one scan
- * of the platform's ledger entries, once.
- */
-function laterApplied(dbs: StoreDbs, f: OrderedFile): FileEntry[] {
-  const newest = newestApplied(dbs, f.platform);
+/** The applied files of `f`'s platform that come after it in apply order; none for a file after `newest`. */
+function laterApplied(dbs: StoreDbs, f: OrderedFile, newest: OrderedFile | undefined): FileEntry[] {
   if (!newest || applyOrder(f, newest) >= 0) return [];
   const later: FileEntry[] = [];
   for (const e of platformEntries(dbs, f.platform)) if (e.outcome === 'applied' && applyOrder(e, f) > 0) later.push(e);
   return later.sort(applyOrder);
-}
-
-/** Keeps the platform's newest applied file up to date; called for every file applied, in its transaction. */
-function noteAppliedOrder(dbs: StoreDbs, f: OrderedFile): void {
-  const newest = newestApplied(dbs, f.platform);
-  if (!newest || applyOrder(f, newest) > 0) dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
 }
 
 /** The late file's check is whole when every later file was read: otherwise a file applied since must be read too. */
@@ -86,6 +77,10 @@ export function withoutDoiKeys(records: EncodedRecords, doiKeys: ReadonlySet<str
   return { records: { bytes: out.buf.slice(0, out.pos), count }, left };
 }
 
+/**
+ * The platform's applied file that comes last in apply order (META; a store written before it was kept finds it by
+ * one scan of the platform's ledger entries, kept from its next file in place).
+ */
 function newestApplied(dbs: StoreDbs, platform: string): OrderedFile | undefined {
   const kept = dbs.meta.get(META.newestApplied(platform)) as { key: string; lastModified: number } | undefined;
   if (kept) return { platform, ...kept };
