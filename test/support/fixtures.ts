@@ -131,7 +131,7 @@ export async function dump(configPath: string, extra: string[] = []): Promise<Re
 }
 
 /** The daemon as a real process; `stop()` sends SIGTERM and waits. */
-export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string; signal(name: NodeJS.Signals): void; pid: number } {
+export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string; signal(name: NodeJS.Signals): void; pid: number; exited: Promise<number> } {
   let log = '';
   const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', configPath], {
     cwd: REPO,
@@ -154,6 +154,8 @@ export function startDaemon(configPath: string, env: Record<string, string> = {}
     log: () => log,
     signal: (name) => proc.kill(name),
     pid: proc.pid,
+    /** the exit code once the process ends by itself */
+    exited: proc.exited,
   };
 }
 
