@@ -21,25 +21,35 @@ export function selfCommand(): string[] {
 /** What a one-job worker answers, once. */
 export type WorkerReply<T> = { ok: true; built: T } | { ok: false; error: string };
 
+/** The one-job workers not yet ended (see jobWorkersEnded). */
+const liveJobs = new Set<Promise<void>>();
+
 /**
  * One job on a new worker thread: `request` is posted, the worker answers one WorkerReply, and is ended on it.
- * `cancel` ends it sooner (its answer is then never taken). `name` goes in the error of a worker that failed.
+ * `cancel` drops the answer; the worker is still ended only once it answers, never mid-job: these jobs read LMDB,
+ * and a thread ended inside an LMDB call can bring the whole process down (seen: a NAPI fatal error, exit 134,
+ * when a daemon stopped while its start-up reads ran). The jobs answer after they let go of the store.
+ * `name` goes in the error of a worker that failed.
  */
 export function workerJob<T>(script: string, request: unknown, name: string): { done: Promise<T>; cancel(): void } {
   const worker = new Worker(script);
+  const ended = new Promise<void>((resolve) => worker.addEventListener('close', () => resolve(), { once: true }));
+  liveJobs.add(ended);
+  void ended.then(() => liveJobs.delete(ended));
   let settled = false;
   const done = new Promise<T>((resolve, reject) => {
     worker.onmessage = (event: MessageEvent<WorkerReply<T>>) => {
-      settled = true;
       void worker.terminate();
+      if (settled) return;
+      settled = true;
       if (event.data.ok) resolve(event.data.built);
       else reject(new Error(event.data.error));
     };
     worker.onerror = (event) => {
       event.preventDefault();
+      void worker.terminate();
       if (settled) return;
       settled = true;
-      void worker.terminate();
       reject(new Error(`${name} failed: ${event.message}`));
     };
   });
@@ -48,7 +58,20 @@ export function workerJob<T>(script: string, request: unknown, name: string): { 
     done,
     cancel: () => {
       settled = true;
-      void worker.terminate();
     },
   };
+}
+
+/**
+ * Resolves once every one-job worker started so far has ended (true), or after `timeoutMs` (false): a daemon
+ * closing waits for them, so that the process never exits while one of them is inside LMDB.
+ */
+export async function jobWorkersEnded(timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([Promise.all(liveJobs).then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

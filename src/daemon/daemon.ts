@@ -9,9 +9,12 @@ import { FollowedSources } from '../updates/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
+import { jobWorkersEnded } from '../worker-script.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
+/** A stop waits this long at most for the store reads running on worker threads (an index build takes seconds). */
+const WORKERS_END_MS = 60_000;
 
 /** Builds the long-lived parts from the config, starts them, and closes them in reverse order. */
 export class Daemon {
@@ -214,6 +217,8 @@ export class Daemon {
           this.log.log('error', 'daemon.close_failed', { error: String(e) });
         }
       }
+      // the process must not exit while a read worker is inside LMDB: they end when their read does
+      if (!(await jobWorkersEnded(WORKERS_END_MS))) this.log.log('error', 'daemon.close_failed', { error: `store reads on worker threads still running after ${WORKERS_END_MS / 1000} s` });
       this.log.log('info', 'daemon.stopped', {});
     })();
     return this.closing;
