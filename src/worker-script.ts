@@ -63,14 +63,16 @@ export function workerJob<T>(script: string, request: unknown, name: string): { 
 }
 
 /**
- * Resolves once every one-job worker started so far has ended (true), or after `timeoutMs` (false): a daemon
- * closing waits for them, so that the process never exits while one of them is inside LMDB.
+ * Resolves once no one-job worker runs (true; one started meanwhile is waited for too), or after `timeoutMs`
+ * (false): a daemon closing waits for them, so that the process never exits while one of them is inside LMDB.
  */
 export async function jobWorkersEnded(timeoutMs: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  let late = false;
+  const timedOut = new Promise<void>((resolve) => (timer = setTimeout(() => ((late = true), resolve()), timeoutMs)));
   try {
-    return await Promise.race([Promise.all(liveJobs).then(() => true), late]);
+    while (liveJobs.size > 0 && !late) await Promise.race([Promise.all(liveJobs), timedOut]);
+    return liveJobs.size === 0;
   } finally {
     clearTimeout(timer);
   }

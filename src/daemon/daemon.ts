@@ -13,8 +13,11 @@ import { jobWorkersEnded } from '../worker-script.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
-/** A stop waits this long at most for the store reads running on worker threads (an index build takes seconds). */
-const WORKERS_END_MS = 60_000;
+/**
+ * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
+ * under systemd's stop time-out (30 s in conf/doi-holdings.service), which then ends the process.
+ */
+const WORKERS_END_MS = 20_000;
 
 /** Builds the long-lived parts from the config, starts them, and closes them in reverse order. */
 export class Daemon {
@@ -218,7 +221,7 @@ export class Daemon {
         }
       }
       // the process must not exit while a read worker is inside LMDB: they end when their read does
-      if (!(await jobWorkersEnded(WORKERS_END_MS))) this.log.log('error', 'daemon.close_failed', { error: `store reads on worker threads still running after ${WORKERS_END_MS / 1000} s` });
+      if (!(await jobWorkersEnded(WORKERS_END_MS))) this.log.log('error', 'daemon.close_failed', { error: `store reads on worker threads still running after ${WORKERS_END_MS / 1000} s: the process ends when they do` });
       this.log.log('info', 'daemon.stopped', {});
     })();
     return this.closing;

@@ -45,3 +45,12 @@ test('the wait for workers says so when they have not ended in time, and a job n
   expect(await job.done).toBe(1500);
   expect(await jobWorkersEnded(10_000)).toBe(true);
 });
+
+test('the wait for workers also waits for one started while it waits', async () => {
+  const [first, second] = [join(dir.path, 'first'), join(dir.path, 'second')];
+  workerJob<number>(script, { ms: 200, mark: first }, 'the test job').cancel();
+  const ended = jobWorkersEnded(10_000);
+  workerJob<number>(script, { ms: 800, mark: second }, 'the test job').cancel();
+  expect(await ended).toBe(true);
+  expect([existsSync(first), existsSync(second)]).toEqual([true, true]);
+});
