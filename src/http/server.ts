@@ -18,7 +18,9 @@ export function startServer(app: App, host: string, port: number, bodyTimeoutMs 
   const direct = directRoutesOf(app)?.table() ?? {};
   app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...wildcards, ...direct } };
   const idleTimeout = Math.min(255, Math.max(30, Math.ceil(bodyTimeoutMs / 1000) + 5));
-  app.listen({ hostname: host, port, idleTimeout } as Parameters<App['listen']>[0]);
+  // reusePort off (Elysia turns it on): with it, a second daemon on the same address starts without a word and
+  // the kernel splits the connections between the two, each answering from its own config and store
+  app.listen({ hostname: host, port, idleTimeout, reusePort: false } as Parameters<App['listen']>[0]);
   const server = app.server!;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`,

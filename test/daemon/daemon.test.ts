@@ -93,6 +93,22 @@ test('a file moved in with an older LastModified than files applied leaves them 
   expect(d.log()).toContain(`"event":"file.late","env":"production","key":"${older}"`);
 });
 
+test('a second daemon on the address of a running one does not start (exit 2): they would share its connections', async () => {
+  const first = daemon();
+  await waitForLog(first, 'daemon.started');
+  const port = /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(first.log())![1];
+  const other = tempDir();
+  try {
+    const second = writeConfig(other.path);
+    writeFileSync(second.path, readFileSync(second.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${port}"`));
+    const d = startDaemon(second.path);
+    expect(await d.exited).toBe(2);
+    expect(d.log()).toContain('"event":"daemon.start_failed"');
+  } finally {
+    other.remove();
+  }
+});
+
 test('files deposited to staging are not visible in production, only with --env staging', async () => {
   const d = daemon();
   await waitForLog(d, 'daemon.started');
