@@ -144,7 +144,8 @@ export class Daemon {
     const changes = configChanges(this.config, next);
     if (changes.restartOnly.length > 0)
       this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
-    if (changes.updates && !(await this.restartUpdates(next))) return false;
+    // sources stopped by an earlier failed reload are started again by any reload that can start them
+    if ((changes.updates || !this.updateSources) && !(await this.restartUpdates(next))) return false;
     this.keys.replace(next.integrators);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
@@ -206,13 +207,16 @@ export class Daemon {
       const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
       checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, storeFull: full?.code ?? null, entitlementIndex, ...(s3 ? { s3 } : {}) };
     }
-    const sources = this.updateSources?.freshness(now) ?? { checks: {}, warnings: [] };
+    const sources = this.updateSources?.freshness(now) ?? { checks: {}, warnings: ['update sources: stopped (a reload could not start them, nor the running ones again): none are followed until a reload or restart starts them'] };
     if (Object.keys(sources.checks).length > 0) checks.updateSources = sources.checks;
     return { ok: failed.length === 0, failed, warnings: sources.warnings, checks };
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // a start or reload under way ends first (one queued after it sees `closing` and takes nothing): closing the
+      // stores under it would leave it starting update sources on closed stores
+      await this.reloads;
       for (const close of this.closers.reverse()) {
         try {
           await close();

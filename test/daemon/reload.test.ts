@@ -220,4 +220,14 @@ test('a reload whose new and running update sources both fail to start: said, an
   expect(daemon.log()).toContain('"event":"config.reload_failed"');
   const status = (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' }, body: '{"dois":["10.1234/x"]}' })).status;
   expect(status).toBe(200);
+  const health = async () => ((await (await fetch(`${url}/healthz`)).json()) as { warnings?: string[] }).warnings ?? [];
+  expect((await health()).join(' ')).toContain('update sources: stopped');
+
+  // the folder fixed and the first config given back: its [updates] is the running one's, yet the sources start
+  rmSync(dropDir);
+  writeFiles('ROT_KEY=first-key-0001\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
+  await reload('config.reloaded');
+  expect((await health()).join(' ')).not.toContain('update sources: stopped');
+  writeFileSync(join(dropDir, 'rw.csv'), readFileSync(join(import.meta.dir, '../fixtures/retraction_watch_sample.csv')));
+  await waitForLog(daemon, '"event":"updates.imported"', 30_000);
 });
