@@ -7,9 +7,9 @@ const SUPERSEDED = '.superseded';
 
 /**
  * Moves a downloaded object (`tmp`) to its place `rel` in the mirror folder; an earlier copy of it (`previousEtag`)
- * is kept under .superseded/. Returns why not when the key cannot be a file there because of another key: S3 keys
+ * is kept under .superseded/. Returns why not when the key cannot be a file there because of another key (S3 keys
  * are names, not paths, so `a/x.jsonl.gz` and `a/x.jsonl.gz/y` can both exist, while a folder cannot hold a file
- * and a folder of one name. Such a key is skipped (the caller says so) rather than failing the round, which would
+ * and a folder of one name) or a path too long for the file system. Such a key is skipped (the caller says so) rather than failing the round, which would
  * hold back every object after it, round after round. Any other error (disk full, permissions) is thrown.
  */
 export function placeMirrored(root: string, rel: string, tmp: string, previousEtag: string | undefined): string | undefined {
@@ -19,14 +19,18 @@ export function placeMirrored(root: string, rel: string, tmp: string, previousEt
     if (previousEtag !== undefined && existsSync(final)) {
       const keep = join(supersededFolder(root), `${rel}.${previousEtag.replace(/[^0-9a-zA-Z-]/g, '')}`);
       mkdirSync(dirname(keep), { recursive: true });
-      renameSync(final, keep);
+      // a copy kept already is the one to keep: a round that stopped before its state was saved placed the new
+      // bytes, and its rerun finds those in place (still under the old ETag) and must not put them over the copy
+      if (existsSync(keep)) rmSync(final);
+      else renameSync(final, keep);
     }
     renameSync(tmp, final);
     return undefined;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTEMPTY') throw e;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'ENAMETOOLONG') throw e;
     rmSync(tmp, { force: true });
+    if (code === 'ENAMETOOLONG') return `its path, or that of its kept copy under ${SUPERSEDED}/, is too long for the file system (${code})`;
     return `another key of the bucket holds its path as a ${code === 'EISDIR' || code === 'ENOTEMPTY' ? 'folder' : 'file'} (${code}): a folder cannot hold a file and a folder of one name`;
   }
 }

@@ -1,23 +1,22 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { BucketObject, DownloadBucketObjectCommand, S3SyncClient } from 's3-sync-client';
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
 import { applyOrder } from '../deposit/index.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
 import { placeMirrored } from './mirror-place.ts';
+import { downloadObject } from './s3-download.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
 
 /**
  * Mirrors an S3 bucket (under its prefix) into a local folder that is then ingested like a local bucket.
  *
- * s3-sync-client does the download and sets the file's mtime to the object's LastModified, but it writes in
- * place and compares by size and mtime only. So: we list with ListObjectsV2 to keep each ETag, download into a
- * hidden `.s3-partial/` folder the watcher ignores (GetObject with If-Match, so the bytes are those listed) and
- * rename into place. Objects deleted from the bucket are never deleted here; a key re-uploaded with other
+ * We list with ListObjectsV2 to keep each ETag, download into a hidden `.s3-partial/` folder the watcher ignores
+ * (s3-download.ts: GetObject with If-Match, so the bytes are those listed; the mtime is the listed LastModified)
+ * and rename into place. Objects deleted from the bucket are never deleted here; a key re-uploaded with other
  * content keeps its old copy under `.superseded/` (raw deposits are never lost) and the new one is handed on,
  * where the ledger quarantines it as a same-key conflict.
  */
@@ -58,11 +57,12 @@ export interface S3MirrorOptions {
   /** keys downloaded by one complete sync round, handed on together so they can be applied in order */
   onChange?: (keys: string[]) => void | Promise<void>;
   client?: S3Client;
+  /** a download with no byte for this long fails (s3-download.ts; tests shorten it) */
+  stallMs?: number;
 }
 
 export class S3Mirror {
   private readonly client: S3Client;
-  private readonly sync: S3SyncClient;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
   /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
@@ -70,6 +70,7 @@ export class S3Mirror {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
+  private stateUnsaved = false;
   private closed = false;
   lastError: Fault | undefined;
   lastSuccessAt = 0;
@@ -78,7 +79,6 @@ export class S3Mirror {
 
   constructor(private readonly opts: S3MirrorOptions) {
     this.client = opts.client ?? s3ClientFor(opts.settings);
-    this.sync = new S3SyncClient({ client: this.client });
     mkdirSync(opts.settings.path, { recursive: true });
     rmSync(join(opts.settings.path, PARTIAL), { recursive: true, force: true }); // leftovers of a crash
     this.state = loadMirrorState(opts.settings.path);
@@ -125,6 +125,12 @@ export class S3Mirror {
       this.fail(e);
       throw e;
     }
+    try {
+      if (this.stateUnsaved) this.saveState(); // an earlier round's write failed: rounds fail until it succeeds
+    } catch (e) {
+      this.fail(e);
+      throw e;
+    }
     const todo = objects
       .filter((o) => {
         if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
@@ -147,11 +153,11 @@ export class S3Mirror {
           handed++;
         }
       } finally {
-        // what is in place is handed on, even when a later rename failed
+        // what is in place is handed on, even when a later rename failed or the state cannot be written
         if (keys.length > 0) {
           downloaded.push(...keys);
-          saveMirrorState(settings.path, this.state);
           handing = handing.then(() => onChange?.(keys)).catch((e: unknown) => void (firstError ??= e));
+          this.saveState();
         }
       }
     };
@@ -223,13 +229,7 @@ export class S3Mirror {
     mkdirSync(partialDir, { recursive: true });
     const tmp = join(partialDir, tmpName);
     try {
-      await this.sync.send(
-        new DownloadBucketObjectCommand({
-          bucketObject: new BucketObject({ id: tmpName, key: o.key, bucket: settings.bucket, lastModified: o.lastModified, size: o.size }),
-          localDir: partialDir,
-          commandInput: o.etag ? { IfMatch: o.etag } : undefined,
-        }),
-      );
+      await downloadObject(this.client, { ...o, bucket: settings.bucket }, tmp, this.opts.stallMs);
       return tmp;
     } catch (e) {
       rmSync(tmp, { force: true });
@@ -247,6 +247,17 @@ export class S3Mirror {
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
     this.noteInPlace({ key: o.rel, lastModified: o.lastModified });
     return true;
+  }
+
+  /** Writes the mirror state; a failure (full disk) fails the round and is tried again each round (a restart meanwhile re-downloads: same files to the ledger). */
+  private saveState(): void {
+    try {
+      saveMirrorState(this.opts.settings.path, this.state);
+      this.stateUnsaved = false;
+    } catch (e) {
+      this.stateUnsaved = true;
+      throw new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`);
+    }
   }
 
   private noteInPlace(at: { key: string; lastModified: number }): void {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { S3Mirror, SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
@@ -140,6 +140,23 @@ test('the server going away fails a sync without partial files; the loop recover
   expect(m.lastError).toBeUndefined();
   for (const k of keys) expect(readFileSync(join(settings().path, k), 'utf8')).toBe(`content ${k}`);
   expect(readdirSync(join(settings().path, '.s3-partial'))).toEqual([]);
+});
+
+test('a mirror state that cannot be written: the objects put in place are handed on all the same, and rounds fail until it is written', async () => {
+  const key = 'acme/00000000-0000-4000-8000-000000000201.jsonl.gz';
+  await s3.put(bucket, key, 'content');
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
+  const blocked = join(settings().path, '.s3-mirror-state.json.tmp');
+  mkdirSync(blocked, { recursive: true }); // as a full disk would: the state's temporary file cannot be written
+  const seen: string[] = [];
+  const m = mirror({}, (k) => void seen.push(...k));
+  await expect(m.syncOnce()).rejects.toThrow('cannot write the mirror state');
+  expect(seen).toEqual([key]);
+  await expect(m.syncOnce()).rejects.toThrow('cannot write the mirror state');
+  rmSync(blocked, { recursive: true });
+  expect((await m.syncOnce()).downloaded).toEqual([]);
+  expect(Object.keys(JSON.parse(readFileSync(join(settings().path, '.s3-mirror-state.json'), 'utf8')))).toEqual([key]);
+  expect(seen).toEqual([key]);
 });
 
 test('files are handed on in (LastModified, key) order, and never ahead of an earlier one whose download failed', async () => {

@@ -1,0 +1,55 @@
+import { createWriteStream } from 'node:fs';
+import { utimes } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+
+/** A download that brought no byte for this long is given up; the round fails and is tried again. */
+export const DOWNLOAD_STALL_MS = 60_000;
+
+/** One listed object: what is fetched, and what the bytes must come to. */
+export interface ListedObject {
+  bucket: string;
+  key: string;
+  etag: string;
+  size: number;
+  /** ms; the value the apply order used */
+  lastModified: number;
+}
+
+/**
+ * Fetches one object into `path`: GetObject with If-Match on the listed ETag (the listed bytes, not a newer
+ * upload), streamed to the file. It always ends: a body that breaks off, brings no byte for `stallMs` or another
+ * byte count than listed is an error, never a wait. (s3-sync-client's download pipes the body without passing its
+ * errors on: a connection reset mid-body left its promise pending for ever, and the mirror with it.) The file's
+ * mtime is the listed LastModified, to the millisecond, as the apply order saw it.
+ */
+export async function downloadObject(client: S3Client, o: ListedObject, path: string, stallMs = DOWNLOAD_STALL_MS): Promise<void> {
+  const abort = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => abort.abort(new Error(`${o.key}: no byte arrived for ${stallMs / 1000} s`)), stallMs);
+  };
+  let bytes = 0;
+  arm();
+  try {
+    const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key, ...(o.etag ? { IfMatch: o.etag } : {}) }), { abortSignal: abort.signal });
+    if (!res.Body) throw new Error(`${o.key}: the answer has no body`);
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        bytes += chunk.length;
+        arm();
+        done(null, chunk);
+      },
+    });
+    await pipeline(res.Body as Readable, counted, createWriteStream(path), { signal: abort.signal });
+  } catch (e) {
+    throw abort.signal.aborted ? (abort.signal.reason as Error) : e;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (bytes !== o.size) throw new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`);
+  const at = new Date(o.lastModified);
+  await utimes(path, at, at);
+}
