@@ -107,11 +107,18 @@ export function withHolding(numbers: PlatformNumbers, old: Uint8Array | undefine
   return concat(parts);
 }
 
-/** Every holding of the value bytes[start, end) (a whole value, or a range of an arena), in store order. */
-export function holdingsOf(names: readonly string[], value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
+/**
+ * Every holding of the value bytes[start, end) (a whole value, or a range of an arena), in store order; with
+ * `allowed`, only those of platforms whose number it marks 1 (ConfiguredPlatforms).
+ */
+export function holdingsOf(names: readonly string[], value: Uint8Array, start = 0, end = value.length, allowed?: Uint8Array): IndexedHolding[] {
   const out: IndexedHolding[] = [];
   for (let at = start; at < end; ) {
     const len = readU32(value, at + 3);
+    if (allowed && allowed[(value[at]! << 8) | value[at + 1]!] !== 1) {
+      at += 7 + len;
+      continue;
+    }
     out.push({
       platform: names[(value[at]! << 8) | value[at + 1]!]!,
       accessType: ACCESS[value[at + 2]!],
@@ -124,13 +131,14 @@ export function holdingsOf(names: readonly string[], value: Uint8Array, start = 
 
 /**
  * The first holding answered from the deposit (open, free, permFree) in store order in value[start, end), or
- * undefined. `out` is filled (its vor range in `value`'s offsets) and returned: the hot path allocates nothing.
+ * undefined; with `allowed`, of a platform it marks 1. `out` is filled (its vor range in `value`'s offsets) and
+ * returned: the hot path allocates nothing.
  */
-export function openPartOf(value: Uint8Array, out: OpenPart, start = 0, end = value.length): OpenPart | undefined {
+export function openPartOf(value: Uint8Array, out: OpenPart, start = 0, end = value.length, allowed?: Uint8Array): OpenPart | undefined {
   for (let at = start; at < end; ) {
     const len = readU32(value, at + 3);
     const code = value[at + 2]!;
-    if (code >= OPEN_FROM) {
+    if (code >= OPEN_FROM && (!allowed || allowed[(value[at]! << 8) | value[at + 1]!] === 1)) {
       out.code = code;
       out.vorStart = at + 7;
       out.vorEnd = at + 7 + len;

@@ -1,6 +1,7 @@
 import type { IntegratorSettings, PlatformSettings } from '../config/index.ts';
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
+import { ConfiguredPlatforms } from './configured-platforms.ts';
 import { HoldingsIndex } from './holdings-index.ts';
 import type { IndexedHolding } from './index-value.ts';
 import { orgIdentity } from './org.ts';
@@ -40,6 +41,7 @@ export class EntitlementService {
   ) {
     this.index = new HoldingsIndex(store);
     this.settings = new Map(platforms.map((p) => [p.name, p]));
+    this.index.configured = new ConfiguredPlatforms(new Set(this.settings.keys()));
     this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
     this.now = opts.now;
     // a new deposit for a DOI drops its cached answers, and those on their way (only worth the walk when there are any)
@@ -70,6 +72,7 @@ export class EntitlementService {
    */
   reconfigure(platforms: readonly PlatformSettings[], cacheMaxEntries: number): void {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
+    this.index.configured!.set(new Set(this.settings.keys()));
     if (cacheMaxEntries !== this.cache.maxEntries) this.cache = new AnswerCache(cacheMaxEntries, this.now);
     else this.cache.clear();
   }

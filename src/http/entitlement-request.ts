@@ -167,9 +167,14 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
       e.vorStart[i] = part.vorStart;
       e.vorEnd[i] = part.vorEnd;
     } else {
+      const holdings = service.index.holdings(e.arena, at, end);
+      if (holdings.length === 0) {
+        e.kinds[i] = UNKNOWN; // held only by platforms no longer configured
+        continue;
+      }
       e.kinds[i] = ASK;
       if (e.keysOf[i] === undefined) setStrings(e, i); // a plain DOI read from bytes: its strings, now that a platform needs them
-      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings: service.index.holdings(e.arena, at, end) });
+      asked.push({ doiKey: e.keysOf[i]!, bare: e.bare[i]!, holdings });
       askedAt.push(i);
     }
   }

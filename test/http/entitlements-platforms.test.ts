@@ -105,6 +105,20 @@ describe('several platforms', () => {
     expect(alpha.calls).toHaveLength(0);
   });
 
+  test('holdings of a platform no longer in the config answer as absent (a removed platform’s open must not answer for ever), until it is back', async () => {
+    const without = (name: string) => platforms().filter((p) => p.name !== name);
+    const { app, entitlements } = appWith(without('zeta'));
+    const dois = ['10.1000/paid-then-open', '10.1000/open-1', 'doi:10.1000/OPEN-1', '10.1000/alpha-only'];
+    // zeta's open holding no longer answers: alpha's paid one decides; a DOI only zeta held is not held
+    const answers = await ask(app, dois);
+    expect(answers.map((a) => [a.statusCode, a.source])).toEqual([[200, 'service_request'], [404, undefined], [404, undefined], [200, 'service_request']]);
+    expect(alpha.calls.flatMap((c) => c.body.dois).sort()).toEqual(['10.1000/alpha-only', '10.1000/paid-then-open']);
+    // object entries: a body parsed, not read as bytes
+    expect((await ask(app, [{ doi: '10.1000/open-1', uid: 'u1' }])).map((a) => [a.statusCode, a.uid])).toEqual([[404, 'u1']]);
+    entitlements.reconfigure(without('alpha'), DEFAULT_ENTITLEMENTS);
+    expect((await ask(app, dois)).map((a) => [a.statusCode, a.source])).toEqual([[200, 'oa_platform'], [200, 'oa_platform'], [200, 'oa_platform'], [404, undefined]]);
+  });
+
   test('a hanging platform slows neither requests for open DOIs nor requests another platform decides', async () => {
     alpha.mode = { kind: 'hang' };
     const { app } = appWith(platforms({ alpha: { entitlementTimeoutMs: 1500 } }));
