@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DEFAULT_ENTITLEMENTS } from '../../src/config/index.ts';
 import { plainDoiHash } from '../../src/doi/index.ts';
-import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
+import { MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
 import { scanEntitlementBody } from '../../src/http/plain-body.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { importSample, KEY, KEY_NO_UPDATES, makeApp, post } from './http-support.ts';
+import { importSample, KEY, KEY_NO_UPDATES, makeApp, post, entitlementsWithoutApi } from './http-support.ts';
 
 /**
  * The Entitlement API reads a body in the plain shape from its bytes (scanEntitlementBody) and parses any other
@@ -90,7 +89,7 @@ describe('both paths write the same reply, byte for byte', () => {
       ),
     ]);
     // no platform has an Entitlement API: paid DOIs answer at once, publisher_not_supported
-    app = makeApp({ production: { store } }, { entitlements: new Entitlements([], DEFAULT_ENTITLEMENTS) });
+    app = makeApp({ production: { store } }, { entitlements: entitlementsWithoutApi() });
   });
   afterAll(async () => {
     await store.close();

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { DEFAULT_ENTITLEMENTS } from '../../src/config/index.ts';
 import { Entitlements, type IndexBuilder } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { KEY, makeApp, post } from './http-support.ts';
+import { KEY, makeApp, post, entitlementsWithoutApi } from './http-support.ts';
 
 /**
  * While the daemon's entitlement index is read in the background, the Entitlement API answers from the store:
@@ -22,7 +21,7 @@ let complete: App;
 const never: IndexBuilder = () => ({ done: new Promise(() => {}), cancel: () => {} });
 
 function warmingApp(): { app: App; entitlements: Entitlements } {
-  const entitlements = new Entitlements([], DEFAULT_ENTITLEMENTS);
+  const entitlements = entitlementsWithoutApi();
   entitlements.forStore(store).index.buildInBackground(never, { built: () => {}, failed: () => {} });
   return { app: makeApp({ production: { store } }, { entitlements }), entitlements };
 }
@@ -44,7 +43,7 @@ beforeAll(() => {
         { platform },
       ),
     ]);
-  complete = makeApp({ production: { store } }, { entitlements: new Entitlements([], DEFAULT_ENTITLEMENTS) });
+  complete = makeApp({ production: { store } }, { entitlements: entitlementsWithoutApi() });
 });
 afterAll(async () => {
   await store.close();

@@ -1,3 +1,5 @@
+import { DEFAULT_ENTITLEMENTS, type PlatformSettings } from '../../src/config/index.ts';
+import { Entitlements } from '../../src/entitlement/index.ts';
 import { createApp, type App, type HttpDeps } from '../../src/http/index.ts';
 import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/updates/index.ts';
 import type { Store } from '../../src/store/index.ts';
@@ -34,8 +36,22 @@ export async function importCrossref(stores: readonly Store[], json: unknown): P
   return readUpdates('crossref-json', chunks());
 }
 
+/**
+ * Platforms in the config without an Entitlement API (their paid holdings answer publisher_not_supported): the
+ * test stores' platforms must be configured, or their holdings answer as absent.
+ */
+export function platformsWithoutApi(...names: string[]): PlatformSettings[] {
+  return names.map((name) => ({ name, entitlementTimeoutMs: 1000, entitlementConcurrency: 8, entitlementBatch: 20, entitlementCacheSeconds: 0 }));
+}
+
+/** Entitlements of the test stores' platforms, `acme` and `beta`, neither with an Entitlement API. */
+export function entitlementsWithoutApi(): Entitlements {
+  return new Entitlements(platformsWithoutApi('acme', 'beta'), DEFAULT_ENTITLEMENTS);
+}
+
 export function makeApp(envs: HttpDeps['envs'], over: Partial<HttpDeps> = {}): App {
   return createApp({
+    entitlements: entitlementsWithoutApi(),
     integrators: INTEGRATORS,
     maxBodyBytes: 64 * 1024,
     envs,

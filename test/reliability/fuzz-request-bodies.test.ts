@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { isIPv4, isIPv6 } from 'node:net';
 import fc from 'fast-check';
-import { DEFAULT_ENTITLEMENTS } from '../../src/config/index.ts';
-import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
+import { MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
 import { FAULT_CODES } from '../../src/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST } from '../../src/http/index.ts';
@@ -12,7 +11,7 @@ import { Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { KEY, KEY_NO_UPDATES, makeApp, post } from '../http/http-support.ts';
+import { KEY, KEY_NO_UPDATES, makeApp, post, entitlementsWithoutApi } from '../http/http-support.ts';
 import { apiDoi, awkwardString, doiForms, fuzz, keyOf } from './fuzz-support.ts';
 import { clone, mutate, mutationArb, obj, objectsIn, ser, styleArb, type J, type Obj } from './fuzz-json.ts';
 
@@ -75,8 +74,8 @@ beforeAll(async () => {
   })());
   if ('code' in imported) throw new Error(imported.message);
   const envs = { production: { store } };
-  app = makeApp(envs, { entitlements: new Entitlements([], DEFAULT_ENTITLEMENTS) });
-  small = makeApp(envs, { maxBodyBytes: 1024, entitlements: new Entitlements([], DEFAULT_ENTITLEMENTS) });
+  app = makeApp(envs, { entitlements: entitlementsWithoutApi() });
+  small = makeApp(envs, { maxBodyBytes: 1024, entitlements: entitlementsWithoutApi() });
 });
 afterAll(async () => {
   await store?.close();
