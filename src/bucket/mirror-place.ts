@@ -19,10 +19,9 @@ export function placeMirrored(root: string, rel: string, tmp: string, previousEt
     if (previousEtag !== undefined && existsSync(final)) {
       const keep = join(supersededFolder(root), `${rel}.${previousEtag.replace(/[^0-9a-zA-Z-]/g, '')}`);
       mkdirSync(dirname(keep), { recursive: true });
-      // a copy kept already is the one to keep: a round that stopped before its state was saved placed the new
-      // bytes, and its rerun finds those in place (still under the old ETag) and must not put them over the copy
-      if (existsSync(keep)) rmSync(final);
-      else renameSync(final, keep);
+      // a copy kept already is never replaced: a round that stopped before its state was saved placed the new
+      // bytes, and its rerun finds those in place (still under the old ETag); they are kept beside it, not lost
+      renameSync(final, existsSync(keep) ? `${keep}.${Date.now()}` : keep);
     }
     renameSync(tmp, final);
     return undefined;

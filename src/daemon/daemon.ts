@@ -13,6 +13,8 @@ import { jobWorkersEnded } from '../worker-script.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
+/** How long a stop waits for a start or reload under way before it closes anyway. */
+const RELOADS_END_MS = 10_000;
 /**
  * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
  * under systemd's stop time-out (30 s in conf/doi-holdings.service), which then ends the process.
@@ -144,8 +146,9 @@ export class Daemon {
     const changes = configChanges(this.config, next);
     if (changes.restartOnly.length > 0)
       this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
-    // sources stopped by an earlier failed reload are started again by any reload that can start them
-    if ((changes.updates || !this.updateSources) && !(await this.restartUpdates(next))) return false;
+    if (changes.updates && !(await this.restartUpdates(next))) return false;
+    // sources stopped by an earlier failed reload: any later reload tries to start them (its other changes stand)
+    if (!changes.updates && !this.updateSources) await this.startStoppedUpdates(next);
     this.keys.replace(next.integrators);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
@@ -183,6 +186,17 @@ export class Daemon {
     }
   }
 
+  private async startStoppedUpdates(next: Config): Promise<void> {
+    try {
+      await this.followUpdates(next);
+      this.log.log('info', 'updates.sources_started', { message: 'the update sources stopped by a failed reload run again' });
+    } catch (e) {
+      await this.updateSources?.close();
+      this.updateSources = undefined;
+      this.log.log('error', 'updates.sources_stopped', { error: String(e), message: 'the update sources still cannot start: none are followed until a reload or restart starts them' });
+    }
+  }
+
   /**
    * /healthz: 200 while every store is open, none is full (a write failed STORE_FULL or DISK_FULL and no file
    * applied since) and no ingestor has files waiting without progress; otherwise 503 with `failed` naming each
@@ -215,8 +229,10 @@ export class Daemon {
   close(): Promise<void> {
     this.closing ??= (async () => {
       // a start or reload under way ends first (one queued after it sees `closing` and takes nothing): closing the
-      // stores under it would leave it starting update sources on closed stores
-      await this.reloads;
+      // stores under it would leave it starting update sources on closed stores. Bounded: a start that hangs (a
+      // folder on a dead mount) must not hold the stop for ever.
+      if (!(await settlesWithin(this.reloads, RELOADS_END_MS)))
+        this.log.log('error', 'daemon.close_failed', { error: `a start or reload still running after ${RELOADS_END_MS / 1000} s: closing under it` });
       for (const close of this.closers.reverse()) {
         try {
           await close();
@@ -229,5 +245,16 @@ export class Daemon {
       this.log.log('info', 'daemon.stopped', {});
     })();
     return this.closing;
+  }
+}
+
+/** true once `p` settles, false after `ms` without. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -73,6 +73,9 @@ test('the kept copy of a replaced object is never overwritten by a rerun that fi
   expect(placeMirrored(root, rel, tmp('v2'), 'etag-one')).toBeUndefined();
   expect(readFileSync(join(root, '.superseded', `${rel}.etag-one`), 'utf8')).toBe('v1, applied');
   expect(readFileSync(join(root, rel), 'utf8')).toBe('v2');
+  // what the rerun found in place is kept beside it, not deleted (it may have been a version since replaced)
+  const kept = readdirSync(join(root, '.superseded', 'acme')).filter((n) => n.startsWith('k.jsonl.gz.etag-one.'));
+  expect(kept.map((n) => readFileSync(join(root, '.superseded', 'acme', n), 'utf8'))).toEqual(['v2']);
 });
 
 test('a key whose path is too long for the file system is skipped with its reason, not thrown', () => {

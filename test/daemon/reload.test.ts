@@ -223,6 +223,14 @@ test('a reload whose new and running update sources both fail to start: said, an
   const health = async () => ((await (await fetch(`${url}/healthz`)).json()) as { warnings?: string[] }).warnings ?? [];
   expect((await health()).join(' ')).toContain('update sources: stopped');
 
+  // while they still cannot start (the running [updates], its folder still a file), a reload's other changes
+  // are taken all the same: a new key works
+  writeFiles('ROT_KEY=third-key-0003\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
+  await reload('config.reloaded');
+  const third = (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'third-key-0003' }, body: '{"dois":["10.1234/x"]}' })).status;
+  expect(third).toBe(200);
+  expect((await health()).join(' ')).toContain('update sources: stopped');
+
   // the folder fixed and the first config given back: its [updates] is the running one's, yet the sources start
   rmSync(dropDir);
   writeFiles('ROT_KEY=first-key-0001\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
