@@ -17,8 +17,8 @@ export const FAULT_CODES = {
   /** an update source as a whole: nothing of it is applied */
   updateSource: ['SOURCE_UNREACHABLE', 'SOURCE_HTTP_ERROR', 'SOURCE_NOT_FOUND', 'SOURCE_READ_FAILED', 'RW_MISSING_COLUMN', 'RW_EMPTY', 'SNAPSHOT_SHRINK', 'IMPORT_ROWS_LOST',
     'HARVEST_UNREACHABLE', 'HARVEST_HTTP_ERROR', 'HARVEST_BAD_PAGE', 'HARVEST_CURSOR_EXPIRED', 'HARVEST_STOPPED', 'HARVEST_PROCESS_FAILED', 'IMPORT_PROCESS_FAILED', 'IMPORT_STOPPED'],
-  /** an S3 bucket that cannot be listed or read */
-  s3: ['S3_CREDENTIALS', 'S3_NO_SUCH_BUCKET', 'S3_SERVER_ERROR', 'S3_UNREACHABLE'],
+  /** an S3 bucket that cannot be listed or read, or a mirror folder that cannot be written (S3_MIRROR_WRITE) */
+  s3: ['S3_CREDENTIALS', 'S3_NO_SUCH_BUCKET', 'S3_SERVER_ERROR', 'S3_UNREACHABLE', 'S3_MIRROR_WRITE'],
   /** start-up and command line */
   config: ['CONFIG_UNREADABLE', 'CONFIG_NOT_TOML', 'CONFIG_INVALID', 'USAGE'],
   store: ['STORE_OPEN_FAILED', 'STORE_SCHEMA_MISMATCH', 'BACKUP_EXISTS', 'BACKUP_FAILED'],

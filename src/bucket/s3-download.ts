@@ -24,8 +24,12 @@ export interface ListedObject {
  * errors on: a connection reset mid-body left its promise pending for ever, and the mirror with it.) The file's
  * mtime is the listed LastModified, to the millisecond, as the apply order saw it.
  */
-export async function downloadObject(client: S3Client, o: ListedObject, path: string, stallMs = DOWNLOAD_STALL_MS): Promise<void> {
+export async function downloadObject(client: S3Client, o: ListedObject, path: string, opts: { stallMs?: number; stop?: AbortSignal } = {}): Promise<void> {
+  const { stallMs = DOWNLOAD_STALL_MS, stop } = opts;
   const abort = new AbortController();
+  const stopped = () => abort.abort(stop!.reason);
+  if (stop?.aborted) stopped();
+  stop?.addEventListener('abort', stopped, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const arm = () => {
     clearTimeout(timer);
@@ -45,9 +49,14 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
     });
     await pipeline(res.Body as Readable, counted, createWriteStream(path), { signal: abort.signal });
   } catch (e) {
-    throw abort.signal.aborted ? (abort.signal.reason as Error) : e;
+    if (abort.signal.aborted) throw abort.signal.reason as Error;
+    // an S3 answer (403, 412, 5xx) or a local write error (a syscall's) as it is; a connection that broke off
+    // mid-body ("aborted") named by its key
+    if ((e as { $metadata?: unknown }).$metadata !== undefined || (e as NodeJS.ErrnoException).syscall !== undefined) throw e;
+    throw new Error(`${o.key}: the download broke off: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
+    stop?.removeEventListener('abort', stopped);
   }
   if (bytes !== o.size) throw new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`);
   const at = new Date(o.lastModified);

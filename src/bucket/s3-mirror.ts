@@ -71,6 +71,7 @@ export class S3Mirror {
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
   private stateUnsaved = false;
+  private readonly stopping = new AbortController();
   private closed = false;
   lastError: Fault | undefined;
   lastSuccessAt = 0;
@@ -163,7 +164,7 @@ export class S3Mirror {
     };
     let next = 0;
     const worker = async () => {
-      while (next < todo.length && firstError === undefined) {
+      while (next < todo.length && firstError === undefined && !this.closed) {
         const i = next++;
         try {
           partial[i] = await this.download(todo[i]!);
@@ -229,7 +230,7 @@ export class S3Mirror {
     mkdirSync(partialDir, { recursive: true });
     const tmp = join(partialDir, tmpName);
     try {
-      await downloadObject(this.client, { ...o, bucket: settings.bucket }, tmp, this.opts.stallMs);
+      await downloadObject(this.client, { ...o, bucket: settings.bucket }, tmp, { stallMs: this.opts.stallMs, stop: this.stopping.signal });
       return tmp;
     } catch (e) {
       rmSync(tmp, { force: true });
@@ -256,7 +257,8 @@ export class S3Mirror {
       this.stateUnsaved = false;
     } catch (e) {
       this.stateUnsaved = true;
-      throw new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`);
+      const { code, syscall } = e as NodeJS.ErrnoException;
+      throw Object.assign(new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`), { code, syscall });
     }
   }
 
@@ -298,6 +300,7 @@ export class S3Mirror {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort(new Error('the mirror is closing')); // downloads under way end; the next start takes them again
     if (this.timer) clearTimeout(this.timer);
     await this.inFlight;
     this.client.destroy();

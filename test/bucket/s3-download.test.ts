@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { downloadObject } from '../../src/bucket/s3-download.ts';
 import { placeMirrored } from '../../src/bucket/mirror-place.ts';
+import { describeS3Error } from '../../src/bucket/s3-client.ts';
+import type { S3BucketSettings } from '../../src/config/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { S3_CREDENTIALS } from '../support/s3rver.ts';
 
@@ -48,11 +50,27 @@ test('a whole object lands with its bytes, and the listed LastModified as its mt
 });
 
 test.each(['reset', 'short'])('a body that breaks off (%s) is an error, not a wait', async (how) => {
-  await expect(downloadObject(client, listed(`${how}/x.jsonl.gz`), join(dir.path, 'x'), 10_000)).rejects.toThrow();
+  await expect(downloadObject(client, listed(`${how}/x.jsonl.gz`), join(dir.path, 'x'), { stallMs: 10_000 })).rejects.toThrow(`${how}/x.jsonl.gz: the download broke off`);
 });
 
 test('a body that stalls is given up after the stall time, saying so', async () => {
-  await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), 300)).rejects.toThrow('stall/x.jsonl.gz: no byte arrived for 0.3 s');
+  await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300 })).rejects.toThrow('stall/x.jsonl.gz: no byte arrived for 0.3 s');
+});
+
+test('a download under way ends when its stop signal fires (the mirror closing), with the stop\'s reason', async () => {
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(new Error('the mirror is closing')), 100);
+  await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 10_000, stop: stop.signal })).rejects.toThrow('the mirror is closing');
+});
+
+test('a local write error is S3_MIRROR_WRITE naming the mirror folder, not the bucket unreachable', async () => {
+  const settings = { kind: 's3', path: join(dir.path, 'mirror'), bucket: 'b', region: 'us-east-1', prefix: '', forcePathStyle: true, credentialSource: 'x', pollMs: 1000 } as S3BucketSettings;
+  const blocked = join(dir.path, 'a-folder');
+  mkdirSync(blocked);
+  const e = await downloadObject(client, listed('whole/x.jsonl.gz'), blocked).catch((err: unknown) => err);
+  expect(describeS3Error(e, settings)).toMatchObject({ code: 'S3_MIRROR_WRITE' });
+  expect(describeS3Error(e, settings).message).toContain(`the mirror folder ${settings.path} cannot be written (EISDIR)`);
+  expect(describeS3Error(new Error('socket hang up'), settings).code).toBe('S3_UNREACHABLE');
 });
 
 test('a body of another length than listed is an error', async () => {

@@ -152,6 +152,7 @@ test('a mirror state that cannot be written: the objects put in place are handed
   const m = mirror({}, (k) => void seen.push(...k));
   await expect(m.syncOnce()).rejects.toThrow('cannot write the mirror state');
   expect(seen).toEqual([key]);
+  expect(m.lastError!.code).toBe('S3_MIRROR_WRITE'); // the local side, not the bucket
   await expect(m.syncOnce()).rejects.toThrow('cannot write the mirror state');
   rmSync(blocked, { recursive: true });
   expect((await m.syncOnce()).downloaded).toEqual([]);

@@ -17,7 +17,7 @@ describe.skipIf(!hasPromtool)('conf/alerts.yml under promtool', () => {
     const r = Bun.spawnSync(['promtool', 'check', 'rules', RULES]);
     const out = r.stdout.toString() + r.stderr.toString();
     expect(r.exitCode, out).toBe(0);
-    expect(out).toContain('SUCCESS: 8 rules found');
+    expect(out).toContain('SUCCESS: 9 rules found');
   });
 
   test('promtool test rules: every alert fires when it should, and not before', () => {
