@@ -1,13 +1,13 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
 import { applyOrder } from '../deposit/index.ts';
-import { mirrorKeyDecision } from './mirror-key.ts';
 import { placeMirrored } from './mirror-place.ts';
 import { downloadObject } from './s3-download.ts';
+import { listBucket, type MirrorObject } from './s3-listing.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
 
@@ -35,14 +35,6 @@ const MAX_BACKOFF_MS = 5 * 60_000;
 const LISTING_LAG_MS = 250;
 /** how long after an object's LastModified (its second's start) a listing takes it */
 export const SAME_SECOND_GUARD_MS = 1000 + LISTING_LAG_MS;
-
-interface MirrorObject {
-  key: string;
-  rel: string;
-  etag: string;
-  size: number;
-  lastModified: number;
-}
 
 export interface SyncResult {
   listed: number;
@@ -120,7 +112,7 @@ export class S3Mirror {
     let objects: MirrorObject[];
     const listStart = Date.now();
     try {
-      objects = await this.list();
+      objects = await listBucket(this.client, settings, (key, why) => this.warnOnce(key, why));
       this.lastListingAt = Date.now();
     } catch (e) {
       this.fail(e);
@@ -196,30 +188,6 @@ export class S3Mirror {
     this.lastError = undefined;
     this.lastSuccessAt = Date.now();
     return { listed: objects.length, downloaded, skippedKeys: [...this.warned] };
-  }
-
-  private async list(): Promise<MirrorObject[]> {
-    const { settings } = this.opts;
-    const out: MirrorObject[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix || undefined, ContinuationToken: token }),
-      );
-      for (const o of page.Contents ?? []) {
-        if (!o.Key || o.Key.endsWith('/')) continue;
-        const rel = o.Key.slice(settings.prefix.length);
-        const decision = mirrorKeyDecision(rel);
-        if (decision.action === 'ignore') continue;
-        if (decision.action === 'skip') {
-          this.warnOnce(o.Key, `${decision.why}; not mirrored`);
-          continue;
-        }
-        out.push({ key: o.Key, rel, etag: o.ETag ?? '', size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 });
-      }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-    return out;
   }
 
   /** Downloads one object into the hidden partial folder (GetObject with If-Match: the listed bytes); returns the path. */
