@@ -22,6 +22,12 @@ import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirr
  */
 
 const PARTIAL = '.s3-partial';
+/**
+ * The state (every object's ETag) is written whole: after each file put in place it cost a cold catch-up of
+ * 100,000 objects 58 ms a file. So it is written at most this often during a round, and at its end; a crash in
+ * between downloads those files again at the next start, which the ledger takes as the same files.
+ */
+const STATE_SAVE_EVERY_MS = 1000;
 const CONCURRENCY = 8;
 const MAX_BACKOFF_MS = 5 * 60_000;
 /**
@@ -63,6 +69,7 @@ export class S3Mirror {
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
   private stateUnsaved = false;
+  private stateSavedAt = 0;
   private readonly stopping = new AbortController();
   private closed = false;
   lastError: Fault | undefined;
@@ -150,7 +157,8 @@ export class S3Mirror {
         if (keys.length > 0) {
           downloaded.push(...keys);
           handing = handing.then(() => onChange?.(keys)).catch((e: unknown) => void (firstError ??= e));
-          this.saveState();
+          this.stateUnsaved = true;
+          if (Date.now() - this.stateSavedAt >= STATE_SAVE_EVERY_MS) this.saveState();
         }
       }
     };
@@ -177,6 +185,11 @@ export class S3Mirror {
     } finally {
       // after a failure: what waits behind it is fetched again next round, in order
       for (let i = handed; i < todo.length; i++) if (partial[i] && partial[i] !== 'failed') rmSync(partial[i]!, { force: true });
+    }
+    try {
+      if (this.stateUnsaved) this.saveState();
+    } catch (e) {
+      firstError ??= e;
     }
     await handing;
     if (downloaded.length > 0) log.log('info', 's3.synced', { env: envName, bucket: settings.bucket, listed: objects.length, downloaded: downloaded.length });
@@ -223,6 +236,7 @@ export class S3Mirror {
     try {
       saveMirrorState(this.opts.settings.path, this.state);
       this.stateUnsaved = false;
+      this.stateSavedAt = Date.now();
     } catch (e) {
       this.stateUnsaved = true;
       const { code, syscall } = e as NodeJS.ErrnoException;
