@@ -62,7 +62,10 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     io.err(`doi-holdings: no bucket is configured for the ${inv.env} environment in ${config.source}`);
     return EXIT_USAGE;
   }
-  const store = Store.open(config.store.dir, inv.env, config.store);
+  // what only reads opens read-only: it never makes a store where a typo points, nor upgrades one (a rollback to
+  // the previous program must still open it: docs/operations.md)
+  const readOnly = command.kind === 'dump' || command.kind === 'failures' || command.kind === 'report';
+  const store = Store.open(config.store.dir, inv.env, { ...config.store, readOnly });
   try {
     switch (command.kind) {
       case 'dump':

@@ -6,6 +6,7 @@ import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ing
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
+import { ingestRoot } from './ingest-copy.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
@@ -78,7 +79,8 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
 
 /**
  * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
- * the daemon's Ingestor (the folder above the platform's is the bucket folder).
+ * the daemon's Ingestor (the folder above the platform's is the bucket folder); one from outside the environment's
+ * bucket folder is read from a copy kept there (ingest-copy.ts).
  */
 export async function ingestCommand(files: string[], store: Store, config: Config, io: Output, progress = new Progress(false)): Promise<number> {
   let faults = 0;
@@ -86,7 +88,9 @@ export async function ingestCommand(files: string[], store: Store, config: Confi
     const abs = resolve(path);
     const key = `${basename(dirname(abs))}/${basename(abs)}`;
     progress.update((s) => `ingesting into ${store.env}: ${i} of ${files.length} files, ${faults} with faults, ${s} s`);
-    const outcome = await ingestOne(store, config, dirname(dirname(abs)), key, false);
+    const bucket = config.buckets[store.env];
+    const root = bucket ? ingestRoot(abs, key, bucket.path, (m) => io.err(`doi-holdings: ${m}`)) : dirname(dirname(abs));
+    const outcome = await ingestOne(store, config, root, key, false);
     io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
     if (isFault(outcome)) faults++;
   }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { fault, FaultError } from '../fault.ts';
@@ -108,6 +108,8 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       readOnly: opts.readOnly,
     });
   } catch (e) {
+    if (opts.readOnly && !existsSync(join(path, 'data.mdb')))
+      throw new FaultError(fault('STORE_OPEN_FAILED', `there is no store at ${path} (yet): the daemon or --ingest makes it; check store.dir and --env`));
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
   const dbs: StoreDbs = {

@@ -132,6 +132,22 @@ describe('--failures and --retry', () => {
     expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
   });
 
+  test('a file --ingest applied from a folder since deleted can still be read back: an older file after it is applied, not quarantined', async () => {
+    const old = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/e', accessType: 'open' }], { mtime: 1000 });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, old)])).code).toBe(1); // UNKNOWN_PLATFORM
+    writeFileSync(cfg.path, `${await Bun.file(cfg.path).text()}\n[[platforms]]\nname = "gamma"\n`);
+    // the operator's download folder, outside the bucket: a newer file, applied, then the folder removed
+    const newer = writeDeposit(join(dir.path, 'downloads'), 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000 });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(dir.path, 'downloads', newer)])).code).toBe(0);
+    expect(existsSync(join(cfg.bucket, '.ingested', newer))).toBe(true);
+    rmSync(join(dir.path, 'downloads'), { recursive: true });
+
+    const retry = await runCli(['--retry', '--config', cfg.path, old]);
+    expect(retry.code).toBe(0);
+    expect(JSON.parse(retry.lines[0]!)).toMatchObject({ outcome: 'applied', counts: { added: 1, overtaken: 1 } });
+    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
+  });
+
   test('--retry of a key that is not quarantined is a usage error', async () => {
     const r = await runCli(['--retry', '--config', cfg.path, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz']);
     expect(r.code).toBe(2);
@@ -159,6 +175,15 @@ describe('usage and config', () => {
     const v = await runCli(['--version']);
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/^doi-holdings \d+\.\d+\.\d+/);
+  });
+
+  test('--dump, --failures and --report only read: where no store is (a typo in store.dir) they say so, exit 2, and make none', async () => {
+    for (const command of [['--dump'], ['--failures'], ['--report', 'acme/x.jsonl.gz']]) {
+      const r = await runCli([...command, '--config', cfg.path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`there is no store at ${join(cfg.store, 'production')} (yet)`);
+    }
+    expect(existsSync(join(cfg.store, 'production', 'data.mdb'))).toBe(false);
   });
 
   test('an unknown option is a usage error with exit 2', async () => {
