@@ -108,8 +108,8 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       readOnly: opts.readOnly,
     });
   } catch (e) {
-    if (opts.readOnly && !existsSync(join(path, 'data.mdb')))
-      throw new FaultError(fault('STORE_OPEN_FAILED', `there is no store at ${path} (yet): the daemon or --ingest makes it; check store.dir and --env`));
+    if (opts.readOnly && !existsSync(dataFileOf(path)))
+      throw new FaultError(fault('STORE_OPEN_FAILED', `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`));
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
   const dbs: StoreDbs = {
