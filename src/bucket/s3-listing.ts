@@ -14,13 +14,14 @@ export interface MirrorObject {
 
 /**
  * Every object under the bucket's prefix (ListObjectsV2, page by page), folder markers and hidden names left out;
- * a key that cannot be a path in the mirror is told to `skip` (with why) and left out too (mirror-key.ts).
+ * a key that cannot be a path in the mirror is told to `skip` (with why) and left out too (mirror-key.ts). `stop`
+ * ends it (the mirror closing).
  */
-export async function listBucket(client: S3Client, settings: S3BucketSettings, skip: (key: string, why: string) => void): Promise<MirrorObject[]> {
+export async function listBucket(client: S3Client, settings: S3BucketSettings, skip: (key: string, why: string) => void, stop?: AbortSignal): Promise<MirrorObject[]> {
   const out: MirrorObject[] = [];
   let token: string | undefined;
   do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix || undefined, ContinuationToken: token }));
+    const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix || undefined, ContinuationToken: token }), { abortSignal: stop });
     for (const o of page.Contents ?? []) {
       if (!o.Key || o.Key.endsWith('/')) continue;
       const rel = o.Key.slice(settings.prefix.length);

@@ -68,6 +68,10 @@ export class S3Mirror {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
+  /** rounds failed in a row (metrics; the alert on rounds that keep failing while listings succeed) */
+  get failedRounds(): number {
+    return this.failures;
+  }
   private stateUnsaved = false;
   private stateSavedAt = 0;
   private readonly stopping = new AbortController();
@@ -119,7 +123,7 @@ export class S3Mirror {
     let objects: MirrorObject[];
     const listStart = Date.now();
     try {
-      objects = await listBucket(this.client, settings, (key, why) => this.warnOnce(key, why));
+      objects = await listBucket(this.client, settings, (key, why) => this.warnOnce(key, why), this.stopping.signal);
       this.lastListingAt = Date.now();
     } catch (e) {
       this.fail(e);
@@ -269,6 +273,7 @@ export class S3Mirror {
   }
 
   private fail(e: unknown): void {
+    if (this.closed) return; // a round cut short by a stop is no failure of the bucket's
     const { settings, log, envName } = this.opts;
     this.lastError = describeS3Error(e, settings);
     log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });

@@ -22,6 +22,9 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
   gauge(registry, 'doi_holdings_s3_last_sync_timestamp_seconds', 'When a whole S3 sync round (listing and downloads) last succeeded (Unix time; 0: not yet).', ['env'], (set) => {
     for (const [env, r] of envs) if (r.mirror) set({ env }, seconds(r.mirror.lastSuccessAt));
   });
+  gauge(registry, 'doi_holdings_s3_failed_rounds', 'S3 sync rounds failed in a row (0 once one succeeds): a round is listing and downloads; a long first round is not a failure.', ['env'], (set) => {
+    for (const [env, r] of envs) if (r.mirror) set({ env }, r.mirror.failedRounds);
+  });
   /** a per-source gauge's samples: `value` of each followed source it applies to (undefined: not to this one) */
   const perSource = (value: (s: SourceStatus) => number | undefined) => (set: (labels: { source: string }, v: number) => void) => {
     for (const [source, s] of sources()?.status ?? []) {

@@ -17,9 +17,9 @@ const STUCK_AFTER_MS = 10 * 60_000;
 const RELOADS_END_MS = 10_000;
 /**
  * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
- * under systemd's stop time-out (30 s in conf/doi-holdings.service), which then ends the process.
+ * with RELOADS_END_MS, under systemd's stop time-out (30 s in conf/doi-holdings.service), which then ends the process.
  */
-const WORKERS_END_MS = 20_000;
+const WORKERS_END_MS = 15_000;
 
 /** Builds the long-lived parts from the config, starts them, and closes them in reverse order. */
 export class Daemon {
@@ -79,9 +79,14 @@ export class Daemon {
       void r.store.updatesIndex.warm().then(read('updates'));
       void r.store.changeFeed.warm().then(read('prefixes'));
     }
-    for (const r of this.envs.values()) await r.start();
+    for (const r of this.envs.values()) {
+      if (this.closing) return; // a stop came during the start: what is not started yet is not started
+      await r.start();
+    }
     this.closers.push(async () => this.updateSources?.close());
+    if (this.closing) return;
     await this.followUpdates(this.config);
+    if (this.closing) return;
 
     const handles = (env: string): EnvHandles | undefined => {
       const r = this.envs.get(env);

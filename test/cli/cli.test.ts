@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump, gzLines, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
@@ -139,13 +139,25 @@ describe('--failures and --retry', () => {
     // the operator's download folder, outside the bucket: a newer file, applied, then the folder removed
     const newer = writeDeposit(join(dir.path, 'downloads'), 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000 });
     expect((await runCli(['--ingest', '--config', cfg.path, join(dir.path, 'downloads', newer)])).code).toBe(0);
-    expect(existsSync(join(cfg.bucket, '.ingested', newer))).toBe(true);
+    const copies = readdirSync(join(cfg.bucket, '.ingested'));
+    expect(copies.map((c) => existsSync(join(cfg.bucket, '.ingested', c, newer)))).toEqual([true]);
     rmSync(join(dir.path, 'downloads'), { recursive: true });
 
     const retry = await runCli(['--retry', '--config', cfg.path, old]);
     expect(retry.code).toBe(0);
     expect(JSON.parse(retry.lines[0]!)).toMatchObject({ outcome: 'applied', counts: { added: 1, overtaken: 1 } });
     expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
+  });
+
+  test('--ingest from elsewhere keeps one copy per content: a file quarantined, fixed and given again is read from its own copy', async () => {
+    const downloads = join(dir.path, 'downloads');
+    const key = writeDeposit(downloads, 'acme', [], { bytes: new TextEncoder().encode('not gzip') });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(downloads, key)])).code).toBe(1); // NOT_GZIP
+    writeDeposit(downloads, 'acme', [{ doi: '10.5555/f', accessType: 'open' }], { name: key.split('/')[1] });
+    expect((await runCli(['--ingest', '--config', cfg.path, join(downloads, key)])).code).toBe(0);
+    const report = JSON.parse((await runCli(['--report', '--config', cfg.path, key])).lines[0]!) as { readFrom?: string };
+    expect(readFileSync(join(report.readFrom!, key)).equals(readFileSync(join(downloads, key)))).toBe(true);
+    expect(readdirSync(join(cfg.bucket, '.ingested'))).toHaveLength(2);
   });
 
   test('--retry of a key that is not quarantined is a usage error', async () => {
