@@ -65,11 +65,14 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   // what only reads opens read-only: it never makes a store where a typo points, nor upgrades one (a rollback to
   // the previous program must still open it: docs/operations.md). Where no store is yet, nothing is held.
   const readOnly = command.kind === 'dump' || command.kind === 'failures' || command.kind === 'report';
-  if (readOnly && !Store.exists(config.store.dir, inv.env)) {
-    io.err(`doi-holdings: there is no ${inv.env} store at ${config.store.dir} yet (the daemon or --ingest makes it; check store.dir)`);
+  let store: Store;
+  try {
+    store = Store.open(config.store.dir, inv.env, { ...config.store, readOnly });
+  } catch (e) {
+    if (!(e instanceof FaultError && e.fault.code === 'STORE_NOT_MADE')) throw e;
+    io.err(`doi-holdings: ${e.fault.message}`);
     return command.kind === 'report' ? EXIT_USAGE : EXIT_OK;
   }
-  const store = Store.open(config.store.dir, inv.env, { ...config.store, readOnly });
   try {
     switch (command.kind) {
       case 'dump':

@@ -108,8 +108,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       readOnly: opts.readOnly,
     });
   } catch (e) {
-    if (opts.readOnly && !existsSync(dataFileOf(path)))
-      throw new FaultError(fault('STORE_OPEN_FAILED', `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`));
+    if (opts.readOnly && !existsSync(dataFileOf(path))) throw notMade(path);
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
   const dbs: StoreDbs = {
@@ -125,8 +124,19 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     changeLineage: root.openDB({ name: 'changeLineage', keyEncoding: 'uint32', encoding: 'msgpack' }),
     meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
   };
+  // read-only, a table not there is not opened: its store is being made by another process (the tables come after
+  // the file; `meta` last), or is not a store of this program
+  if (opts.readOnly && !dbs.meta) {
+    void root.close();
+    throw notMade(path);
+  }
   checkSchemaVersion(dbs, path, opts.readOnly ?? false);
   return dbs;
+}
+
+/** A read-only open of a store that is not (yet) there: the commands that only read take it as holding nothing. */
+function notMade(path: string): FaultError {
+  return new FaultError(fault('STORE_NOT_MADE', `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`));
 }
 
 function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): void {

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
@@ -42,11 +41,6 @@ export class Store {
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
     this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) => this.onIndexReadFailed('prefixes', e));
-  }
-
-  /** Whether an environment's store was made (its LMDB file is there), without opening or making it. */
-  static exists(dir: string, env: EnvName): boolean {
-    return existsSync(dataFileOf(join(dir, env)));
   }
 
   static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import { dump, gzLines, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;
@@ -193,9 +194,15 @@ describe('usage and config', () => {
     for (const [command, code] of [[['--dump'], 0], [['--failures'], 0], [['--report', 'acme/x.jsonl.gz'], 2]] as const) {
       const r = await runCli([...command, '--config', cfg.path]);
       expect([r.code, r.stdout]).toEqual([code, '']);
-      expect(r.stderr).toContain(`there is no production store at ${cfg.store} yet`);
+      expect(r.stderr).toContain(`there is no store at ${join(cfg.store, 'production')} yet`);
     }
     expect(existsSync(join(cfg.store, 'production', 'data.mdb'))).toBe(false);
+    // the daemon making it: the file is there, its tables not yet (a --dump polling a starting daemon saw this)
+    const bare = open({ path: join(cfg.store, 'production') });
+    await bare.close();
+    const r = await runCli(['--dump', '--config', cfg.path]);
+    expect([r.code, r.stdout]).toEqual([0, '']);
+    expect(r.stderr).toContain('there is no store at');
   });
 
   test('an unknown option is a usage error with exit 2', async () => {
