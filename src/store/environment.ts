@@ -73,7 +73,7 @@ export function bumpUpdatesGen(dbs: StoreDbs): void {
 /** Every sub-database the environment opened: every StoreDbs member but its path and root (--stats counts their pages). */
 export function subDatabases(dbs: StoreDbs): Database<unknown, Key>[] {
   return Object.entries(dbs)
-    .filter(([name]) => name !== 'root' && name !== 'path')
+    .filter(([name, d]) => name !== 'root' && name !== 'path' && d !== undefined) // read-only, a table an older store lacks is not opened
     .map(([, d]) => d as Database<unknown, Key>);
 }
 

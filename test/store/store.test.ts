@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { open } from 'lmdb';
 import { dumpLine } from '../../src/cli/dump-line.ts';
+import type { EnvName } from '../../src/config/index.ts';
 import { parseDepositText, type ParsedDeposit } from '../../src/deposit/index.ts';
 import { fault } from '../../src/fault.ts';
 import { META } from '../../src/store/environment.ts';
@@ -261,6 +262,20 @@ describe('store file', () => {
     await Bun.sleep(1); // lmdb-js renews a read snapshot when the event loop turns
     expect(meta.get(META.schemaVersion)).toBe(2);
     await env.close();
+  });
+
+  test('a store read-only without a table an older program did not make: its page figures count the tables it has', async () => {
+    await store.close();
+    const path = `${dir.path}/older/data.mdb`;
+    mkdirSync(`${dir.path}/older`, { recursive: true });
+    const env = open({ path, noSubdir: true, maxDbs: 12 });
+    for (const name of ['holdings', 'updates', 'files', 'conflicts', 'fileSeqs', 'importScratch']) env.openDB({ name });
+    await env.openDB({ name: 'meta', encoding: 'msgpack' }).put(META.schemaVersion, 1);
+    await env.close();
+    const older = Store.open(dir.path, 'older' as EnvName, { mapSizeBytes: 1 << 30, readOnly: true });
+    expect(older.pageFigures().usedPages).toBeGreaterThan(0);
+    await older.close();
+    store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
   });
 
   test('production and staging are separate environments', async () => {
