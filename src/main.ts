@@ -9,7 +9,7 @@ import { importUpdatesCommand } from './cli/import-updates-command.ts';
 import { harvestCommand } from './cli/harvest-command.ts';
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
 import { backupCommand, statsCommand } from './cli/store-commands.ts';
-import { EXIT_OK, EXIT_USAGE, flushOutput, processOutput as io } from './cli/output.ts';
+import { EXIT_OK, EXIT_USAGE, flushOutput, processOutput as io, StdoutClosed } from './cli/output.ts';
 import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import { FaultError } from './fault.ts';
@@ -157,7 +157,14 @@ try {
   if (e instanceof FaultError) {
     io.err(`doi-holdings: ${e.message}`);
     process.exitCode = EXIT_USAGE;
+  } else if (e instanceof StdoutClosed) {
+    // the reader took what it wanted (`--dump | head`): not a fault, and no stack trace
+    process.exitCode = EXIT_OK;
   } else throw e;
 } finally {
-  flushOutput();
+  try {
+    flushOutput();
+  } catch (e) {
+    if (!(e instanceof StdoutClosed)) throw e;
+  }
 }

@@ -17,13 +17,15 @@ const OUT_CHUNK = 64 * 1024;
 let pending: string[] = [];
 let pendingBytes = 0;
 
+/** stdout's reader is gone (`--dump | head`): the command stops there, quietly (main.ts). */
+export class StdoutClosed extends Error {}
+
 export function flushOutput(): void {
   if (pending.length === 0) return;
   const bytes = Buffer.from(pending.join(''));
   pending = [];
   pendingBytes = 0;
-  const at = writeAllSync(1, bytes);
-  if (at < bytes.length) throw new Error(`stdout: ${bytes.length - at} bytes could not be written (the reader is gone)`);
+  if (writeAllSync(1, bytes) < bytes.length) throw new StdoutClosed('stdout: the reader is gone');
 }
 
 export const processOutput: Output = {
@@ -34,8 +36,7 @@ export const processOutput: Output = {
   },
   outBytes: (lines) => {
     flushOutput();
-    const at = writeAllSync(1, lines);
-    if (at < lines.length) throw new Error(`stdout: ${lines.length - at} bytes could not be written (the reader is gone)`);
+    if (writeAllSync(1, lines) < lines.length) throw new StdoutClosed('stdout: the reader is gone');
   },
   err: (line) => {
     flushOutput();

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { dump, gzLines, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { BUN, dump, gzLines, REPO, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
@@ -203,6 +203,18 @@ describe('usage and config', () => {
     const r = await runCli(['--dump', '--config', cfg.path]);
     expect([r.code, r.stdout]).toEqual([0, '']);
     expect(r.stderr).toContain('there is no store at');
+  });
+
+  test('--dump into a reader that stops early (| head) ends quietly, exit 0, no stack trace', async () => {
+    const key = writeDeposit(cfg.bucket, 'acme', Array.from({ length: 5000 }, (_, i) => ({ doi: `10.5555/many.${i}`, accessType: 'open' })));
+    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)])).code).toBe(0);
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--dump', '--config', cfg.path], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
+    const reader = proc.stdout.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value).startsWith('{"env":"production"')).toBe(true);
+    await reader.cancel(); // as head does once it has its lines: the pipe's read end closes
+    const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect([code, stderr]).toEqual([0, '']);
   });
 
   test('an unknown option is a usage error with exit 2', async () => {
