@@ -1,3 +1,5 @@
+import { settlesWithin } from './settles-within.ts';
+
 /** Other threads and processes of this program: where a worker's script is, one job on a worker, this program again. */
 
 /** Inside the compiled binary (bun build --compile), where the sources sit under /$bunfs/root/. */
@@ -66,14 +68,10 @@ export function workerJob<T>(script: string, request: unknown, name: string): { 
  * Resolves once no one-job worker runs (true; one started meanwhile is waited for too), or after `timeoutMs`
  * (false): a daemon closing waits for them, so that the process never exits while one of them is inside LMDB.
  */
-export async function jobWorkersEnded(timeoutMs: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let late = false;
-  const timedOut = new Promise<void>((resolve) => (timer = setTimeout(() => ((late = true), resolve()), timeoutMs)));
-  try {
-    while (liveJobs.size > 0 && !late) await Promise.race([Promise.all(liveJobs), timedOut]);
-    return liveJobs.size === 0;
-  } finally {
-    clearTimeout(timer);
-  }
+export function jobWorkersEnded(timeoutMs: number): Promise<boolean> {
+  return settlesWithin(allJobsEnded(), timeoutMs);
+}
+
+async function allJobsEnded(): Promise<void> {
+  while (liveJobs.size > 0) await Promise.all(liveJobs);
 }

@@ -9,6 +9,7 @@ import { FollowedSources } from '../updates/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
+import { settlesWithin } from '../settles-within.ts';
 import { jobWorkersEnded } from '../worker-script.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
@@ -250,16 +251,5 @@ export class Daemon {
       this.log.log('info', 'daemon.stopped', {});
     })();
     return this.closing;
-  }
-}
-
-/** true once `p` settles, false after `ms` without. */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
   }
 }

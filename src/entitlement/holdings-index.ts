@@ -4,8 +4,7 @@ import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.t
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexTable } from './index-build.ts';
 import { valueEnd } from './arena-record.ts';
-import type { ConfiguredPlatforms } from './configured-platforms.ts';
-import { concat, holdingPart, holdingsOf, openPartOf, PlatformNumbers, withHolding, type IndexedHolding, type OpenPart } from './index-value.ts';
+import { concat, holdingPart, holdingsOf, PlatformNumbers, withHolding, type IndexedHolding } from './index-value.ts';
 
 /** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
 type Warming = { seq: number; told: AppliedFile[]; cancel(): void };
@@ -30,8 +29,6 @@ const decoder = new TextDecoder();
 export class HoldingsIndex {
   private table = new HoldingsTable();
   private numbers = new PlatformNumbers();
-  /** the running config's platforms: holdings() and openPart() leave out others (set by the service, not a build worker) */
-  configured: ConfiguredPlatforms | undefined;
   /** the last apply sequence number reflected; -1 before the first build, STALE after a failure to follow */
   private seq = -1;
   private checkedAt = 0;
@@ -158,11 +155,12 @@ export class HoldingsIndex {
   }
 
   holdings(value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
-    return holdingsOf(this.numbers.names, value, start, end, this.configured?.maskFor(this.numbers.names));
+    return holdingsOf(this.numbers.names, value, start, end);
   }
 
-  openPart(value: Uint8Array, out: OpenPart, start = 0, end = value.length): OpenPart | undefined {
-    return openPartOf(value, out, start, end, this.configured?.maskFor(this.numbers.names));
+  /** The platform numbering of the values (it changes when a build lands): index-value.ts reads them with it. */
+  get platformNames(): readonly string[] {
+    return this.numbers.names;
   }
 
   /** Every entry as holdings, for tests that compare the index with the store. */

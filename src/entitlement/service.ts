@@ -3,7 +3,7 @@ import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
 import { HoldingsIndex } from './holdings-index.ts';
-import type { IndexedHolding } from './index-value.ts';
+import { holdingsOf, openPartOf, type IndexedHolding, type OpenPart } from './index-value.ts';
 import { orgIdentity } from './org.ts';
 import { TIMED_OUT, verdictOf, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';
@@ -31,6 +31,8 @@ export class EntitlementService {
   /** answers given, by source ('none': no platform holds the DOI; 'invalid': not a DOI) */
   readonly answers = new Map<EntitlementSource | 'none' | 'invalid', number>();
   private settings: ReadonlyMap<string, PlatformSettings>;
+  /** the config's platforms: holdings of others answer nothing (a removed platform's "open" must not stand for ever) */
+  private readonly configured: ConfiguredPlatforms;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -41,7 +43,7 @@ export class EntitlementService {
   ) {
     this.index = new HoldingsIndex(store);
     this.settings = new Map(platforms.map((p) => [p.name, p]));
-    this.index.configured = new ConfiguredPlatforms(new Set(this.settings.keys()));
+    this.configured = new ConfiguredPlatforms(new Set(this.settings.keys()));
     this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
     this.now = opts.now;
     // a new deposit for a DOI drops its cached answers, and those on their way (only worth the walk when there are any)
@@ -72,9 +74,20 @@ export class EntitlementService {
    */
   reconfigure(platforms: readonly PlatformSettings[], cacheMaxEntries: number): void {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
-    this.index.configured!.set(new Set(this.settings.keys()));
+    this.configured.set(new Set(this.settings.keys()));
     if (cacheMaxEntries !== this.cache.maxEntries) this.cache = new AnswerCache(cacheMaxEntries, this.now);
     else this.cache.clear();
+  }
+
+  /** The first holding a configured platform answers from the deposit, in an index value's range (no allocation). */
+  openPart(value: Uint8Array, out: OpenPart, start: number, end: number): OpenPart | undefined {
+    return openPartOf(value, out, start, end, this.configured.maskFor(this.index.platformNames));
+  }
+
+  /** The holdings of configured platforms in an index value's range. */
+  holdings(value: Uint8Array, start: number, end: number): IndexedHolding[] {
+    const names = this.index.platformNames;
+    return holdingsOf(names, value, start, end, this.configured.maskFor(names));
   }
 
   count(source: EntitlementSource | 'none' | 'invalid', n = 1): void {

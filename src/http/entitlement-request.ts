@@ -161,13 +161,13 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
     if (service.index.arena !== e.arena) return undefined;
     if (at < 0) continue;
     const end = valueEnd(e.arena, at);
-    if (service.index.openPart(e.arena, part, at, end)) {
+    if (service.openPart(e.arena, part, at, end)) {
       e.kinds[i] = OPEN;
       e.access[i] = part.code;
       e.vorStart[i] = part.vorStart;
       e.vorEnd[i] = part.vorEnd;
     } else {
-      const holdings = service.index.holdings(e.arena, at, end);
+      const holdings = service.holdings(e.arena, at, end);
       if (holdings.length === 0) {
         e.kinds[i] = UNKNOWN; // held only by platforms no longer configured
         continue;

@@ -37,6 +37,11 @@ function writeFiles(secrets: string, integrator: string, opts: { top?: string; e
   writeFileSync(join(dir.path, 'secrets.env'), secrets);
 }
 
+/** The Updates API asked about one DOI with `key`. */
+function askUpdates(url: string, key: string): Promise<Response> {
+  return fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' });
+}
+
 const count = (needle: string) => daemon!.log().split('\n').filter((l) => l.includes(needle)).length;
 
 async function reload(expectEvent: 'config.reloaded' | 'config.reload_refused'): Promise<Record<string, unknown>> {
@@ -52,8 +57,7 @@ test('keys rotate with an overlap, a bad config is refused and kept out, platfor
   daemon = startDaemon(cfg.path);
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  const status = async (key: string) =>
-    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  const status = async (key: string) => (await askUpdates(url, key)).status;
   expect(await status('first-key-0001')).toBe(200);
   expect(await status('second-key-0002')).toBe(401);
 
@@ -157,8 +161,7 @@ test('a secret removed from the secrets file is gone after a reload, though syst
   daemon = startDaemon(cfg.path, { ROT_KEY: 'second-key-0002', OLD_KEY: 'first-key-0001' });
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  const status = async (key: string) =>
-    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  const status = async (key: string) => (await askUpdates(url, key)).status;
   expect(await status('first-key-0001')).toBe(200);
   writeFiles('ROT_KEY=second-key-0002\n', 'previousApiKeyEnv = "OLD_KEY"'); // the old key's line removed, not emptied
   await reload('config.reloaded');
@@ -172,8 +175,7 @@ test('a reload whose update sources cannot start takes nothing, and the running 
   daemon = startDaemon(cfg.path);
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  const status = async (key: string) =>
-    (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' })).status;
+  const status = async (key: string) => (await askUpdates(url, key)).status;
   // a drop folder that cannot be made (under a file), and a key change in the same reload
   writeFiles('ROT_KEY=second-key-0002\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}` });
   const before = count('"event":"config.reload_failed"');
@@ -185,7 +187,7 @@ test('a reload whose update sources cannot start takes nothing, and the running 
   const csv = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS\n1,10.1234/x,10.1234/n,2/2/2015 0:00,Retraction,,\n';
   writeFileSync(join(dropDir, 'rw.csv'), csv);
   await waitFor(async () => {
-    const r = await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' }, body: '{"dois":["10.1234/x"]}' });
+    const r = await askUpdates(url, 'first-key-0001');
     return ((await r.json()) as { documents: { updates: unknown[] }[] }).documents[0]!.updates.length === 1;
   }, 'the dropped file imported', 30_000);
 });
@@ -218,7 +220,7 @@ test('a reload whose new and running update sources both fail to start: said, an
   daemon.signal('SIGHUP');
   await waitForLog(daemon, '"event":"updates.sources_stopped"');
   expect(daemon.log()).toContain('"event":"config.reload_failed"');
-  const status = (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' }, body: '{"dois":["10.1234/x"]}' })).status;
+  const status = (await askUpdates(url, 'first-key-0001')).status;
   expect(status).toBe(200);
   const health = async () => ((await (await fetch(`${url}/healthz`)).json()) as { warnings?: string[] }).warnings ?? [];
   expect((await health()).join(' ')).toContain('update sources: stopped');
@@ -227,7 +229,7 @@ test('a reload whose new and running update sources both fail to start: said, an
   // are taken all the same: a new key works
   writeFiles('ROT_KEY=third-key-0003\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
   await reload('config.reloaded');
-  const third = (await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'third-key-0003' }, body: '{"dois":["10.1234/x"]}' })).status;
+  const third = (await askUpdates(url, 'third-key-0003')).status;
   expect(third).toBe(200);
   expect((await health()).join(' ')).toContain('update sources: stopped');
 
