@@ -6,6 +6,11 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
 /** A download that brought no byte for this long is given up; the round fails and is tried again. */
 export const DOWNLOAD_STALL_MS = 60_000;
+/**
+ * A download slower on average than this, after a first stall time's grace, is given up as well: a body that
+ * trickles a byte now and then never stalls, and would hold the mirror (every file after it) for ever.
+ */
+export const DOWNLOAD_MIN_BYTES_PER_S = 16 * 1024;
 
 /** One listed object: what is fetched, and what the bytes must come to. */
 export interface ListedObject {
@@ -19,13 +24,14 @@ export interface ListedObject {
 
 /**
  * Fetches one object into `path`: GetObject with If-Match on the listed ETag (the listed bytes, not a newer
- * upload), streamed to the file. It always ends: a body that breaks off, brings no byte for `stallMs` or another
- * byte count than listed is an error, never a wait. (s3-sync-client's download pipes the body without passing its
+ * upload), streamed to the file. It always ends: a body that breaks off, brings no byte for `stallMs`, comes slower
+ * than `minBytesPerS` on average (over `stallMs` plus the time its size takes at that rate) or brings another byte
+ * count than listed is an error, never a wait. (s3-sync-client's download pipes the body without passing its
  * errors on: a connection reset mid-body left its promise pending for ever, and the mirror with it.) The file's
  * mtime is the listed LastModified, to the millisecond, as the apply order saw it.
  */
-export async function downloadObject(client: S3Client, o: ListedObject, path: string, opts: { stallMs?: number; stop?: AbortSignal } = {}): Promise<void> {
-  const { stallMs = DOWNLOAD_STALL_MS, stop } = opts;
+export async function downloadObject(client: S3Client, o: ListedObject, path: string, opts: { stallMs?: number; minBytesPerS?: number; stop?: AbortSignal } = {}): Promise<void> {
+  const { stallMs = DOWNLOAD_STALL_MS, minBytesPerS = DOWNLOAD_MIN_BYTES_PER_S, stop } = opts;
   const abort = new AbortController();
   const stopped = () => abort.abort(stop!.reason);
   if (stop?.aborted) stopped();
@@ -37,6 +43,11 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
   };
   let bytes = 0;
   arm();
+  const budgetMs = stallMs + (o.size / minBytesPerS) * 1000;
+  const slow = setTimeout(
+    () => abort.abort(new Error(`${o.key}: ${bytes} of ${o.size} bytes arrived in ${(budgetMs / 1000).toFixed(1)} s, slower than ${minBytesPerS} bytes/s`)),
+    budgetMs,
+  );
   try {
     const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key, ...(o.etag ? { IfMatch: o.etag } : {}) }), { abortSignal: abort.signal });
     if (!res.Body) throw new Error(`${o.key}: the answer has no body`);
@@ -56,6 +67,7 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
     throw new Error(`${o.key}: the download broke off: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
+    clearTimeout(slow);
     stop?.removeEventListener('abort', stopped);
   }
   if (bytes !== o.size) throw new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`);

@@ -24,6 +24,11 @@ beforeAll(async () => {
     res.write(BODY.subarray(0, 500));
     if (req.url!.includes('/reset/')) setTimeout(() => req.socket.destroy(), 30);
     if (req.url!.includes('/short/')) setTimeout(() => res.socket!.end(), 30); // a clean close, bytes missing
+    // /trickle/: a byte every 20 ms, never a stall
+    if (req.url!.includes('/trickle/')) {
+      const drip = setInterval(() => res.write(BODY.subarray(0, 1)), 20);
+      res.on('close', () => clearInterval(drip));
+    }
     // /stall/: nothing more, the connection kept open
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -55,6 +60,13 @@ test.each(['reset', 'short'])('a body that breaks off (%s) is an error, not a wa
 
 test('a body that stalls is given up after the stall time, saying so', async () => {
   await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300 })).rejects.toThrow('stall/x.jsonl.gz: no byte arrived for 0.3 s');
+});
+
+test('a body that trickles (never a stall, too slow on the whole) is given up once its time at the least rate has passed', async () => {
+  // 1000 bytes at 2000 bytes/s at least: 0.5 s, plus the stall time's 0.3 s; the trickle would take 10 s
+  await expect(downloadObject(client, listed('trickle/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300, minBytesPerS: 2000 })).rejects.toThrow(
+    /^trickle\/x\.jsonl\.gz: \d+ of 1000 bytes arrived in 0\.8 s, slower than 2000 bytes\/s$/,
+  );
 });
 
 test('a download under way ends when its stop signal fires (the mirror closing), with the stop\'s reason', async () => {
