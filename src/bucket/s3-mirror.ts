@@ -63,6 +63,8 @@ export class S3Mirror {
   private readonly client: S3Client;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
+  /** objects whose path clashed (PATH_CLASH): not fetched again each round, only once their bytes change (or at a restart) */
+  private readonly putAside = new Map<string, { etag: string; size: number }>();
   /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
   private newest: { key: string; lastModified: number } | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -138,7 +140,7 @@ export class S3Mirror {
     const todo = objects
       .filter((o) => {
         if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
-        const known = this.state.get(o.rel);
+        const known = this.state.get(o.rel) ?? this.putAside.get(o.rel);
         return !known || known.etag !== o.etag || known.size !== o.size;
       })
       .sort(applyOrder); // by the bucket key: one prefix, so the same order as by `rel`
@@ -228,6 +230,7 @@ export class S3Mirror {
     const clash = placeMirrored(this.opts.settings.path, o.rel, tmp, this.state.get(o.rel)?.etag);
     if (clash) {
       this.warnOnce(o.key, clash, 'PATH_CLASH');
+      this.putAside.set(o.rel, { etag: o.etag, size: o.size });
       return false;
     }
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });

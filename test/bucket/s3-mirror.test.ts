@@ -251,7 +251,16 @@ test('an object listed after later ones were put in place is applied, and said t
 test('a key that clashes with another as file and folder is skipped and said (PATH_CLASH); it holds back nothing after it, round after round', async () => {
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production' });
+  // a client that counts the GetObject calls of each key
+  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const gets = new Map<string, number>();
+  const send = client.send.bind(client);
+  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
+    if (command instanceof GetObjectCommand) gets.set(command.input.Key!, (gets.get(command.input.Key!) ?? 0) + 1);
+    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+  }) as typeof client.send;
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
   mirrors.push(m);
   // a file, then a key that needs that file's name as a folder; then a folder, then a file of that folder's name
   await s3.put(bucket, 'acme/a.jsonl.gz', 'a file');
@@ -269,10 +278,20 @@ test('a key that clashes with another as file and folder is skipped and said (PA
     ['acme/d', 'PATH_CLASH'],
   ]);
   expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
-  // the next rounds fail neither, and say nothing more
+  // the next rounds fail neither, say nothing more, and fetch neither again
+  const fetched = new Map(gets);
   await m.syncOnce();
   await m.syncOnce();
   expect(logged.filter((l) => l.event === 's3.key_skipped')).toHaveLength(2);
+  expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
+  expect(gets).toEqual(fetched);
+  expect(gets.get('acme/d')).toBe(1);
+  // new bytes under a clashing key are fetched once more (they still clash: skipped again, the rest unharmed)
+  await s3.put(bucket, 'acme/d', 'a longer file over a folder');
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 1100);
+  await m.syncOnce();
+  await m.syncOnce();
+  expect(gets.get('acme/d')).toBe(2);
   expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
   expect(existsSync(join(settings().path, '.s3-partial')) ? readdirSync(join(settings().path, '.s3-partial')) : []).toEqual([]);
 });
