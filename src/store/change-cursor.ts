@@ -1,25 +1,32 @@
 /**
  * The change feed's cursor (docs/design.md, "Change feed"): the last change a client has, named so that any
  * replica can check it describes the same history as its own. Opaque to clients: base64url of
- * `1.<commit>.<seq>.<lineage>`.
- *  - commit: the number of the feed-changing commit that gave the change `seq` its place;
+ * `1.<commit>.<seq>.<lineage>`, or `2.<commit>.<seq>.<lineage>.<began>` when `began` is not `commit`.
+ *  - commit: a feed-changing commit at or after the one that gave the change `seq` its place (its lineage covers
+ *    every change up to `seq`);
  *  - seq: the change's sequence number (0: nothing yet);
- *  - lineage: the first 16 hex digits of the feed's lineage hash after that commit (LineageEntry.hash).
+ *  - lineage: the first 16 hex digits of the feed's lineage hash after that commit (LineageEntry.hash);
+ *  - began: the feed's head commit when the client last started reading from a state it knew whole (a full
+ *    sync's first page, or the page that brought it to the tip): a withdrawal committed after it and pruned
+ *    before the client read it is one the client may have missed (change-page.ts).
  */
 export interface FeedCursor {
   commit: number;
   seq: number;
   lineage: string;
+  began: number;
 }
 
 /** the lineage before any change: every store's history starts here */
 export const GENESIS = '0'.repeat(64);
-export const START: FeedCursor = { commit: 0, seq: 0, lineage: GENESIS.slice(0, 16) };
+export const START: FeedCursor = { commit: 0, seq: 0, lineage: GENESIS.slice(0, 16), began: 0 };
 
-const FORM = /^1\.(\d{1,10})\.(\d{1,10})\.([0-9a-f]{16})$/;
+const FORM = /^(?:1\.(\d{1,10})\.(\d{1,10})\.([0-9a-f]{16})|2\.(\d{1,10})\.(\d{1,10})\.([0-9a-f]{16})\.(\d{1,10}))$/;
 
+/** The short form when `began` is `commit` (the tip, and every cursor an older program gave out, read so). */
 export function encodeCursor(c: FeedCursor): string {
-  return Buffer.from(`1.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}`).toString('base64url');
+  const text = c.began === c.commit ? `1.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}` : `2.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}.${c.began}`;
+  return Buffer.from(text).toString('base64url');
 }
 
 /** The cursor a client sent, or undefined when it is not one this service gives out. */
@@ -27,8 +34,10 @@ export function decodeCursor(text: string): FeedCursor | undefined {
   if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) return undefined;
   const m = FORM.exec(Buffer.from(text, 'base64url').toString('latin1'));
   if (!m) return undefined;
-  const commit = Number(m[1]);
-  const seq = Number(m[2]);
-  if (commit > 0xffffffff || seq > 0xffffffff || (commit === 0) !== (seq === 0)) return undefined;
-  return { commit, seq, lineage: m[3]! };
+  const long = m[1] === undefined;
+  const commit = Number(long ? m[4] : m[1]);
+  const seq = Number(long ? m[5] : m[2]);
+  const began = long ? Number(m[7]) : commit;
+  if (commit > 0xffffffff || seq > 0xffffffff || began > 0xffffffff || (commit === 0) !== (seq === 0)) return undefined;
+  return { commit, seq, lineage: (long ? m[6] : m[3])!, began };
 }

@@ -31,11 +31,29 @@ export interface FeedHead {
   hash: string;
   /** commits up to this one are pruned: their works without updates left the feed */
   prunedCommit: number;
-  /** a cursor before this sequence number may have missed a withdrawal: 410 */
+  /** the last sequence number of commit prunedCommit */
   prunedThrough: number;
+  /**
+   * The newest pruned commit that removed a withdrawal, and the highest sequence number removed: a client whose
+   * reading began before that commit and whose cursor is before that number may have missed it (410). Absent
+   * in a head an older program wrote: prunedCommit and prunedThrough stand for them (withdrawnSince).
+   */
+  withdrawnCommit?: number;
+  withdrawnThrough?: number;
 }
 
-export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0 };
+export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0, withdrawnCommit: 0, withdrawnThrough: 0 };
+
+/**
+ * Whether a client whose reading began at head commit `began` and who has every change up to `seq` may have missed
+ * a withdrawal that pruning removed: one removed after `seq` from a commit after `began`. Removed sequence numbers
+ * grow with their commits, so the newest such commit and the highest number removed decide it.
+ */
+export function missedWithdrawal(head: FeedHead, began: number, seq: number): boolean {
+  const commit = head.withdrawnCommit ?? head.prunedCommit;
+  const through = head.withdrawnThrough ?? head.prunedThrough;
+  return commit > began && through > seq;
+}
 /** how long a withdrawal (a work whose list became empty) stays in the feed, unless the store is told otherwise */
 export const DEFAULT_KEEP_MS = 90 * 86_400_000;
 
@@ -126,7 +144,7 @@ export class ChangeFeedWriter {
     if (this.lineage) {
       head.hash = this.lineage.digest('hex');
       dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
-      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16) }));
+      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: head.commit }));
       tipWritten(dbs.path);
     }
     this.prune(now - keepMs);
@@ -134,18 +152,23 @@ export class ChangeFeedWriter {
   }
 
   /**
-   * Works without updates (a withdrawal) leave the feed once their commit is older than `cutoff`; a cursor from
-   * before then answers 410 (it may have missed one). Works with updates stay: a full sync needs them.
+   * Works without updates (a withdrawal) leave the feed once their commit is older than `cutoff`; a client that
+   * may have missed one answers 410 (missedWithdrawal). Works with updates stay: a full sync needs them. Lineage
+   * entries stay too (a few dozen bytes a commit): a cursor names the commit of a row that may be years old.
    */
   private prune(cutoff: number): void {
     const { dbs, head } = this;
     for (let c = head.prunedCommit + 1; c <= head.commit; c++) {
       const e = dbs.changeLineage.get(c) as LineageEntry | undefined;
       if (!e || e.at > cutoff) break;
+      let removed = 0;
       for (const { key, value } of dbs.changes.getRange({ start: e.firstSeq, end: e.lastSeq + 1 }))
-        if ((value as ChangeRow)[4] === 0) dbs.changes.removeSync(key as number);
-      // the entry of the newest pruned commit stays: a cursor at its last change is still good
-      if (head.prunedCommit > 0) dbs.changeLineage.removeSync(head.prunedCommit);
+        if ((value as ChangeRow)[4] === 0) {
+          dbs.changes.removeSync(key as number);
+          removed = key as number;
+        }
+      if (removed > 0) [head.withdrawnCommit, head.withdrawnThrough] = [c, removed];
+      else if (head.withdrawnCommit === undefined) [head.withdrawnCommit, head.withdrawnThrough] = [head.prunedCommit, head.prunedThrough];
       head.prunedCommit = c;
       head.prunedThrough = e.lastSeq;
     }

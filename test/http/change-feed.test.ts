@@ -181,6 +181,45 @@ describe('the change feed', () => {
     await store.close();
   });
 
+  test('a full sync begun after pruning reads to its end page by page, however old its rows; one begun before a withdrawal it may miss answers 410', async () => {
+    // kept 0 ms: every commit is pruned by the next one's end (its own, even)
+    const store = openStore('prune-full', 0);
+    const app = appOf(store);
+    const retract = (w: string, n: string) => ({ items: [{ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] }] });
+    await importSample([store]); // commit 1: the sample's works, pruned (nothing withdrawn)
+    await importCrossref([store], retract('10.5555/p.1', '10.5555/pn.1')); // commit 2
+    await importCrossref([store], retract('10.5555/p.2', '10.5555/pn.2')); // commit 3
+    await importCrossref([store], { items: [{ DOI: '10.5555/p.1', 'updated-by': [] }] }); // commit 4: p.1 withdrawn, and pruned
+    store.updatesIndex.refresh(true);
+    expect(store.changeFeed.head()).toMatchObject({ commit: 4, prunedCommit: 4, withdrawnCommit: 4 });
+    // the full sync: small pages through the first commit's rows, to the end
+    const state = new Map<string, UpdateObject[]>();
+    const full = await sync([app], state, undefined, 250);
+    expect(full.seen.length).toBe(store.updatesIndex.size);
+    expect(state.has('10.5555/p.1')).toBe(false);
+    expect(state.has('10.5555/p.2')).toBe(true);
+    expect(state).toEqual(await updatesApi(app, [...state.keys(), '10.5555/p.1']));
+    // polling on from its end: nothing more, and no 410
+    expect((await page(app, full.cursor)).changes).toEqual([]);
+
+    // a sync under way when a work it has read is withdrawn, and that withdrawal pruned before it goes on: 410
+    const first = await page(app, undefined, 1);
+    expect(first.more).toBe(true);
+    const read = first.changes[0]!.doi;
+    // the next Retraction Watch file no longer lists it (commit 5, pruned at its end)
+    const rest = ROWS.filter((r) => !r.toLowerCase().includes(read.toLowerCase()));
+    expect(rest.length).toBeLessThan(ROWS.length);
+    await importUpdates([store], 'retraction-watch-csv', [Buffer.from(csv(rest))] as unknown as AsyncIterable<Uint8Array>);
+    expect(store.changeFeed.head()).toMatchObject({ commit: 5, withdrawnCommit: 5 });
+    const e = await errorOf(await get(app, `/v2.2/updates/changes?after=${first.next}&limit=1`));
+    expect(e.status).toBe(410);
+    expect(String(e.body.message)).toContain('older than the change feed keeps');
+    // a sync begun now reads to its end again
+    const again = await sync([app], new Map(), undefined, 500);
+    expect(again.seen).not.toContain(read.toLowerCase());
+    await store.close();
+  });
+
   test('bad requests: a key, a cursor, a limit and parameters the route does not know; other methods', async () => {
     const store = openStore('bad');
     const app = appOf(store);

@@ -32,10 +32,18 @@ function fullSync(store: Store): { items: string[]; next: string } {
 
 describe('the change feed in the store', () => {
   test('cursors: what is given out reads back; anything else is refused', () => {
-    const c = { commit: 12, seq: 3456, lineage: '0123456789abcdef' };
-    expect(decodeCursor(encodeCursor(c))).toEqual(c);
-    expect(decodeCursor(encodeCursor({ commit: 0, seq: 0, lineage: '0'.repeat(16) }))).toEqual({ commit: 0, seq: 0, lineage: '0'.repeat(16) });
-    for (const bad of ['', 'a b', Buffer.from('2.1.1.0123456789abcdef').toString('base64url'), Buffer.from('1.0.5.0123456789abcdef').toString('base64url'), Buffer.from('1.1.1.0123').toString('base64url'), 'x'.repeat(81)])
+    for (const c of [
+      { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 },
+      { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 7 },
+      { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 30 },
+      { commit: 0, seq: 0, lineage: '0'.repeat(16), began: 0 },
+      { commit: 0, seq: 0, lineage: '0'.repeat(16), began: 5 },
+    ])
+      expect(decodeCursor(encodeCursor(c))).toEqual(c);
+    // the short form (the tip's, and every cursor of a program before `began`) reads as begun at its commit
+    expect(Buffer.from(encodeCursor({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 }), 'base64url').toString()).toBe('1.12.3456.0123456789abcdef');
+    expect(decodeCursor(Buffer.from('1.12.3456.0123456789abcdef').toString('base64url'))).toEqual({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 });
+    for (const bad of ['', 'a b', Buffer.from('2.1.1.0123456789abcdef').toString('base64url'), Buffer.from('1.0.5.0123456789abcdef').toString('base64url'), Buffer.from('1.1.1.0123').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.99999999999').toString('base64url'), 'x'.repeat(81)])
       expect(decodeCursor(bad)).toBeUndefined();
   });
 
@@ -86,6 +94,46 @@ describe('the change feed in the store', () => {
     await Bun.sleep(60);
     expect([store.changeFeed.isTip(next), store.changeFeed.isTip(moved)]).toEqual([false, true]);
     other.meta.putSync(META.changeFeedTip, next);
+    await store.close();
+  });
+
+  test('a store an older program pruned (lineage entries removed, no withdrawal mark) still gives whole full syncs; cursors from before its withdrawal answer 410', async () => {
+    const p = join(dir.path, 'pruned-before');
+    const retract = (w: string, n: string) => ({ items: [{ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] }] });
+    const crossref = (store: Store, json: unknown) => importUpdates([store], 'crossref-json', [Buffer.from(JSON.stringify(json))] as unknown as AsyncIterable<Uint8Array>);
+    let store = Store.open(p, 'production', { ...OPTS, changeFeedKeepMs: 0 });
+    await importCsv([store], SAMPLE); // commit 1
+    const old = store.changeFeed.changesAfter(undefined, 1);
+    if ('refused' in old) throw new Error(old.message);
+    await crossref(store, retract('10.5555/q.1', '10.5555/qn.1')); // commit 2
+    await crossref(store, { items: [{ DOI: '10.5555/q.1', 'updated-by': [] }] }); // commit 3: withdrawn, pruned
+    await crossref(store, retract('10.5555/q.2', '10.5555/qn.2')); // commit 4
+    const whole = fullSync(store).items;
+    await store.close();
+    // as the program before 2026-11-24 left it: the entries of pruned commits gone but the newest, no withdrawal mark
+    const dbs = openEnvironment(join(p, 'production'), OPTS);
+    dbs.root.transactionSync(() => {
+      const head = dbs.meta.get(META.changeFeed) as Record<string, number>;
+      expect(head).toMatchObject({ commit: 4, prunedCommit: 4, withdrawnCommit: 3 });
+      for (let c = 1; c < head.prunedCommit!; c++) dbs.changeLineage.removeSync(c);
+      const { withdrawnCommit: _c, withdrawnThrough: _t, ...older } = head;
+      dbs.meta.putSync(META.changeFeed, older);
+    });
+    await dbs.root.close();
+    store = Store.open(p, 'production', OPTS);
+    // a full sync in pages of one row: every page's cursor names a commit whose lineage is still there
+    const items: string[] = [];
+    let after;
+    for (;;) {
+      const page = store.changeFeed.changesAfter(after, 1);
+      if ('refused' in page) throw new Error(page.message);
+      items.push(...page.items);
+      after = page.next;
+      if (!page.more) break;
+    }
+    expect(items).toEqual(whole);
+    // a cursor given out before the withdrawal: 410 (by the older head's mark, prunedThrough)
+    expect(store.changeFeed.changesAfter(old.next, 10)).toMatchObject({ refused: 'expired' });
     await store.close();
   });
 
