@@ -52,6 +52,21 @@ export function fileNameProblem(name: string): Fault<'BAD_EXTENSION' | 'NAME_WIT
   return undefined;
 }
 
+/**
+ * S3's own bound on a key, in UTF-8 bytes. A key is also the ledger's key, which LMDB takes up to 1,978 bytes
+ * (with a conflict's suffix after it): a longer one could not even be recorded as refused.
+ */
+export const MAX_KEY_BYTES = 1024;
+
+/** A key too long to record (only a local bucket's deep nesting makes one): refused before the store sees it. */
+export function keyLengthProblem(key: string): Fault<'BAD_PATH'> | undefined {
+  // a UTF-16 unit is at most 3 UTF-8 bytes: most keys are decided without counting
+  if (key.length <= MAX_KEY_BYTES / 3) return undefined;
+  const bytes = Buffer.byteLength(key);
+  if (bytes <= MAX_KEY_BYTES) return undefined;
+  return fault('BAD_PATH', `${key}: the path is ${bytes} bytes long, over the ${MAX_KEY_BYTES} a key may have; it is not read or recorded`);
+}
+
 /** A key is a deposit candidate at all (used to ignore our own temp files and dotfiles in a mirror). */
 export function isHiddenOrTemp(key: string): boolean {
   return key.split('/').some((p) => p.startsWith('.')) || key.endsWith('.partial') || key.endsWith('~');

@@ -1,12 +1,12 @@
 import { statBucketFile, type FileStat } from '../bucket/index.ts';
-import { applyOrder, isHiddenOrTemp } from '../deposit/index.ts';
+import { applyOrder, isHiddenOrTemp, keyLengthProblem } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
 import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { retryDelayMs, tried, untried, versionOf, type Pending } from './pending.ts';
+import { heldBack, retryDelayMs, tried, untried, versionOf, type Pending } from './pending.ts';
 import { readLaterFiles, type ReadBackAt } from './late-file.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
@@ -14,10 +14,8 @@ import { IngestStats } from './stats.ts';
 
 /**
  * A cold replica applies several queued files per transaction (docs/design.md, "Apply order and replica
- * convergence"). Two, measured: larger batches catch up no faster (the parse worker sets the pace) but free more
- * pages per commit, and LMDB rewrites its whole free list at every later commit. After the 120-file catch-up,
- * batches of 8 left a 442 MB file whose free list made each later single-file commit ~90 ms slower; batches of 2
- * left 315 MB (bench/ingest.ts, scenario d).
+ * convergence"). Two, measured (bench/ingest.ts, d): larger batches catch up no faster but free more pages per
+ * commit, and LMDB rewrites its free list at every later commit (batches of 8 made each ~90 ms slower).
  */
 const MAX_BATCH_FILES = 2;
 
@@ -42,6 +40,7 @@ export class Ingestor {
   /** Versions read and found a duplicate or a conflict whose stat the ledger does not keep (same content, new mtime; a
    * conflicting file touched again): without this a rescan would read them again every time. */
   private readonly decidedUnrecorded = new Map<string, string>();
+  private readonly refusedKeys = new Set<string>(); // too long to record (keyLengthProblem): refused once
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
@@ -53,8 +52,10 @@ export class Ingestor {
   /** Queues bucket keys (relative paths); cheap to call with keys already applied. */
   async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
     for (const key of keys) {
-      if (this.closed || isHiddenOrTemp(key)) continue;
-      const s = await statBucketFile(this.opts.root, key).catch((e: unknown) => readFault(key, e));
+      if (this.closed || isHiddenOrTemp(key) || this.refusedKeys.has(key)) continue;
+      const tooLong = keyLengthProblem(key);
+      if (tooLong) this.refusedKeys.add(key);
+      const s = tooLong ?? (await statBucketFile(this.opts.root, key).catch((e: unknown) => readFault(key, e)));
       if ('code' in s) {
         this.report({ status: 'unread', key, fault: s });
         continue;
@@ -73,10 +74,11 @@ export class Ingestor {
   }
 
   /**
-   * This version of a file is queued, or was decided (applied, quarantined, a conflict): a folder rescan skips it.
-   * A file being read or applied right now is neither; handed on again, it is then a duplicate.
+   * This version of a file is queued, or was decided (applied, quarantined, a conflict; a key too long to record:
+   * refused), so a folder rescan skips it. A file being read or applied now is neither (handed on: a duplicate).
    */
   holds(key: string, stat: FileStat): boolean {
+    if (keyLengthProblem(key)) return this.refusedKeys.has(key); // the store cannot be asked
     return this.pending.has(key) || this.decidedUnrecorded.get(key) === versionOf(stat) || this.opts.store.decidedBefore(key, stat);
   }
 
@@ -152,16 +154,10 @@ export class Ingestor {
       }
       await inFlight;
       // the batch in flight may have left a file waiting for a retry (the store could not write): it goes first
-      if (batch.length > 0 && this.heldBack(batch[0]!)) for (const f of batch) this.pending.set(f.key, untried(f));
+      if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!)) for (const f of batch) this.pending.set(f.key, untried(f));
       else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
-  }
-
-  /** An earlier file is pending (waiting for its retry): `f` must not be applied before it. */
-  private heldBack(f: PreparedFile): boolean {
-    for (const q of this.pending.values()) if (applyOrder(q, f) < 0) return true;
-    return false;
   }
 
   /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */

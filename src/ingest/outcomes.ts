@@ -11,7 +11,7 @@ import type { IngestStats } from './stats.ts';
  */
 export type IngestOutcome =
   | FileStatus
-  | { status: 'unread'; key: string; fault: Fault<'FILE_MISSING' | 'READ_FAILED'> }
+  | { status: 'unread'; key: string; fault: Fault<'FILE_MISSING' | 'READ_FAILED' | 'BAD_PATH'> }
   | { status: 'unrecorded'; key: string; fault: Fault<FileFaultCode>; writeFault: Fault<StoreWriteCode> };
 
 /** The bucket key an outcome is about. */

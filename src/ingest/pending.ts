@@ -1,3 +1,4 @@
+import { applyOrder } from '../deposit/index.ts';
 import type { PreparedFile } from '../store/index.ts';
 
 /** A file in the ingestor's queue: submitted, or waiting for a retry. */
@@ -32,4 +33,10 @@ export function tried(f: PreparedFile): Pending {
 /** A file version as its stat names it (size and LastModified). */
 export function versionOf(s: { size: number; lastModified: number }): string {
   return `${s.size}:${s.lastModified}`;
+}
+
+/** An earlier file is pending (waiting for its retry): `f` must not be applied before it. */
+export function heldBack(pending: Iterable<Pending>, f: PreparedFile): boolean {
+  for (const q of pending) if (applyOrder(q, f) < 0) return true;
+  return false;
 }

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
-import { missedFiles, statBucketFile } from '../../src/bucket/index.ts';
+import { missedFiles, scanBucketFolder, statBucketFile } from '../../src/bucket/index.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor } from '../../src/ingest/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -89,6 +89,35 @@ test('path rules: root-level, nested, unknown platform, wrong extension and name
     [ext]: 'BAD_EXTENSION',
     [noUuid]: 'NAME_WITHOUT_UUID',
   });
+});
+
+test('a key too long to record (deep nesting) is refused once as BAD_PATH and holds back nothing; a name that is not UTF-8 is refused, not taken for gone', async () => {
+  const logged: Record<string, unknown>[] = [];
+  const log = { log: (level: string, event: string, fields: Record<string, unknown>) => void logged.push({ level, event, ...fields }) } as unknown as typeof silentLogger;
+  const own = new Ingestor({ env: 'production', store, root: bucket, platforms: new Set(['acme', 'beta']), settings: { ...DEFAULT_INGEST, retryBaseMs: 10, maxTries: 3 }, log });
+  const long = writeDeposit(bucket, `acme/${Array.from({ length: 5 }, (_, i) => String(i).repeat(250)).join('/')}`, [{ doi: '10.1234/deep' }], { mtime: 1000 });
+  expect(Buffer.byteLength(long)).toBeGreaterThan(1024);
+  const good = writeDeposit(bucket, 'beta', [{ doi: '10.1234/after', accessType: 'open' }], { mtime: 2000 });
+  // a name with a Latin-1 byte: listed with U+FFFD in its place, a name no file has
+  writeFileSync(Buffer.concat([Buffer.from(`${join(bucket, 'acme')}/caf`), Buffer.from([0xe9]), Buffer.from('-00000000-0000-4000-8000-000000000777.jsonl.gz')]), gzLines([{ doi: '10.1234/latin1' }]));
+  const bad = (await scanBucketFolder(bucket)).find((k) => k.includes('\uFFFD'))!;
+  expect(bad).toBeDefined();
+  await own.submit([long, good, bad]);
+  await own.idle();
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/after']);
+  const refused = () => logged.filter((l) => l.event === 'file.unreadable');
+  expect(refused().map((l) => [l.key, l.code, l.level])).toEqual([
+    [long, 'BAD_PATH', 'error'],
+    [bad, 'BAD_PATH', 'error'],
+  ]);
+  expect(String(refused()[0]!.message)).toContain(`the path is ${Buffer.byteLength(long)} bytes long, over the 1024 a key may have`);
+  expect(String(refused()[1]!.message)).toContain('not valid UTF-8');
+  // a rescan does not hand the long key on again (nor ask the store about it), and it is not said twice
+  expect(await missedFiles(bucket, { settleMs: 0, holds: (k, st) => own.holds(k, st) })).toEqual([]);
+  await own.submit([long]);
+  await own.idle();
+  expect(refused()).toHaveLength(2);
+  await own.close();
 });
 
 test('the same file seen again is a no-op', async () => {
