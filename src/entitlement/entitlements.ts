@@ -11,11 +11,19 @@ export class Entitlements {
   readonly clients = new Map<string, PlatformClient>();
   private readonly services = new Map<Store, EntitlementService>();
 
+  /** what durations are measured by (deadlines, breaker cool-downs, cache lifetimes): a clock the system's never steps back */
+  readonly now: () => number;
+  /** what a JWT's `iat` says: the time of day */
+  private readonly timeOfDay: () => number;
+
+  /** `clock`: a test's clock, standing for both */
   constructor(
     private platforms: readonly PlatformSettings[],
     private settings: EntitlementSettings,
-    readonly now: () => number = Date.now,
+    clock?: () => number,
   ) {
+    this.now = clock ?? steadyNow;
+    this.timeOfDay = clock ?? Date.now;
     this.setClients();
   }
 
@@ -48,6 +56,7 @@ export class Entitlements {
           breakerFailures: this.settings.breakerFailures,
           breakerCooldownMs: this.settings.breakerCooldownMs,
           now: this.now,
+          timeOfDay: this.timeOfDay,
         }),
       );
     }
@@ -73,4 +82,12 @@ export class Entitlements {
 /** What every client is made with besides its platform's settings. */
 function callerOf(s: EntitlementSettings): string {
   return JSON.stringify([s.name, s.breakerFailures, s.breakerCooldownMs]);
+}
+
+/**
+ * Milliseconds on the monotonic clock, from the time of day the process started: an NTP step or a resumed VM
+ * moves Date.now by hours, and with it every breaker cool-down and cached answer's lifetime measured by it.
+ */
+function steadyNow(): number {
+  return performance.timeOrigin + performance.now();
 }

@@ -20,7 +20,10 @@ export interface CallerSettings {
   name: string;
   breakerFailures: number;
   breakerCooldownMs: number;
+  /** durations: a clock never stepped back (Entitlements) */
   now: () => number;
+  /** a JWT's `iat` */
+  timeOfDay: () => number;
 }
 
 /** What one call did, for the metrics. */
@@ -103,9 +106,16 @@ export class PlatformClient {
         headers: this.headers(batch[0]!, integrator),
         body: JSON.stringify(body),
         signal,
-      });
+        // a redirect is an answer other than 200 (an error), never followed: it would take the reader's org elsewhere
+        redirect: 'manual',
+        // the bytes as sent: the answer's bound (MAX_ANSWER_BYTES) must hold for what is read, not what it expands to
+        decompress: false,
+      } as RequestInit);
       const text = await boundedText(response);
       if (response.status !== 200) return done('error', FAILED);
+      // asked for identity: a compressed answer is not one this client reads
+      const encoding = response.headers.get('content-encoding');
+      if (encoding !== null && encoding.toLowerCase() !== 'identity') return done('malformed', FAILED);
       const answers = text === undefined ? undefined : parseAnswer(text, org);
       return answers ? done('ok', answers) : done('malformed', FAILED);
     } catch (e) {
@@ -130,7 +140,7 @@ export class PlatformClient {
       iss: this.caller.name,
       aud: this.settings.name,
       sub: integrator,
-      iat: Math.floor(this.caller.now() / 1000),
+      iat: Math.floor(this.caller.timeOfDay() / 1000),
       jti: randomUUID(),
       doi: firstDoi,
     };
@@ -182,10 +192,19 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
   }
   if (!checkAnswer.Check(value)) return undefined;
   const out = new Map<string, PlatformVerdict>();
+  const twice = new Set<string>();
   for (const entry of value.entitlements) {
     if (!checkEntry.Check(entry)) continue;
     const input = readDoiInput(entry.doi);
-    if (input.problem !== undefined) continue;
+    if (input.problem !== undefined || twice.has(input.key)) continue;
+    const first = out.get(input.key);
+    if (first !== undefined) {
+      // one DOI answered twice: the first stands if they agree on `entitled`, else neither (as left out: maybe)
+      if (first.entitled === entry.entitled) continue;
+      out.delete(input.key);
+      twice.add(input.key);
+      continue;
+    }
     const v: PlatformVerdict = { statusCode: 200, entitled: entry.entitled, source: 'service_request', org };
     if (isAccessType(entry.accessType)) v.accessType = entry.accessType;
     if (entry.document !== undefined) v.document = entry.document;

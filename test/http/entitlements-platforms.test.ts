@@ -222,6 +222,26 @@ describe('the cache', () => {
     expect([cache.get('alpha', '10.1000/both-paid', org), cache.get('beta', '10.1000/both-paid', org)]).toEqual(['alpha says no', 'beta says yes']);
   });
 
+  test('lifetimes are measured on a clock the time of day does not step: an hour\'s NTP step forward expires nothing', async () => {
+    // the service's own clocks (no test clock), with the time of day (Date.now) stepped under them
+    const realNow = Date.now;
+    let step = 0;
+    Date.now = () => realNow() + step;
+    try {
+      const entitlements = new Entitlements(platforms({ alpha: { entitlementCacheSeconds: 60 } }), DEFAULT_ENTITLEMENTS);
+      const app = makeApp({ production: { store }, staging: { store: staging } }, { entitlements });
+      expect((await ask(app, ['10.1000/alpha-only']))[0]!.source).toBe('service_request');
+      step = 3_600_000;
+      expect((await ask(app, ['10.1000/alpha-only']))[0]!.source).toBe('service_cache');
+      expect(alpha.calls).toHaveLength(1);
+      // the JWT says the time of day
+      const at = Number(alpha.calls[0]!.claims!.iat);
+      expect(Math.abs(at - realNow() / 1000)).toBeLessThan(60);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
   test('is off by default: every ask is live', async () => {
     // the platform as a config file gives it, without entitlementCacheSeconds
     const config = resolveConfig(
@@ -310,6 +330,44 @@ describe('what platforms answer, and what is made of it', () => {
     const got = await ask(app, ['10.1000/alpha-only', '10.1000/alpha-two']);
     expect(got[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
     expect(got[1]).toMatchObject({ entitled: 'yes', source: 'service_request', vor: [{ url: 'https://files.example/b.pdf' }] });
+  });
+
+  test('a compressed answer is malformed, not expanded: the answer bound holds for the bytes sent', async () => {
+    // 8 MiB of answer in a few KB of gzip: past the 4 MiB bound once expanded
+    const big = JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes', document: `https://alpha.example/${'x'.repeat(8 * 1024 * 1024)}` }] });
+    alpha.mode = { kind: 'raw', status: 200, body: Bun.gzipSync(Buffer.from(big)), headers: { 'content-encoding': 'gzip' } };
+    const { app, entitlements } = appWith(platforms());
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    // a small one too: the client asked for identity
+    alpha.mode = { kind: 'raw', status: 200, body: Bun.gzipSync(Buffer.from(JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes' }] }))), headers: { 'content-encoding': 'gzip' } };
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
+    expect(entitlements.clients.get('alpha')!.calls.malformed).toBe(2);
+    expect(alpha.calls[0]!.headers['accept-encoding']).toBe('identity');
+  });
+
+  test('a redirect is an error, never followed: the org goes nowhere else, and no answer from elsewhere counts', async () => {
+    beta.mode = { kind: 'answer', entitled: () => 'yes' };
+    alpha.mode = { kind: 'raw', status: 307, body: '', headers: { location: beta.url } };
+    const { app, entitlements } = appWith(platforms());
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    expect(beta.calls).toHaveLength(0);
+    expect(entitlements.clients.get('alpha')!.calls.error).toBe(1);
+  });
+
+  test('one DOI answered twice: the answer when both agree, maybe when they do not', async () => {
+    store.applyFilesSync([preparedFile([{ doi: '10.1000/alpha-two', accessType: 'paid' }], { platform: 'alpha' })]);
+    const entries = [
+      { doi: '10.1000/alpha-only', entitled: 'no' },
+      { doi: '10.1000/ALPHA-ONLY', entitled: 'yes' },
+      { doi: '10.1000/alpha-two', entitled: 'yes' },
+      { doi: '10.1000/alpha-two', entitled: 'yes' },
+      { doi: '10.1000/alpha-only', entitled: 'no' },
+    ];
+    alpha.mode = { kind: 'raw', status: 200, body: JSON.stringify({ entitlements: entries }) };
+    const { app } = appWith(platforms());
+    const got = await ask(app, ['10.1000/alpha-only', '10.1000/alpha-two']);
+    expect(got[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    expect(got[1]).toMatchObject({ entitled: 'yes', source: 'service_request' });
   });
 
   test('a request without org: platforms are asked with an empty org, and answers show it', async () => {

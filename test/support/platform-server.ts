@@ -7,8 +7,8 @@ import { createServer, type Server } from 'node:net';
  */
 export type PlatformMode =
   | { kind: 'answer'; entitled: (doi: string) => 'yes' | 'no' | 'maybe'; delayMs?: number; extra?: (doi: string) => Record<string, unknown> }
-  /** any status and body, as given */
-  | { kind: 'raw'; status: number; body: string }
+  /** any status, body and headers, as given */
+  | { kind: 'raw'; status: number; body: string | Uint8Array; headers?: Record<string, string> }
   /** never answers (the socket stays open until the client gives up) */
   | { kind: 'hang' };
 
@@ -46,7 +46,7 @@ export class PlatformServer {
     const headers = Object.fromEntries(request.headers.entries());
     this.calls.push({ headers, body, ...verifyJwt(headers.authorization, this.secret), clientPort: this.server.requestIP(request)?.port });
     const mode = this.mode;
-    if (mode.kind === 'raw') return new Response(mode.body, { status: mode.status, headers: { 'content-type': 'application/json' } });
+    if (mode.kind === 'raw') return new Response(mode.body, { status: mode.status, headers: { 'content-type': 'application/json', ...mode.headers } });
     if (mode.kind === 'hang')
       return new Promise<Response>((resolve) => {
         const release = () => resolve(new Response('{"entitlements":[]}'));
