@@ -194,11 +194,12 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
     }
   }
   out.push(...bucketsApartProblems(file.buckets, base));
-  const harvests = new Set<string>();
   (file.updates?.crossref ?? []).forEach((c, i) => {
-    const name = c.name ?? 'crossref';
-    if (harvests.has(name)) out.push(`  /updates/crossref/${i}/name: a harvest named "${name}" is configured twice (give each its own name)`);
-    harvests.add(name);
+    // every harvest keeps its updates in the one Crossref feed: a full run of one would withdraw what another brought
+    if (i > 0)
+      out.push(
+        `  /updates/crossref/${i}: only one Crossref harvest may be configured (found ${file.updates!.crossref!.length}): harvests share one feed, so a full run of one would withdraw the updates only another brought`,
+      );
     if (c.from !== undefined && Number.isNaN(Date.parse(`${c.from}T00:00:00Z`))) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);

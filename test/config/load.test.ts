@@ -128,9 +128,6 @@ urls = [
 ]
 
 [[updates.crossref]]
-mailto = "ops@example.org"
-
-[[updates.crossref]]
 name = "plus"
 url = "http://127.0.0.1:9/"
 mailto = "ops@example.org"
@@ -180,10 +177,14 @@ idle = false
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
       ],
       crossref: [
-        { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19, idle: true },
         { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', plusTokenEnv: 'CR_PLUS', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000, nice: 0, idle: false },
       ],
     });
+    // a harvest's defaults
+    const minimal = write(`${MINIMAL}\n[[updates.crossref]]\nmailto = "ops@example.org"\n`);
+    expect(loadConfig(minimal, {}).updates.crossref).toEqual([
+      { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19, idle: true },
+    ]);
   });
 
   test('the shipped example configs load', () => {
@@ -457,7 +458,7 @@ name = "neither"
     ]);
   });
 
-  test('Crossref harvests: a name used twice, a date that is no date, an unset Plus token variable, a bad mailto', () => {
+  test('Crossref harvests: more than one (they share one feed), a date that is no date, an unset Plus token variable, a bad mailto', () => {
     const path = write(`
 ${MINIMAL}
 
@@ -498,7 +499,7 @@ plusTokenEnv = "NO_SUCH_TOKEN"
 from = "2024-13-45"
 `);
     expect(problems(failure(() => loadConfig(fixed, {})))).toEqual([
-      '/updates/crossref/1/name: a harvest named "crossref" is configured twice (give each its own name)',
+      '/updates/crossref/1: only one Crossref harvest may be configured (found 2): harvests share one feed, so a full run of one would withdraw the updates only another brought',
       '/updates/crossref/1/from: 2024-13-45 is not a date',
       '/updates/crossref/1/plusTokenEnv: environment variable NO_SUCH_TOKEN is not set or empty',
     ]);
