@@ -69,17 +69,17 @@ export class FollowedSources {
       this.watcher = watch(dropDir, {
         ignoreInitial: true,
         ignored: (path: string) => path !== dropDir && isHiddenOrTemp(toKey(dropDir, path)),
-        awaitWriteFinish: { stabilityThreshold: 300, pollInterval: 50 },
+        awaitWriteFinish: { stabilityThreshold: DROP_STABLE_MS, pollInterval: 50 },
         depth: 0,
       });
       const onFile = (path: string) => this.enqueue(() => this.importFile(path));
       this.watcher.on('add', onFile).on('change', onFile);
       await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
-      const existing = (await scanBucketFolder(dropDir))
-        .filter((k) => !k.includes('/'))
-        .map((k) => join(dropDir, k))
-        .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
-      for (const path of existing) this.enqueue(() => this.importFile(path));
+      const listed = (await scanBucketFolder(dropDir)).filter((k) => !k.includes('/')).map((k) => join(dropDir, k));
+      // a file still being copied in would be imported cut short, as a snapshot: its missing rows withdrawn. It is
+      // left to the watch, whose change event comes once it has held still (awaitWriteFinish)
+      const existing = (await heldStill(listed, DROP_STABLE_MS)).sort((a, b) => a.mtimeMs - b.mtimeMs);
+      for (const { path } of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {
       // what it last did is read from the store, so a restart keeps it
@@ -229,4 +229,26 @@ export class FollowedSources {
 
 function hours(ms: number): string {
   return ms >= 3600_000 ? `${(ms / 3600_000).toFixed(1)} h` : `${Math.round(ms / 60_000)} min`;
+}
+
+/** A dropped file is taken once its size and time held this long (the watch's write-finish, the start-up scan). */
+const DROP_STABLE_MS = 300;
+
+/** The files whose size and modification time are the same `ms` later (those gone or changing are left out). */
+async function heldStill(paths: readonly string[], ms: number): Promise<{ path: string; mtimeMs: number }[]> {
+  const stat = (path: string) => {
+    try {
+      const s = statSync(path);
+      return { size: s.size, mtimeMs: s.mtimeMs };
+    } catch {
+      return undefined; // gone meanwhile
+    }
+  };
+  const before = paths.map(stat);
+  if (paths.length > 0) await Bun.sleep(ms);
+  return paths.flatMap((path, i) => {
+    const a = before[i];
+    const b = stat(path);
+    return a && b && a.size === b.size && a.mtimeMs === b.mtimeMs ? [{ path, mtimeMs: b.mtimeMs }] : [];
+  });
 }

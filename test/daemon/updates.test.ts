@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
 import { healthz, metrics } from '../support/harvest-support.ts';
@@ -156,6 +156,35 @@ describe('drop folder', () => {
     // which requests may see first)
     await waitFor(() => events(second, 'updates.imported').length > 0, 'the import logged');
     expect(events(second, 'updates.imported').map((e) => e.source)).toEqual([feb]);
+  }, 30_000);
+
+  test('a file still being copied in when the daemon starts is imported whole once it holds still, never cut short', async () => {
+    const cfg = configWith('[updates]\ndropDir = "updates"');
+    const drop = join(dir.path, 'updates');
+    mkdirSync(drop, { recursive: true });
+    // two thirds of the sample at first (past the shrink guard's half: cut short, it would be taken), then ten
+    // rows every 50 ms until well after the daemon's start-up scan, then the rest
+    const path = join(drop, 'retractions.csv');
+    writeFileSync(path, csv(ROWS.slice(0, 2000)));
+    let written = 2000;
+    const grow = setInterval(() => {
+      if (written >= ROWS.length - 10) return;
+      appendFileSync(path, `${ROWS.slice(written, written + 10).join('\n')}\n`);
+      written += 10;
+    }, 50);
+    const d = daemon(cfg);
+    let base: string;
+    try {
+      base = await daemonUrl(d);
+      await Bun.sleep(1500);
+    } finally {
+      clearInterval(grow);
+    }
+    if (written < ROWS.length) appendFileSync(path, `${ROWS.slice(written).join('\n')}\n`);
+    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the whole file served');
+    await waitFor(() => events(d, 'updates.imported').length > 0, 'the import logged');
+    await Bun.sleep(500); // a second import, had there been one, is logged by now
+    expect(events(d, 'updates.imported').map((e) => [e.rows, (e.applied as Record<string, Record<string, number>>).production!.updatesWithdrawn])).toEqual([[3000, 0]]);
   }, 30_000);
 
   test('hidden and temporary files in the drop folder are not imported, as at start-up', async () => {
