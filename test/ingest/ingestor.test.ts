@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import { missedFiles, scanBucketFolder, statBucketFile } from '../../src/bucket/index.ts';
@@ -117,6 +117,22 @@ test('a key too long to record (deep nesting) is refused once as BAD_PATH and ho
   await own.submit([long]);
   await own.idle();
   expect(refused()).toHaveLength(2);
+  await own.close();
+});
+
+test('a file larger than any gzip of content within the bound is TOO_LARGE without being read, whatever it holds', async () => {
+  const own = new Ingestor({ env: 'production', store, root: bucket, platforms: new Set(['acme']), settings: { ...DEFAULT_INGEST, maxDecompressedBytes: 4096 }, log: silentLogger });
+  // a valid deposit of one record, then 1.1 MiB of zero padding (padding alone is taken: interface.md)
+  const padded = writeDeposit(bucket, 'acme', [], { bytes: Buffer.concat([gzLines([{ doi: '10.1234/padded', accessType: 'open' }]), Buffer.alloc(1.1 * 1024 * 1024)]) });
+  const small = writeDeposit(bucket, 'acme', [], { bytes: Buffer.concat([gzLines([{ doi: '10.1234/small', accessType: 'open' }]), Buffer.alloc(1000)]) });
+  await own.submit([padded, small]);
+  await own.idle();
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/small']);
+  const entry = store.fileEntry(padded)!;
+  expect(entry).toMatchObject({ outcome: 'quarantined', code: 'TOO_LARGE' });
+  expect(entry.message).toContain(`the file is ${Buffer.byteLength(readFileSync(join(bucket, padded)))} bytes, more than a gzip of at most 4096 bytes of content can be`);
+  // its identity is still the file's: hashed as a stream
+  expect(entry.hash).toBe(new Bun.CryptoHasher('sha256').update(readFileSync(join(bucket, padded))).digest('hex'));
   await own.close();
 });
 
