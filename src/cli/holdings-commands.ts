@@ -1,6 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
-import { fileNameProblem, parseDepositFile, type ParsedDeposit } from '../deposit/index.ts';
+import { fileNameProblem, isHiddenOrTemp, parseDepositFile, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, normaliseDoiInput } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
@@ -50,7 +50,13 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
   const platforms = new Set(config.platforms.map((p) => p.name));
   let faults = 0;
   for (const path of files) {
-    const nameProblem = fileNameProblem(basename(path));
+    const name = basename(path);
+    // the bucket's rules on a name, in its order: unsafe as a path (BAD_PATH), then the name itself
+    const nameProblem = unsafeKeyFault(name) ?? fileNameProblem(name);
+    if (isHiddenOrTemp(name)) {
+      faults++;
+      io.out(`${path}: IGNORED: a bucket takes a name starting with "." (or ending in .partial or ~) for an upload in progress and never reads it; rename it`);
+    }
     const folder = basename(dirname(resolve(path)));
     if (!nameProblem && !platforms.has(folder))
       io.out(`${path}: note: "${folder}" is not a registered platform; deposit it as <platform>/${basename(path)}`);

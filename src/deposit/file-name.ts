@@ -24,8 +24,8 @@ export function unsafeKeyPart(key: string): 'control' | 'backslash' | 'dotSegmen
   return undefined;
 }
 
-/** Checks a bucket-relative key; `platforms` are the registered platform names. */
-export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault<PathFaultCode> {
+/** BAD_PATH for a key (or a name) unsafe as a path (unsafeKeyPart), saying why. */
+export function unsafeKeyFault(key: string): Fault<'BAD_PATH'> | undefined {
   switch (unsafeKeyPart(key)) {
     case 'control':
       return fault('BAD_PATH', `${JSON.stringify(key)}: the path contains control characters`);
@@ -34,6 +34,13 @@ export function parseDepositPath(key: string, platforms: ReadonlySet<string>): D
     case 'dotSegment':
       return fault('BAD_PATH', `${key}: the path contains "." or ".." segments`);
   }
+  return undefined;
+}
+
+/** Checks a bucket-relative key; `platforms` are the registered platform names. */
+export function parseDepositPath(key: string, platforms: ReadonlySet<string>): DepositPath | Fault<PathFaultCode> {
+  const unsafe = unsafeKeyFault(key);
+  if (unsafe) return unsafe;
   const parts = key.split('/');
   if (parts.length === 1) return fault('NOT_IN_PLATFORM_FOLDER', `${key}: files must be inside a platform folder (<platform>/<name>.jsonl.gz)`);
   if (parts.length > 2 || parts.some((p) => p === ''))

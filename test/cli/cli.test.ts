@@ -39,6 +39,16 @@ describe('--validate', () => {
     expect(r.stdout).toContain('NAME_WITHOUT_UUID');
     expect(r.stdout).toContain('NOT_GZIP');
   });
+
+  test('names the bucket refuses or never reads are reported, though their content is clean: a backslash, a leading dot', async () => {
+    const outbox = join(dir.path, 'outbox');
+    const slash = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: 'a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz' });
+    const hidden = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: '.00000000-0000-4000-8000-000000000002.jsonl.gz' });
+    const r = await runCli(['--validate', '--config', cfg.path, join(outbox, slash), join(outbox, hidden)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${join(outbox, slash)}: REJECTED BAD_PATH: a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz: the path contains a backslash`);
+    expect(r.stdout).toContain(`${join(outbox, hidden)}: IGNORED: a bucket takes a name starting with "."`);
+  });
 });
 
 describe('--ingest', () => {
