@@ -35,14 +35,27 @@ export interface FeedHead {
   prunedThrough: number;
   /**
    * The newest pruned commit that removed a withdrawal, and the highest sequence number removed: a client whose
-   * reading began before that commit and whose cursor is before that number may have missed it (410). Absent
-   * in a head an older program wrote: prunedCommit and prunedThrough stand for them (withdrawnSince).
+   * reading began before that commit and whose cursor is before that number may have missed it (410).
    */
   withdrawnCommit?: number;
   withdrawnThrough?: number;
+  /**
+   * The prunedCommit the marks above were kept up to. The program before 2026-11-24 pruned without them (and
+   * copies them unchanged if it runs again): where this is not prunedCommit, prunedCommit and prunedThrough may
+   * have removed withdrawals the marks do not know of, and stand for them too (missedWithdrawal).
+   */
+  withdrawnAsOf?: number;
 }
 
-export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0, withdrawnCommit: 0, withdrawnThrough: 0 };
+export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0, withdrawnCommit: 0, withdrawnThrough: 0, withdrawnAsOf: 0 };
+
+/** The withdrawal marks, or, where pruning may have run without keeping them, marks that cover what it may have removed. */
+function withdrawalMarks(head: FeedHead): { commit: number; through: number } {
+  const commit = head.withdrawnCommit ?? 0;
+  const through = head.withdrawnThrough ?? 0;
+  if (head.withdrawnAsOf === head.prunedCommit) return { commit, through };
+  return { commit: Math.max(commit, head.prunedCommit), through: Math.max(through, head.prunedThrough) };
+}
 
 /**
  * Whether a client whose reading began at head commit `began` and who has every change up to `seq` may have missed
@@ -50,8 +63,7 @@ export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCo
  * grow with their commits, so the newest such commit and the highest number removed decide it.
  */
 export function missedWithdrawal(head: FeedHead, began: number, seq: number): boolean {
-  const commit = head.withdrawnCommit ?? head.prunedCommit;
-  const through = head.withdrawnThrough ?? head.prunedThrough;
+  const { commit, through } = withdrawalMarks(head);
   return commit > began && through > seq;
 }
 /** how long a withdrawal (a work whose list became empty) stays in the feed, unless the store is told otherwise */
@@ -144,7 +156,7 @@ export class ChangeFeedWriter {
     if (this.lineage) {
       head.hash = this.lineage.digest('hex');
       dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
-      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: head.commit }));
+      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }));
       tipWritten(dbs.path);
     }
     this.prune(now - keepMs);
@@ -161,6 +173,11 @@ export class ChangeFeedWriter {
     for (let c = head.prunedCommit + 1; c <= head.commit; c++) {
       const e = dbs.changeLineage.get(c) as LineageEntry | undefined;
       if (!e || e.at > cutoff) break;
+      // marks an older program's pruning left behind are made whole first (withdrawalMarks)
+      if (head.withdrawnAsOf !== head.prunedCommit) {
+        const marks = withdrawalMarks(head);
+        [head.withdrawnCommit, head.withdrawnThrough] = [marks.commit, marks.through];
+      }
       let removed = 0;
       for (const { key, value } of dbs.changes.getRange({ start: e.firstSeq, end: e.lastSeq + 1 }))
         if ((value as ChangeRow)[4] === 0) {
@@ -168,9 +185,9 @@ export class ChangeFeedWriter {
           removed = key as number;
         }
       if (removed > 0) [head.withdrawnCommit, head.withdrawnThrough] = [c, removed];
-      else if (head.withdrawnCommit === undefined) [head.withdrawnCommit, head.withdrawnThrough] = [head.prunedCommit, head.prunedThrough];
       head.prunedCommit = c;
       head.prunedThrough = e.lastSeq;
+      head.withdrawnAsOf = c;
     }
   }
 }

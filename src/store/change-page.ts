@@ -29,7 +29,7 @@ export function readChanges(dbs: StoreDbs, after: FeedCursor | undefined, limit:
   }
   const from = after ?? START;
   const items: string[] = [];
-  let last: { seq: number; commit: number } | undefined;
+  let last: { seq: number } | undefined;
   let more = false;
   for (const { key, value } of dbs.changes.getRange({ start: from.seq + 1, limit: limit + 1 })) {
     if (items.length === limit) {
@@ -38,22 +38,15 @@ export function readChanges(dbs: StoreDbs, after: FeedCursor | undefined, limit:
     }
     const row = value as ChangeRow;
     items.push(row[3]);
-    last = { seq: key as number, commit: row[0] };
+    last = { seq: key as number };
   }
-  // every change up to the head read: the client knows the feed whole at the head, and its reading begins there
-  if (!more) return { items, next: { commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: head.commit }, more };
-  const named = coveringEntry(dbs, last!.commit);
-  if (!named) return { refused: 'expired', message: expiredMessage() }; // not reached: the head's entry is kept
-  return { items, next: { commit: named.commit, seq: last!.seq, lineage: named.entry.hash.slice(0, 16), began: after ? after.began : head.commit }, more };
-}
-
-/**
- * The lineage entry that covers a row of `commit`: its own, or the next one kept. A program before 2026-11-24
- * removed the entries of pruned commits but the newest; a later commit's lineage covers every change before it.
- */
-function coveringEntry(dbs: StoreDbs, commit: number): { commit: number; entry: LineageEntry } | undefined {
-  for (const { key, value } of dbs.changeLineage.getRange({ start: commit, limit: 1 })) return { commit: key as number, entry: value as LineageEntry };
-  return undefined;
+  // every change up to the head read: the tip, which needs no `began` (0): a withdrawal it could miss is after it
+  if (!more) return { items, next: { commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }, more };
+  // the head's lineage covers every change read; any replica that made the same changes holds its entry (a row's own
+  // commit's entry may be gone where the program before 2026-11-24 pruned). The reading began no later than this
+  // head: a replica behind the one that gave `after` must not move it past what it served.
+  const began = after ? Math.min(after.began, head.commit) : head.commit;
+  return { items, next: { commit: head.commit, seq: last!.seq, lineage: head.hash.slice(0, 16), began }, more };
 }
 
 function checkCursor(dbs: StoreDbs, c: FeedCursor, head: FeedHead): CursorRefusal | 'ahead' | undefined {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeCursor, encodeCursor, prefixLengthFor, Store } from '../../src/store/index.ts';
 import { META, openEnvironment } from '../../src/store/environment.ts';
@@ -33,16 +34,15 @@ function fullSync(store: Store): { items: string[]; next: string } {
 describe('the change feed in the store', () => {
   test('cursors: what is given out reads back; anything else is refused', () => {
     for (const c of [
+      { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 },
       { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 },
       { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 7 },
-      { commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 30 },
       { commit: 0, seq: 0, lineage: '0'.repeat(16), began: 0 },
-      { commit: 0, seq: 0, lineage: '0'.repeat(16), began: 5 },
     ])
       expect(decodeCursor(encodeCursor(c))).toEqual(c);
-    // the short form (the tip's, and every cursor of a program before `began`) reads as begun at its commit
-    expect(Buffer.from(encodeCursor({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 }), 'base64url').toString()).toBe('1.12.3456.0123456789abcdef');
-    expect(decodeCursor(Buffer.from('1.12.3456.0123456789abcdef').toString('base64url'))).toEqual({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 12 });
+    // the short form (the tip's, and every cursor of the program before `began`) reads as begun at 0
+    expect(Buffer.from(encodeCursor({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 }), 'base64url').toString()).toBe('1.12.3456.0123456789abcdef');
+    expect(decodeCursor(Buffer.from('1.12.3456.0123456789abcdef').toString('base64url'))).toEqual({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 });
     for (const bad of ['', 'a b', Buffer.from('2.1.1.0123456789abcdef').toString('base64url'), Buffer.from('1.0.5.0123456789abcdef').toString('base64url'), Buffer.from('1.1.1.0123').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.99999999999').toString('base64url'), 'x'.repeat(81)])
       expect(decodeCursor(bad)).toBeUndefined();
   });
@@ -110,6 +110,8 @@ describe('the change feed in the store', () => {
     await crossref(store, retract('10.5555/q.2', '10.5555/qn.2')); // commit 4
     const whole = fullSync(store).items;
     await store.close();
+    // a replica with the same history that this program pruned: every lineage entry kept
+    cpSync(p, `${p}-b`, { recursive: true });
     // as the program before 2026-11-24 left it: the entries of pruned commits gone but the newest, no withdrawal mark
     const dbs = openEnvironment(join(p, 'production'), OPTS);
     dbs.root.transactionSync(() => {
@@ -121,11 +123,12 @@ describe('the change feed in the store', () => {
     });
     await dbs.root.close();
     store = Store.open(p, 'production', OPTS);
-    // a full sync in pages of one row: every page's cursor names a commit whose lineage is still there
+    const replica = Store.open(`${p}-b`, 'production', OPTS);
+    // a full sync in pages of one row, from the two in turn: every page's cursor names a commit whose lineage both hold
     const items: string[] = [];
     let after;
-    for (;;) {
-      const page = store.changeFeed.changesAfter(after, 1);
+    for (let i = 0; ; i++) {
+      const page = (i % 2 === 0 ? store : replica).changeFeed.changesAfter(after, 1);
       if ('refused' in page) throw new Error(page.message);
       items.push(...page.items);
       after = page.next;
@@ -134,7 +137,69 @@ describe('the change feed in the store', () => {
     expect(items).toEqual(whole);
     // a cursor given out before the withdrawal: 410 (by the older head's mark, prunedThrough)
     expect(store.changeFeed.changesAfter(old.next, 10)).toMatchObject({ refused: 'expired' });
-    await store.close();
+    await Promise.all([store.close(), replica.close()]);
+  });
+
+  test('no client keeps a pruned withdrawal without a 410: a sync across a replica behind, a cursor of the older program, marks an older program left behind', async () => {
+    const retract = (w: string, n: string) => ({ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] });
+    const crossref = (stores: Store[], json: unknown) => importUpdates(stores, 'crossref-json', [Buffer.from(JSON.stringify(json))] as unknown as AsyncIterable<Uint8Array>);
+    const open = (name: string, keepMs: number) => Store.open(join(dir.path, name), 'production', { ...OPTS, changeFeedKeepMs: keepMs });
+    const withdraw = { items: [{ DOI: '10.5555/w.1', 'updated-by': [] }] };
+    const page = (store: Store, after: ReturnType<typeof decodeCursor>) => {
+      const p = store.changeFeed.changesAfter(after, 1);
+      if ('refused' in p) return p;
+      return { ...p, dois: p.items.map((i) => (JSON.parse(i) as { doi: string }).doi) };
+    };
+
+    // a full sync begun on A (w.1 already withdrawn there) goes on at B, one commit behind, which still serves w.1
+    const [a, b] = [open('behind-a', 0), open('behind-b', 0)];
+    await crossref([a, b], { items: [retract('10.5555/a.1', '10.5555/an.1'), retract('10.5555/w.1', '10.5555/wn.1'), retract('10.5555/z.1', '10.5555/zn.1')] });
+    await crossref([a], withdraw);
+    const first = page(a, undefined);
+    if ('refused' in first) throw new Error(first.message);
+    expect(first.dois).toEqual(['10.5555/a.1']);
+    // B is behind the head the cursor names: an empty page, the cursor back, until it has caught up
+    expect(page(b, first.next)).toMatchObject({ items: [], next: first.next, more: false });
+    await crossref([b], withdraw); // B catches up; the withdrawal pruned at once
+    const second = page(b, first.next);
+    if ('refused' in second) throw new Error(second.message);
+    expect(second.dois).toEqual(['10.5555/z.1']); // never w.1, served with updates
+    await Promise.all([a.close(), b.close()]);
+
+    // the older program's cursor inside a commit (short form, the row's commit): judged as begun at 0
+    const c = open('legacy', 1e12);
+    await crossref([c], { items: [retract('10.5555/w.1', '10.5555/wn.1')] }); // commit 1: the client holds w.1
+    // commit 2: a.2 added, then w.1 withdrawn; the older program's cursor after a page of one row names a.2's commit
+    await crossref([c], { items: [retract('10.5555/a.2', '10.5555/an.2'), { DOI: '10.5555/w.1', 'updated-by': [] }] });
+    await c.close();
+    const dbs = openEnvironment(join(dir.path, 'legacy', 'production'), OPTS);
+    const entry2 = dbs.changeLineage.get(2) as { hash: string; firstSeq: number; lastSeq: number };
+    expect(entry2.lastSeq).toBe(entry2.firstSeq + 1);
+    await dbs.root.close();
+    const older = decodeCursor(Buffer.from(`1.2.${entry2.firstSeq}.${entry2.hash.slice(0, 16)}`).toString('base64url'));
+    const pruning = open('legacy', 0);
+    await crossref([pruning], { items: [retract('10.5555/b.3', '10.5555/bn.3')] }); // commit 3: prunes commits 1 to 3
+    expect(pruning.changeFeed.changesAfter(older, 10)).toMatchObject({ refused: 'expired' });
+
+    // an older program pruned after this one (its head copied with the marks unchanged): prunedCommit and
+    // prunedThrough stand for what it may have removed
+    const tip = pruning.changeFeed.changesAfter(undefined, 100);
+    if ('refused' in tip) throw new Error(tip.message);
+    await crossref([pruning], { items: [retract('10.5555/w.1', '10.5555/wn.4')] }); // commit 4: w.1 again, then withdrawn
+    const mid = pruning.changeFeed.changesAfter(tip.next, 100);
+    if ('refused' in mid) throw new Error(mid.message);
+    await crossref([pruning], withdraw); // commit 5, pruned
+    await pruning.close();
+    const raw = openEnvironment(join(dir.path, 'legacy', 'production'), OPTS);
+    raw.root.transactionSync(() => {
+      const head = raw.meta.get(META.changeFeed) as Record<string, number>;
+      // as if the marks had stayed at commit 4 while the older program pruned commit 5
+      raw.meta.putSync(META.changeFeed, { ...head, withdrawnCommit: 2, withdrawnThrough: 0, withdrawnAsOf: 4 });
+    });
+    await raw.root.close();
+    const reopened = Store.open(join(dir.path, 'legacy'), 'production', OPTS);
+    expect(reopened.changeFeed.changesAfter(mid.next, 10)).toMatchObject({ refused: 'expired' });
+    await reopened.close();
   });
 
   test('the prefix length keeps at least 4 works with updates per prefix on average', () => {
