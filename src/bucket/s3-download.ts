@@ -7,10 +7,13 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 /** A download that brought no byte for this long is given up; the round fails and is tried again. */
 export const DOWNLOAD_STALL_MS = 60_000;
 /**
- * A download slower on average than this, after a first stall time's grace, is given up as well: a body that
- * trickles a byte now and then never stalls, and would hold the mirror (every file after it) for ever.
+ * A download slower on average than this (32 kbit/s: 8 run at once), after a first stall time's grace, is given
+ * up as well: a body that trickles a byte now and then never stalls, and would hold the mirror (every file after
+ * it) for ever.
  */
-export const DOWNLOAD_MIN_BYTES_PER_S = 16 * 1024;
+export const DOWNLOAD_MIN_BYTES_PER_S = 4 * 1024;
+/** the longest a timer can wait (a longer one fires at once) */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One listed object: what is fetched, and what the bytes must come to. */
 export interface ListedObject {
@@ -43,7 +46,7 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
   };
   let bytes = 0;
   arm();
-  const budgetMs = stallMs + (o.size / minBytesPerS) * 1000;
+  const budgetMs = Math.min(MAX_TIMER_MS, stallMs + (o.size / minBytesPerS) * 1000);
   const slow = setTimeout(
     () => abort.abort(new Error(`${o.key}: ${bytes} of ${o.size} bytes arrived in ${(budgetMs / 1000).toFixed(1)} s, slower than ${minBytesPerS} bytes/s`)),
     budgetMs,

@@ -63,7 +63,7 @@ export class S3Mirror {
   private readonly client: S3Client;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
-  /** objects whose path clashed (PATH_CLASH): not fetched again each round, only once their bytes change (or at a restart) */
+  /** objects whose path clashed (PATH_CLASH, or a kept copy's name too long): not fetched again until their bytes change (or a restart) */
   private readonly putAside = new Map<string, { etag: string; size: number }>();
   /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
   private newest: { key: string; lastModified: number } | undefined;
@@ -140,7 +140,9 @@ export class S3Mirror {
     const todo = objects
       .filter((o) => {
         if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
-        const known = this.state.get(o.rel) ?? this.putAside.get(o.rel);
+        const aside = this.putAside.get(o.rel);
+        if (aside && aside.etag === o.etag && aside.size === o.size) return false; // its bytes clashed already
+        const known = this.state.get(o.rel);
         return !known || known.etag !== o.etag || known.size !== o.size;
       })
       .sort(applyOrder); // by the bucket key: one prefix, so the same order as by `rel`
@@ -233,6 +235,7 @@ export class S3Mirror {
       this.putAside.set(o.rel, { etag: o.etag, size: o.size });
       return false;
     }
+    this.putAside.delete(o.rel);
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
     this.noteInPlace({ key: o.rel, lastModified: o.lastModified });
     return true;
@@ -246,8 +249,7 @@ export class S3Mirror {
       this.stateSavedAt = Date.now();
     } catch (e) {
       this.stateUnsaved = true;
-      const { code, syscall } = e as NodeJS.ErrnoException;
-      throw Object.assign(new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`), { code, syscall });
+      throw Object.assign(new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`), { code: (e as NodeJS.ErrnoException).code, syscall: (e as NodeJS.ErrnoException).syscall });
     }
   }
 

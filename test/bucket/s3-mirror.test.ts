@@ -248,6 +248,35 @@ test('an object listed after later ones were put in place is applied, and said t
   ]);
 });
 
+test('a key re-uploaded whose kept copy\'s name would be too long is skipped once, not fetched again every round', async () => {
+  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const gets = new Map<string, number>();
+  const send = client.send.bind(client);
+  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
+    if (command instanceof GetObjectCommand) gets.set(command.input.Key!, (gets.get(command.input.Key!) ?? 0) + 1);
+    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+  }) as typeof client.send;
+  const logged: Record<string, unknown>[] = [];
+  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
+  mirrors.push(m);
+  // a 230-byte name: its kept copy, `<name>.<etag>` under .superseded/, is over the 255 bytes a name may have
+  const key = `acme/${'a'.repeat(221)}.jsonl.gz`;
+  await s3.put(bucket, key, 'first');
+  expect(await syncUntil(m, 1)).toEqual([key]);
+  await s3.put(bucket, key, 'second, longer');
+  await Bun.sleep(SAME_SECOND_GUARD_MS + 1100);
+  await m.syncOnce();
+  expect(logged.filter((l) => l.event === 's3.key_skipped').map((l) => [l.key, l.code])).toEqual([[key, 'PATH_CLASH']]);
+  const fetched = gets.get(key);
+  await m.syncOnce();
+  await m.syncOnce();
+  expect(gets.get(key)).toBe(fetched);
+  expect(readFileSync(join(settings().path, key), 'utf8')).toBe('first');
+  expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
+});
+
 test('a key that clashes with another as file and folder is skipped and said (PATH_CLASH); it holds back nothing after it, round after round', async () => {
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
