@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { isHiddenOrTemp } from '../deposit/index.ts';
+import { isHiddenOrTemp, undecodableNameFault } from '../deposit/index.ts';
 
 /**
  * Every file under a bucket folder as bucket keys (`/`-separated), hidden and temp names left out. A linked
@@ -15,8 +15,13 @@ export async function scanBucketFolder(root: string, opts: { everyEntry?: boolea
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // no bucket folder yet, or removed during the scan
-      throw e;
+      const key = toKey(root, dir);
+      // a folder whose name is not UTF-8 (U+FFFD for its bad bytes) cannot be listed by that name: listed itself,
+      // for the ingestor to refuse (BAD_PATH) rather than passed over without a word
+      if (opts.everyEntry && undecodableNameFault(key, e)) keys.push(key);
+      else if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // no bucket folder yet, or removed during the scan
+      else throw e;
+      return;
     }
     for (const e of entries) {
       const key = toKey(root, join(dir, e.name));

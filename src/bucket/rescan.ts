@@ -1,8 +1,12 @@
 import { statBucketFileSync, type FileStat } from './file-stat.ts';
+import { undecodableNameFault } from '../deposit/index.ts';
 import { scanBucketFolder } from './local-scan.ts';
 
-/** The ingestor's answer to "is this version of the file queued, applied or quarantined already?" */
-export type HoldsFile = (key: string, stat: FileStat) => boolean;
+/**
+ * The ingestor's answer to "is this version of the file queued, applied or quarantined already?"; without a stat
+ * (a name that is not UTF-8 cannot be stat'ed), whether the key was refused already.
+ */
+export type HoldsFile = (key: string, stat: FileStat | undefined) => boolean;
 
 /** files stat'ed between two yields to the event loop: a few ms at most, so requests are not held up */
 const STATS_PER_TURN = 256;
@@ -29,17 +33,20 @@ export async function missedFiles(root: string, opts: RescanOptions): Promise<st
   const unknown = new Map<string, FileStat>();
   const keys = await scanBucketFolder(root, { everyEntry: true, under: opts.under });
   const stopped = opts.stopped ?? (() => false);
-  const stat = (key: string) => statOrGone(root, key, opts.unreadable);
+  // a name that is not UTF-8 is listed with U+FFFD for its bad bytes, and is not there by that name: handed on
+  // (unless refused already), for the ingestor to say so once (BAD_PATH), rather than taken for gone
+  const undecodable: string[] = [];
+  const stat = (key: string) => statOrGone(root, key, opts.unreadable, (k) => void (opts.holds(k, undefined) || undecodable.push(k)));
   for (let i = 0; i < keys.length; i++) {
     if (i % STATS_PER_TURN === STATS_PER_TURN - 1) await Bun.sleep(0);
     if (stopped()) return [];
     const s = stat(keys[i]!);
     if (s && !opts.holds(keys[i]!, s)) unknown.set(keys[i]!, s);
   }
-  if (unknown.size === 0) return [];
+  if (unknown.size === 0) return undecodable;
   await Bun.sleep(opts.settleMs);
   if (stopped()) return [];
-  const settled: string[] = [];
+  const settled: string[] = [...undecodable];
   for (const [key, before] of unknown) {
     const now = stat(key);
     if (now && now.size === before.size && now.lastModified === before.lastModified && !opts.holds(key, now)) settled.push(key);
@@ -47,12 +54,16 @@ export async function missedFiles(root: string, opts: RescanOptions): Promise<st
   return settled;
 }
 
-/** A file removed since the listing is simply not there any more; one that cannot be stat'ed is told of, and skipped. */
-function statOrGone(root: string, key: string, unreadable?: (key: string, error: unknown) => void): FileStat | undefined {
+/**
+ * A file removed since the listing is simply not there any more; one that cannot be stat'ed is told of, and
+ * skipped; one whose name is not UTF-8 goes to `undecodable`.
+ */
+function statOrGone(root: string, key: string, unreadable: ((key: string, error: unknown) => void) | undefined, undecodable: (key: string) => void): FileStat | undefined {
   try {
     return statBucketFileSync(root, key);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') unreadable?.(key, e);
+    if (undecodableNameFault(key, e)) undecodable(key);
+    else if ((e as NodeJS.ErrnoException).code !== 'ENOENT') unreadable?.(key, e);
     return undefined;
   }
 }

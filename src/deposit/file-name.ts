@@ -74,6 +74,15 @@ export function keyLengthProblem(key: string): Fault<'BAD_PATH'> | undefined {
   return fault('BAD_PATH', `${key}: the path is ${bytes} bytes long, over the ${MAX_KEY_BYTES} a key may have; it is not read or recorded`);
 }
 
+/**
+ * A name that is not UTF-8 is listed with U+FFFD in place of its bad bytes: a name no file has, so that the file
+ * cannot be opened by it. BAD_PATH for such a key, told by the file system that it is not there (ENOENT).
+ */
+export function undecodableNameFault(key: string, e: unknown): Fault<'BAD_PATH'> | undefined {
+  if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !key.includes('\uFFFD')) return undefined;
+  return fault('BAD_PATH', `${JSON.stringify(key)}: the path is not valid UTF-8 (shown with U+FFFD for its bad bytes), so it cannot be opened by name; rename it`);
+}
+
 /** A key is a deposit candidate at all (used to ignore our own temp files and dotfiles in a mirror). */
 export function isHiddenOrTemp(key: string): boolean {
   return key.split('/').some((p) => p.startsWith('.')) || key.endsWith('.partial') || key.endsWith('~');

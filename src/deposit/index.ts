@@ -1,5 +1,5 @@
 export * from './schema.ts';
-export { parseDepositPath, fileNameProblem, isHiddenOrTemp, keyLengthProblem, MAX_KEY_BYTES, unsafeKeyFault, unsafeKeyPart, type DepositPath } from './file-name.ts';
+export { parseDepositPath, fileNameProblem, isHiddenOrTemp, keyLengthProblem, MAX_KEY_BYTES, undecodableNameFault, unsafeKeyFault, unsafeKeyPart, type DepositPath } from './file-name.ts';
 export {
   parseDepositFile,
   parseDepositText,

@@ -1,5 +1,5 @@
 import { statBucketFile, type FileStat } from '../bucket/index.ts';
-import { applyOrder, isHiddenOrTemp, keyLengthProblem } from '../deposit/index.ts';
+import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
 import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile } from '../store/index.ts';
@@ -40,7 +40,7 @@ export class Ingestor {
   /** Versions read and found a duplicate or a conflict whose stat the ledger does not keep (same content, new mtime; a
    * conflicting file touched again): without this a rescan would read them again every time. */
   private readonly decidedUnrecorded = new Map<string, string>();
-  private readonly refusedKeys = new Set<string>(); // too long to record (keyLengthProblem): refused once
+  private readonly refusedKeys = new Set<string>(); // too long to record, or not UTF-8: refused once (BAD_PATH)
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
@@ -53,10 +53,9 @@ export class Ingestor {
   async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
     for (const key of keys) {
       if (this.closed || isHiddenOrTemp(key) || this.refusedKeys.has(key)) continue;
-      const tooLong = keyLengthProblem(key);
-      if (tooLong) this.refusedKeys.add(key);
-      const s = tooLong ?? (await statBucketFile(this.opts.root, key).catch((e: unknown) => readFault(key, e)));
+      const s = keyLengthProblem(key) ?? (await statBucketFile(this.opts.root, key).catch((e: unknown) => undecodableNameFault(key, e) ?? readFault(key, e)));
       if ('code' in s) {
+        if (s.code === 'BAD_PATH') this.refusedKeys.add(key);
         this.report({ status: 'unread', key, fault: s });
         continue;
       }
@@ -74,11 +73,12 @@ export class Ingestor {
   }
 
   /**
-   * This version of a file is queued, or was decided (applied, quarantined, a conflict; a key too long to record:
-   * refused), so a folder rescan skips it. A file being read or applied now is neither (handed on: a duplicate).
+   * This version of a file is queued, or was decided (applied, quarantined, a conflict; a key too long to record
+   * or not UTF-8: refused), so a folder rescan skips it. A file being read or applied now is neither (handed on: a duplicate).
    */
-  holds(key: string, stat: FileStat): boolean {
-    if (keyLengthProblem(key)) return this.refusedKeys.has(key); // the store cannot be asked
+  holds(key: string, stat: FileStat | undefined): boolean {
+    if (this.refusedKeys.has(key)) return true;
+    if (!stat || keyLengthProblem(key)) return false; // the store cannot be asked
     return this.pending.has(key) || this.decidedUnrecorded.get(key) === versionOf(stat) || this.opts.store.decidedBefore(key, stat);
   }
 

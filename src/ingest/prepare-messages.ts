@@ -20,4 +20,4 @@ export type PrepareReply =
   /** read and hashed, but its path or its content stops the whole file */
   | { id: number; kind: 'fault'; file: FileIdentity; fault: Fault<FileFaultCode>; platform?: string }
   /** not read: gone (FILE_MISSING) or unreadable for now (READ_FAILED) */
-  | { id: number; kind: 'readError'; fault: Fault<'READ_FAILED' | 'FILE_MISSING' | 'BAD_PATH'> };
+  | { id: number; kind: 'readError'; fault: Fault<'READ_FAILED' | 'FILE_MISSING'> };

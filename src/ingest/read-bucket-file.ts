@@ -68,11 +68,8 @@ export function sha256(bytes: Uint8Array): string {
 }
 
 /** Why a file could not be read, as the one fault each case gives (`FILE_MISSING` for a file that is not there). */
-export function readFault(key: string, e: unknown): Fault<'FILE_MISSING' | 'READ_FAILED' | 'BAD_PATH'> {
+export function readFault(key: string, e: unknown): Fault<'FILE_MISSING' | 'READ_FAILED'> {
   const err = e as NodeJS.ErrnoException;
-  // a name that is not UTF-8 reaches us with U+FFFD in place of its bytes, a name no file has: not "gone" (quiet)
-  if (err.code === 'ENOENT' && key.includes('\uFFFD'))
-    return fault('BAD_PATH', `${JSON.stringify(key)}: the path is not valid UTF-8 (shown with U+FFFD for its bad bytes), so it cannot be opened by name; rename it`);
   if (err.code === 'ENOENT') return fault('FILE_MISSING', `${key}: no such file in the bucket folder`);
   return fault('READ_FAILED', `${key}: cannot read: ${err.message}`);
 }

@@ -103,7 +103,7 @@ test('missedFiles: only settled files the ingestor does not hold, below `under`,
   mkdirSync(join(root, 'beta'));
   for (const k of ['acme/new.jsonl.gz', 'acme/held.jsonl.gz', 'acme/.hidden.jsonl.gz', 'acme/part.jsonl.gz.partial', 'acme/edit.jsonl.gz~', 'beta/other.jsonl.gz']) writeFileSync(join(root, k), k);
   const held = new Map<string, FileStat>([['acme/held.jsonl.gz', await statBucketFile(root, 'acme/held.jsonl.gz')]]);
-  const holds = (key: string, stat: FileStat) => held.get(key)?.size === stat.size && held.get(key)?.lastModified === stat.lastModified;
+  const holds = (key: string, stat: FileStat | undefined) => stat !== undefined && held.get(key)?.size === stat.size && held.get(key)?.lastModified === stat.lastModified;
   expect((await missedFiles(root, { settleMs: 20, holds })).sort()).toEqual(['acme/new.jsonl.gz', 'beta/other.jsonl.gz']);
   expect(await missedFiles(root, { settleMs: 20, holds, under: 'acme' })).toEqual(['acme/new.jsonl.gz']);
   // the held file, rewritten: a new version the ingestor does not hold

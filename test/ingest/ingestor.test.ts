@@ -112,11 +112,24 @@ test('a key too long to record (deep nesting) is refused once as BAD_PATH and ho
   ]);
   expect(String(refused()[0]!.message)).toContain(`the path is ${Buffer.byteLength(long)} bytes long, over the 1024 a key may have`);
   expect(String(refused()[1]!.message)).toContain('not valid UTF-8');
-  // a rescan does not hand the long key on again (nor ask the store about it), and it is not said twice
-  expect(await missedFiles(bucket, { settleMs: 0, holds: (k, st) => own.holds(k, st) })).toEqual([]);
+  // a rescan does not hand either on again (nor ask the store about the long key), and neither is said twice
+  const rescan = () => missedFiles(bucket, { settleMs: 0, holds: (k, st) => own.holds(k, st) });
+  expect(await rescan()).toEqual([]);
   await own.submit([long]);
   await own.idle();
   expect(refused()).toHaveLength(2);
+  // one that arrives later, and a folder whose name is not UTF-8, are found by the rescan and refused once
+  writeFileSync(Buffer.concat([Buffer.from(`${join(bucket, 'beta')}/n`), Buffer.from([0xf1]), Buffer.from('-00000000-0000-4000-8000-000000000778.jsonl.gz')]), gzLines([{ doi: '10.1234/later' }]));
+  const folder = Buffer.concat([Buffer.from(`${join(bucket, 'acme')}/sub`), Buffer.from([0xff])]);
+  mkdirSync(folder);
+  writeFileSync(Buffer.concat([folder, Buffer.from('/00000000-0000-4000-8000-000000000779.jsonl.gz')]), gzLines([{ doi: '10.1234/deeper' }]));
+  const found = await rescan();
+  expect(found.sort()).toEqual([`acme/sub\uFFFD`, `beta/n\uFFFD-00000000-0000-4000-8000-000000000778.jsonl.gz`]);
+  await own.submit(found);
+  await own.idle();
+  expect(refused().slice(2).map((l) => [l.key, l.code])).toEqual(found.map((k) => [k, 'BAD_PATH']));
+  expect(await rescan()).toEqual([]);
+  expect(dump().map((l) => l.doi)).toEqual(['10.1234/after']);
   await own.close();
 });
 
