@@ -1,6 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
-import { fileNameProblem, isHiddenOrTemp, parseDepositFile, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
+import { fileNameProblem, isHiddenOrTemp, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, normaliseDoiInput } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
@@ -51,18 +51,20 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
   let faults = 0;
   for (const path of files) {
     const name = basename(path);
-    // the bucket's rules on a name, in its order: unsafe as a path (BAD_PATH), then the name itself
-    const nameProblem = unsafeKeyFault(name) ?? fileNameProblem(name);
+    // the bucket's rules on a name, in its order: a name it never reads, unsafe as a path (BAD_PATH), the name itself
     if (isHiddenOrTemp(name)) {
       faults++;
       io.out(`${path}: IGNORED: a bucket takes a name starting with "." (or ending in .partial or ~) for an upload in progress and never reads it; rename it`);
+      continue;
     }
+    const nameProblem = unsafeKeyFault(name) ?? fileNameProblem(name);
     const folder = basename(dirname(resolve(path)));
     if (!nameProblem && !platforms.has(folder))
       io.out(`${path}: note: "${folder}" is not a registered platform; deposit it as <platform>/${basename(path)}`);
     let parsed: ParsedDeposit | { code: string; message: string };
     try {
-      parsed = await parseDepositFile(new Uint8Array(await Bun.file(path).arrayBuffer()), { maxDecompressedBytes: config.ingest.maxDecompressedBytes });
+      const max = config.ingest.maxDecompressedBytes;
+      parsed = rawSizeFault(name, Bun.file(path).size, max) ?? (await parseDepositFile(new Uint8Array(await Bun.file(path).arrayBuffer()), { maxDecompressedBytes: max }));
     } catch (e) {
       parsed = { code: 'READ_FAILED', message: `cannot read: ${(e as Error).message}` };
     }

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDepositFile, parseDepositPath, type DepositPath } from '../deposit/index.ts';
+import { parseDepositFile, parseDepositPath, rawSizeFault, type DepositPath } from '../deposit/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 // the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
 import { encodeRecords } from '../store/encoded-records.ts';
@@ -46,7 +46,7 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
     if (special) return { id, kind: 'fault', file: special.file, fault: special.fault };
     const path = input.readBackAs !== undefined ? { platform: input.readBackAs, name: key, key } : parseDepositPath(key, new Set(input.platforms));
     if ('code' in path) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: path };
-    const tooLarge = await largerThanContentAllows(root, key, input.maxDecompressedBytes);
+    const tooLarge = rawSizeFault(key, (await lstat(join(root, key))).size, input.maxDecompressedBytes);
     if (tooLarge) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: tooLarge, platform: path.platform };
     const t0 = performance.now();
     const file = await readBucketFile(root, key);
@@ -61,18 +61,6 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
     // a read that failed; anything else thrown here would be a bug, and is retried and reported the same way
     return { id, kind: 'readError', fault: readFault(key, e) };
   }
-}
-
-/**
- * TOO_LARGE for a file larger than any gzip of content within the bound can be (a 64th for incompressible
- * content's block headers, and 1 MiB for member headers and padding): it is refused without being read, since
- * the read takes the whole file into memory (a mistaken multi-GB upload, an export not compressed at all).
- */
-async function largerThanContentAllows(root: string, key: string, maxDecompressedBytes: number): Promise<Fault<'TOO_LARGE'> | undefined> {
-  const { size } = await lstat(join(root, key));
-  const most = maxDecompressedBytes + Math.ceil(maxDecompressedBytes / 64) + 1024 * 1024;
-  if (size <= most) return undefined;
-  return fault('TOO_LARGE', `${key}: the file is ${size} bytes, more than a gzip of at most ${maxDecompressedBytes} bytes of content can be (${most}); it is not read`);
 }
 
 function round(ms: number): number {

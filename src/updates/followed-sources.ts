@@ -79,6 +79,7 @@ export class FollowedSources {
       // a file still being copied in would be imported cut short, as a snapshot: its missing rows withdrawn. It is
       // left to the watch, whose change event comes once it has held still (awaitWriteFinish)
       const existing = (await heldStill(listed, DROP_STABLE_MS)).sort((a, b) => a.mtimeMs - b.mtimeMs);
+      if (this.closed) return; // stopped during the wait: no timers are set
       for (const { path } of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { open } from 'lmdb';
 import { BUN, dump, gzLines, REPO, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
@@ -44,10 +44,22 @@ describe('--validate', () => {
     const outbox = join(dir.path, 'outbox');
     const slash = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: 'a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz' });
     const hidden = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: '.00000000-0000-4000-8000-000000000002.jsonl.gz' });
-    const r = await runCli(['--validate', '--config', cfg.path, join(outbox, slash), join(outbox, hidden)]);
+    const partial = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: '00000000-0000-4000-8000-000000000003.jsonl.gz.partial' });
+    const r = await runCli(['--validate', '--config', cfg.path, join(outbox, slash), join(outbox, hidden), join(outbox, partial)]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${join(outbox, slash)}: REJECTED BAD_PATH: a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz: the path contains a backslash`);
     expect(r.stdout).toContain(`${join(outbox, hidden)}: IGNORED: a bucket takes a name starting with "."`);
+    // a name the bucket never reads is only that: its other rules do not apply
+    expect(r.stdout.split('\n').filter((l) => l.startsWith(join(outbox, partial)))).toEqual([expect.stringContaining(': IGNORED: ')]);
+  });
+
+  test('a file larger than any gzip of content within the bound is TOO_LARGE without being read, as the bucket refuses it', async () => {
+    const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok', accessType: 'free' }]);
+    const path = join(dir.path, 'outbox', key);
+    truncateSync(path, 70 * 1024 * 1024); // zero padding after the gzip member, 70 MiB in all (sparse)
+    const r = await runCli(['--validate', '--config', cfg.path, path]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${path}: REJECTED TOO_LARGE: ${basename(key)}: the file is ${70 * 1024 * 1024} bytes, more than a gzip of at most ${64 * 1024 * 1024} bytes of content can be`);
   });
 });
 

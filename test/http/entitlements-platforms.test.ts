@@ -341,7 +341,10 @@ describe('what platforms answer, and what is made of it', () => {
     // a small one too: the client asked for identity
     alpha.mode = { kind: 'raw', status: 200, body: Bun.gzipSync(Buffer.from(JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes' }] }))), headers: { 'content-encoding': 'gzip' } };
     expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
-    expect(entitlements.clients.get('alpha')!.calls.malformed).toBe(2);
+    // bytes that are no gzip at all: read as they came (a malformed answer), never handed to a decompressor (an error)
+    alpha.mode = { kind: 'raw', status: 200, body: 'not gzip at all', headers: { 'content-encoding': 'gzip' } };
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
+    expect(entitlements.clients.get('alpha')!.calls).toMatchObject({ malformed: 3, error: 0 });
     expect(alpha.calls[0]!.headers['accept-encoding']).toBe('identity');
   });
 
