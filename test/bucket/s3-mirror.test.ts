@@ -52,6 +52,19 @@ function mirror(extra: Partial<S3BucketSettings> = {}, onChange?: (keys: string[
   return m;
 }
 
+/** A client that counts the GetObject calls of each key. */
+async function countingClient() {
+  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const gets = new Map<string, number>();
+  const send = client.send.bind(client);
+  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
+    if (command instanceof GetObjectCommand) gets.set(command.input.Key!, (gets.get(command.input.Key!) ?? 0) + 1);
+    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+  }) as typeof client.send;
+  return { client, gets };
+}
+
 /** Syncs until `n` objects were downloaded in total (objects uploaded this second wait for the next round). */
 async function syncUntil(m: S3Mirror, n: number): Promise<string[]> {
   const got: string[] = [];
@@ -249,14 +262,7 @@ test('an object listed after later ones were put in place is applied, and said t
 });
 
 test('a key re-uploaded whose kept copy\'s name would be too long is skipped once, not fetched again every round', async () => {
-  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
-  const gets = new Map<string, number>();
-  const send = client.send.bind(client);
-  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
-    if (command instanceof GetObjectCommand) gets.set(command.input.Key!, (gets.get(command.input.Key!) ?? 0) + 1);
-    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
-  }) as typeof client.send;
+  const { client, gets } = await countingClient();
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
   const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
@@ -280,15 +286,7 @@ test('a key re-uploaded whose kept copy\'s name would be too long is skipped onc
 test('a key that clashes with another as file and folder is skipped and said (PATH_CLASH); it holds back nothing after it, round after round', async () => {
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
-  // a client that counts the GetObject calls of each key
-  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
-  const gets = new Map<string, number>();
-  const send = client.send.bind(client);
-  client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
-    if (command instanceof GetObjectCommand) gets.set(command.input.Key!, (gets.get(command.input.Key!) ?? 0) + 1);
-    return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
-  }) as typeof client.send;
+  const { client, gets } = await countingClient();
   const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
   mirrors.push(m);
   // a file, then a key that needs that file's name as a folder; then a folder, then a file of that folder's name
