@@ -8,8 +8,9 @@
  *  - lineage: the first 16 hex digits of the feed's lineage hash after that commit (LineageEntry.hash);
  *  - began: inside a sync, the head commit when its reading began (a full sync's first page): a withdrawal
  *    committed after it and pruned before the client read it is one the client may have missed (change-page.ts).
- *    0 in the short form: the tip, where a withdrawal the client could miss comes after `seq` whatever its
- *    commit, and every cursor the older program gave out, which is then judged as strictly as it can be.
+ *    0 in the short form: the tip and the pages that catch up from it, where a withdrawal the client could miss
+ *    comes after `seq` whatever its commit, and every cursor the older program gave out, then judged as strictly
+ *    as it can be.
  */
 export interface FeedCursor {
   commit: number;
