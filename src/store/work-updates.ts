@@ -140,8 +140,8 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
 }
 
 /**
- * The stored updates grouped by notice. Copies with one identity are one notice; then copies that feeds carry under
- * one Retraction Watch Record ID join, unless that would put two updates of one feed with different identities in
+ * The stored updates grouped by notice. Copies with one identity are one notice; then copies of one type that feeds
+ * carry under one Retraction Watch Record ID join, unless that would put two updates of one feed with different identities in
  * one notice (within a feed the identity decides, as it did when the feed was imported). Record IDs and copies are
  * taken in a fixed order, so the grouping does not depend on the order the copies are stored in.
  */
@@ -162,7 +162,10 @@ function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
   ids.forEach((id, i) => (first.has(id) ? join(first.get(id)!, i) : first.set(id, i)));
   const byRecord = new Map<string, number[]>();
   updates.forEach((u, i) => {
-    if (u.recordId !== undefined) byRecord.set(`${u.source}\u0000${u.recordId}`, [...(byRecord.get(`${u.source}\u0000${u.recordId}`) ?? []), i]);
+    // of one type only: a record whose nature changed (an expression of concern become a retraction) is another
+    // notice, and one feed may still carry the old nature while another relays the new
+    const key = `${u.source}\u0000${u.recordId}\u0000${u.updateType}`;
+    if (u.recordId !== undefined) byRecord.set(key, [...(byRecord.get(key) ?? []), i]);
   });
   const order = (a: number, b: number) => compareText(updates[a]!.origin, updates[b]!.origin) || compareText(ids[a]!, ids[b]!) || a - b;
   for (const key of [...byRecord.keys()].sort()) {

@@ -121,6 +121,14 @@ describe('two updates of one feed stay two, whatever another feed says', () => {
     expect(kinds().sort()).toEqual(['expression_of_concern 10.5555/n1', 'retraction 10.5555/n1']);
   });
 
+  test('a record whose nature one feed still gives as before while another relays the new one: both notices, the retraction served and shown', async () => {
+    // Retraction Watch's file still says expression of concern for record 7; Crossref relays it as a retraction
+    await csv([`7,${W},10.5555/eoc,1/10/2023 0:00,Expression of concern,+Concerns about data;,http://rw/7`]);
+    await crossref([relay('10.5555/ret', '7', 'retraction', [2024, 2, 1])]);
+    expect(kinds().sort()).toEqual(['expression_of_concern 10.5555/eoc', 'retraction 10.5555/ret']);
+    expect(page().status).toBe('retracted');
+  });
+
   test('two updates of one feed under one Record ID, with the other feed imported after them and again', async () => {
     const relays = [relay('10.5555/n1', '1'), relay('10.5555/n2', '1', 'correction', [2016, 3, 3])];
     await crossref(relays);
