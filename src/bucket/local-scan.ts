@@ -15,12 +15,11 @@ export async function scanBucketFolder(root: string, opts: { everyEntry?: boolea
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (e) {
-      const key = toKey(root, dir);
       // a folder whose name is not UTF-8 (U+FFFD for its bad bytes) cannot be listed by that name: listed itself,
-      // for the ingestor to refuse (BAD_PATH) rather than passed over without a word
-      if (opts.everyEntry && undecodableNameFault(key, e)) keys.push(key);
-      else if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // no bucket folder yet, or removed during the scan
-      else throw e;
+      // for the ingestor to refuse (BAD_PATH) rather than passed over without a word. Else gone: no bucket folder
+      // yet, or removed during the scan.
+      if (opts.everyEntry && undecodableNameFault(toKey(root, dir), e)) keys.push(toKey(root, dir));
+      else if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       return;
     }
     for (const e of entries) {

@@ -44,14 +44,25 @@ export async function missedFiles(root: string, opts: RescanOptions): Promise<st
     if (s && !opts.holds(keys[i]!, s)) unknown.set(keys[i]!, s);
   }
   if (unknown.size === 0) return undecodable;
-  await Bun.sleep(opts.settleMs);
+  const refused = [...undecodable];
+  const still = await heldStill(unknown, opts.settleMs, stat);
   if (stopped()) return [];
-  const settled: string[] = [...undecodable];
-  for (const [key, before] of unknown) {
+  return [...refused, ...still.filter((key) => !opts.holds(key, unknown.get(key)!))];
+}
+
+/**
+ * Of files listed with their stats, those whose size and time are the same `ms` later: one being written (or gone)
+ * is left out. The settle rule of a rescan, and of the update drop folder's start-up scan.
+ */
+export async function heldStill(listed: ReadonlyMap<string, FileStat>, ms: number, stat: (key: string) => FileStat | undefined): Promise<string[]> {
+  if (listed.size === 0) return [];
+  await Bun.sleep(ms);
+  const out: string[] = [];
+  for (const [key, before] of listed) {
     const now = stat(key);
-    if (now && now.size === before.size && now.lastModified === before.lastModified && !opts.holds(key, now)) settled.push(key);
+    if (now && now.size === before.size && now.lastModified === before.lastModified) out.push(key);
   }
-  return settled;
+  return out;
 }
 
 /**

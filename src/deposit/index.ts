@@ -1,5 +1,5 @@
 export * from './schema.ts';
-export { parseDepositPath, fileNameProblem, isHiddenOrTemp, keyLengthProblem, MAX_KEY_BYTES, undecodableNameFault, unsafeKeyFault, unsafeKeyPart, type DepositPath } from './file-name.ts';
+export { parseDepositPath, fileNameProblem, isHiddenOrTemp, keyLengthProblem, undecodableNameFault, unsafeKeyFault, unsafeKeyPart, type DepositPath } from './file-name.ts';
 export {
   parseDepositFile,
   parseDepositText,
@@ -12,4 +12,4 @@ export {
   type ParseOptions,
 } from './parse.ts';
 export { applyOrder } from './apply-order.ts';
-export { mostRawBytes, rawSizeFault } from './raw-size.ts';
+export { rawSizeFault } from './raw-size.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../config/index.ts';
-import { scanBucketFolder, toKey } from '../bucket/index.ts';
+import { heldStill, scanBucketFolder, toKey, type FileStat } from '../bucket/index.ts';
 import { isHiddenOrTemp } from '../deposit/index.ts';
 import { importInProcess, type SourceOutcome } from './child-process.ts';
 import { skippedFaults } from './import-report.ts';
@@ -75,12 +75,17 @@ export class FollowedSources {
       const onFile = (path: string) => this.enqueue(() => this.importFile(path));
       this.watcher.on('add', onFile).on('change', onFile);
       await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
-      const listed = (await scanBucketFolder(dropDir)).filter((k) => !k.includes('/')).map((k) => join(dropDir, k));
+      const listed = new Map<string, FileStat>();
+      for (const key of await scanBucketFolder(dropDir)) {
+        const path = join(dropDir, key);
+        const s = key.includes('/') ? undefined : dropStat(path);
+        if (s) listed.set(path, s);
+      }
       // a file still being copied in would be imported cut short, as a snapshot: its missing rows withdrawn. It is
       // left to the watch, whose change event comes once it has held still (awaitWriteFinish)
-      const existing = (await heldStill(listed, DROP_STABLE_MS)).sort((a, b) => a.mtimeMs - b.mtimeMs);
+      const existing = (await heldStill(listed, DROP_STABLE_MS, dropStat)).sort((a, b) => listed.get(a)!.lastModified - listed.get(b)!.lastModified);
       if (this.closed) return; // stopped during the wait: no timers are set
-      for (const { path } of existing) this.enqueue(() => this.importFile(path));
+      for (const path of existing) this.enqueue(() => this.importFile(path));
     }
     for (const u of urls) {
       // what it last did is read from the store, so a restart keeps it
@@ -235,21 +240,12 @@ function hours(ms: number): string {
 /** A dropped file is taken once its size and time held this long (the watch's write-finish, the start-up scan). */
 const DROP_STABLE_MS = 300;
 
-/** The files whose size and modification time are the same `ms` later (those gone or changing are left out). */
-async function heldStill(paths: readonly string[], ms: number): Promise<{ path: string; mtimeMs: number }[]> {
-  const stat = (path: string) => {
-    try {
-      const s = statSync(path);
-      return { size: s.size, mtimeMs: s.mtimeMs };
-    } catch {
-      return undefined; // gone meanwhile
-    }
-  };
-  const before = paths.map(stat);
-  if (paths.length > 0) await Bun.sleep(ms);
-  return paths.flatMap((path, i) => {
-    const a = before[i];
-    const b = stat(path);
-    return a && b && a.size === b.size && a.mtimeMs === b.mtimeMs ? [{ path, mtimeMs: b.mtimeMs }] : [];
-  });
+/** A dropped file's size and mtime (links followed, as its import reads it), or undefined once it is gone. */
+function dropStat(path: string): FileStat | undefined {
+  try {
+    const s = statSync(path);
+    return { size: s.size, lastModified: s.mtimeMs };
+  } catch {
+    return undefined;
+  }
 }
