@@ -12,4 +12,4 @@ export {
   type ParseOptions,
 } from './parse.ts';
 export { applyOrder } from './apply-order.ts';
-export { rawSizeFault } from './raw-size.ts';
+export { mostRawBytes, rawSizeFault } from './raw-size.ts';

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDepositFile, parseDepositPath, rawSizeFault, type DepositPath } from '../deposit/index.ts';
+import { mostRawBytes, parseDepositFile, parseDepositPath, rawSizeFault, type DepositPath } from '../deposit/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 // the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
 import { encodeRecords } from '../store/encoded-records.ts';
@@ -49,7 +49,7 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
     const tooLarge = rawSizeFault(key, (await lstat(join(root, key))).size, input.maxDecompressedBytes);
     if (tooLarge) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: tooLarge, platform: path.platform };
     const t0 = performance.now();
-    const file = await readBucketFile(root, key);
+    const file = await readBucketFile(root, key, mostRawBytes(input.maxDecompressedBytes));
     const readMs = round(performance.now() - t0);
     const identity = { key, size: file.size, hash: file.hash, lastModified: file.lastModified };
     const prepared = await prepareFile(file, path, input.maxDecompressedBytes, input.tries);

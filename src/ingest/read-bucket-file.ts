@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, open, readlink } from 'node:fs/promises';
+import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statOf } from '../bucket/file-stat.ts';
 import { fault, type Fault } from '../fault.ts';
@@ -32,7 +32,11 @@ export async function notRegularFile(root: string, key: string): Promise<{ file:
   };
 }
 
-export async function readBucketFile(root: string, key: string): Promise<BucketFile> {
+/**
+ * The file's bytes, never more than `mostBytes` of them: a file that grew past the size rule after it was checked
+ * (rawSizeFault) is read again later, when the check refuses it, rather than taken into memory whole.
+ */
+export async function readBucketFile(root: string, key: string, mostBytes: number): Promise<BucketFile> {
   const path = join(root, key);
   // O_NOFOLLOW: a regular file swapped for a link after the check is not followed (ELOOP: read again later)
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -40,7 +44,8 @@ export async function readBucketFile(root: string, key: string): Promise<BucketF
   try {
     before = await handle.stat();
     if (!before.isFile() && !before.isDirectory()) throw changedWhileRead(key); // swapped after the check
-    bytes = await handle.readFile(); // a folder: EISDIR
+    if (before.isFile() && before.size > mostBytes) throw changedWhileRead(key);
+    bytes = await readSize(handle, before.size, key); // a folder: EISDIR
   } finally {
     await handle.close();
   }
@@ -61,6 +66,19 @@ export async function hashBucketFile(root: string, key: string): Promise<Omit<Bu
   const after = await lstat(path);
   if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw changedWhileRead(key);
   return { key, ...statOf(after), hash: hasher.digest('hex') };
+}
+
+/** Exactly `size` bytes, the file's whole content: a byte more (it grew while read) is a change. */
+async function readSize(handle: FileHandle, size: number, key: string): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size + 1);
+  let got = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(bytes, got, bytes.length - got, got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+    if (got > size) throw changedWhileRead(key);
+  }
+  return bytes.subarray(0, got);
 }
 
 export function sha256(bytes: Uint8Array): string {
