@@ -19,11 +19,19 @@ interface CrossrefUpdateEntry {
   type?: unknown;
   source?: unknown;
   'record-id'?: unknown;
-  updated?: { 'date-parts'?: unknown; 'date-time'?: unknown; timestamp?: unknown };
+  updated?: CrossrefDate;
+}
+
+interface CrossrefDate {
+  'date-parts'?: unknown;
+  'date-time'?: unknown;
+  timestamp?: unknown;
 }
 
 export interface CrossrefWork {
   DOI?: unknown;
+  /** when the DOI was first registered: tells a notice from the work it updates (roleByDates) */
+  created?: CrossrefDate;
   'update-to'?: unknown;
   'updated-by'?: unknown;
 }
@@ -35,8 +43,11 @@ export async function* crossrefWorks(chunks: AsyncIterable<Uint8Array | string>,
   let mode: 'unknown' | 'lines' | 'document' = 'unknown';
   let lineNo = 0;
   for await (const chunk of chunks) {
-    head += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    if (mode === 'unknown') mode = detectMode(head);
+    const piece = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    head += piece;
+    // only a newline can settle it (or a first `[`, which the end settles as well): a document on one line is
+    // not scanned again for every chunk
+    if (mode === 'unknown' && (piece.includes('\n') || head.length === piece.length)) mode = detectMode(head);
     if (mode !== 'lines') continue;
     let nl: number;
     while ((nl = head.indexOf('\n')) >= 0) {
@@ -149,9 +160,9 @@ function complete(work: CrossrefWork): boolean {
  * relation deposited both ways. Real: a Lancet article lists its own retraction notices in `update-to`, and
  * Crossref copies each `update-to` into the other record's `updated-by`, so the notices carry the mirror too. The
  * work's role decides, from its Retraction Watch entries: one in `updated-by` makes it an updated work (its
- * `updated-by` stands), one in `update-to` a notice (its `update-to` stands); with neither, which way is unknown
- * and both sides go (the other record of the pair still says it, if it can). Each entry left out is counted
- * MIRRORED_RELATION.
+ * `updated-by` stands), one in `update-to` a notice (its `update-to` stands); with neither, from dates
+ * (roleByDates); with no dates either, which way is unknown and both sides go (the other record of the pair still
+ * says it, if it can). Each entry left out is counted MIRRORED_RELATION.
  */
 function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportReport, line: number, where: string) {
   const [to, by] = [entries(work['update-to']), entries(work['updated-by'])];
@@ -162,7 +173,8 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   const both = new Set(to.map(keyOf).filter((k) => k !== undefined && by.some((e) => keyOf(e) === k)));
   if (both.size === 0) return { updateTo: to, updatedBy: by };
   const fromRw = (e: CrossrefUpdateEntry) => typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch';
-  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : 'unknown';
+  const mirrored = [...to, ...by].filter((e) => both.has(keyOf(e)));
+  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : roleByDates(work.created, mirrored);
   const kept = {
     updateTo: to.filter((e) => !both.has(keyOf(e)) || role === 'notice'),
     updatedBy: by.filter((e) => !both.has(keyOf(e)) || role === 'updated'),
@@ -173,6 +185,45 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
     skip(report, line, 'MIRRORED_RELATION', `${where}: ${own ?? String(work.DOI)} names ${String(e.DOI)} both as updating it and as updated by it; its ${side} entry is left out`);
   }
   return kept;
+}
+
+/** a work registered more than this before an update's date is the updated work, not the notice */
+const NOTICE_MARGIN_DAYS = 14;
+
+/**
+ * A work's role in relations deposited both ways, where no Retraction Watch entry settles it: a notice is
+ * registered about when its update is dated; the work it updates was registered before. Both records of a
+ * symmetric pair (each names the other both ways) are told apart so: dropping both would lose the update. Unknown
+ * when a date is missing, or the registration falls between the two bounds (at a month's or year's precision).
+ */
+function roleByDates(created: CrossrefDate | undefined, mirrored: CrossrefUpdateEntry[]): 'updated' | 'notice' | 'unknown' {
+  const registered = dateOf(created);
+  const dated = mirrored.map((e) => dateOf(e.updated));
+  if (!registered || dated.length === 0 || dated.some((d) => d === undefined)) return 'unknown';
+  const [first, last] = dayRange(registered);
+  const earliest = Math.min(...dated.map((d) => dayRange(d!)[0]));
+  const latest = Math.max(...dated.map((d) => dayRange(d!)[1]));
+  if (last + NOTICE_MARGIN_DAYS < earliest) return 'updated';
+  if (first + NOTICE_MARGIN_DAYS >= latest) return 'notice';
+  return 'unknown';
+}
+
+/** The first and last day (days since 1970) an ISO date of any precision (YYYY, YYYY-MM, YYYY-MM-DD) covers. */
+function dayRange(iso: string): [number, number] {
+  const [y, m, d] = iso.split('-').map(Number) as [number, number?, number?];
+  const day = (yy: number, mm: number, dd: number) => Date.UTC(yy, mm - 1, dd) / 86_400_000;
+  if (d !== undefined) return [day(y, m!, d), day(y, m!, d)];
+  if (m !== undefined) return [day(y, m, 1), day(y, m + 1, 0)];
+  return [day(y, 1, 1), day(y, 12, 31)];
+}
+
+/** A Crossref date object (date-parts, else date-time, else timestamp) as ISO at its precision. */
+function dateOf(u: CrossrefDate | undefined): string | undefined {
+  return (
+    fromDateParts(u?.['date-parts']) ??
+    (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
+    (typeof u?.timestamp === 'number' && Number.isFinite(new Date(u.timestamp).getTime()) ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined)
+  );
 }
 
 /** Retraction Watch's record number on an entry whose source is Retraction Watch. */
@@ -188,11 +239,7 @@ function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: 
     skip(report, line, 'NO_UPDATE_TYPE', `${where}: an update entry has no type`);
     return undefined;
   }
-  const u = entry.updated;
-  const date =
-    fromDateParts(u?.['date-parts']) ??
-    (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
-    (typeof u?.timestamp === 'number' && Number.isFinite(new Date(u.timestamp).getTime()) ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined);
+  const date = dateOf(entry.updated);
   if (!date) {
     skip(report, line, 'BAD_DATE', `${where}: the ${type} entry has no usable updated date`);
     return undefined;

@@ -73,7 +73,7 @@ describe('a window', () => {
     expect(r.used).toBe(1_050);
     for (const w of works.filter((_, i) => i % 2 === 1)) expect(served(w.DOI)).toHaveLength(1);
     expect(a.calls.every((c) => c.params.get('mailto') === 'ops@example.org' && c.params.get('rows') === '100')).toBe(true);
-    expect(new Set(a.calls.map((c) => c.params.get('select')))).toEqual(new Set(['DOI,update-to,updated-by']));
+    expect(new Set(a.calls.map((c) => c.params.get('select')))).toEqual(new Set(['DOI,created,update-to,updated-by']));
     expect(a.calls[0]!.params.get('filter')).toBe(`until-index-date:${TODAY},is-update:true`);
     expect(a.calls[0]!.headers.get('user-agent')).toContain('mailto:ops@example.org');
     expect(cursors(a).filter((c) => c === '*')).toHaveLength(2);

@@ -43,8 +43,8 @@ export interface WindowFigures {
  * Both fields are asked for in both: a relation deposited both ways is told apart only with both (crossref.ts).
  */
 export const PASSES = [
-  { name: 'notices', filter: 'is-update:true', select: 'DOI,update-to,updated-by' },
-  { name: 'updated', filter: 'has-update:true', select: 'DOI,update-to,updated-by' },
+  { name: 'notices', filter: 'is-update:true', select: 'DOI,created,update-to,updated-by' },
+  { name: 'updated', filter: 'has-update:true', select: 'DOI,created,update-to,updated-by' },
 ] as const;
 
 export interface WindowProgress {
