@@ -35,6 +35,8 @@ export interface ClientOptions {
   retryBaseMs?: number;
   maxWaitMs?: number;
   timeoutMs?: number;
+  /** how long a page in flight when the harvest is stopped may still take (default 5 s: a daemon stop waits for it, under systemd's stop time-out) */
+  stopGraceMs?: number;
   /** told of every retry, for the log */
   onRetry?: (info: { status?: number; code: string; message: string; waitMs: number; attempt: number }) => void;
   fetch?: typeof fetch;
@@ -51,7 +53,12 @@ export class CrossrefClient {
     this.sleep = opts.sleep ?? ((ms) => Bun.sleep(ms));
   }
 
-  /** One page, tried until it comes whole; a Fault once the tries are used up, or at once for an expired cursor. */
+  /**
+   * One page, tried until it comes whole; a Fault once the tries are used up, or at once for an expired cursor.
+   * A stop (`signal`) ends the waits and the tries at once, but lets the call in flight end, for stopGraceMs at
+   * most: the server has moved its scroll cursor on for that page, so a page given up is a page lost, and the
+   * window would start again when resumed.
+   */
   async works(q: WorksQuery, signal?: AbortSignal): Promise<WorksPage | Fault> {
     const maxTries = this.opts.maxTries ?? 8;
     let last: { fault: Fault; retryAfterMs?: number; status?: number } | undefined;
@@ -84,14 +91,16 @@ export class CrossrefClient {
     const release = await this.gate.enter();
     let res: Response;
     let text: string;
+    const cut = signal && afterGrace(signal, this.opts.stopGraceMs ?? 5_000);
     try {
       const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
-      res = await this.fetchImpl(url, { headers, signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+      res = await this.fetchImpl(url, { headers, signal: cut ? AbortSignal.any([timeout, cut.signal]) : timeout });
       this.gate.learn(res.headers);
       text = await res.text();
     } catch (e) {
       return { fault: fault('HARVEST_UNREACHABLE', `${this.opts.baseUrl}/works: ${(e as Error).message}`), retry: true };
     } finally {
+      cut?.dispose();
       release();
     }
     if (res.status !== 200) {
@@ -115,6 +124,22 @@ export class CrossrefClient {
     const jittered = exp / 2 + Math.random() * (exp / 2);
     return Math.max(jittered, Math.min(retryAfterMs ?? 0, cap));
   }
+}
+
+/** A signal that aborts `graceMs` after `stop` does. */
+function afterGrace(stop: AbortSignal, graceMs: number): { signal: AbortSignal; dispose(): void } {
+  const cut = new AbortController();
+  let timer: Timer | undefined;
+  const onStop = () => (timer = setTimeout(() => cut.abort(stop.reason), graceMs));
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  return {
+    signal: cut.signal,
+    dispose: () => {
+      stop.removeEventListener('abort', onStop);
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** A wait that ends early when the harvest is stopped. */

@@ -107,7 +107,7 @@ export class CrossrefHarvest {
       if ('code' in page) {
         if (page.code !== 'HARVEST_CURSOR_EXPIRED') return page;
         const restarted = await this.restart(w, imports, page.message, now());
-        if ('code' in restarted) return this.giveUp(state, restarted);
+        if ('code' in restarted) return this.giveUp(state, restarted, now());
         [w, imports] = [restarted.w, restarted.imports];
         state.window = w;
         continue;
@@ -130,7 +130,7 @@ export class CrossrefHarvest {
       if (ended && w.received < w.total) {
         // a page was lost (a call tried again after the server had moved the cursor on): the window starts again
         const restarted = await this.restart(w, imports, `the ${pass.name} walk received ${w.received} of the ${w.total} works it announced`, now());
-        if ('code' in restarted) return this.giveUp(state, restarted);
+        if ('code' in restarted) return this.giveUp(state, restarted, now());
         [w, imports] = [restarted.w, restarted.imports];
         state.window = w;
         continue;
@@ -140,6 +140,8 @@ export class CrossrefHarvest {
       await this.saveProgress(state, imports, now());
       opts.onProgress?.({ pass: pass.name, pages: w.pages, works: w.works, received: w.received, total: w.total });
     }
+    // a stop while the last page was still coming: its progress is saved, and the next run commits
+    if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
     return this.commit(state, imports, opts, now, started);
   }
 
@@ -150,12 +152,18 @@ export class CrossrefHarvest {
    */
   private fullDue(state: HarvestState, at: number): boolean {
     if (state.reached === undefined) return true;
+    if (state.fullGaveUpAt !== undefined) return false;
     const every = this.settings.fullEveryMs;
     return every > 0 && at - (state.lastFullAt ?? 0) > every;
   }
 
-  /** The window is dropped (its imports already are): the next run starts it afresh. */
-  private giveUp(state: HarvestState, f: Fault): Fault {
+  /**
+   * The window is dropped (its imports already are): the next run starts it afresh. After a full window, the next
+   * run is incremental, and the one after tries the full again: a full window that keeps failing (it reads all
+   * of Crossref's updates, so it meets the most faults) must not hold back the notices indexed since.
+   */
+  private giveUp(state: HarvestState, f: Fault, at: number): Fault {
+    if (state.window?.full) state.fullGaveUpAt = at;
     state.window = undefined;
     return f;
   }
@@ -260,6 +268,7 @@ export class CrossrefHarvest {
     Object.assign(state, { reached: w.until, lastSuccessAt: figures.finishedAt, last: figures, window: undefined });
     if (w.full) state.lastFullAt = figures.finishedAt;
     delete state.lastError;
+    delete state.fullGaveUpAt; // the notices are caught up: the next run may try the full window again
     await saveState(this.home, this.settings.name, state);
     this.log.log(skippedFaults(w.report) ? 'warn' : 'info', 'harvest.window_committed', {
       harvest: this.settings.name,

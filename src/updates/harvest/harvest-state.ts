@@ -14,6 +14,8 @@ export interface HarvestState {
   lastFailureAt: number;
   /** when a full window last committed */
   lastFullAt?: number;
+  /** when a full window was last given up: the next run is incremental (CrossrefHarvest.giveUp) */
+  fullGaveUpAt?: number;
   lastError?: { code: string; message: string };
   /** the last window that committed */
   last?: WindowFigures;
