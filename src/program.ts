@@ -42,7 +42,12 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
     return EXIT_OK;
   }
   const configPath = inv.configPath ?? env.DOI_HOLDINGS_CONFIG;
-  const config = readConfig(configPath, env, command.kind === 'serve');
+  // only the daemon needs the secrets, and a check of its config reads them as it does
+  const config = readConfig(configPath, env, command.kind === 'serve' || command.kind === 'check-config');
+  if (command.kind === 'check-config') {
+    io.out(JSON.stringify({ config: config.source, ok: true }));
+    return EXIT_OK;
+  }
   if (command.kind === 'validate') return validateCommand(command.files, config, io);
   // a reload reads the same file (or embedded default) again; the secrets file too, but not the process environment
   if (command.kind === 'serve') {
