@@ -72,7 +72,8 @@ export class FolderWatch {
     this.watcher = watcher;
     const handle = (path: string) => {
       if (this.closed) return;
-      void Promise.resolve(onFiles([toKey(real, path)])).catch((e) => log.log('error', 'watch.handler_failed', { env: envName, error: String(e) }));
+      const key = toKey(real, path);
+      void Promise.resolve(onFiles([key])).catch((e) => log.log('error', 'watch.handler_failed', { env: envName, key, error: String(e) }));
     };
     watcher.on('add', handle).on('change', handle);
     watcher.on('addDir', (path: string) => path !== real && this.noteNewFolder(toKey(real, path)));

@@ -5,6 +5,7 @@ import { UPDATE_FORMATS, type UpdateFormat } from '../updates/schema.ts';
 /** One program, one command per invocation (README, "Operating it"). */
 export type Command =
   | { kind: 'serve' }
+  | { kind: 'check-config' }
   | { kind: 'dump'; platform?: string; doi?: string; history?: boolean }
   | { kind: 'validate'; files: string[] }
   | { kind: 'ingest'; files: string[] }
@@ -29,7 +30,7 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--report', '--stats', '--help', '--version']);
+  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--report', '--stats', '--check-config', '--help', '--version']);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -53,7 +54,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';
   if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
-  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--report', '--stats', '--backup', '--help', '--version'].filter((m) => flags.has(m));
+  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--report', '--stats', '--backup', '--check-config', '--help', '--version'].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
@@ -77,6 +78,8 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       return noPositional({ kind: 'failures' });
     case '--stats':
       return noPositional({ kind: 'stats' });
+    case '--check-config':
+      return noPositional({ kind: 'check-config' });
     case '--backup':
       return noPositional({ kind: 'backup', dir: flags.get('--backup')! });
     case '--validate':
@@ -130,6 +133,9 @@ Usage:
   doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
   doi-holdings --report [--env staging] KEY...
                                               each file's report: outcome, counts, rejected lines, timings
+  doi-holdings --check-config [--config PATH]
+                                              load the config as the daemon does, secrets included, and
+                                              start nothing: every fault listed, exit 2 (before an upgrade)
   doi-holdings --help | --version
 
 Config: --config PATH, else $DOI_HOLDINGS_CONFIG, else conf/default.toml.

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
 import { FaultError } from '../fault.ts';
-import { Store, storeFileIn } from '../store/index.ts';
+import { backupRefused, Store, storeFileIn } from '../store/index.ts';
 import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { loadUrlState } from '../updates/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
@@ -96,6 +96,14 @@ const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null)
  * and checked before it is reported.
  */
 export async function backupCommand(dir: string, envs: readonly EnvName[], config: Config, io: Output, onTty: boolean): Promise<number> {
+  // every target is checked before any is written: a refusal must not leave DIR half a new backup
+  for (const env of envs) {
+    const refused = backupRefused(storeFileIn(dir, env));
+    if (refused) {
+      io.err(`doi-holdings: ${refused.code}: ${refused.message}`);
+      return EXIT_USAGE;
+    }
+  }
   for (const env of envs) {
     const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
     const progress = new Progress(onTty);

@@ -14,13 +14,13 @@ export class CircuitBreaker {
   private openedAt = 0;
   private opened = false;
   private probing = false;
-  /** times it opened, for metrics */
-  opens = 0;
 
   constructor(
     private readonly failures: number,
     private readonly cooldownMs: number,
     private readonly now: () => number,
+    /** each time it opens (the platform's count, which outlives this breaker) */
+    private readonly onOpen: () => void = () => undefined,
   ) {}
 
   get state(): BreakerState {
@@ -60,6 +60,6 @@ export class CircuitBreaker {
   private open(): void {
     this.opened = true;
     this.openedAt = this.now();
-    this.opens++;
+    this.onOpen();
   }
 }

@@ -1,6 +1,7 @@
 import type { EntitlementSettings, PlatformSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
 import { PlatformClient } from './platform-client.ts';
+import { PlatformFigures } from './platform-figures.ts';
 import { EntitlementService } from './service.ts';
 
 /**
@@ -9,6 +10,8 @@ import { EntitlementService } from './service.ts';
  */
 export class Entitlements {
   readonly clients = new Map<string, PlatformClient>();
+  /** per platform name, from its first client on: a new client carries on the counts (dropped with the platform) */
+  readonly figures = new Map<string, PlatformFigures>();
   private readonly services = new Map<Store, EntitlementService>();
 
   /** what durations are measured by (deadlines, breaker cool-downs, cache lifetimes): a clock the system's never steps back */
@@ -29,8 +32,8 @@ export class Entitlements {
 
   /**
    * A reloaded config (SIGHUP): a platform whose settings and caller settings are unchanged keeps its client (its
-   * breaker state, calls in flight and figures); a changed one gets a new client; a removed one none. Requests in
-   * flight finish with the clients they started with.
+   * breaker state and calls in flight); a changed one gets a new client, which keeps counting its figures; a removed
+   * one none, and its figures go. Requests in flight finish with the clients they started with.
    */
   reconfigure(platforms: readonly PlatformSettings[], settings: EntitlementSettings): void {
     const callerChanged = callerOf(settings) !== callerOf(this.settings);
@@ -49,18 +52,15 @@ export class Entitlements {
       const settings = { ...p, entitlementUrl: p.entitlementUrl, entitlementSecret: p.entitlementSecret };
       const existing = this.clients.get(p.name);
       if (existing && JSON.stringify(existing.settings) === JSON.stringify(settings)) continue;
-      this.clients.set(
-        p.name,
-        new PlatformClient(settings, {
-          name: this.settings.name,
-          breakerFailures: this.settings.breakerFailures,
-          breakerCooldownMs: this.settings.breakerCooldownMs,
-          now: this.now,
-          timeOfDay: this.timeOfDay,
-        }),
-      );
+      let figures = this.figures.get(p.name);
+      if (!figures) this.figures.set(p.name, (figures = new PlatformFigures()));
+      const caller = { name: this.settings.name, breakerFailures: this.settings.breakerFailures, breakerCooldownMs: this.settings.breakerCooldownMs, now: this.now, timeOfDay: this.timeOfDay };
+      this.clients.set(p.name, new PlatformClient(settings, caller, figures));
     }
     for (const name of this.clients.keys()) if (!wanted.has(name)) this.clients.delete(name);
+    // a platform still configured (its Entitlement API taken away, for now) keeps its series; a removed one not
+    const configured = new Set(this.platforms.map((p) => p.name));
+    for (const name of this.figures.keys()) if (!configured.has(name)) this.figures.delete(name);
   }
 
   /** The service of a store, made on first use. */

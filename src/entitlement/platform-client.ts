@@ -5,7 +5,7 @@ import { ACCESS_TYPES, type AccessType } from '../deposit/index.ts';
 import { readDoiInput } from '../doi/index.ts';
 import { CircuitBreaker } from './breaker.ts';
 import { signJwtHs256 } from './jwt.ts';
-import { LatencyHistogram } from './latency-histogram.ts';
+import { PlatformFigures, type CallOutcome } from './platform-figures.ts';
 import { PlatformAnswer, PlatformEntitlement, type Org, type PlatformRequest } from './schemas.ts';
 import { Slots } from './slots.ts';
 import type { PlatformVerdict } from './verdict.ts';
@@ -26,9 +26,6 @@ export interface CallerSettings {
   timeOfDay: () => number;
 }
 
-/** What one call did, for the metrics. */
-export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open' | 'no_slot';
-
 /**
  * Calls one platform's Entitlement API the way GetFTR's publisher integration does (docs/interface.md,
  * "Entitlement API"): POST `{"org", "dois"}` in batches, a JWT (HS256, the shared secret) per call, at most
@@ -37,16 +34,15 @@ export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_op
  */
 export class PlatformClient {
   readonly breaker: CircuitBreaker;
-  readonly latency = new LatencyHistogram();
-  readonly calls: Record<CallOutcome, number> = { ok: 0, error: 0, malformed: 0, timeout: 0, breaker_open: 0, no_slot: 0 };
-  cacheHits = 0;
   private readonly slots: Slots;
 
   constructor(
     readonly settings: PlatformSettings & { entitlementUrl: string; entitlementSecret: string },
     private readonly caller: CallerSettings,
+    /** the platform's totals so far: a client replaced by a reload hands them to the next */
+    readonly figures = new PlatformFigures(),
   ) {
-    this.breaker = new CircuitBreaker(caller.breakerFailures, caller.breakerCooldownMs, caller.now);
+    this.breaker = new CircuitBreaker(caller.breakerFailures, caller.breakerCooldownMs, caller.now, () => this.figures.breakerOpens++);
     this.slots = new Slots(settings.entitlementConcurrency);
   }
 
@@ -91,7 +87,7 @@ export class PlatformClient {
       this.slots.release();
       if (o === 'ok') this.breaker.success(ticket);
       else this.breaker.failure(ticket);
-      this.latency.observe((performance.now() - started) / 1000);
+      this.figures.latency.observe((performance.now() - started) / 1000);
       return true;
     };
     const guard = setTimeout(() => settle('timeout'), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
@@ -131,7 +127,7 @@ export class PlatformClient {
   }
 
   private outcome(o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult {
-    this.calls[o]++;
+    this.figures.calls[o]++;
     return result instanceof Map ? { byKey: result } : { all: result };
   }
 

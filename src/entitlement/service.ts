@@ -120,7 +120,7 @@ export class EntitlementService {
         }
         const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? cache.get(h.platform, d.doiKey, identity) : undefined;
         if (cached) {
-          client.cacheHits++;
+          client.figures.cacheHits++;
           decision.put(at, slot, withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h));
           continue;
         }

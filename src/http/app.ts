@@ -157,7 +157,7 @@ export function createApp(deps: HttpDeps) {
           const h = deps.envs[env];
           return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
         });
-        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients) + http.render() + (await registry.metrics());
+        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients, entitlements.figures) + http.render() + (await registry.metrics());
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );

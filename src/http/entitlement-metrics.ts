@@ -1,17 +1,20 @@
 import type { EnvName } from '../config/index.ts';
-import type { EntitlementService, PlatformClient } from '../entitlement/index.ts';
+import type { EntitlementService, PlatformClient, PlatformFigures } from '../entitlement/index.ts';
 import { labelText, writeFamily, type Sample } from './metrics.ts';
 
 /**
  * The entitlement families of /metrics: per platform its calls by outcome, breaker state, cache hits and a call
- * latency histogram; per environment the answers given by source.
+ * latency histogram; per environment the answers given by source. The platforms' counts come from `figures`, which
+ * outlive a client a reload replaces; the breaker's state from the running client.
  */
 export function renderEntitlementMetrics(
   sources: readonly { env: EnvName; entitlement: EntitlementService }[],
   clients: ReadonlyMap<string, PlatformClient>,
+  figures: ReadonlyMap<string, PlatformFigures>,
 ): string {
   const out: string[] = [];
   const platforms = [...clients.values()];
+  const counted = [...figures];
   writeFamily(
     out,
     'doi_holdings_entitlement_answers_total',
@@ -24,7 +27,7 @@ export function renderEntitlementMetrics(
     'doi_holdings_platform_calls_total',
     'counter',
     "Calls to platforms' Entitlement APIs by outcome (ok, error, malformed, timeout; breaker_open: answered without calling).",
-    platforms.flatMap((c) => Object.entries(c.calls).map(([outcome, n]) => [{ platform: c.settings.name, outcome }, n] as Sample)),
+    counted.flatMap(([platform, f]) => Object.entries(f.calls).map(([outcome, n]) => [{ platform, outcome }, n] as Sample)),
   );
   writeFamily(
     out,
@@ -33,8 +36,8 @@ export function renderEntitlementMetrics(
     "Circuit breaker per platform: 0 closed, 1 open (not calling), 0.5 half-open (one call tests recovery).",
     platforms.map((c) => [{ platform: c.settings.name }, { closed: 0, open: 1, 'half-open': 0.5 }[c.breaker.state]]),
   );
-  writeFamily(out, 'doi_holdings_platform_breaker_opens_total', 'counter', 'Times the circuit breaker opened.', platforms.map((c) => [{ platform: c.settings.name }, c.breaker.opens]));
-  writeFamily(out, 'doi_holdings_platform_cache_hits_total', 'counter', 'Platform answers served from the answer cache.', platforms.map((c) => [{ platform: c.settings.name }, c.cacheHits]));
+  writeFamily(out, 'doi_holdings_platform_breaker_opens_total', 'counter', 'Times the circuit breaker opened.', counted.map(([platform, f]) => [{ platform }, f.breakerOpens]));
+  writeFamily(out, 'doi_holdings_platform_cache_hits_total', 'counter', 'Platform answers served from the answer cache.', counted.map(([platform, f]) => [{ platform }, f.cacheHits]));
   writeFamily(
     out,
     'doi_holdings_entitlement_index_dois',
@@ -57,11 +60,10 @@ export function renderEntitlementMetrics(
     sources.map(({ env, entitlement }) => [{ env }, entitlement.index.builds]),
   );
   out.push('# HELP doi_holdings_platform_call_seconds Latency of calls to platforms\' Entitlement APIs.', '# TYPE doi_holdings_platform_call_seconds histogram');
-  for (const c of platforms) {
-    const platform = c.settings.name;
-    for (const [le, n] of c.latency.cumulative()) out.push(`doi_holdings_platform_call_seconds_bucket${labelText({ platform, le })} ${n}`);
-    out.push(`doi_holdings_platform_call_seconds_sum${labelText({ platform })} ${c.latency.sum}`);
-    out.push(`doi_holdings_platform_call_seconds_count${labelText({ platform })} ${c.latency.count}`);
+  for (const [platform, { latency }] of counted) {
+    for (const [le, n] of latency.cumulative()) out.push(`doi_holdings_platform_call_seconds_bucket${labelText({ platform, le })} ${n}`);
+    out.push(`doi_holdings_platform_call_seconds_sum${labelText({ platform })} ${latency.sum}`);
+    out.push(`doi_holdings_platform_call_seconds_count${labelText({ platform })} ${latency.count}`);
   }
   return `${out.join('\n')}\n`;
 }

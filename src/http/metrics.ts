@@ -16,8 +16,10 @@ export function renderMetrics(sources: readonly MetricsSource[], now: number): s
   family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
   family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]));
   const heads = sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
-  // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed")
-  family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed; the lineage label is the first 16 hex digits of its hash.', heads.map(({ env, head }) => [{ env, lineage: head.hash.slice(0, 16) }, head.commit]));
+  // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed").
+  // The lineage is a value, not a label: a label that changes per commit would make a new time series per commit.
+  family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed.', heads.map(({ env, head }) => [{ env }, head.commit]));
+  family('doi_holdings_change_feed_lineage', 'gauge', "The change feed's lineage hash after its last commit: its first 13 hex digits as a number.", heads.map(({ env, head }) => [{ env }, lineageValue(head.hash)]));
   family('doi_holdings_change_feed_seq', 'gauge', 'The change feed\'s last sequence number.', heads.map(({ env, head }) => [{ env }, head.seq]));
   const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
   family('doi_holdings_files_applied_total', 'counter', 'Deposit files applied since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]));
@@ -38,6 +40,11 @@ export function renderMetrics(sources: readonly MetricsSource[], now: number): s
     ingest.map(({ env, ingest: i }) => [{ env }, Math.round((now - i.lastProgressAt) / 1000)]),
   );
   return `${out.join('\n')}\n`;
+}
+
+/** 13 hex digits are 52 bits: a float64 holds them exactly, so equal values mean equal hashes to that length. */
+function lineageValue(hash: string): number {
+  return Number.parseInt(hash.slice(0, 13), 16);
 }
 
 export type Sample = [Record<string, string | number>, number];

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
-import { fault, FaultError } from '../fault.ts';
+import { fault, FaultError, type Fault } from '../fault.ts';
 import { dataFileOf, subDatabases, type StoreDbs } from './environment.ts';
 import type { SpaceUsage } from './store-types.ts';
 
@@ -47,13 +47,19 @@ export function storeFileIn(dir: string, env: EnvName): string {
   return dataFileOf(join(dir, env));
 }
 
+/** A backup never overwrites: BACKUP_EXISTS when `target` is there already (a `.partial` left by a death is not a backup). */
+export function backupRefused(target: string): Fault | undefined {
+  return existsSync(target) ? fault('BACKUP_EXISTS', `${target} exists already; a backup goes to a new folder`) : undefined;
+}
+
 /**
  * Copies the store, compacted, from one read snapshot (writers go on meanwhile: LMDB readers never block them) to
  * `target` by way of `<target>.partial`, renamed when complete, so a copy that died half-way is never taken for a
- * backup. An existing target is refused: a backup never overwrites.
+ * backup. An existing target is refused (backupRefused).
  */
 export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
-  if (existsSync(target)) throw new FaultError(fault('BACKUP_EXISTS', `${target} exists already; a backup goes to a new folder`));
+  const refused = backupRefused(target);
+  if (refused) throw new FaultError(refused);
   const partial = `${target}.partial`;
   try {
     mkdirSync(dirname(target), { recursive: true });

@@ -72,7 +72,7 @@ export class FollowedSources {
         awaitWriteFinish: { stabilityThreshold: DROP_STABLE_MS, pollInterval: 50 },
         depth: 0,
       });
-      const onFile = (path: string) => this.enqueue(() => this.importFile(path));
+      const onFile = (path: string) => this.enqueue(path, () => this.importFile(path));
       this.watcher.on('add', onFile).on('change', onFile);
       await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
       const listed = new Map<string, FileStat>();
@@ -85,15 +85,15 @@ export class FollowedSources {
       // left to the watch, whose change event comes once it has held still (awaitWriteFinish)
       const existing = (await heldStill(listed, DROP_STABLE_MS, dropStat)).sort((a, b) => listed.get(a)!.lastModified - listed.get(b)!.lastModified);
       if (this.closed) return; // stopped during the wait: no timers are set
-      for (const path of existing) this.enqueue(() => this.importFile(path));
+      for (const path of existing) this.enqueue(path, () => this.importFile(path));
     }
     for (const u of urls) {
       // what it last did is read from the store, so a restart keeps it
       const state = () => loadUrlState(this.state, u.url);
       const { lastSuccessAt = 0, lastFailureAt = 0 } = state();
       this.status.set(u.url, { lastSuccessAt, lastFailureAt, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs, url: state });
-      this.enqueue(() => this.importUrl(u));
-      this.timers.push(setInterval(() => this.enqueue(() => this.importUrl(u)), u.everyMs));
+      this.enqueue(u.url, () => this.importUrl(u));
+      this.timers.push(setInterval(() => this.enqueue(u.url, () => this.importUrl(u)), u.everyMs));
     }
     for (const h of this.opts.crossref ?? []) this.followHarvest(h);
   }
@@ -116,8 +116,8 @@ export class FollowedSources {
       await harvestInProcess(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0', signal: this.stopping.signal });
       refresh();
     };
-    this.enqueue(run);
-    this.timers.push(setInterval(() => this.enqueue(run), settings.everyMs));
+    this.enqueue(label, run);
+    this.timers.push(setInterval(() => this.enqueue(label, run), settings.everyMs));
   }
 
   /**
@@ -162,8 +162,9 @@ export class FollowedSources {
     await this.chain;
   }
 
-  private enqueue(task: () => Promise<void>): void {
-    this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { error: String(e) }));
+  /** `source`: the file's path, the URL or the harvest's label, as in the source's other log lines */
+  private enqueue(source: string, task: () => Promise<void>): void {
+    this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { source, error: String(e) }));
   }
 
   /** Where what is known of each source is kept: the first store's (every store gets the same imports). */

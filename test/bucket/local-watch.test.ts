@@ -138,3 +138,26 @@ test('missedFiles: a file removed during the settle wait is not handed on', asyn
   rmSync(join(root, 'brief.jsonl.gz'));
   expect(await found).toEqual([]);
 });
+
+test('a file the watch could not hand on is logged with its key', async () => {
+  const root = bucket();
+  mkdirSync(join(root, 'acme')); // the watch's own event, not a new folder's listing
+  const lines: Record<string, unknown>[] = [];
+  const watch = new FolderWatch({
+    root,
+    settleMs: 50,
+    log: { log: (level, event, fields) => lines.push({ level, event, ...fields }) },
+    envName: 'staging',
+    rescanMs: 0,
+    holds: () => false,
+    // async, as the ingestor's submit is
+    onFiles: async (keys) => {
+      if (keys.length > 0) throw new Error('ingestor closed');
+    },
+  });
+  watches.push(watch);
+  await watch.start();
+  writeFileSync(join(root, 'acme', 'a.jsonl.gz'), 'a');
+  const failed = await waitFor(() => lines.find((l) => l.event === 'watch.handler_failed'), 'watch.handler_failed', 5_000);
+  expect(failed).toEqual({ level: 'error', event: 'watch.handler_failed', env: 'staging', key: 'acme/a.jsonl.gz', error: 'Error: ingestor closed' });
+});

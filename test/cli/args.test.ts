@@ -155,7 +155,7 @@ describe('--failures, --retry, --import-updates, --help, --version', () => {
   });
 
   test('the help text names every command', () => {
-    for (const word of ['--config', '--dump', '--env', '--platform', '--doi', '--validate', '--ingest', '--import-updates', '--format', '--failures', '--retry', '--help', '--version'])
+    for (const word of ['--config', '--dump', '--env', '--platform', '--doi', '--validate', '--ingest', '--import-updates', '--format', '--failures', '--retry', '--check-config', '--help', '--version'])
       expect(HELP).toContain(word);
   });
 });

@@ -255,6 +255,27 @@ describe('usage and config', () => {
     expect(r.stderr).toContain('/platforms/0/name');
   });
 
+  test('--check-config loads the config as the daemon does, secrets included, and starts nothing; --stats does not check secrets', async () => {
+    const secret = 'DOI_HOLDINGS_TEST_CHECK_SECRET';
+    cfg = writeConfig(dir.path, `[[platforms]]\nname = "gamma"\nentitlementUrl = "https://gamma.example/e"\nentitlementSecretEnv = "${secret}"\n`);
+    const env = { [secret]: '' }; // unset or empty: the same to serve
+    const unset = await runCli(['--check-config', '--config', cfg.path], env);
+    expect([unset.code, unset.stdout]).toEqual([2, '']);
+    expect(unset.stderr).toContain(`/platforms/2/entitlementSecretEnv: environment variable ${secret} is not set or empty`);
+    // the daemon refuses it the same way
+    expect((await runCli(['--config', cfg.path], env)).stderr).toContain(`environment variable ${secret} is not set or empty`);
+    // while --stats of a store that exists passes it by
+    const key = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/checked' }]);
+    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)], env)).code).toBe(0);
+    expect((await runCli(['--stats', '--env', 'production', '--config', cfg.path], env)).code).toBe(0);
+
+    rmSync(cfg.store, { recursive: true, force: true });
+    const set = await runCli(['--check-config', '--config', cfg.path], { [secret]: 'gamma-secret-0123456789' });
+    expect([set.code, set.stderr]).toEqual([0, '']);
+    expect(JSON.parse(set.stdout)).toEqual({ config: cfg.path, ok: true });
+    expect(existsSync(cfg.store)).toBe(false); // no store opened or made
+  });
+
   test('--dump selects by --platform and by --doi in any DOI form', async () => {
     const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Q' }, { doi: '10.5555/r' }]));
     const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/q' }]));

@@ -106,3 +106,16 @@ test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and ex
   expect(r.stderr).toContain(`cannot write ${join(dir.path, 'a-file', 'backups', 'production', 'data.mdb')}`);
   expect(r.stderr).not.toContain('    at ');
 });
+
+test('--backup into a folder where one environment holds a backup already writes nothing: BACKUP_EXISTS before any copy', async () => {
+  await ingestSample();
+  await runCli(['--ingest', '--env', 'staging', '--config', cfg.path, join(cfg.staging, writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/s1' }]))]);
+  const target = join(dir.path, 'backups', 'bk2');
+  expect((await runCli(['--backup', target, '--env', 'staging', '--config', cfg.path])).code).toBe(0);
+  // production comes first in the order of environments, staging's copy is there already
+  const r = await runCli(['--backup', target, '--config', cfg.path]);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toContain(`BACKUP_EXISTS: ${join(target, 'staging', 'data.mdb')} exists already`);
+  expect(existsSync(join(target, 'production'))).toBe(false);
+});

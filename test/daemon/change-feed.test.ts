@@ -99,11 +99,11 @@ describe('two replicas fed the same update files', () => {
     await Bun.sleep(300);
     await expectApiAgrees(state);
 
-    // their metrics show the same feed history
+    // their metrics show the same feed history: the same commit count and lineage
     const heads = await Promise.all(
-      urls.map(async (u) => (await (await fetch(`${u}/metrics`)).text()).split('\n').find((l) => l.startsWith('doi_holdings_change_feed_commit{env="production"'))),
+      urls.map(async (u) => (await (await fetch(`${u}/metrics`)).text()).split('\n').filter((l) => /^doi_holdings_change_feed_(commit|lineage)\{env="production"\}/.test(l))),
     );
-    expect(heads[0]).toBeDefined();
-    expect(heads[0]).toBe(heads[1]);
+    expect(heads[0]).toHaveLength(2);
+    expect(heads[0]).toEqual(heads[1]!);
   }, 90_000);
 });

@@ -155,6 +155,59 @@ test('a reload keeps the answer cache unless a platform or [entitlements] change
   expect(platform.calls).toHaveLength(2);
 });
 
+test("a reload that replaces a platform's client keeps its counters; only removing the platform drops its series", async () => {
+  const gamma = (timeoutMs: number) =>
+    `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\nentitlementCacheSeconds = 300\nentitlementTimeoutMs = ${timeoutMs}\n`;
+  const secrets = `ROT_KEY=first-key-0001\nGAMMA_SECRET=${SECRET}\n`;
+  // one failed call opens the breaker, so that every gamma counter has counted by the reload
+  writeFiles(secrets, '', { top: '[entitlements]\nbreakerFailures = 1', extra: gamma(1000) });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.6666/Counted.1', accessType: 'paid' }, { doi: '10.6666/Counted.2', accessType: 'paid' }]);
+  await waitForLog(daemon, '"event":"file.applied","env":"production","key":"gamma/');
+  const ask = (doi: string) =>
+    fetch(`${url}/v2.2/entitlements`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' },
+      body: JSON.stringify({ org: { ipv4: '192.0.2.1' }, dois: [doi] }),
+    });
+  await ask('10.6666/counted.1'); // ok
+  await ask('10.6666/counted.1'); // from the cache
+  platform.mode = { kind: 'raw', status: 500, body: '{}' };
+  await ask('10.6666/counted.2'); // error: the breaker opens
+  const gammaSeries = async () =>
+    (await (await fetch(`${url}/metrics`)).text())
+      .split('\n')
+      .filter((l) => /^doi_holdings_platform_(calls_total|breaker_opens_total|cache_hits_total|call_seconds_count)\{.*platform="gamma"/.test(l))
+      .filter((l) => !/outcome="(timeout|malformed|breaker_open|no_slot)"/.test(l));
+  const counted = [
+    'doi_holdings_platform_calls_total{platform="gamma",outcome="ok"} 1',
+    'doi_holdings_platform_calls_total{platform="gamma",outcome="error"} 1',
+    'doi_holdings_platform_breaker_opens_total{platform="gamma"} 1',
+    'doi_holdings_platform_cache_hits_total{platform="gamma"} 1',
+    'doi_holdings_platform_call_seconds_count{platform="gamma"} 2',
+  ];
+  expect(await gammaSeries()).toEqual(counted);
+
+  // gamma's time-out changes: a new client (breaker closed, cache dropped), the same totals
+  writeFiles(secrets, '', { top: '[entitlements]\nbreakerFailures = 1', extra: gamma(2000) });
+  expect((await reload('config.reloaded')).platforms).toEqual({ added: [], removed: [], changed: ['gamma'] });
+  expect(await gammaSeries()).toEqual(counted);
+  // [entitlements] changes: every client is made again, and still the totals go on
+  writeFiles(secrets, '', { top: '[entitlements]\nbreakerFailures = 2', extra: gamma(2000) });
+  await reload('config.reloaded');
+  expect(await gammaSeries()).toEqual(counted);
+  platform.mode = { kind: 'answer', entitled: () => 'yes' };
+  await ask('10.6666/counted.2');
+  expect(await gammaSeries()).toEqual(counted.map((l) => l.replace('outcome="ok"} 1', 'outcome="ok"} 2').replace('_count{platform="gamma"} 2', '_count{platform="gamma"} 3')));
+
+  // gamma removed from the config: its series go
+  writeFiles(secrets, '', { top: '[entitlements]\nbreakerFailures = 2' });
+  await reload('config.reloaded');
+  expect(await gammaSeries()).toEqual([]);
+});
+
 test('a secret removed from the secrets file is gone after a reload, though systemd put the file in the environment at start', async () => {
   writeFiles('ROT_KEY=second-key-0002\nOLD_KEY=first-key-0001\n', 'previousApiKeyEnv = "OLD_KEY"');
   // as EnvironmentFile= in the unit does: the same lines in the process environment

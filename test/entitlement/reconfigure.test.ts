@@ -19,12 +19,12 @@ test('an unchanged platform keeps its client and breaker; a changed one gets a n
     const e = new Entitlements([platform('acme', 'http://127.0.0.1:9/a'), platform('beta', 'http://127.0.0.1:9/b'), platform('gamma', 'http://127.0.0.1:9/c')], DEFAULT_ENTITLEMENTS);
     const service = e.forStore(store);
     const acme = e.clients.get('acme')!;
-    acme.calls.error = 7;
+    acme.figures.calls.error = 7;
     service.cache.set('acme', '10.1234/k', 'org', { entitled: 'yes' }, 60_000);
     expect(service.cache.size).toBe(1);
     e.reconfigure([platform('acme', 'http://127.0.0.1:9/a'), platform('beta', 'http://127.0.0.1:9/b2'), platform('gamma'), platform('delta', 'http://127.0.0.1:9/d')], DEFAULT_ENTITLEMENTS);
     expect(e.clients.get('acme')).toBe(acme);
-    expect(e.clients.get('acme')!.calls.error).toBe(7);
+    expect(e.clients.get('acme')!.figures.calls.error).toBe(7);
     expect(e.clients.get('beta')!.settings.entitlementUrl).toBe('http://127.0.0.1:9/b2');
     expect(e.clients.has('gamma')).toBe(false); // no Entitlement API any more: its paid DOIs answer publisher_not_supported
     expect(e.clients.has('delta')).toBe(true);

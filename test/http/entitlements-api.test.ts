@@ -277,7 +277,7 @@ describe('a bad platform', () => {
       expect(await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES })).toEqual([
         { doi: '10.2000/paid-1', statusCode: 200, entitled: 'maybe', accessType: 'paid', source: 'unknown' },
       ]);
-      const calls = entitlements.clients.get('paid')!.calls;
+      const calls = entitlements.clients.get('paid')!.figures.calls;
       expect(calls.ok + calls.error + calls.malformed).toBe(1);
       await other?.stop?.();
     });
@@ -292,7 +292,7 @@ describe('a bad platform', () => {
     expect(got[1]!.source).toBe('oa_platform');
     expect(took).toBeGreaterThanOrEqual(290);
     expect(took).toBeLessThan(400);
-    expect(entitlements.clients.get('paid')!.calls.timeout).toBe(1);
+    expect(entitlements.clients.get('paid')!.figures.calls.timeout).toBe(1);
   });
 
   test('a hanging platform: the request still answers within the time-out + 100 ms', async () => {
@@ -315,7 +315,7 @@ describe('a bad platform', () => {
     const [blocked] = await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES });
     expect(blocked).toEqual({ doi: '10.2000/paid-1', statusCode: 504, entitled: 'maybe', accessType: 'paid', source: 'unknown' });
     expect(platform.calls).toHaveLength(3); // not called while open
-    expect(client.calls.breaker_open).toBe(1);
+    expect(client.figures.calls.breaker_open).toBe(1);
     // other platforms are not affected
     second.mode = { kind: 'answer', entitled: () => 'yes' };
     clock += 10_000; // the cool-down has passed: one call goes through and closes the breaker
@@ -334,7 +334,7 @@ describe('a bad platform', () => {
     const got = await ask(app, ['10.2000/many-1', '10.2000/many-2', '10.2000/many-3'], { key: KEY_NO_UPDATES });
     expect(got.map((o) => o.statusCode)).toEqual([504, 504, 504]);
     const client = entitlements.clients.get('paid')!;
-    expect([client.calls.timeout, client.calls.no_slot]).toEqual([1, 2]);
+    expect([client.figures.calls.timeout, client.figures.calls.no_slot]).toEqual([1, 2]);
     expect(client.breaker.state).toBe('closed');
   });
 
@@ -349,7 +349,7 @@ describe('a bad platform', () => {
     expect(platform.calls).toHaveLength(3);
     await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES });
     expect(platform.calls).toHaveLength(3);
-    expect(client.breaker.opens).toBe(2);
+    expect(client.figures.breakerOpens).toBe(2);
   });
 });
 

@@ -344,7 +344,7 @@ describe('what platforms answer, and what is made of it', () => {
     // bytes that are no gzip at all: read as they came (a malformed answer), never handed to a decompressor (an error)
     alpha.mode = { kind: 'raw', status: 200, body: 'not gzip at all', headers: { 'content-encoding': 'gzip' } };
     expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
-    expect(entitlements.clients.get('alpha')!.calls).toMatchObject({ malformed: 3, error: 0 });
+    expect(entitlements.clients.get('alpha')!.figures.calls).toMatchObject({ malformed: 3, error: 0 });
     expect(alpha.calls[0]!.headers['accept-encoding']).toBe('identity');
   });
 
@@ -354,7 +354,7 @@ describe('what platforms answer, and what is made of it', () => {
     const { app, entitlements } = appWith(platforms());
     expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
     expect(beta.calls).toHaveLength(0);
-    expect(entitlements.clients.get('alpha')!.calls.error).toBe(1);
+    expect(entitlements.clients.get('alpha')!.figures.calls.error).toBe(1);
   });
 
   test('one DOI answered twice: the answer when both agree, maybe when they do not', async () => {

@@ -115,7 +115,7 @@ describe('GET /metrics', () => {
     expect(lines).toContain('doi_holdings_works_with_updates{env="staging"} 3');
     // the change feed holds each of those works once
     expect(lines).toContain('doi_holdings_change_feed_seq{env="production"} 2975');
-    expect(lines.filter((l) => l.startsWith('doi_holdings_change_feed_commit{env="staging",lineage="'))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('doi_holdings_change_feed_commit{env="staging"} '))).toHaveLength(1);
     expect(lines).toContain('doi_holdings_files_applied_total{env="production"} 7');
     expect(lines).toContain('doi_holdings_ingest_queue_depth{env="production"} 3');
     expect(lines.some((l) => l.startsWith('doi_holdings_files_applied_total{env="staging"}'))).toBe(false);
@@ -143,6 +143,30 @@ describe('GET /metrics', () => {
     await postDois(app, '/v2.2/updates', ['10.1234/c']);
     const again = (await (await get(app, '/metrics')).text()).split('\n');
     expect(again).toContain('doi_holdings_http_requests_total{route="/v2.2/updates",status="200"} 3');
+  });
+
+  test("the change feed's series keep their labels from one commit to the next: the lineage is a value, not a label", async () => {
+    const own = tempDir('doi-holdings-http-lineage-');
+    const store = Store.open(own.path, 'production', { mapSizeBytes: 1 << 28 });
+    try {
+      const app = makeApp({ production: { store } });
+      const scrape = async () => (await (await get(app, '/metrics')).text()).split('\n').filter((l) => l.startsWith('doi_holdings_change_feed_'));
+      const work = (n: number) => ({ DOI: `10.5555/w${n}`, 'updated-by': [{ DOI: `10.5555/notice${n}`, type: 'retraction', updated: { 'date-parts': [[2020, 1, n]] } }] });
+      await importCrossref([store], [work(1)]);
+      const before = await scrape();
+      await importCrossref([store], [work(1), work(2)]);
+      const after = await scrape();
+      const series = (lines: string[]) => lines.map((l) => l.slice(0, l.lastIndexOf(' ')));
+      expect(series(after)).toEqual(['doi_holdings_change_feed_commit{env="production"}', 'doi_holdings_change_feed_lineage{env="production"}', 'doi_holdings_change_feed_seq{env="production"}']);
+      expect(series(before)).toEqual(series(after));
+      const value = (lines: string[], name: string) => Number(lines.find((l) => l.startsWith(name))!.split(' ')[1]);
+      expect(value(after, 'doi_holdings_change_feed_commit')).toBe(value(before, 'doi_holdings_change_feed_commit') + 1);
+      expect(value(after, 'doi_holdings_change_feed_lineage')).not.toBe(value(before, 'doi_holdings_change_feed_lineage'));
+      expect(value(after, 'doi_holdings_change_feed_lineage')).toBe(Number.parseInt(store.changeFeed.head().hash.slice(0, 13), 16));
+    } finally {
+      await store.close();
+      own.remove();
+    }
   });
 });
 
