@@ -114,3 +114,20 @@ test('a page still not come when the grace ends is given up: the resumed window 
   expect(events).toContain('harvest.window_restarted');
   expect(done.works).toBe(1050);
 });
+
+test('a window is claimed before its first call, and its heartbeat is saved while a page is tried again', async () => {
+  api = await startCrossrefApi({ works: syntheticWorks(200) });
+  let clock = START;
+  const heartbeats: (number | undefined)[] = [];
+  let failing = 3;
+  const unsteady = (async (url: string, init: RequestInit) => {
+    heartbeats.push(loadState(store, 'crossref').window?.heartbeatAt);
+    clock += 60_000; // a minute between tries
+    if (failing-- > 0) return new Response('busy', { status: 503 });
+    return fetch(url, init);
+  }) as unknown as typeof fetch;
+  const r = await new CrossrefHarvest(settings(api.url), [store], recorder().log, { version: 't', retryBaseMs: 200, fetch: unsteady }).run({ now: () => clock });
+  if ('code' in r) throw new Error(r.message);
+  // the first call already finds the window saved; each try after a failure finds the heartbeat moved on
+  expect(heartbeats.slice(0, 4)).toEqual([START, START + 60_000, START + 120_000, START + 180_000]);
+});

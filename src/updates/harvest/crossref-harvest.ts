@@ -22,13 +22,7 @@ export const HARVEST_ORIGIN = 'crossref-rest';
 /** a window restarted this often (counted with the window, across runs) is dropped: the next run begins a new one */
 const MAX_RESTARTS = 3;
 
-export interface HarvestProgress {
-  pass: string;
-  pages: number;
-  works: number;
-  received: number;
-  total: number;
-}
+export interface HarvestProgress { pass: string; pages: number; works: number; received: number; total: number }
 
 export interface HarvestRunOptions {
   /** from the configured start, replacing the whole feed */
@@ -41,6 +35,8 @@ export interface HarvestRunOptions {
 
 export class CrossrefHarvest {
   readonly client: CrossrefClient;
+  /** saves the window's heartbeat while a page is tried again (a run's walk sets it) */
+  private heartbeat: (() => Promise<void>) | undefined;
 
   constructor(
     readonly settings: CrossrefHarvestSettings,
@@ -53,7 +49,11 @@ export class CrossrefHarvest {
       mailto: settings.mailto,
       userAgent: harvestUserAgent(opts.version, settings.mailto),
       ...(settings.plusToken ? { plusToken: settings.plusToken } : {}),
-      onRetry: (r) => log.log('warn', 'harvest.retry', { harvest: settings.name, ...r }),
+      onRetry: (r) => {
+        log.log('warn', 'harvest.retry', { harvest: settings.name, ...r });
+        // the tries of one page can last half an hour: the window stays held (heldByOther) meanwhile
+        void this.heartbeat?.().catch(() => undefined);
+      },
       ...opts,
     });
   }
@@ -84,7 +84,6 @@ export class CrossrefHarvest {
       state.lastError = { code: result.code, message: result.message };
       await saveState(this.home, this.settings.name, state);
       this.log.log('error', 'harvest.failed', { harvest: this.settings.name, code: result.code, message: result.message, window: windowOf(state.window) });
-      return result;
     }
     return result;
   }
@@ -99,6 +98,11 @@ export class CrossrefHarvest {
     imports ??= this.beginImports(w, now());
     state.window = w;
     w.pid = process.pid;
+    w.heartbeatAt = now();
+    // the window is claimed before its first call, not after its first page (another process may look meanwhile)
+    await saveState(this.home, this.settings.name, state);
+    // a copy as it is now: the write may run after the page came and the progress moved on unsaved
+    this.heartbeat = () => saveState(this.home, this.settings.name, structuredClone({ ...state, window: { ...w, heartbeatAt: now() } }));
     const started = now();
     while (w.pass < PASSES.length) {
       if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
@@ -218,10 +222,7 @@ export class CrossrefHarvest {
   }
 
   private async dropWindow(w: WindowProgress): Promise<void> {
-    for (const s of this.stores) {
-      const saved = w.imports[s.env];
-      if (saved) await s.beginUpdatesImport(HARVEST_ORIGIN, 'works', Date.now(), saved).abort();
-    }
+    for (const s of this.stores) if (w.imports[s.env]) await s.beginUpdatesImport(HARVEST_ORIGIN, 'works', Date.now(), w.imports[s.env]).abort();
   }
 
   private async restart(w: WindowProgress, imports: FeedImport[], reason: string, at: number): Promise<{ w: WindowProgress; imports: FeedImport[] } | Fault> {
