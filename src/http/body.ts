@@ -1,4 +1,5 @@
 import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
+import { firstJsonFault, positionOf } from './json-syntax.ts';
 
 /** How much of a request body is read, and for how long (config `server.maxBodyBytes`, `server.bodyTimeoutMs`). */
 export interface BodyLimits {
@@ -85,10 +86,14 @@ const stalls = new StallWatch();
 
 /** The body's JSON value, or the INVALID_JSON error saying where parsing failed. */
 export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
+  const text = decoder.decode(bytes);
   try {
-    return { value: JSON.parse(decoder.decode(bytes)) };
+    return { value: JSON.parse(text) };
   } catch (e) {
-    return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${(e as Error).message}`);
+    // the engine's message names no position: the scanner finds it, on this failure path only
+    const fault = firstJsonFault(bytes);
+    const where = fault ? `at ${positionOf(bytes, fault.at)}: ${fault.what}` : (e as Error).message;
+    return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${where}`);
   }
 }
 // not fatal: malformed UTF-8 becomes U+FFFD, as in Request.json()

@@ -435,7 +435,8 @@ describe('request-level errors, as the Updates API', () => {
     ['an ipv6 that does not parse', '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: /],
     ['openAthensOrgID without entityID', '{"org":{"openAthensOrgID":"x"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/openAthensOrgID: given only with \/org\/entityID/],
     ['an over-long entityID', JSON.stringify({ org: { entityID: 'x'.repeat(1025) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/entityID: /],
-    ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON/],
+    ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 10 \(byte 9\): unexpected end of the body, expected a value$/],
+    ['a trailing comma', '{"dois":["10.1000/open-1",]}', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 27 \(byte 26\): unexpected "]" after ","/],
   ];
   for (const [name, body, status, code, message] of cases)
     test(`${name}: ${status} ${code}`, async () => {

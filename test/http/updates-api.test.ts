@@ -332,6 +332,22 @@ describe('request-level 400', () => {
       expect(e.body.message).toMatch(message);
     });
 
+  test('INVALID_JSON says where parsing failed: line, column, byte and why', async () => {
+    const where: [string, string][] = [
+      ['{"dois":["10.1234/a"]} x', 'at line 1, column 24 (byte 23): unexpected "x" after the value'],
+      ['{"dois":["10.1234/a",]}', 'at line 1, column 22 (byte 21): unexpected "]" after ",": a trailing comma is not allowed'],
+      ['', 'at line 1, column 1 (byte 0): the body is empty'],
+      ['{"dois":["10.1234/a', 'at line 1, column 20 (byte 19): unexpected end of the body in the string opened at line 1, column 10 (byte 9)'],
+      ['{"dois":\n ["10.1234/\\q"]}', 'at line 2, column 12 (byte 20): bad escape "\\q" in a string'],
+      ['{"dois":["10.1234/\u0001"]}', 'at line 1, column 19 (byte 18): control character U+0001 in a string'],
+      ['\ufeff{"dois":["10.1234/a"] x', 'at line 1, column 23 (byte 25): unexpected "x", expected "," or "}"'],
+    ];
+    for (const [body, message] of where) {
+      const e = await errorOf(await post(app, '/v2.2/updates', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`the body is not valid JSON: ${message}`)]);
+    }
+  });
+
   test('the same rules on /v2.1 and on staging', async () => {
     for (const path of ['/v2.1/updates', '/staging/v2.1/updates', '/staging/v2.2/updates']) {
       const e = await errorOf(await post(app, path, '{"dois":[]}'));
