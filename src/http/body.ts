@@ -1,5 +1,6 @@
 import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
 import { firstJsonFault, positionOf } from './json-syntax.ts';
+import { firstInvalidUtf8, utf8Text } from './utf8.ts';
 
 /** How much of a request body is read, and for how long (config `server.maxBodyBytes`, `server.bodyTimeoutMs`). */
 export interface BodyLimits {
@@ -86,18 +87,23 @@ const stalls = new StallWatch();
 
 /** The body's JSON value, or the INVALID_JSON error saying where parsing failed. */
 export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
-  const text = decoder.decode(bytes);
+  const text = utf8Text(bytes);
+  if (text === undefined) {
+    const at = firstInvalidUtf8(bytes);
+    return invalidJson(`at ${positionOf(bytes, at)}: not UTF-8 (an invalid sequence starts with byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')})`);
+  }
   try {
     return { value: JSON.parse(text) };
   } catch (e) {
     // the engine's message names no position: the scanner finds it, on this failure path only
     const fault = firstJsonFault(bytes);
-    const where = fault ? `at ${positionOf(bytes, fault.at)}: ${fault.what}` : (e as Error).message;
-    return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${where}`);
+    return invalidJson(fault ? `at ${positionOf(bytes, fault.at)}: ${fault.what}` : (e as Error).message);
   }
 }
-// not fatal: malformed UTF-8 becomes U+FFFD, as in Request.json()
-const decoder = new TextDecoder();
+
+function invalidJson(where: string): Response {
+  return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${where}`);
+}
 
 async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | Response> {
   if (!request.body) return new Uint8Array(0);

@@ -446,6 +446,17 @@ describe('request-level errors, as the Updates API', () => {
       expect(e.body.message).toMatch(message);
     });
 
+  test('a body that is not UTF-8, in a DOI or in the org, is INVALID_JSON naming the byte', async () => {
+    const { app } = appWith(platforms());
+    const enc = new TextEncoder();
+    const doi = new Uint8Array([...enc.encode('{"dois":["10.1000/open-1'), 0xff, ...enc.encode('"]}')]);
+    const org = new Uint8Array([...enc.encode('{"org":{"entityID":"https://idp.example/'), 0xc3, 0x28, ...enc.encode('"},"dois":["10.1000/open-1"]}')]);
+    for (const [body, at] of [[doi, 'line 1, column 25 (byte 24)'], [org, 'line 1, column 41 (byte 40)']] as const) {
+      const e = await errorOf(await post(app, '/v2.2/entitlements', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`not valid JSON: at ${at}: not UTF-8`)]);
+    }
+  });
+
   test('401 before 415 before 413 before 400; 405 for another method; the same on /v2.1 and /staging', async () => {
     const { app } = appWith(platforms(), DEFAULT_ENTITLEMENTS);
     for (const path of ['/v2.2/entitlements', '/v2.1/entitlements', '/staging/v2.2/entitlements', '/staging/v2.1/entitlements']) {

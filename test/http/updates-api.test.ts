@@ -348,6 +348,26 @@ describe('request-level 400', () => {
     }
   });
 
+  test('a body that is not UTF-8 is INVALID_JSON naming the byte, not a DOI with U+FFFD answered "no updates"', async () => {
+    const enc = new TextEncoder();
+    const withBytes = (...bytes: number[]) => new Uint8Array([...enc.encode('{"dois":["10.1234/ab'), ...bytes, ...enc.encode('"]}')]);
+    for (const [body, shown] of [
+      [withBytes(0xff), '0xFF'],
+      [withBytes(0xc3, 0x28), '0xC3'],
+      [withBytes(0xed, 0xa0, 0x80), '0xED'], // an encoded surrogate
+      [withBytes(0xc0, 0xaf), '0xC0'], // an overlong "/"
+      [withBytes(0xc3), '0xC3'], // cut short
+    ] as const) {
+      const e = await errorOf(await post(app, '/v2.2/updates', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', `the body is not valid JSON: at line 1, column 21 (byte 20): not UTF-8 (an invalid sequence starts with byte ${shown})`]);
+      const chunked = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(body), c.close()) });
+      expect((await errorOf(await post(app, '/v2.2/updates', chunked))).body.error).toBe('INVALID_JSON');
+    }
+    // U+FFFD sent as itself is text like any other, and echoed
+    const docs = await documents(await postDois(app, '/v2.2/updates', ['10.1234/ab\ufffd']));
+    expect(docs).toEqual([{ doi: '10.1234/ab\ufffd', statusCode: 200, updates: [] }]);
+  });
+
   test('the same rules on /v2.1 and on staging', async () => {
     for (const path of ['/v2.1/updates', '/staging/v2.1/updates', '/staging/v2.2/updates']) {
       const e = await errorOf(await post(app, path, '{"dois":[]}'));
