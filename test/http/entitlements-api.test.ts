@@ -237,6 +237,19 @@ describe('asking the platform', () => {
     expect(platform.calls.map((c) => c.body.dois)).toEqual([['10.2000/paid-1']]);
   });
 
+  test('a doi.org link is percent-decoded: it finds the holding, the platform gets the bare DOI; a broken encoding is a 400 entry', async () => {
+    const { app } = appWith(platforms());
+    const got = await ask(app, ['https://doi.org/10.2000%2Fpaid-1', 'https://doi.org/10.1000%2Fopen-1', 'https://doi.org/10.1000/open%2', '10.1000/open%2D1'], { key: KEY_NO_UPDATES });
+    expect(got.map((o) => [o.doi, o.statusCode, o.source])).toEqual([
+      ['https://doi.org/10.2000%2Fpaid-1', 200, 'service_request'],
+      ['https://doi.org/10.1000%2Fopen-1', 200, 'oa_platform'],
+      ['https://doi.org/10.1000/open%2', 400, undefined],
+      ['10.1000/open%2D1', 404, undefined], // the bare form is taken as it is
+    ]);
+    expect(got[2]!.message).toMatch(/malformed percent-encoding at index 12 of its DOI/);
+    expect(platform.calls.map((c) => c.body.dois)).toEqual([['10.2000/paid-1']]);
+  });
+
   test('several paid platforms are asked in parallel: the first yes wins, all no gives no, otherwise the first that is not no', async () => {
     const { app } = appWith(platforms());
     platform.mode = { kind: 'answer', entitled: () => 'no', delayMs: 30 };

@@ -263,6 +263,15 @@ describe('DOI forms', () => {
       expect(docs).toEqual(forms.map((doi) => ({ doi, statusCode: 200, updates: IJO })));
     });
 
+  test('a doi.org link is percent-decoded as a URL path; the bare and doi: forms are not; a broken encoding is a 400 entry', async () => {
+    const dois = ['https://doi.org/10.3892%2Fijo.2017.3871', 'http://dx.doi.org/10.3892/ijo.2017%2E3871', '10.3892%2Fijo.2017.3871', 'doi:10.3892%2Fijo.2017.3871', 'https://doi.org/10.3892/ijo%zz', 'https://doi.org/10.3892/ijo%C3%28'];
+    const docs = await documents(await postDois(app, '/v2.2/updates', dois));
+    expect(docs.slice(0, 2)).toEqual(dois.slice(0, 2).map((doi) => ({ doi, statusCode: 200, updates: IJO })));
+    expect(docs.slice(2, 4)).toEqual(dois.slice(2, 4).map((doi) => ({ doi, statusCode: 400, updates: [], message: expect.stringContaining('not a DOI') })));
+    expect(docs[4]).toEqual({ doi: dois[4], statusCode: 400, updates: [], message: expect.stringContaining('malformed percent-encoding at index 11 of its DOI') });
+    expect(docs[5]).toEqual({ doi: dois[5], statusCode: 400, updates: [], message: expect.stringContaining('%C3%28 at index 11 of its DOI does not decode to UTF-8') });
+  });
+
   test('a DOI stored in mixed case is found in lower case, upper case and as a URL', async () => {
     const forms2 = ['10.1074/jbc.M204376200', '10.1074/jbc.m204376200', '10.1074/JBC.M204376200', 'https://doi.org/10.1074/JBC.m204376200'];
     const docs = await documents(await postDois(app, '/v2.2/updates', forms2));
