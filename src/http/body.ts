@@ -20,6 +20,10 @@ export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uin
   const type = request.headers.get('content-type');
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
     return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`));
+  // a coded body would be read as JSON text as it is: refused as a media type is, before anything is read
+  const coding = request.headers.get('content-encoding');
+  if (coding && !IDENTITY.test(coding))
+    return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be sent without a content coding (got Content-Encoding ${JSON.stringify(coding)}); send it uncompressed`));
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limits.maxBytes) return Promise.resolve(tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined));
   let read: Promise<Uint8Array | Response>;
@@ -32,6 +36,8 @@ export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uin
   // not an async function: each await layer is a measurable share of a one-DOI request
   return stalls.within(read, limits.timeoutMs, () => timedOut(limits.timeoutMs), unreadable);
 }
+
+const IDENTITY = /^[ \t]*identity[ \t]*$/i;
 
 /** The client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500). */
 function unreadable(e: unknown): Response {

@@ -476,6 +476,8 @@ describe('request-level errors, as the Updates API', () => {
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: null, contentType: 'text/plain' }))).status).toBe(401);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: 'wrong-key-000' }))).status).toBe(401);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { contentType: 'text/plain' }))).status).toBe(415);
+      const coded = await errorOf(await post(app, path, 'x'.repeat(70_000), { headers: { 'content-encoding': 'gzip' } }));
+      expect([coded.status, coded.body.message]).toEqual([415, expect.stringContaining('Content-Encoding "gzip"')]);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000)))).status).toBe(413);
       expect((await errorOf(await post(app, path, '{"dois":[]}'))).status).toBe(400);
       const r = await post(app, path, null, { method: 'GET' });

@@ -443,6 +443,18 @@ describe('415: the Content-Type', () => {
       expect(docs).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
     });
 
+  test('a body with a Content-Encoding other than identity is 415 naming the coding, before the size bound; identity is accepted', async () => {
+    const gzipped = Bun.gzipSync(new TextEncoder().encode(body));
+    for (const [sent, coding] of [[body, 'br'], [gzipped, 'gzip'], [gzipped, 'GZIP'], [body, 'gzip, identity'], ['x'.repeat(70_000), 'deflate']] as const) {
+      const e = await errorOf(await post(app, '/v2.2/updates', sent, { headers: { 'content-encoding': coding } }));
+      expect([e.status, e.body]).toEqual([415, { statusCode: 415, error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining(`Content-Encoding ${JSON.stringify(coding)}`) }]);
+    }
+    for (const coding of ['identity', 'Identity', ''])
+      expect(await documents(await post(app, '/v2.2/updates', body, { headers: { 'content-encoding': coding } }))).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
+    // the key still comes first
+    expect((await post(app, '/v2.2/updates', body, { key: null, headers: { 'content-encoding': 'br' } })).status).toBe(401);
+  });
+
   test('415 comes before JSON problems', async () => {
     const e = await errorOf(await post(app, '/v2.2/updates', '{not json', { contentType: 'text/plain' }));
     expect(e.status).toBe(415);
