@@ -1,7 +1,7 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, isHiddenOrTemp, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
-import { doiKey, normaliseDoiInput } from '../doi/index.ts';
+import { doiKey, readDoiForm } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
@@ -15,7 +15,12 @@ import { Progress } from './progress.ts';
  * with --history, every holding (tombstones too) with its events.
  */
 export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output, progress = new Progress(false)): number {
-  const key = filter.doi !== undefined ? doiKey(normaliseDoiInput(filter.doi)) : undefined;
+  const form = filter.doi !== undefined ? readDoiForm(filter.doi) : undefined;
+  if (form?.problem !== undefined) {
+    io.err(`--doi ${JSON.stringify(filter.doi)}: ${form.problem}`);
+    return EXIT_USAGE;
+  }
+  const key = form && doiKey(form.bare);
   let lines = 0;
   const each = () => {
     if ((++lines & 4095) === 0) progress.update((s) => `dumping ${store.env}: ${lines.toLocaleString('en')} lines, ${s} s`);

@@ -1,4 +1,4 @@
-export { doiProblem, doiKey, normaliseDoiInput, MAX_DOI_BYTES, type DoiProblem } from './rules.ts';
+export { doiProblem, doiKey, readDoiForm, MAX_DOI_BYTES, type DoiForm, type DoiProblem } from './rules.ts';
 export {
   plainDoiKey,
   copyPlainDoi,

@@ -1,5 +1,5 @@
 import { plainDoiKey } from './plain.ts';
-import { doiKey, doiProblem, normaliseDoiInput, type DoiProblem } from './rules.ts';
+import { doiKey, readDoiForm, type DoiProblem } from './rules.ts';
 
 /**
  * A DOI as an API caller sent it: its key and bare form, or why it is not a DOI. `plain`: it is a plain DOI
@@ -14,7 +14,6 @@ export type DoiInput = { key: string; bare: string; plain: boolean; problem?: un
 export function readDoiInput(sent: string): DoiInput {
   const plain = plainDoiKey(sent);
   if (plain !== undefined) return { key: plain, bare: sent, plain: true };
-  const bare = normaliseDoiInput(sent);
-  const problem = doiProblem(bare);
-  return problem ? { problem } : { key: doiKey(bare), bare, plain: false };
+  const form = readDoiForm(sent);
+  return form.problem !== undefined ? form : { key: doiKey(form.bare), bare: form.bare, plain: false };
 }

@@ -1,7 +1,7 @@
 /**
  * The general DOI rule and the DOI key (docs/interface.md, "Depositing holdings"; docs/design.md, "Store layout").
  * Deposits must use the bare `10.` form; the APIs also accept `doi:` and `https://doi.org/` forms, which
- * `normaliseDoiInput` strips. The fast path for plain ASCII DOIs (plain.ts) is held to this rule by its tests.
+ * `readDoiForm` makes bare. The fast path for plain ASCII DOIs (plain.ts) is held to this rule by its tests.
  */
 
 export const MAX_DOI_BYTES = 1024;
@@ -30,13 +30,42 @@ export function doiKey(doi: string): string {
 const HAS_UPPER = /[A-Z]/;
 const UPPER_RUNS = /[A-Z]+/g;
 
-const PREFIXES = [/^doi:\s*/i, /^https?:\/\/(dx\.)?doi\.org\//i];
+const DOI_PREFIX = /^doi:\s*/i;
+const URL_PREFIX = /^https?:\/\/(dx\.)?doi\.org\//i;
 
-/** API input: accepts `doi:10...`, `https://doi.org/10...` and bare forms; returns the bare DOI. */
-export function normaliseDoiInput(input: string): string {
-  let s = input.trim();
-  for (const p of PREFIXES) s = s.replace(p, '');
-  return s;
+/** A DOI as an API or a source gives it, made bare: the bare DOI, or why the form given is broken. */
+export type DoiForm = { bare: string; problem?: undefined } | { problem: DoiProblem };
+
+/**
+ * API and source input: the bare, `doi:10...` and `https://doi.org/10...` forms (`http://`, `dx.doi.org`, any
+ * case), trimmed, to the bare DOI, checked by doiProblem. A doi.org link is a URL, so its path is percent-decoded
+ * (`10.1155%2F2008%2F961753` is `10.1155/2008/961753`); the bare and `doi:` forms are taken as they are.
+ */
+export function readDoiForm(input: string): DoiForm {
+  const s = input.trim();
+  const url = URL_PREFIX.exec(s);
+  let bare = url ? s.slice(url[0].length) : s.replace(DOI_PREFIX, '');
+  if (url && bare.includes('%')) {
+    const decoded = urlPathDecoded(bare);
+    if (decoded.problem !== undefined) return decoded;
+    bare = decoded.bare;
+  }
+  const problem = doiProblem(bare);
+  return problem === undefined ? { bare } : { problem };
+}
+
+/** A doi.org link's path percent-decoded as UTF-8 (`+` stays `+`: a path is not a query). */
+function urlPathDecoded(path: string): DoiForm {
+  const lone = /%(?![0-9A-Fa-f]{2})/.exec(path);
+  if (lone)
+    return { problem: `the doi.org link has a malformed percent-encoding at index ${lone.index} of its DOI: a "%" must be followed by two hex digits (a "%" in a DOI is sent as %25)` };
+  for (const run of path.matchAll(/(?:%[0-9A-Fa-f]{2})+/g))
+    try {
+      decodeURIComponent(run[0]);
+    } catch {
+      return { problem: `the doi.org link's percent-encoding ${run[0]} at index ${run.index} of its DOI does not decode to UTF-8 text` };
+    }
+  return { bare: decodeURIComponent(path) };
 }
 
 function codePoint(ch: string): string {

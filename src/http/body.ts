@@ -1,4 +1,6 @@
 import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
+import { firstJsonFault, positionOf } from './json-syntax.ts';
+import { firstInvalidUtf8, utf8Text } from './utf8.ts';
 
 /** How much of a request body is read, and for how long (config `server.maxBodyBytes`, `server.bodyTimeoutMs`). */
 export interface BodyLimits {
@@ -18,6 +20,10 @@ export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uin
   const type = request.headers.get('content-type');
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
     return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`));
+  // a coded body would be read as JSON text as it is: refused as a media type is, before anything is read
+  const coding = request.headers.get('content-encoding');
+  if (coding && !IDENTITY.test(coding))
+    return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be sent without a content coding (got Content-Encoding ${JSON.stringify(coding)}); send it uncompressed`));
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limits.maxBytes) return Promise.resolve(tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined));
   let read: Promise<Uint8Array | Response>;
@@ -30,6 +36,8 @@ export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uin
   // not an async function: each await layer is a measurable share of a one-DOI request
   return stalls.within(read, limits.timeoutMs, () => timedOut(limits.timeoutMs), unreadable);
 }
+
+const IDENTITY = /^[ \t]*identity[ \t]*$/i;
 
 /** The client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500). */
 function unreadable(e: unknown): Response {
@@ -85,14 +93,23 @@ const stalls = new StallWatch();
 
 /** The body's JSON value, or the INVALID_JSON error saying where parsing failed. */
 export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
+  const text = utf8Text(bytes);
+  if (text === undefined) {
+    const at = firstInvalidUtf8(bytes);
+    return invalidJson(`at ${positionOf(bytes, at)}: not UTF-8 (an invalid sequence starts with byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')})`);
+  }
   try {
-    return { value: JSON.parse(decoder.decode(bytes)) };
+    return { value: JSON.parse(text) };
   } catch (e) {
-    return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${(e as Error).message}`);
+    // the engine's message names no position: the scanner finds it, on this failure path only
+    const fault = firstJsonFault(bytes);
+    return invalidJson(fault ? `at ${positionOf(bytes, fault.at)}: ${fault.what}` : (e as Error).message);
   }
 }
-// not fatal: malformed UTF-8 becomes U+FFFD, as in Request.json()
-const decoder = new TextDecoder();
+
+function invalidJson(where: string): Response {
+  return errorResponse(400, 'INVALID_JSON', `the body is not valid JSON: ${where}`);
+}
 
 async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | Response> {
   if (!request.body) return new Uint8Array(0);

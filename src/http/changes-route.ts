@@ -1,5 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../store/index.ts';
+import { acceptsGzip, codedEtag } from './accept-encoding.ts';
 import { unauthorized, type ApiKeys } from './auth.ts';
 import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
 import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
@@ -96,9 +97,10 @@ export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | u
   if (denied) return denied;
   if (!store) return notConfigured();
   const list = store.changeFeed.prefixIndex().list;
-  const headers: Record<string, string> = { etag: list.etag, 'cache-control': 'no-cache', vary: 'accept-encoding' };
-  if (noneMatch(request.headers.get('if-none-match'), list.etag)) return new Response(null, { status: 304, headers });
-  const gzip = /\bgzip\b/i.test(request.headers.get('accept-encoding') ?? '');
+  const gzip = acceptsGzip(request.headers.get('accept-encoding'));
+  const etag = gzip ? codedEtag(list.etag, 'gzip') : list.etag;
+  const headers: Record<string, string> = { etag, 'cache-control': 'no-cache', vary: 'accept-encoding' };
+  if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers });
   return new Response(gzip ? list.gzip : list.json, {
     headers: { ...JSON_HEADERS, ...headers, ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
   });

@@ -11,6 +11,7 @@ import {
   type PlatformVerdict,
 } from '../entitlement/index.ts';
 import { parseJson } from './body.ts';
+import { utf8Text } from './utf8.ts';
 import { errorResponse } from './errors.ts';
 import { scanEntitlementBody } from './plain-body.ts';
 import { describeSchemaFault } from './schema-fault.ts';
@@ -26,7 +27,7 @@ const checkOrg = TypeCompiler.Compile(Org);
 const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
 const scannedHashes = new Int32Array(MAX_ENTITLEMENT_DOIS);
 const orgSpan = new Int32Array(2);
-const decoder = new TextDecoder();
+const decoder = new TextDecoder(); // for spans of printable ASCII (the scanner admits no others in a string)
 
 /** Entry kinds of one request, decided before anything is written. */
 export const INVALID = 0;
@@ -115,7 +116,8 @@ export function readRequest(body: Uint8Array): ReadRequest | Response {
  * then says why). An integrator sends the same few orgs again and again: their readings are remembered, by text.
  */
 function orgOf(slice: Uint8Array): Org | typeof INVALID_ORG {
-  const text = decoder.decode(slice);
+  const text = utf8Text(slice);
+  if (text === undefined) return INVALID_ORG; // not UTF-8: the general path says where
   let org = slice.length <= MAX_REMEMBERED_ORG_BYTES ? orgReadings.get(text) : undefined;
   if (org === undefined) {
     try {

@@ -2,7 +2,9 @@
 export function syncPaths(prefix: string, errors: Record<string, object>): Record<string, object> {
   const where = prefix ? ', from the staging environment' : '';
   const json = (schema: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
-  const { '400': bad, '401': unauthorized } = errors as Record<string, object>;
+  const { '400': bad, '401': unauthorized, '404': notConfigured } = errors as Record<string, object | undefined>;
+  // `errors` carries a 404 (NOT_CONFIGURED) for the /staging/ routes only
+  const missing = notConfigured ? { '404': notConfigured } : {};
   return {
     [`${prefix}/v2.2/updates/changes`]: {
       get: {
@@ -22,6 +24,7 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
           '400': { description: 'A malformed cursor or limit, or an unknown parameter', content: json('Error') },
           '401': unauthorized,
           '410': { description: 'The cursor can no longer be continued: sync again from the start (no `after`)', content: json('Error') },
+          ...missing,
         },
       },
     },
@@ -30,12 +33,13 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
         summary: `Hash prefixes of every work with updates, for a lookup that never sends a DOI${where}`,
         description:
           'Prefixes of the SHA-256 (hex) of the DOI key (the DOI lower-cased, ASCII letters only). Check a DOI locally: when its prefix is listed, ' +
-          'POST the prefix to by-prefix and match the full hash. Send If-None-Match with the ETag you hold; gzip on Accept-Encoding.',
+          'POST the prefix to by-prefix and match the full hash. Send If-None-Match with the ETag you hold; gzip when Accept-Encoding allows it (gzip;q=0 refuses it), each coding with its own ETag.',
         security: [{ apiKey: [] }],
         responses: {
           '200': { description: 'The prefix list', content: json('PrefixListResponse') },
           '304': { description: 'Not modified (If-None-Match matched the ETag)' },
           '401': unauthorized,
+          ...missing,
         },
       },
     },

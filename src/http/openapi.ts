@@ -4,8 +4,9 @@ import { syncPaths } from './openapi-sync.ts';
 import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './schemas.ts';
 
 /**
- * OpenAPI 3 description of the integrator API (entitlements, updates) and the document status page, generated
- * from the same TypeBox schemas that validate them.
+ * OpenAPI 3.1 description of the integrator API (entitlements, updates) and the document status page, generated
+ * from the same TypeBox schemas that validate them. 3.1, not 3.0: its schemas are JSON Schema 2020-12, whose
+ * `const` and `{"type": "null"}` TypeBox writes (3.0 knows neither).
  */
 export function openApiDocument(version: string): object {
   const strip = (schema: object) => JSON.parse(JSON.stringify(schema));
@@ -15,16 +16,19 @@ export function openApiDocument(version: string): object {
       ['401', 'Missing or unknown x-api-key'],
       ['408', 'The body did not arrive whole within the body time-out; the connection is closed'],
       ['413', 'Body too large'],
-      ['415', 'Body is not application/json'],
+      ['415', 'Body is not application/json, or has a Content-Encoding other than identity'],
     ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
   );
-  const operation = (summary: string, request: string, response: string, description: string) => ({
+  // only the /staging/ routes can find their environment missing
+  const notConfigured = { '404': { description: 'NOT_CONFIGURED: the service has no staging environment', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } };
+  const operation = (summary: string, request: string, response: string, description: string, staging: boolean) => ({
     summary,
     security: [{ apiKey: [] }],
     requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${request}` } } } },
     responses: {
       '200': { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${response}` } } } },
       ...errors,
+      ...(staging ? notConfigured : {}),
     },
   });
   const paths: Record<string, object> = {};
@@ -32,16 +36,16 @@ export function openApiDocument(version: string): object {
     for (const v of ['v2.1', 'v2.2']) {
       const where = prefix ? ', from the staging environment' : '';
       paths[`${prefix}/${v}/entitlements`] = {
-        post: operation(`Entitlement checks for 1-100 DOIs${where}`, 'EntitlementsRequest', 'EntitlementsResponse', 'One Entitlement Object per entry, in request order'),
+        post: operation(`Entitlement checks for 1-100 DOIs${where}`, 'EntitlementsRequest', 'EntitlementsResponse', 'One Entitlement Object per entry, in request order', prefix !== ''),
       };
       paths[`${prefix}/${v}/updates`] = {
-        post: operation(`Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order'),
+        post: operation(`Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order', prefix !== ''),
       };
     }
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix !== '') };
-  for (const prefix of ['', '/staging']) Object.assign(paths, syncPaths(prefix, errors));
+  for (const prefix of ['', '/staging']) Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: { title: 'doi-holdings integrator API', version },
     paths,
     components: {
@@ -77,7 +81,7 @@ function statusPage(staging: boolean): object {
       '200': { description: 'The history', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/DocumentHistory' } } } },
       '304': { description: 'Not modified (If-None-Match matched the ETag)' },
       '400': html('Not a DOI, a malformed percent-encoding, or an unknown format'),
-      '404': html('No history is known for this DOI'),
+      '404': html(staging ? 'No history is known for this DOI, or NOT_CONFIGURED: the service has no staging environment' : 'No history is known for this DOI'),
     },
   };
 }

@@ -1,4 +1,4 @@
-import { doiKey, doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { doiKey, readDoiForm } from '../doi/index.ts';
 import { fromDateParts, parseSourceDate } from './dates.ts';
 import { skip, type ImportReport } from './import-report.ts';
 import type { ImportRow, UpdateObject } from './schema.ts';
@@ -254,8 +254,8 @@ function entries(v: unknown): CrossrefUpdateEntry[] {
 }
 
 function bareDoi(raw: string): string | undefined {
-  const doi = normaliseDoiInput(raw);
-  return doiProblem(doi) ? undefined : doi;
+  const form = readDoiForm(raw);
+  return form.problem === undefined ? form.bare : undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

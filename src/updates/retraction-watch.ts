@@ -1,4 +1,4 @@
-import { doiProblem, normaliseDoiInput } from '../doi/index.ts';
+import { readDoiForm } from '../doi/index.ts';
 import { fault, FaultError } from '../fault.ts';
 import { csvRecords } from './csv.ts';
 import { parseSourceDate } from './dates.ts';
@@ -50,12 +50,12 @@ export async function* readRetractionWatch(
       skip(report, line, 'NO_ORIGINAL_DOI', `line ${line}: OriginalPaperDOI is ${rawOriginal ? JSON.stringify(rawOriginal) : 'empty'}`);
       continue;
     }
-    const doi = normaliseDoiInput(rawOriginal);
-    const problem = doiProblem(doi);
-    if (problem) {
-      skip(report, line, 'BAD_DOI', `line ${line}: OriginalPaperDOI ${JSON.stringify(rawOriginal.slice(0, 80))}: ${problem}`);
+    const form = readDoiForm(rawOriginal);
+    if (form.problem !== undefined) {
+      skip(report, line, 'BAD_DOI', `line ${line}: OriginalPaperDOI ${JSON.stringify(rawOriginal.slice(0, 80))}: ${form.problem}`);
       continue;
     }
+    const doi = form.bare;
     const date = parseSourceDate(fields[col.RetractionDate]!);
     if (!date) {
       skip(report, line, 'BAD_DATE', `line ${line}: RetractionDate ${JSON.stringify(fields[col.RetractionDate])} is not a date`);
@@ -91,8 +91,8 @@ export async function* readRetractionWatch(
 function noticeDoi(raw: string): string | null {
   const s = raw.trim();
   if (MISSING_DOI.has(s.toLowerCase())) return null;
-  const doi = normaliseDoiInput(s);
-  return doiProblem(doi) ? null : doi;
+  const form = readDoiForm(s);
+  return form.problem === undefined ? form.bare : null;
 }
 
 /** `a;b;c;` lists: trimmed, empties dropped. */

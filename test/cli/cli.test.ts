@@ -282,6 +282,11 @@ describe('usage and config', () => {
     await runCli(['--ingest', '--config', cfg.path, a, b]);
     expect((await dump(cfg.path, ['--platform', 'beta'])).map((l) => l.doi)).toEqual(['10.5555/q']);
     expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555/q'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
+    // a doi.org link is percent-decoded, as in the APIs; one that does not decode, or is not a DOI, is a usage error
+    expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555%2Fq'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
+    const bad = await runCli(['--dump', '--config', cfg.path, '--doi', 'https://doi.org/10.5555/q%zz']);
+    expect([bad.code, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toContain('malformed percent-encoding at index 9 of its DOI');
   });
 });
 

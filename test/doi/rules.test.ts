@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { doiKey, doiProblem, MAX_DOI_BYTES, normaliseDoiInput } from '../../src/doi/index.ts';
+import { doiKey, doiProblem, MAX_DOI_BYTES, readDoiForm } from '../../src/doi/index.ts';
 
 /** docs/interface.md, "Depositing holdings": `10.` + 4-9 ASCII digit registrant + `/` + non-empty suffix; no Z/Cc/Cf; no lone surrogates; <= 1,024 UTF-8 bytes. */
 
@@ -112,7 +112,7 @@ describe('doiKey: case-insensitive key, ASCII letters only', () => {
   });
 });
 
-describe('normaliseDoiInput: API forms to the bare DOI', () => {
+describe('readDoiForm: API forms to the bare DOI', () => {
   test.each([
     ['10.1234/AbC', '10.1234/AbC'],
     ['  10.1234/AbC  ', '10.1234/AbC'],
@@ -121,8 +121,28 @@ describe('normaliseDoiInput: API forms to the bare DOI', () => {
     ['https://doi.org/10.1234/AbC', '10.1234/AbC'],
     ['http://dx.doi.org/10.1234/AbC', '10.1234/AbC'],
     ['HTTPS://DOI.ORG/10.1234/AbC', '10.1234/AbC'],
+    // a doi.org link is a URL: its path is percent-decoded
+    ['https://doi.org/10.1155%2F2008%2F961753', '10.1155/2008/961753'],
+    ['http://dx.doi.org/10.1002/(SICI)1097-4636(199706)35:4%3C447::AID-JBM5%3E3.0.CO%3B2-D', '10.1002/(SICI)1097-4636(199706)35:4<447::AID-JBM5>3.0.CO;2-D'],
+    ['https://doi.org/10.1234/caf%C3%A9', '10.1234/café'],
+    ['https://doi.org/10.1234/a%25b+c', '10.1234/a%b+c'], // %25 is "%"; "+" is not a space in a path
+    // the bare and doi: forms are taken as they are
+    ['10.1234/a%2Fb', '10.1234/a%2Fb'],
+    ['doi:10.1234/a%2Fb', '10.1234/a%2Fb'],
+    ['10.1234/100%', '10.1234/100%'],
   ])('%j -> %j', (input, bare) => {
-    expect(normaliseDoiInput(input)).toBe(bare);
-    expect(doiProblem(normaliseDoiInput(input))).toBeUndefined();
+    expect(readDoiForm(input)).toEqual({ bare });
+  });
+
+  test('a doi.org link that does not percent-decode, or decodes to something that is not a DOI, says why', () => {
+    expect(readDoiForm('https://doi.org/10.1234/100%').problem).toBe(
+      'the doi.org link has a malformed percent-encoding at index 11 of its DOI: a "%" must be followed by two hex digits (a "%" in a DOI is sent as %25)',
+    );
+    expect(readDoiForm('https://doi.org/10.1234/a%zzb').problem).toMatch(/malformed percent-encoding at index 9 of its DOI/);
+    expect(readDoiForm('https://doi.org/10.1234/a%C3%28').problem).toBe("the doi.org link's percent-encoding %C3%28 at index 9 of its DOI does not decode to UTF-8 text");
+    expect(readDoiForm('https://doi.org/10.1234/a%ED%A0%80').problem).toMatch(/%ED%A0%80 at index 9 of its DOI does not decode to UTF-8/);
+    expect(readDoiForm('https://doi.org/10.1234/a%20b').problem).toMatch(/^contains a whitespace, control or format character \(U\+0020\)/);
+    expect(readDoiForm('https://doi.org/10.1234%2F').problem).toMatch(/^not a DOI/);
+    expect(readDoiForm('not a DOI').problem).toMatch(/^not a DOI/);
   });
 });

@@ -237,6 +237,19 @@ describe('asking the platform', () => {
     expect(platform.calls.map((c) => c.body.dois)).toEqual([['10.2000/paid-1']]);
   });
 
+  test('a doi.org link is percent-decoded: it finds the holding, the platform gets the bare DOI; a broken encoding is a 400 entry', async () => {
+    const { app } = appWith(platforms());
+    const got = await ask(app, ['https://doi.org/10.2000%2Fpaid-1', 'https://doi.org/10.1000%2Fopen-1', 'https://doi.org/10.1000/open%2', '10.1000/open%2D1'], { key: KEY_NO_UPDATES });
+    expect(got.map((o) => [o.doi, o.statusCode, o.source])).toEqual([
+      ['https://doi.org/10.2000%2Fpaid-1', 200, 'service_request'],
+      ['https://doi.org/10.1000%2Fopen-1', 200, 'oa_platform'],
+      ['https://doi.org/10.1000/open%2', 400, undefined],
+      ['10.1000/open%2D1', 404, undefined], // the bare form is taken as it is
+    ]);
+    expect(got[2]!.message).toMatch(/malformed percent-encoding at index 12 of its DOI/);
+    expect(platform.calls.map((c) => c.body.dois)).toEqual([['10.2000/paid-1']]);
+  });
+
   test('several paid platforms are asked in parallel: the first yes wins, all no gives no, otherwise the first that is not no', async () => {
     const { app } = appWith(platforms());
     platform.mode = { kind: 'answer', entitled: () => 'no', delayMs: 30 };
@@ -429,13 +442,19 @@ describe('request-level errors, as the Updates API', () => {
     ['no DOIs', '{"dois":[]}', 400, 'BAD_REQUEST', /^\/dois: 0 DOIs given/],
     ['101 DOIs', JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }), 400, 'BAD_REQUEST', /^\/dois: 101 DOIs given/],
     ['a number entry', '{"dois":[5]}', 400, 'BAD_REQUEST', /^\/dois\/0: an entry is a DOI string or/],
-    ['an object entry with a member GetFTR does not have', '{"dois":[{"doi":"10.1/x","colour":"t"}]}', 400, 'BAD_REQUEST', /^\/dois\/0: /],
+    ['an object entry with a member GetFTR does not have', '{"dois":[{"doi":"10.1/x","colour":"t"}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/colour: unexpected property; an entry is a DOI string or/],
+    ['an over-long uid', JSON.stringify({ dois: ['10.1000/open-1', { doi: '10.1000/open-1', uid: 'u'.repeat(257) }] }), 400, 'BAD_REQUEST', /^\/dois\/1\/uid: at most 256 characters$/],
+    ['a doi that is not a string', '{"dois":[{"doi":5}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/doi: must be a string$/],
+    ['a uid that is not a string', '{"dois":[{"doi":"10.1000/open-1","uid":7}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/uid: must be a string$/],
+    ['an entry neither a string nor an object', '{"dois":[true]}', 400, 'BAD_REQUEST', /^\/dois\/0: an entry is a DOI string or \{"doi": "10.xxxx\/...", "uid"\?: "..."\}$/],
+    ['an over-long org field', JSON.stringify({ org: { ringgoldID: 'r'.repeat(65) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/ringgoldID: at most 64 characters$/],
     ['an unknown org member', '{"org":{"ip":"1.2.3.4"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ip: unexpected property/],
     ['an ipv4 that does not parse', '{"org":{"ipv4":"300.1.1.1"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv4: "300.1.1.1" is not an IPv4 address/],
     ['an ipv6 that does not parse', '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: /],
     ['openAthensOrgID without entityID', '{"org":{"openAthensOrgID":"x"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/openAthensOrgID: given only with \/org\/entityID/],
     ['an over-long entityID', JSON.stringify({ org: { entityID: 'x'.repeat(1025) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/entityID: /],
-    ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON/],
+    ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 10 \(byte 9\): unexpected end of the body, expected a value$/],
+    ['a trailing comma', '{"dois":["10.1000/open-1",]}', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 27 \(byte 26\): unexpected "]" after ","/],
   ];
   for (const [name, body, status, code, message] of cases)
     test(`${name}: ${status} ${code}`, async () => {
@@ -445,12 +464,25 @@ describe('request-level errors, as the Updates API', () => {
       expect(e.body.message).toMatch(message);
     });
 
+  test('a body that is not UTF-8, in a DOI or in the org, is INVALID_JSON naming the byte', async () => {
+    const { app } = appWith(platforms());
+    const enc = new TextEncoder();
+    const doi = new Uint8Array([...enc.encode('{"dois":["10.1000/open-1'), 0xff, ...enc.encode('"]}')]);
+    const org = new Uint8Array([...enc.encode('{"org":{"entityID":"https://idp.example/'), 0xc3, 0x28, ...enc.encode('"},"dois":["10.1000/open-1"]}')]);
+    for (const [body, at] of [[doi, 'line 1, column 25 (byte 24)'], [org, 'line 1, column 41 (byte 40)']] as const) {
+      const e = await errorOf(await post(app, '/v2.2/entitlements', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`not valid JSON: at ${at}: not UTF-8`)]);
+    }
+  });
+
   test('401 before 415 before 413 before 400; 405 for another method; the same on /v2.1 and /staging', async () => {
     const { app } = appWith(platforms(), DEFAULT_ENTITLEMENTS);
     for (const path of ['/v2.2/entitlements', '/v2.1/entitlements', '/staging/v2.2/entitlements', '/staging/v2.1/entitlements']) {
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: null, contentType: 'text/plain' }))).status).toBe(401);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: 'wrong-key-000' }))).status).toBe(401);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { contentType: 'text/plain' }))).status).toBe(415);
+      const coded = await errorOf(await post(app, path, 'x'.repeat(70_000), { headers: { 'content-encoding': 'gzip' } }));
+      expect([coded.status, coded.body.message]).toEqual([415, expect.stringContaining('Content-Encoding "gzip"')]);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000)))).status).toBe(413);
       expect((await errorOf(await post(app, path, '{"dois":[]}'))).status).toBe(400);
       const r = await post(app, path, null, { method: 'GET' });

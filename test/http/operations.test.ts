@@ -80,6 +80,24 @@ describe('GET /openapi.json', () => {
     for (const ref of refs) expect(doc.components.schemas[ref]).toBeDefined();
   });
 
+  test('is OpenAPI 3.1, whose schemas are the JSON Schema 2020-12 TypeBox writes; the /staging/ operations list their 404 NOT_CONFIGURED', async () => {
+    const doc = JSON.parse(await (await get(makeApp({ production: { store: production } }), '/openapi.json')).text());
+    expect(doc.openapi).toBe('3.1.0');
+    const text = JSON.stringify(doc);
+    // 2020-12 keywords are used (3.0 has neither), and 3.0's own `nullable` is not (3.1 has no such keyword)
+    expect(text).toContain('"const":');
+    expect(text).toContain('{"type":"null"}');
+    expect(text).not.toContain('"nullable"');
+    const error = { $ref: '#/components/schemas/Error' };
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>))
+      for (const op of Object.values(ops)) {
+        const notConfigured = op.responses['404']?.content?.['application/json']?.schema;
+        if (path.startsWith('/staging/')) expect([path, notConfigured]).toEqual([path, error]);
+        else if (!path.startsWith('/doi/')) expect([path, '404' in op.responses]).toEqual([path, false]);
+      }
+    expect(doc.paths['/staging/doi/{doi}'].get.responses['404'].description).toContain('NOT_CONFIGURED');
+  });
+
   test('needs no key', async () => {
     const app = makeApp({ production: { store: production } });
     expect((await app.handle(new Request(`${BASE}/openapi.json`, { headers: { 'x-api-key': 'wrong' } }))).status).toBe(200);

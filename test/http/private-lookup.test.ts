@@ -108,6 +108,32 @@ describe('the private lookup', () => {
     expect(((await changed.json()) as PrefixList).works).toBe(list.works + 1);
   });
 
+  test('gzip only when Accept-Encoding allows it (q=0 refuses it); each coding its own ETag, each revalidated to 304; Vary: Accept-Encoding', async () => {
+    const { list, etag } = await prefixList();
+    const asked = async (acceptEncoding: string, ifNoneMatch?: string) => {
+      const r = await get('/v2.2/updates/prefixes', { 'accept-encoding': acceptEncoding, ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}) });
+      const bytes = Buffer.from(await r.arrayBuffer());
+      return { status: r.status, coding: r.headers.get('content-encoding'), etag: r.headers.get('etag')!, vary: r.headers.get('vary'), bytes };
+    };
+    for (const refused of ['gzip;q=0', 'identity', '*;q=0, identity', 'br']) {
+      const r = await asked(refused);
+      expect([refused, r.status, r.coding, r.etag, r.vary]).toEqual([refused, 200, null, etag, 'accept-encoding']);
+      expect(JSON.parse(r.bytes.toString())).toEqual(list);
+    }
+    const zipped = await asked('gzip;q=0.5, identity');
+    expect([zipped.status, zipped.coding, zipped.vary]).toEqual([200, 'gzip', 'accept-encoding']);
+    expect(JSON.parse(gunzipSync(zipped.bytes).toString())).toEqual(list);
+    expect(zipped.etag).toMatch(/^"[0-9a-f]{32}-gzip"$/);
+    expect(zipped.etag).not.toBe(etag);
+    // each coding revalidates with its own ETag; the other coding's ETag does not match
+    expect((await asked('gzip', zipped.etag)).status).toBe(304);
+    expect((await asked('gzip', zipped.etag)).etag).toBe(zipped.etag);
+    expect((await asked('identity', etag)).status).toBe(304);
+    expect((await asked('gzip', etag)).status).toBe(200);
+    expect((await asked('identity', zipped.etag)).status).toBe(200);
+    expect((await asked('gzip;q=0', zipped.etag)).status).toBe(200);
+  });
+
   test('bad lookups: no key, not hex, too short for the list, none or too many', async () => {
     const { list } = await prefixList();
     expect((await byPrefix(['ab'], null)).status).toBe(401);

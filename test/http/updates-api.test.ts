@@ -263,6 +263,15 @@ describe('DOI forms', () => {
       expect(docs).toEqual(forms.map((doi) => ({ doi, statusCode: 200, updates: IJO })));
     });
 
+  test('a doi.org link is percent-decoded as a URL path; the bare and doi: forms are not; a broken encoding is a 400 entry', async () => {
+    const dois = ['https://doi.org/10.3892%2Fijo.2017.3871', 'http://dx.doi.org/10.3892/ijo.2017%2E3871', '10.3892%2Fijo.2017.3871', 'doi:10.3892%2Fijo.2017.3871', 'https://doi.org/10.3892/ijo%zz', 'https://doi.org/10.3892/ijo%C3%28'];
+    const docs = await documents(await postDois(app, '/v2.2/updates', dois));
+    expect(docs.slice(0, 2)).toEqual(dois.slice(0, 2).map((doi) => ({ doi, statusCode: 200, updates: IJO })));
+    expect(docs.slice(2, 4)).toEqual(dois.slice(2, 4).map((doi) => ({ doi, statusCode: 400, updates: [], message: expect.stringContaining('not a DOI') })));
+    expect(docs[4]).toEqual({ doi: dois[4], statusCode: 400, updates: [], message: expect.stringContaining('malformed percent-encoding at index 11 of its DOI') });
+    expect(docs[5]).toEqual({ doi: dois[5], statusCode: 400, updates: [], message: expect.stringContaining('%C3%28 at index 11 of its DOI does not decode to UTF-8') });
+  });
+
   test('a DOI stored in mixed case is found in lower case, upper case and as a URL', async () => {
     const forms2 = ['10.1074/jbc.M204376200', '10.1074/jbc.m204376200', '10.1074/JBC.M204376200', 'https://doi.org/10.1074/JBC.m204376200'];
     const docs = await documents(await postDois(app, '/v2.2/updates', forms2));
@@ -332,6 +341,42 @@ describe('request-level 400', () => {
       expect(e.body.message).toMatch(message);
     });
 
+  test('INVALID_JSON says where parsing failed: line, column, byte and why', async () => {
+    const where: [string, string][] = [
+      ['{"dois":["10.1234/a"]} x', 'at line 1, column 24 (byte 23): unexpected "x" after the value'],
+      ['{"dois":["10.1234/a",]}', 'at line 1, column 22 (byte 21): unexpected "]" after ",": a trailing comma is not allowed'],
+      ['', 'at line 1, column 1 (byte 0): the body is empty'],
+      ['{"dois":["10.1234/a', 'at line 1, column 20 (byte 19): unexpected end of the body in the string opened at line 1, column 10 (byte 9)'],
+      ['{"dois":\n ["10.1234/\\q"]}', 'at line 2, column 12 (byte 20): bad escape "\\q" in a string'],
+      ['{"dois":["10.1234/\u0001"]}', 'at line 1, column 19 (byte 18): control character U+0001 in a string'],
+      ['\ufeff{"dois":["10.1234/a"] x', 'at line 1, column 23 (byte 25): unexpected "x", expected "," or "}"'],
+    ];
+    for (const [body, message] of where) {
+      const e = await errorOf(await post(app, '/v2.2/updates', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`the body is not valid JSON: ${message}`)]);
+    }
+  });
+
+  test('a body that is not UTF-8 is INVALID_JSON naming the byte, not a DOI with U+FFFD answered "no updates"', async () => {
+    const enc = new TextEncoder();
+    const withBytes = (...bytes: number[]) => new Uint8Array([...enc.encode('{"dois":["10.1234/ab'), ...bytes, ...enc.encode('"]}')]);
+    for (const [body, shown] of [
+      [withBytes(0xff), '0xFF'],
+      [withBytes(0xc3, 0x28), '0xC3'],
+      [withBytes(0xed, 0xa0, 0x80), '0xED'], // an encoded surrogate
+      [withBytes(0xc0, 0xaf), '0xC0'], // an overlong "/"
+      [withBytes(0xc3), '0xC3'], // cut short
+    ] as const) {
+      const e = await errorOf(await post(app, '/v2.2/updates', body));
+      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', `the body is not valid JSON: at line 1, column 21 (byte 20): not UTF-8 (an invalid sequence starts with byte ${shown})`]);
+      const chunked = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(body), c.close()) });
+      expect((await errorOf(await post(app, '/v2.2/updates', chunked))).body.error).toBe('INVALID_JSON');
+    }
+    // U+FFFD sent as itself is text like any other, and echoed
+    const docs = await documents(await postDois(app, '/v2.2/updates', ['10.1234/ab\ufffd']));
+    expect(docs).toEqual([{ doi: '10.1234/ab\ufffd', statusCode: 200, updates: [] }]);
+  });
+
   test('the same rules on /v2.1 and on staging', async () => {
     for (const path of ['/v2.1/updates', '/staging/v2.1/updates', '/staging/v2.2/updates']) {
       const e = await errorOf(await post(app, path, '{"dois":[]}'));
@@ -397,6 +442,18 @@ describe('415: the Content-Type', () => {
       const docs = await documents(await post(app, '/v2.2/updates', body, { contentType: type }));
       expect(docs).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
     });
+
+  test('a body with a Content-Encoding other than identity is 415 naming the coding, before the size bound; identity is accepted', async () => {
+    const gzipped = Bun.gzipSync(new TextEncoder().encode(body));
+    for (const [sent, coding] of [[body, 'br'], [gzipped, 'gzip'], [gzipped, 'GZIP'], [body, 'gzip, identity'], ['x'.repeat(70_000), 'deflate']] as const) {
+      const e = await errorOf(await post(app, '/v2.2/updates', sent, { headers: { 'content-encoding': coding } }));
+      expect([e.status, e.body]).toEqual([415, { statusCode: 415, error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining(`Content-Encoding ${JSON.stringify(coding)}`) }]);
+    }
+    for (const coding of ['identity', 'Identity', ''])
+      expect(await documents(await post(app, '/v2.2/updates', body, { headers: { 'content-encoding': coding } }))).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
+    // the key still comes first
+    expect((await post(app, '/v2.2/updates', body, { key: null, headers: { 'content-encoding': 'br' } })).status).toBe(401);
+  });
 
   test('415 comes before JSON problems', async () => {
     const e = await errorOf(await post(app, '/v2.2/updates', '{not json', { contentType: 'text/plain' }));
