@@ -30,7 +30,7 @@ interface CrossrefDate {
 
 export interface CrossrefWork {
   DOI?: unknown;
-  /** when the DOI was first registered: tells a notice from the work it updates (roleByDates) */
+  /** when the DOI was first registered: tells a work updated long after from its notice (updatedByDates) */
   created?: CrossrefDate;
   'update-to'?: unknown;
   'updated-by'?: unknown;
@@ -160,9 +160,9 @@ function complete(work: CrossrefWork): boolean {
  * relation deposited both ways. Real: a Lancet article lists its own retraction notices in `update-to`, and
  * Crossref copies each `update-to` into the other record's `updated-by`, so the notices carry the mirror too. The
  * work's role decides, from its Retraction Watch entries: one in `updated-by` makes it an updated work (its
- * `updated-by` stands), one in `update-to` a notice (its `update-to` stands); with neither, from dates
- * (roleByDates); with no dates either, which way is unknown and both sides go (the other record of the pair still
- * says it, if it can). Each entry left out is counted MIRRORED_RELATION.
+ * `updated-by` stands), one in `update-to` a notice (its `update-to` stands); with neither, a work registered long
+ * before every date of those relations is the updated work (updatedByDates); else which way is unknown and both
+ * sides go (the other record of the pair still says it, if it can). Each entry left out is counted MIRRORED_RELATION.
  */
 function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportReport, line: number, where: string) {
   const [to, by] = [entries(work['update-to']), entries(work['updated-by'])];
@@ -173,8 +173,8 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   const both = new Set(to.map(keyOf).filter((k) => k !== undefined && by.some((e) => keyOf(e) === k)));
   if (both.size === 0) return { updateTo: to, updatedBy: by };
   const fromRw = (e: CrossrefUpdateEntry) => typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch';
-  const mirrored = [...to, ...by].filter((e) => both.has(keyOf(e)));
-  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : roleByDates(work.created, mirrored);
+  const mirroredBy = by.filter((e) => both.has(keyOf(e)));
+  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : updatedByDates(work.created, mirroredBy) ? 'updated' : 'unknown';
   const kept = {
     updateTo: to.filter((e) => !both.has(keyOf(e)) || role === 'notice'),
     updatedBy: by.filter((e) => !both.has(keyOf(e)) || role === 'updated'),
@@ -187,25 +187,23 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   return kept;
 }
 
-/** a work registered more than this before an update's date is the updated work, not the notice */
+/** a work registered more than this before every date of its relations is the updated work, not the notice */
 const NOTICE_MARGIN_DAYS = 14;
 
 /**
- * A work's role in relations deposited both ways, where no Retraction Watch entry settles it: a notice is
- * registered about when its update is dated; the work it updates was registered before. Both records of a
- * symmetric pair (each names the other both ways) are told apart so: dropping both would lose the update. Unknown
- * when a date is missing, or the registration falls between the two bounds (at a month's or year's precision).
+ * Whether a work is the updated one in relations deposited both ways, where no Retraction Watch entry settles it:
+ * registered more than NOTICE_MARGIN_DAYS before the date of every mirrored `updated-by` entry. On an updated work
+ * those are the notices' own deposits (Crossref's mirror of their `update-to`), dated as the notices; its own
+ * wrong-way `update-to` may carry any date (the Lancet article's carry its own). Then its `updated-by` stands, and
+ * a relation a publisher deposited on both records (each then names the other both ways) is not lost. Only this
+ * side is decided by dates: a record registered near or after those dates may be the notice, or a pair deposited
+ * years later; its sides go, and the update stands on the updated work's record.
  */
-function roleByDates(created: CrossrefDate | undefined, mirrored: CrossrefUpdateEntry[]): 'updated' | 'notice' | 'unknown' {
+function updatedByDates(created: CrossrefDate | undefined, mirroredBy: CrossrefUpdateEntry[]): boolean {
   const registered = dateOf(created);
-  const dated = mirrored.map((e) => dateOf(e.updated));
-  if (!registered || dated.length === 0 || dated.some((d) => d === undefined)) return 'unknown';
-  const [first, last] = dayRange(registered);
-  const earliest = Math.min(...dated.map((d) => dayRange(d!)[0]));
-  const latest = Math.max(...dated.map((d) => dayRange(d!)[1]));
-  if (last + NOTICE_MARGIN_DAYS < earliest) return 'updated';
-  if (first + NOTICE_MARGIN_DAYS >= latest) return 'notice';
-  return 'unknown';
+  const dated = mirroredBy.map((e) => dateOf(e.updated));
+  if (!registered || dated.length === 0 || dated.some((d) => d === undefined)) return false;
+  return dayRange(registered)[1] + NOTICE_MARGIN_DAYS < Math.min(...dated.map((d) => dayRange(d!)[0]));
 }
 
 /** The first and last day (days since 1970) an ISO date of any precision (YYYY, YYYY-MM, YYYY-MM-DD) covers. */
