@@ -105,9 +105,20 @@ export function keyOf(doi: string): string {
 
 /** A DOI as an API reads one (docs/interface.md, "Updates API", "Request"): the bare DOI, or undefined when it is not one. */
 export function apiDoi(sent: string): string | undefined {
-  let s = sent.trim();
-  s = s.replace(/^doi:\s*/i, '').replace(/^https?:\/\/(dx\.)?doi\.org\//i, '');
-  return isBareDoi(s) ? s : undefined;
+  const s = sent.trim();
+  const url = /^https?:\/\/(dx\.)?doi\.org\//i.exec(s);
+  if (!url) {
+    const bare = s.replace(/^doi:\s*/i, '');
+    return isBareDoi(bare) ? bare : undefined;
+  }
+  // a doi.org link is a URL: its DOI is percent-decoded, and one that does not decode (a lone %, not UTF-8) is none
+  let bare: string;
+  try {
+    bare = decodeURIComponent(s.slice(url[0].length));
+  } catch {
+    return undefined;
+  }
+  return isBareDoi(bare) ? bare : undefined;
 }
 
 /** Splits bytes into chunks at the given cut points (any positions: inside characters, between \r and \n). */
