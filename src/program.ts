@@ -22,12 +22,12 @@ import { IMPORT_CHILD_ARG, runImportChild } from './updates/index.ts';
 async function main(argv: string[], env: Record<string, string | undefined>, signals: StartSignals): Promise<number> {
   // the daemon's import process (a harvest, an update source): its job comes from the daemon, not from the command line
   if (argv[0] === IMPORT_CHILD_ARG && process.send) {
-    signals.release();
+    await signals.release();
     return runImportChild();
   }
   const inv = parseArgs(argv);
   // only the daemon keeps SIGHUP, SIGTERM and SIGINT from their default actions
-  if (!('command' in inv && inv.command.kind === 'serve')) signals.release();
+  if (!('command' in inv && inv.command.kind === 'serve')) await signals.release();
   if ('code' in inv) {
     io.err(`doi-holdings: ${inv.message}`);
     return EXIT_USAGE;

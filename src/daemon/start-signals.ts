@@ -34,8 +34,13 @@ export class StartSignals {
     return new Set(this.seen);
   }
 
-  /** Not the daemon (a CLI command, an import process): the default actions again, and a signal held meets its own. */
-  release(): void {
+  /**
+   * Not the daemon (a CLI command, an import process): the default actions again, and a signal held meets its own.
+   * One turn of the event loop first: in the compiled program, loading takes no turn, so a signal that came
+   * meanwhile is still to be handed to these listeners, and would meet none after.
+   */
+  async release(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     this.stopHolding();
     for (const signal of this.seen) this.target.kill(this.target.pid, signal);
   }

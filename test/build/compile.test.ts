@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
@@ -78,4 +79,23 @@ test('the compiled executable answers --version and validates a deposit', async 
   const validate = Bun.spawnSync([exe, '--validate', file], { cwd: '/' });
   expect(validate.exitCode).toBe(1);
   expect(validate.stdout.toString()).toContain('INVALID_DOI');
+}, 60_000);
+
+test('a stop sent to a command of the compiled executable while it loads stops it (it is not held back and lost)', async () => {
+  // a Crossref that never answers: --harvest waits on it until stopped
+  const silent = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => undefined) });
+  try {
+    mkdirSync(join(dir.path, 'signals'));
+    const cfg = writeConfig(join(dir.path, 'signals'), `\n[[updates.crossref]]\nurl = "http://127.0.0.1:${silent.port}"\nmailto = "ops@example.org"\n`);
+    for (const afterMs of [0, 40, 80, 120, 160, 220]) {
+      const harvest = Bun.spawn([exe, '--harvest', '--config', cfg.path], { cwd: '/', stdout: 'ignore', stderr: 'ignore' });
+      await Bun.sleep(afterMs);
+      harvest.kill('SIGTERM');
+      const ended = await Promise.race([harvest.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
+      if (!ended) harvest.kill('SIGKILL');
+      expect({ afterMs, ended }).toEqual({ afterMs, ended: true });
+    }
+  } finally {
+    silent.stop(true);
+  }
 }, 60_000);

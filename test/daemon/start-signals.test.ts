@@ -91,7 +91,7 @@ test('a SIGTERM while the daemon starts (its stores open) stops it cleanly, and 
   await waitFor(async () => (await dump(cfg.path)).length === 1, 'the deposit applied after the restart');
 });
 
-test('another command held no signal back: one that came while it loaded takes its default action', () => {
+test('another command held no signal back: one that came while it loaded takes its default action', async () => {
   const sent: DaemonSignal[] = [];
   const listeners = new Map<DaemonSignal, () => void>();
   const target = {
@@ -103,7 +103,7 @@ test('another command held no signal back: one that came while it loaded takes i
   const held = new StartSignals(target);
   listeners.get('SIGHUP')!();
   listeners.get('SIGHUP')!();
-  held.release();
+  await held.release();
   expect(listeners.size).toBe(0);
   expect(sent).toEqual(['SIGHUP']);
 });
