@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
-import { FaultError } from '../fault.ts';
+import { FaultError, type Fault } from '../fault.ts';
 import { backupRefused, Store, storeFileIn } from '../store/index.ts';
 import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { loadUrlState } from '../updates/index.ts';
@@ -88,6 +88,17 @@ function namesSource(store: Store, kind: 'harvest' | 'url', id: string): boolean
   return store.env === 'production' || store.sourceState(kind, id) !== undefined;
 }
 
+/** Why an environment's store cannot be opened to be copied (none made yet, say), or undefined when it can. */
+async function unopenable(config: Config, env: EnvName): Promise<Fault | undefined> {
+  try {
+    await Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true }).close();
+    return undefined;
+  } catch (e) {
+    if (e instanceof FaultError) return e.fault;
+    throw e;
+  }
+}
+
 const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
 
 /**
@@ -96,9 +107,9 @@ const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null)
  * and checked before it is reported.
  */
 export async function backupCommand(dir: string, envs: readonly EnvName[], config: Config, io: Output, onTty: boolean): Promise<number> {
-  // every target is checked before any is written: a refusal must not leave DIR half a new backup
+  // every target and every store is checked before any is written: a refusal must not leave DIR half a new backup
   for (const env of envs) {
-    const refused = backupRefused(storeFileIn(dir, env));
+    const refused = backupRefused(storeFileIn(dir, env)) ?? (await unopenable(config, env));
     if (refused) {
       io.err(`doi-holdings: ${refused.code}: ${refused.message}`);
       return EXIT_USAGE;

@@ -119,3 +119,15 @@ test('--backup into a folder where one environment holds a backup already writes
   expect(r.stderr).toContain(`BACKUP_EXISTS: ${join(target, 'staging', 'data.mdb')} exists already`);
   expect(existsSync(join(target, 'production'))).toBe(false);
 });
+
+test('--backup of every environment where one has no store yet writes nothing: STORE_NOT_MADE before any copy', async () => {
+  await ingestSample(); // production's store only: staging is configured but was never made
+  const target = join(dir.path, 'backups', 'bk3');
+  const r = await runCli(['--backup', target, '--config', cfg.path]);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toContain('STORE_NOT_MADE');
+  expect(existsSync(join(target, 'production'))).toBe(false);
+  // the same folder takes the backup once the cause is gone (here: production alone)
+  expect((await runCli(['--backup', target, '--env', 'production', '--config', cfg.path])).code).toBe(0);
+});
