@@ -18,7 +18,8 @@ const STUCK_AFTER_MS = 10 * 60_000;
 const RELOADS_END_MS = 10_000;
 /**
  * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
- * with RELOADS_END_MS, under systemd's stop time-out (30 s in conf/doi-holdings.service), which then ends the process.
+ * with RELOADS_END_MS and a harvest page's 5 s (crossref-client.ts), under systemd's stop time-out (45 s in
+ * conf/doi-holdings.service), which then ends the process.
  */
 const WORKERS_END_MS = 15_000;
 

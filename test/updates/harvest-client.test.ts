@@ -137,3 +137,21 @@ describe('waits between tries (a real server on loopback answering 503)', () => 
     retryAfter = undefined;
   });
 });
+
+test('a stop while the call waits for the rate gate makes no call: its page would be cut off and lost', async () => {
+  let calls = 0;
+  const fetchCounting = (async () => {
+    calls++;
+    return new Response('{}', { status: 500 });
+  }) as unknown as typeof fetch;
+  const client = new CrossrefClient({ baseUrl: 'http://127.0.0.1:9', mailto: 'ops@example.org', userAgent: 'test', fetch: fetchCounting });
+  // one call a second, and one just started: the next waits about a second at the gate
+  client.gate.learn(new Headers({ 'x-rate-limit-limit': '1', 'x-rate-limit-interval': '1s' }));
+  (await client.gate.enter())();
+  const stop = new AbortController();
+  const page = client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' }, stop.signal);
+  await Bun.sleep(100);
+  stop.abort();
+  expect(await page).toMatchObject({ code: 'HARVEST_STOPPED' });
+  expect(calls).toBe(0);
+});

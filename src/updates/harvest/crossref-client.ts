@@ -89,6 +89,11 @@ export class CrossrefClient {
     const headers: Record<string, string> = { 'user-agent': this.opts.userAgent, accept: 'application/json' };
     if (this.opts.plusToken) headers['crossref-plus-api-token'] = `Bearer ${this.opts.plusToken}`;
     const release = await this.gate.enter();
+    if (signal?.aborted) {
+      // stopped while waiting for the gate: no new call (its page would be lost to the stop's cut)
+      release();
+      return { fault: fault('HARVEST_STOPPED', 'the harvest was stopped'), retry: false };
+    }
     let res: Response;
     let text: string;
     const cut = signal && afterGrace(signal, this.opts.stopGraceMs ?? 5_000);
