@@ -1,6 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
-import { fileNameProblem, isHiddenOrTemp, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
+import { fileNameProblem, isHiddenOrTemp, mostRawBytes, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
@@ -69,7 +69,9 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
     let parsed: ParsedDeposit | { code: string; message: string };
     try {
       const max = config.ingest.maxDecompressedBytes;
-      parsed = rawSizeFault(name, Bun.file(path).size, max) ?? (await parseDepositFile(new Uint8Array(await Bun.file(path).arrayBuffer()), { maxDecompressedBytes: max }));
+      // read with the size rule's bound, a byte more: a file that grew past it after its size was taken is not read whole
+      const bytes = new Uint8Array(await Bun.file(path).slice(0, mostRawBytes(max) + 1).arrayBuffer());
+      parsed = rawSizeFault(name, Math.max(Bun.file(path).size, bytes.length), max) ?? (await parseDepositFile(bytes, { maxDecompressedBytes: max }));
     } catch (e) {
       parsed = { code: 'READ_FAILED', message: `cannot read: ${(e as Error).message}` };
     }

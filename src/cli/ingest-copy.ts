@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 
@@ -18,8 +18,7 @@ export function ingestRoot(abs: string, key: string, bucketPath: string, warn: (
   const root = dirname(dirname(abs));
   if (resolve(root) === resolve(bucketPath) || !existsSync(abs)) return root; // a missing file is reported by the ingest
   try {
-    const bytes = readFileSync(abs);
-    const keptRoot = join(bucketPath, INGESTED, createHash('sha256').update(bytes).digest('hex').slice(0, 16));
+    const keptRoot = join(bucketPath, INGESTED, sha256OfFile(abs).slice(0, 16));
     const kept = join(keptRoot, key);
     if (existsSync(kept)) return keptRoot;
     mkdirSync(dirname(kept), { recursive: true });
@@ -38,4 +37,17 @@ export function ingestRoot(abs: string, key: string, bucketPath: string, warn: (
     warn(`${key}: no copy could be kept in ${join(bucketPath, INGESTED)} (${(e as Error).message}); read from ${root}, which must stay while files of its platform may still come late`);
     return root;
   }
+}
+
+/** The sha256 of a file, read a MiB at a time: an operator's file may be too large to be a deposit (TOO_LARGE). */
+function sha256OfFile(path: string): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
