@@ -28,9 +28,12 @@ if (!base || dois.length === 0 || !key) {
   process.exit(2);
 }
 
-/** The DOI key: what the service hashes. */
+/** The DOI key: what the service hashes. A doi.org link is a URL: the DOI in it is percent-decoded. */
 function doiKey(doi: string): string {
-  return doi.trim().replace(/^doi:\s*/i, '').replace(/^https?:\/\/(dx\.)?doi\.org\//i, '').replace(/[A-Z]+/g, (s) => s.toLowerCase());
+  const s = doi.trim().replace(/^doi:\s*/i, '');
+  const link = /^https?:\/\/(dx\.)?doi\.org\//i.exec(s);
+  const bare = link ? decodeURIComponent(s.slice(link[0].length)) : s;
+  return bare.replace(/[A-Z]+/g, (c) => c.toLowerCase());
 }
 
 async function prefixList(): Promise<PrefixList> {

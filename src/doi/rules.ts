@@ -42,9 +42,10 @@ export type DoiForm = { bare: string; problem?: undefined } | { problem: DoiProb
  * (`10.1155%2F2008%2F961753` is `10.1155/2008/961753`); the bare and `doi:` forms are taken as they are.
  */
 export function readDoiForm(input: string): DoiForm {
-  const s = input.trim();
+  // `doi:` before a link too (`doi:https://doi.org/10...`), as taken before links were decoded
+  const s = input.trim().replace(DOI_PREFIX, '');
   const url = URL_PREFIX.exec(s);
-  let bare = url ? s.slice(url[0].length) : s.replace(DOI_PREFIX, '');
+  let bare = url ? s.slice(url[0].length) : s;
   if (url && bare.includes('%')) {
     const decoded = urlPathDecoded(bare);
     if (decoded.problem !== undefined) return decoded;

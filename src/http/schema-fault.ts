@@ -11,7 +11,7 @@ export function describeSchemaFault(check: TypeCheck<TSchema>, value: unknown, s
   const first = check.Errors(value).First();
   if (!first) return 'the body does not match the request schema';
   const e = insideUnion(first);
-  const at = e.path || '/';
+  const at = bounded(e.path || '/');
   const inEntry = /^\/dois\/\d+\//.test(at);
   if (e.type === ValueErrorType.ObjectRequiredProperty) return `${at}: required: the body must be ${shape}`;
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return `${at}: unexpected property; ${inEntry ? entry : `the body must be ${shape}`}`;
@@ -48,4 +48,9 @@ function inWords(e: ValueError): string {
     default:
       return e.message;
   }
+}
+
+/** A path as echoed in a message: a property name can be as long as the body, so a long one is cut. */
+function bounded(path: string): string {
+  return path.length <= 120 ? path : `${path.slice(0, 100)}...(${path.length} characters)`;
 }

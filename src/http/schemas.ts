@@ -49,7 +49,7 @@ export const ChangesResponse = t.Object({
 
 export const PrefixListResponse = t.Object({
   algorithm: t.Literal('sha256'),
-  of: t.Literal('doi-key', { description: 'the DOI lower-cased (ASCII letters only), without doi: or https://doi.org/' }),
+  of: t.Literal('doi-key', { description: 'the DOI lower-cased (ASCII letters only), without doi: or https://doi.org/ (a doi.org link percent-decoded)' }),
   prefixLength: t.Integer({ description: 'hex digits per prefix' }),
   works: t.Integer({ description: 'works with updates' }),
   prefixes: t.Array(t.String(), { description: 'every prefix under which at least one work has updates, ascending' }),

@@ -130,6 +130,9 @@ describe('readDoiForm: API forms to the bare DOI', () => {
     ['10.1234/a%2Fb', '10.1234/a%2Fb'],
     ['doi:10.1234/a%2Fb', '10.1234/a%2Fb'],
     ['10.1234/100%', '10.1234/100%'],
+    // doi: before a link, as taken before links were decoded
+    ['doi:https://doi.org/10.1155%2F2008%2F961753', '10.1155/2008/961753'],
+    ['doi: http://dx.doi.org/10.1234/AbC', '10.1234/AbC'],
   ])('%j -> %j', (input, bare) => {
     expect(readDoiForm(input)).toEqual({ bare });
   });
@@ -144,5 +147,6 @@ describe('readDoiForm: API forms to the bare DOI', () => {
     expect(readDoiForm('https://doi.org/10.1234/a%20b').problem).toMatch(/^contains a whitespace, control or format character \(U\+0020\)/);
     expect(readDoiForm('https://doi.org/10.1234%2F').problem).toMatch(/^not a DOI/);
     expect(readDoiForm('not a DOI').problem).toMatch(/^not a DOI/);
+    expect(readDoiForm('https://doi.org/doi:10.1234/a').problem).toMatch(/^not a DOI/); // a link to "doi:..." is none
   });
 });

@@ -172,7 +172,8 @@ describe('the private lookup', () => {
     try {
       const env = { ...process.env, DOI_HOLDINGS_API_KEY: KEY };
       const cache = join(dir.path, 'prefixes.json');
-      const asked = [dois[0]!, dois[1]!.toUpperCase(), `https://doi.org/${dois[2]}`, '10.5555/not-retracted'];
+      // a doi.org link's DOI is percent-decoded, by the service and the script alike
+      const asked = [dois[0]!, dois[1]!.toUpperCase(), `https://doi.org/${dois[2]}`, `https://doi.org/${dois[3]!.replace('/', '%2F')}`, '10.5555/not-retracted'];
       // not spawnSync: the server answering the script runs in this process
       const run = async (args: string[]) => {
         const p = Bun.spawn([BUN, ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });

@@ -105,12 +105,9 @@ export function keyOf(doi: string): string {
 
 /** A DOI as an API reads one (docs/interface.md, "Updates API", "Request"): the bare DOI, or undefined when it is not one. */
 export function apiDoi(sent: string): string | undefined {
-  const s = sent.trim();
+  const s = sent.trim().replace(/^doi:\s*/i, '');
   const url = /^https?:\/\/(dx\.)?doi\.org\//i.exec(s);
-  if (!url) {
-    const bare = s.replace(/^doi:\s*/i, '');
-    return isBareDoi(bare) ? bare : undefined;
-  }
+  if (!url) return isBareDoi(s) ? s : undefined;
   // a doi.org link is a URL: its DOI is percent-decoded, and one that does not decode (a lone %, not UTF-8) is none
   let bare: string;
   try {
