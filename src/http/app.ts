@@ -100,8 +100,11 @@ export function createApp(deps: HttpDeps) {
   let app = new Elysia({ name: 'doi-holdings' }).onError(({ code, error, request }) =>
     code === 'NOT_FOUND' ? failed(request, errorResponse(404, 'NOT_FOUND', 'no such route')) : threw(request, error),
   );
-  const notAllowed = (route: string, allowed: string) =>
-    forElysia(timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed })));
+  // a GET route answers HEAD too (as GET without the body), so its 405 names both
+  const notAllowed = (route: string, method: 'GET' | 'POST') => {
+    const allowed = method === 'GET' ? 'GET, HEAD' : method;
+    return forElysia(timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed })));
+  };
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
     const answers = entitlementEnv(env);

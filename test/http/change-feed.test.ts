@@ -241,7 +241,7 @@ describe('the change feed', () => {
     }
     const post = await app.handle(new Request(`${BASE}/v2.2/updates/changes`, { method: 'POST', headers: { 'x-api-key': KEY } }));
     expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('GET');
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
     // staging without a staging store
     expect((await get(app, '/staging/v2.2/updates/changes')).status).toBe(404);
     await store.close();

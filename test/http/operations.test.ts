@@ -207,12 +207,19 @@ describe('GET /healthz', () => {
 
 describe('wrong method on the operations routes', () => {
   for (const path of ['/healthz', '/metrics', '/openapi.json'])
-    test(`POST ${path}: 405 with Allow: GET`, async () => {
+    test(`POST ${path}: 405 with Allow: GET, HEAD; and HEAD is answered as GET without the body`, async () => {
       const app = makeApp({ production: { store: production } });
       const r = await get(app, path, 'POST');
       expect(r.status).toBe(405);
-      expect(r.headers.get('allow')).toBe('GET');
+      expect(r.headers.get('allow')).toBe('GET, HEAD');
       expect((await errorOf(r)).body).toEqual({ statusCode: 405, error: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('POST') });
+      const server = startServer(app, '127.0.0.1', 0);
+      try {
+        const head = await fetch(`${server.url}${path}`, { method: 'HEAD' });
+        expect([head.status, await head.text()]).toEqual([200, '']);
+      } finally {
+        await server.stop();
+      }
     });
 });
 
