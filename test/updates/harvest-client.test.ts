@@ -155,3 +155,17 @@ test('a stop while the call waits for the rate gate makes no call: its page woul
   expect(await page).toMatchObject({ code: 'HARVEST_STOPPED' });
   expect(calls).toBe(0);
 });
+
+test('a stop that cuts off the last try is a stop, not a failure after all the tries', async () => {
+  const stop = new AbortController();
+  let calls = 0;
+  const lastHangs = (async (_url: string, init: RequestInit) => {
+    if (++calls < 3) return new Response('busy', { status: 503 });
+    // the last try: held until the stop's grace cuts it off
+    stop.abort();
+    return new Promise<Response>((_, reject) => init.signal?.addEventListener('abort', () => reject(new DOMException('The operation was aborted.', 'AbortError'))));
+  }) as unknown as typeof fetch;
+  const client = new CrossrefClient({ baseUrl: 'http://127.0.0.1:9', mailto: 'ops@example.org', userAgent: 'test', fetch: lastHangs, maxTries: 3, retryBaseMs: 1, stopGraceMs: 20 });
+  expect(await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' }, stop.signal)).toMatchObject({ code: 'HARVEST_STOPPED' });
+  expect(calls).toBe(3);
+});

@@ -75,6 +75,8 @@ export class CrossrefClient {
       if (result.fault.code === 'HARVEST_CURSOR_EXPIRED' || !result.retry) return result.fault;
       last = result;
     }
+    // the last try cut off by a stop: a stop, not a failure of Crossref's
+    if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
     return { ...last!.fault, message: `${last!.fault.message} (gave up after ${maxTries} tries)` };
   }
 
