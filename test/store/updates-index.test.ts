@@ -124,3 +124,19 @@ test('the lists read from the change feed are those rendered from every work ent
   check(new UpdatesTable(readUpdatesTable(dbs).parts));
   await rw.root.close();
 });
+
+test("a step back of the time of day does not stop the re-checks: another process's import is served within the re-check interval", async () => {
+  const realNow = Date.now;
+  let offset = 0;
+  Date.now = () => realNow() + offset; // the time of day, as NTP sets it
+  try {
+    await importCrossref([store], { message: { items: works(200, '2024-05-01') } });
+    const index = new UpdatesIndex(dbs); // the default clock and re-check interval, as the daemon's
+    expect(index.size).toBe(100);
+    offset = -3600_000;
+    await importCrossref([store], { message: { items: works(400, '2024-05-01') } });
+    await waitFor(() => index.size === 200, 'the new import served', 5_000);
+  } finally {
+    Date.now = realNow;
+  }
+});
