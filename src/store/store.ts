@@ -244,8 +244,10 @@ export class Store {
     return this.dbs.meta.get(META.sourceState(kind, id)) as T | undefined;
   }
 
-  async saveSourceState(kind: SourceKind, id: string, state: object): Promise<void> {
-    await this.write(() => this.dbs.meta.putSync(META.sourceState(kind, id), state));
+  /** Saves `state`; with `refuse`, only when it says nothing, given the state as saved (in the same transaction). */
+  async saveSourceState<T extends object, R = never>(kind: SourceKind, id: string, state: T, refuse?: (saved: T | undefined) => R | undefined): Promise<R | undefined> {
+    const key = META.sourceState(kind, id);
+    return this.write(() => refuse?.(this.dbs.meta.get(key) as T | undefined) ?? void this.dbs.meta.putSync(key, state));
   }
 
   /** One write transaction, all or nothing; a failure is a StoreWriteError (write-failure.ts). */

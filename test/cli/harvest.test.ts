@@ -290,3 +290,16 @@ test('--stats: per harvest the last success, its rows and works, and the index d
   expect(staging).toMatchObject({ env: 'staging', harvests: {} });
   expect(production.worksWithUpdates).toBe(staging.worksWithUpdates);
 }, 60_000);
+
+test('two --harvest of one name started at the same moment: one walks the window, the other is refused (the claim is one transaction)', async () => {
+  const api = await fake(syntheticWorks(600));
+  api.inject({ kind: 'stall', ms: 300, times: 1000 }); // every call takes a while: both are running at once
+  const cfg = harvestConfig(newDir(), api);
+  const [a, b] = await Promise.all([runCli(['--harvest', '--config', cfg.path]), runCli(['--harvest', '--config', cfg.path])]);
+  const codes = [a.code, b.code].sort();
+  expect(codes[0]).toBe(0);
+  expect(codes[1]).not.toBe(0);
+  expect(a.code === 0 ? b.stderr : a.stderr).toContain('HARVEST_STOPPED');
+  // one walk of the two passes (600 works, 100 a page, and each pass's last, empty page): not two
+  expect(api.calls.length).toBe(8);
+}, 90_000);

@@ -7,7 +7,7 @@ import { rowsOfWork } from '../crossref.ts';
 import { newReport, skippedFaults } from '../import-report.ts';
 import { commitEvery } from '../import-into-stores.ts';
 import { CrossrefClient, type ClientOptions } from './crossref-client.ts';
-import { heldByOther, loadState, PASSES, saveState, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
+import { heldByOther, loadState, PASSES, saveState, windowFilter, windowOf, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
 
 /**
  * One harvest of the Crossref REST API (docs/design.md, "Harvesting Crossref"). A run takes the window from the
@@ -71,12 +71,15 @@ export class CrossrefHarvest {
   async run(opts: HarvestRunOptions = {}): Promise<WindowFigures | Fault> {
     const now = opts.now ?? Date.now;
     const state = this.state();
-    const other = heldByOther(state.window, now());
-    if (other !== undefined) return fault('HARVEST_STOPPED', `harvest ${this.settings.name} is being run by process ${other}; not started`);
+    // a window left by an earlier run is claimed before its imports are touched (resumed, or dropped)
+    if (state.window) Object.assign(state.window, { pid: process.pid, heartbeatAt: now() });
+    const refused = await this.claim(state, now());
+    if (refused) return refused;
     const result = await this.walk(state, opts, now);
-    if ('code' in result && result.code === 'HARVEST_STOPPED' && opts.signal?.aborted) {
-      // a stop is no failure: the progress saved after the last page is where the next run carries on
-      this.log.log('info', 'harvest.stopped', { harvest: this.settings.name, window: windowOf(state.window) });
+    if ('code' in result && result.code === 'HARVEST_STOPPED') {
+      // a stop is no failure: the progress saved after the last page is where the next run carries on (and a
+      // window another process claimed meanwhile is its to save)
+      if (opts.signal?.aborted) this.log.log('info', 'harvest.stopped', { harvest: this.settings.name, window: windowOf(state.window) });
       return result;
     }
     if ('code' in result) {
@@ -99,8 +102,9 @@ export class CrossrefHarvest {
     state.window = w;
     w.pid = process.pid;
     w.heartbeatAt = now();
-    // the window is claimed before its first call, not after its first page (another process may look meanwhile)
-    await saveState(this.home, this.settings.name, state);
+    // a new window is claimed before its first call, not after its first page (another process may look meanwhile)
+    const refused = await this.claim(state, now());
+    if (refused) return refused;
     // a copy as it is now: the write may run after the page came and the progress moved on unsaved
     this.heartbeat = () => saveState(this.home, this.settings.name, structuredClone({ ...state, window: { ...w, heartbeatAt: now() } }));
     const started = now();
@@ -147,6 +151,15 @@ export class CrossrefHarvest {
     // a stop while the last page was still coming: its progress is saved, and the next run commits
     if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
     return this.commit(state, imports, opts, now, started);
+  }
+
+  /**
+   * Saves the state, claiming its window, unless another live process holds the window as saved: the check and the
+   * claim are one write transaction, so two runs started at once do not both take it.
+   */
+  private async claim(state: HarvestState, at: number): Promise<Fault | undefined> {
+    const other = await this.home.saveSourceState('harvest', this.settings.name, state, (saved: HarvestState | undefined) => heldByOther(saved?.window, at));
+    return other === undefined ? undefined : fault('HARVEST_STOPPED', `harvest ${this.settings.name} is being run by process ${other}; not started`);
   }
 
   /**
@@ -283,13 +296,4 @@ export class CrossrefHarvest {
 /** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
 export function harvestUserAgent(version: string, mailto: string): string {
   return `doi-holdings/${version} (mailto:${mailto})`;
-}
-
-/** The index-date filter of a window (both ends inclusive). */
-function windowFilter(w: WindowProgress): string {
-  return `${w.from ? `from-index-date:${w.from},` : ''}until-index-date:${w.until}`;
-}
-
-function windowOf(w: WindowProgress | undefined): string | undefined {
-  return w ? `${w.from ?? 'start'}..${w.until}` : undefined;
 }

@@ -95,3 +95,12 @@ export function heldByOther(w: WindowProgress | undefined, now = Date.now()): nu
     return undefined;
   }
 }
+
+/** The index-date filter of a window (both ends inclusive). */
+export function windowFilter(w: WindowProgress): string {
+  return `${w.from ? `from-index-date:${w.from},` : ''}until-index-date:${w.until}`;
+}
+
+export function windowOf(w: WindowProgress | undefined): string | undefined {
+  return w ? `${w.from ?? 'start'}..${w.until}` : undefined;
+}
