@@ -89,6 +89,8 @@ export interface OpenOptions {
 
 export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
   if (!opts.readOnly) mkdirSync(path, { recursive: true });
+  // checked before lmdb-js opens it, which makes the folder even to read: a read where a typo points makes nothing
+  else if (!existsSync(dataFileOf(path))) throw notMade(path);
   let root: RootDatabase;
   try {
     root = open({
@@ -108,7 +110,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
       readOnly: opts.readOnly,
     });
   } catch (e) {
-    if (opts.readOnly && !existsSync(dataFileOf(path))) throw notMade(path);
+    if (opts.readOnly && !existsSync(dataFileOf(path))) throw notMade(path); // gone since the check
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
   const dbs: StoreDbs = {

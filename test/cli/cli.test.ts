@@ -218,7 +218,7 @@ describe('usage and config', () => {
       expect([r.code, r.stdout]).toEqual([code, '']);
       expect(r.stderr).toContain(`there is no store at ${join(cfg.store, 'production')} yet`);
     }
-    expect(existsSync(join(cfg.store, 'production', 'data.mdb'))).toBe(false);
+    expect(existsSync(join(cfg.store, 'production'))).toBe(false); // not even its folder
     // the daemon making it: the file is there, its tables not yet (a --dump polling a starting daemon saw this)
     const bare = open({ path: join(cfg.store, 'production') });
     await bare.close();
