@@ -91,11 +91,12 @@ test('a stop sent to a command of the compiled executable while it loads stops i
       const harvest = Bun.spawn([exe, '--harvest', '--config', cfg.path], { cwd: '/', stdout: 'ignore', stderr: 'ignore' });
       await Bun.sleep(afterMs);
       harvest.kill('SIGTERM');
-      const ended = await Promise.race([harvest.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
+      // once --harvest runs, a stop lets its call in flight go on for 5 s (crossref-client.ts): 10 s is ample
+      const ended = await Promise.race([harvest.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
       if (!ended) harvest.kill('SIGKILL');
       expect({ afterMs, ended }).toEqual({ afterMs, ended: true });
     }
   } finally {
     silent.stop(true);
   }
-}, 60_000);
+}, 90_000);
