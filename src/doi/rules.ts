@@ -57,16 +57,25 @@ export function readDoiForm(input: string): DoiForm {
 
 /** A doi.org link's path percent-decoded as UTF-8 (`+` stays `+`: a path is not a query). */
 function urlPathDecoded(path: string): DoiForm {
+  try {
+    return { bare: decodeURIComponent(path) };
+  } catch {
+    return { problem: undecodable(path) };
+  }
+}
+
+/** Where and why a path that decodeURIComponent refused does not percent-decode. */
+function undecodable(path: string): string {
   const lone = /%(?![0-9A-Fa-f]{2})/.exec(path);
   if (lone)
-    return { problem: `the doi.org link has a malformed percent-encoding at index ${lone.index} of its DOI: a "%" must be followed by two hex digits (a "%" in a DOI is sent as %25)` };
+    return `the doi.org link has a malformed percent-encoding at index ${lone.index} of its DOI: a "%" must be followed by two hex digits (a "%" in a DOI is sent as %25)`;
   for (const run of path.matchAll(/(?:%[0-9A-Fa-f]{2})+/g))
     try {
       decodeURIComponent(run[0]);
     } catch {
-      return { problem: `the doi.org link's percent-encoding ${run[0]} at index ${run.index} of its DOI does not decode to UTF-8 text` };
+      return `the doi.org link's percent-encoding ${run[0]} at index ${run.index} of its DOI does not decode to UTF-8 text`;
     }
-  return { bare: decodeURIComponent(path) };
+  return "the doi.org link's DOI does not percent-decode";
 }
 
 function codePoint(ch: string): string {

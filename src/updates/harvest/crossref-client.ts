@@ -63,12 +63,12 @@ export class CrossrefClient {
     const maxTries = this.opts.maxTries ?? 8;
     let last: { fault: Fault; retryAfterMs?: number; status?: number } | undefined;
     for (let attempt = 1; attempt <= maxTries; attempt++) {
-      if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+      if (signal?.aborted) return stopped();
       if (last) {
         const waitMs = this.waitBefore(attempt, last.retryAfterMs);
         this.opts.onRetry?.({ status: last.status, code: last.fault.code, message: last.fault.message, waitMs, attempt });
         await abortableSleep(this.sleep, waitMs, signal);
-        if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+        if (signal?.aborted) return stopped();
       }
       const result = await this.once(q, signal);
       if (!('fault' in result)) return result;
@@ -76,7 +76,7 @@ export class CrossrefClient {
       last = result;
     }
     // the last try cut off by a stop: a stop, not a failure of Crossref's
-    if (signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+    if (signal?.aborted) return stopped();
     return { ...last!.fault, message: `${last!.fault.message} (gave up after ${maxTries} tries)` };
   }
 
@@ -94,7 +94,7 @@ export class CrossrefClient {
     if (signal?.aborted) {
       // stopped while waiting for the gate: no new call (its page would be lost to the stop's cut)
       release();
-      return { fault: fault('HARVEST_STOPPED', 'the harvest was stopped'), retry: false };
+      return { fault: stopped(), retry: false };
     }
     let res: Response;
     let text: string;
@@ -131,6 +131,11 @@ export class CrossrefClient {
     const jittered = exp / 2 + Math.random() * (exp / 2);
     return Math.max(jittered, Math.min(retryAfterMs ?? 0, cap));
   }
+}
+
+/** The fault of a harvest stopped (the daemon stopping, a reload of its sources): no failure, resumed by the next run. */
+export function stopped(): Fault<'HARVEST_STOPPED'> {
+  return fault('HARVEST_STOPPED', 'the harvest was stopped');
 }
 
 /** A signal that aborts `graceMs` after `stop` does. */

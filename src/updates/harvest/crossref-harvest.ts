@@ -6,7 +6,7 @@ import type { FeedImport, Store } from '../../store/index.ts';
 import { rowsOfWork } from '../crossref.ts';
 import { newReport, skippedFaults } from '../import-report.ts';
 import { commitEvery } from '../import-into-stores.ts';
-import { CrossrefClient, type ClientOptions } from './crossref-client.ts';
+import { CrossrefClient, stopped, type ClientOptions } from './crossref-client.ts';
 import { heldByOther, loadState, PASSES, saveState, windowFilter, windowOf, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
 
 /**
@@ -109,7 +109,7 @@ export class CrossrefHarvest {
     this.heartbeat = () => saveState(this.home, this.settings.name, structuredClone({ ...state, window: { ...w, heartbeatAt: now() } }));
     const started = now();
     while (w.pass < PASSES.length) {
-      if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+      if (opts.signal?.aborted) return stopped();
       const pass = PASSES[w.pass]!;
       const page = await this.client.works({ filter: `${windowFilter(w)},${pass.filter}`, select: pass.select, rows: this.settings.rows, cursor: w.cursor }, opts.signal);
       if ('code' in page) {
@@ -149,7 +149,7 @@ export class CrossrefHarvest {
       opts.onProgress?.({ pass: pass.name, pages: w.pages, works: w.works, received: w.received, total: w.total });
     }
     // a stop while the last page was still coming: its progress is saved, and the next run commits
-    if (opts.signal?.aborted) return fault('HARVEST_STOPPED', 'the harvest was stopped');
+    if (opts.signal?.aborted) return stopped();
     return this.commit(state, imports, opts, now, started);
   }
 
