@@ -34,7 +34,7 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
   // writeOpenSpan's sources, where it may run (their addresses cost a native call each)
   const bodySource = spans && !updates ? out.source(body!) : undefined;
   const arenaSource = arena && !updates ? out.source(arena) : undefined;
-  for (let i = 0; i < kinds.length; i++) {
+  for (let i = 0; i < e.count; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {

@@ -23,9 +23,7 @@ import { describeSchemaFault } from './schema-fault.ts';
 
 const checkRequest = TypeCompiler.Compile(EntitlementsRequest);
 const checkOrg = TypeCompiler.Compile(Org);
-/** the plain-body scanner's output, reused: copied for a request before its first await */
-const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
-const scannedHashes = new Int32Array(MAX_ENTITLEMENT_DOIS);
+/** where the plain-body scanner found the org (read before the request's first await) */
 const orgSpan = new Int32Array(2);
 const decoder = new TextDecoder(); // for spans of printable ASCII (the scanner admits no others in a string)
 
@@ -44,8 +42,9 @@ export interface ReadRequest {
   entries: Entries;
 }
 
-/** What the first pass found out about each entry of a request, by entry number. */
+/** What the first pass found out about each entry of a request, by entry number (the first `count` of each array). */
 export interface Entries {
+  count: number;
   /** a plain body's bytes and each entry's range in them (the entries of a parsed body are strings instead) */
   body?: Uint8Array;
   spans?: Int32Array;
@@ -70,45 +69,85 @@ export interface Entries {
   verdicts: (PlatformVerdict | undefined)[];
 }
 
-function newEntries(n: number, hashes = new Int32Array(n).fill(NOT_PLAIN)): Entries {
+/** An Entries of full capacity, with the span buffer a plain body's scan writes into. */
+interface PooledEntries extends Entries {
+  readonly spanBuffer: Int32Array;
+}
+
+/**
+ * Entries are reused: a request takes one before it reads its body and gives it back (releaseEntries) once its
+ * reply is written. Making them anew (a dozen arrays a request) was a tenth of a one-DOI request's time. A request
+ * waiting for platforms keeps its own, so concurrent requests never share one.
+ */
+const free: PooledEntries[] = [];
+/** enough for the requests of a busy server at one moment; more are made and dropped */
+const MAX_FREE = 64;
+
+function takeEntries(): PooledEntries {
+  const e = free.pop();
+  if (e) return e;
+  const n = MAX_ENTITLEMENT_DOIS;
   return {
-    hashes,
-    sent: new Array(n),
+    count: 0,
+    spanBuffer: new Int32Array(2 * n),
+    hashes: new Int32Array(n),
+    sent: new Array<string | undefined>(n).fill(undefined),
     plain: new Uint8Array(n),
-    uids: new Array(n),
+    uids: new Array<string | undefined>(n).fill(undefined),
     kinds: new Uint8Array(n),
-    keysOf: new Array(n),
-    bare: new Array(n),
+    keysOf: new Array<string | undefined>(n).fill(undefined),
+    bare: new Array<string | undefined>(n).fill(undefined),
     access: new Uint8Array(n),
     vorStart: new Int32Array(n),
     vorEnd: new Int32Array(n),
-    message: new Array(n),
-    verdicts: new Array(n),
+    message: new Array<string | undefined>(n).fill(undefined),
+    verdicts: new Array<PlatformVerdict | undefined>(n).fill(undefined),
   };
 }
 
 /**
- * The request's org and entries. A body in the plain shape (scanEntitlementBody: DOI strings of printable ASCII,
- * and an org object) is read from its bytes, the org slice alone parsed; any other body is parsed and checked in
- * full. Both readings mean the same (test/http/entitlements-plain.test.ts).
+ * Gives a request's entries back once its reply is written: what it held is cleared (nothing of one request may
+ * show in another's answer, and its strings and body are not kept alive).
+ */
+export function releaseEntries(entries: Entries): void {
+  const e = entries as PooledEntries;
+  for (let i = 0; i < e.count; i++) {
+    e.sent[i] = e.uids[i] = e.keysOf[i] = e.bare[i] = e.message[i] = undefined;
+    e.verdicts[i] = undefined;
+    e.plain[i] = e.kinds[i] = 0;
+  }
+  e.count = 0;
+  e.body = e.spans = e.arena = undefined;
+  if (free.length < MAX_FREE) free.push(e);
+}
+
+/**
+ * The request's org and entries (give them back with releaseEntries). A body in the plain shape
+ * (scanEntitlementBody: DOI strings of printable ASCII, and an org object) is read from its bytes, the org slice
+ * alone parsed; any other body is parsed and checked in full. Both readings mean the same
+ * (test/http/entitlements-plain.test.ts).
  */
 export function readRequest(body: Uint8Array): ReadRequest | Response {
-  const count = scanEntitlementBody(body, spans, MAX_ENTITLEMENT_DOIS, orgSpan, scannedHashes);
+  const e = takeEntries();
+  const count = scanEntitlementBody(body, e.spanBuffer, MAX_ENTITLEMENT_DOIS, orgSpan, e.hashes);
   if (count >= 0) {
     const org = orgSpan[0]! < 0 ? undefined : orgOf(body.subarray(orgSpan[0], orgSpan[1]));
     if (org !== INVALID_ORG) {
-      // the shared scan buffers are reused by the next request while this one waits
-      const e = newEntries(count, scannedHashes.slice(0, count));
+      e.count = count;
       e.body = body;
-      e.spans = spans.slice(0, 2 * count);
+      e.spans = e.spanBuffer;
       return { org, entries: e };
     }
   }
   const parsed = parseJson(body);
-  if (parsed instanceof Response) return parsed;
-  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+  if (parsed instanceof Response || !checkRequest.Check(parsed.value)) {
+    releaseEntries(e);
+    return parsed instanceof Response ? parsed : errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+  }
   const req = parsed.value as EntitlementsRequest;
-  return { org: req.org, dois: req.dois, entries: newEntries(req.dois.length) };
+  e.count = req.dois.length;
+  e.hashes.fill(NOT_PLAIN, 0, e.count);
+  return { org: req.org, dois: req.dois, entries: e };
 }
 
 /**
@@ -158,7 +197,7 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
   if (e.spans) touchSpans(e, service);
-  for (let i = 0; i < e.kinds.length; i++) {
+  for (let i = 0; i < e.count; i++) {
     const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
     if (service.index.arena !== e.arena) return undefined;
     if (at < 0) continue;
@@ -230,10 +269,10 @@ function setStrings(e: Entries, i: number): void {
 
 /** The index memory of each plain DOI (by the hash the scanner made) touched before any is looked up. */
 function touchSpans(e: Entries, service: EntitlementService): void {
-  const { hashes } = e;
+  const { hashes, count } = e;
   const index = service.index;
-  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchSlot(hashes[i]!);
-  for (let i = 0; i < hashes.length; i++) if (hashes[i] !== NOT_PLAIN) index.touchRecord(hashes[i]!);
+  for (let i = 0; i < count; i++) if (hashes[i] !== NOT_PLAIN) index.touchSlot(hashes[i]!);
+  for (let i = 0; i < count; i++) if (hashes[i] !== NOT_PLAIN) index.touchRecord(hashes[i]!);
 }
 
 function found(e: Entries, i: number, at: number): number {

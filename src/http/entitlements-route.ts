@@ -3,7 +3,7 @@ import type { UpdatesTable } from '../store/index.ts';
 import { unauthorized, type ApiKeys } from './auth.ts';
 import { readJsonBytes, type BodyLimits } from './body.ts';
 import { render } from './entitlement-reply.ts';
-import { classifyEntries, readRequest } from './entitlement-request.ts';
+import { classifyEntries, readRequest, releaseEntries } from './entitlement-request.ts';
 import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
 
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
@@ -29,20 +29,24 @@ export async function handleEntitlements(request: Request, keys: ApiKeys, env: E
   if (body instanceof Response) return body;
   const req = readRequest(body);
   if (req instanceof Response) return req;
+  const e = req.entries;
   const badOrg = req.org && orgProblem(req.org);
-  if (badOrg) return errorResponse(400, 'BAD_REQUEST', badOrg);
-  if (!env) return notConfigured();
+  if (badOrg || !env) {
+    releaseEntries(e);
+    return badOrg ? errorResponse(400, 'BAD_REQUEST', badOrg) : notConfigured();
+  }
 
   const { service } = env;
   service.refresh();
-  const e = req.entries;
   const { asked, askedAt } = classifyEntries(req, service);
   if (asked.length > 0) {
     const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
     await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
     askedAt.forEach((at, k) => (e.verdicts[at] = verdicts[k] ?? service.timedOut(asked[k]!)));
   }
-  return new Response(render(service, integrator, env.updates, e), { headers: REPLY_HEADERS });
+  const reply = new Response(render(service, integrator, env.updates, e), { headers: REPLY_HEADERS });
+  releaseEntries(e); // after the reply has copied the bytes render wrote from them
+  return reply;
 }
 
 /**
