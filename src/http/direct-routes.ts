@@ -1,34 +1,20 @@
 /** A route's handler as Bun's router calls it. */
 export type RouteHandler = (request: Request) => Response | Promise<Response>;
 
-/** What a handler that threw (or whose promise rejected) is answered with: the app's own 500 (app.ts). */
-export type OnThrow = (request: Request, error: unknown) => Response;
-
 type Method = 'GET' | 'POST';
 
 /**
  * The static API routes, each also handed to Bun's router directly (server.ts): Elysia answers every request
  * through a context object and an async step even when the handler is synchronous, which measured at about a
  * sixth of an empty change-feed poll's cost. The Elysia app stays the general path (app.handle, 404s, 405s,
- * the status pages); both reach the same handler and the same 500 on a throw, and test/http/direct-routes.test.ts
- * holds their answers equal.
+ * the status pages); both reach the same handler, which answers its own throw with the app's 500 (app.ts,
+ * `timed`), and test/http/direct-routes.test.ts holds their answers equal.
  */
 export class DirectRoutes {
   private readonly routes: Record<string, Partial<Record<Method, RouteHandler>>> = {};
 
-  constructor(private readonly onThrow: OnThrow) {}
-
   add(method: Method, path: string, handle: RouteHandler): void {
-    const onThrow = this.onThrow;
-    const guarded: RouteHandler = (request) => {
-      try {
-        const r = handle(request);
-        return r instanceof Promise ? r.catch((e: unknown) => onThrow(request, e)) : r;
-      } catch (e) {
-        return onThrow(request, e);
-      }
-    };
-    (this.routes[path] ??= {})[method] = guarded;
+    (this.routes[path] ??= {})[method] = handle;
   }
 
   /** path -> method -> handler, the shape of Bun.serve's `routes` */

@@ -20,17 +20,18 @@ interface Series {
  * operator alerted by the 5xx rate finds the requests in the journal.
  */
 export class HttpMetrics {
-  /** `${route} ${status}` -> its series */
-  private readonly series = new Map<string, Series>();
+  /** route -> status -> its series (no key string made per request: building and hashing one cost ~0.1 µs) */
+  private readonly series = new Map<string, Map<number, Series>>();
 
   constructor(private readonly log: Logger) {}
 
   /** One answered request; `startedAt` is performance.now() when its handler began. */
   note(request: Request, route: string, status: number, startedAt: number, detail?: Record<string, unknown>): void {
     const seconds = (performance.now() - startedAt) / 1000;
-    const k = `${route} ${status}`;
-    let s = this.series.get(k);
-    if (!s) this.series.set(k, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
+    let byStatus = this.series.get(route);
+    if (!byStatus) this.series.set(route, (byStatus = new Map()));
+    let s = byStatus.get(status);
+    if (!s) byStatus.set(status, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
     s.latency.observe(seconds);
     // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise)
     if (status >= 500 && route !== '/healthz') this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
@@ -40,7 +41,7 @@ export class HttpMetrics {
   render(): string {
     const duration = [`# HELP ${DURATION} Time from a request reaching its route to its response, by route and status.`, `# TYPE ${DURATION} histogram`];
     const requests = [`# HELP ${REQUESTS} HTTP requests by route and status.`, `# TYPE ${REQUESTS} counter`];
-    for (const { labels, latency } of this.series.values()) {
+    for (const { labels, latency } of [...this.series.values()].flatMap((byStatus) => [...byStatus.values()])) {
       for (const [le, n] of latency.cumulative()) duration.push(`${DURATION}_bucket${labelText({ le, ...labels })} ${n}`);
       duration.push(`${DURATION}_sum${labelText(labels)} ${latency.sum}`, `${DURATION}_count${labelText(labels)} ${latency.count}`);
       requests.push(`${REQUESTS}${labelText(labels)} ${latency.count}`);

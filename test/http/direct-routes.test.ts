@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startServer, type App } from '../../src/http/index.ts';
 import { directRoutesOf } from '../../src/http/direct-routes.ts';
 import { Store } from '../../src/store/index.ts';
+import type { Entitlements } from '../../src/entitlement/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
 import { BASE, importSample, KEY, makeApp } from './http-support.ts';
@@ -10,7 +11,8 @@ import { BASE, importSample, KEY, makeApp } from './http-support.ts';
 /**
  * The fast path of src/http/direct-routes.ts: Bun's router calls the API routes' handlers without Elysia. Held
  * to the general path (app.handle, through Elysia): the same request gets the same status, headers and body
- * both ways, a handler that throws gets the same 500, and another method still gets Elysia's 405.
+ * both ways, a handler that throws (or whose promise rejects) gets the same 500, and another method still gets
+ * Elysia's 405.
  */
 
 let dir: ReturnType<typeof tempDir>;
@@ -34,6 +36,14 @@ beforeAll(async () => {
       health: () => {
         throw new Error('the health check broke');
       },
+      // an entitlement service that fails after the body is read: the handler's promise rejects
+      entitlements: {
+        forStore: () => ({
+          refresh: () => {
+            throw new Error('the index broke');
+          },
+        }),
+      } as unknown as Entitlements,
     },
   );
   throwingServer = startServer(throwing, '127.0.0.1', 0);
@@ -128,6 +138,13 @@ describe('direct routes answer as the Elysia app does', () => {
     expect(direct).toEqual(viaElysia);
     expect(direct.status).toBe(500);
     expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: the health check broke' });
+  });
+
+  test('a handler whose promise rejects: the same 500 both ways', async () => {
+    const [viaElysia, direct] = await bothWays(throwing, throwingServer.url, entitlementRequest);
+    expect(direct).toEqual(viaElysia);
+    expect(direct.status).toBe(500);
+    expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: the index broke' });
   });
 
   test('another method on a direct route is still 405 with Allow, as through Elysia', async () => {
