@@ -66,10 +66,10 @@ export function createApp(deps: HttpDeps) {
   };
   /** A request that matched no route, or whose handler threw: its time is not known here, so only the error is timed. */
   const failed = (request: Request, r: Response, error?: unknown) => {
-    http.note(request, 'other', r.status, performance.now(), error === undefined ? undefined : { error: String((error as Error).stack ?? error) });
+    http.note(request, 'other', r.status, performance.now(), error === undefined ? undefined : { error: String((error as Error | null)?.stack ?? error) });
     return r;
   };
-  const threw = (request: Request, error: unknown) => failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error).message ?? String(error)}`), error);
+  const threw = (request: Request, error: unknown) => failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error | null | undefined)?.message ?? String(error)}`), error);
   /**
    * A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a
    * series), answering its own throw or rejection with the app's 500: one handler whether Elysia or Bun's router

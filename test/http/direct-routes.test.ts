@@ -147,6 +147,25 @@ describe('direct routes answer as the Elysia app does', () => {
     expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: the index broke' });
   });
 
+  test('a handler that throws something other than an Error (null): the same 500 both ways', async () => {
+    const nullThrowing = makeApp(
+      { production: { store } },
+      {
+        health: () => {
+          throw null;
+        },
+      },
+    );
+    const nullServer = startServer(nullThrowing, '127.0.0.1', 0);
+    try {
+      const [viaElysia, direct] = await bothWays(nullThrowing, nullServer.url, (base) => new Request(`${base}/healthz`));
+      expect(direct).toEqual(viaElysia);
+      expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: null' });
+    } finally {
+      await nullServer.stop();
+    }
+  });
+
   test('another method on a direct route is still 405 with Allow, as through Elysia', async () => {
     const [viaElysia, direct] = await bothWays(app, server.url, (base) => new Request(`${base}/v2.2/entitlements`, { method: 'PUT', headers: { 'x-api-key': KEY } }));
     expect(direct).toEqual(viaElysia);
