@@ -21,7 +21,9 @@
  * reply, saved). For (c) also a ceiling that makes the same platform calls (bench/lib/paid-ceiling-server.ts:
  * a bare Bun server that parses the body, fetches the 5 batches from the same loopback platform, parses each
  * answer and returns the saved reply): the least work any server does for (c), so its p99 shows what this machine
- * allows for the (c) target, with wrk, the platform and the server sharing 2 cores. The integrator has
+ * allows for the (c) target, with wrk, the platform and the server sharing 2 cores. It runs twice: calling with
+ * fetch, as the daemon does, and with a bare socket client that no real platform could be called with (no TLS,
+ * time-outs or error handling), which shows how much of the machine fetch takes. The integrator has
  * updates = false and the answer cache is off (entitlementCacheSeconds 0).
  * Prints req/s, p50, p99 (and max where the target is about it), each figure beside its reference and target.
  */
@@ -343,17 +345,20 @@ if (import.meta.main) {
     const tiny = await ceiling();
     const sameOpen = await ceiling(reply.open1, reply.open100);
     const samePaid = await ceiling(reply.open1, reply.paid100);
-    const calls = await startProcess([process.execPath, join(REPO, 'bench/lib/paid-ceiling-server.ts'), `${platform.url}/entitlements`, reply.paid100, '20'], listening);
+    const paidCeiling = (client: 'fetch' | 'socket') =>
+      startProcess([process.execPath, join(REPO, 'bench/lib/paid-ceiling-server.ts'), `${platform.url}/entitlements`, reply.paid100, '20', client], listening);
+    const calls = await paidCeiling('fetch');
+    const socketCalls = await paidCeiling('socket');
     const api = `${daemon.url}/v2.2/entitlements`;
-    type Server = 'api' | 'tiny' | 'same' | 'calls';
+    type Server = 'api' | 'tiny' | 'same' | 'calls' | 'socket';
     // (c) has no tiny-reply runs of its own: a tiny reply to a 100-DOI body costs the ceiling the same whichever
     // DOIs the body holds, so (c) shows (a)'s (this saves ~17 s)
     const target = (url: string, s: Started) => ({ url, pid: s.pid });
-    const servers = { api: target(api, daemon), tiny: target(tiny.url, tiny), sameOpen: target(sameOpen.url, sameOpen), samePaid: target(samePaid.url, samePaid), calls: target(calls.url, calls) };
+    const servers = { api: target(api, daemon), tiny: target(tiny.url, tiny), sameOpen: target(sameOpen.url, sameOpen), samePaid: target(samePaid.url, samePaid), calls: target(calls.url, calls), socket: target(socketCalls.url, socketCalls) };
     const kinds: Record<'open100' | 'open1' | 'paid100', { script: string; targets: Partial<Record<Server, { url: string; pid: number }>> }> = {
       open100: { script: scripts.open100, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
       open1: { script: scripts.open1, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
-      paid100: { script: scripts.paid100, targets: { api: servers.api, same: servers.samePaid, calls: servers.calls } },
+      paid100: { script: scripts.paid100, targets: { api: servers.api, same: servers.samePaid, calls: servers.calls, socket: servers.socket } },
     };
     // Every server is warmed first, then the servers take turns, ROUNDS runs each (this machine's speed drifts
     // over tens of seconds; turns spread the drift over all alike). Each figure is the median run by req/s.
@@ -362,19 +367,25 @@ if (import.meta.main) {
     const callsBefore = (await platformStats(platform.url)).calls;
     const runs: Record<string, Record<Server, Load[]>> = {};
     for (const [name, { script, targets }] of Object.entries(kinds)) {
-      runs[name] = { api: [], tiny: [], same: [], calls: [] };
+      runs[name] = { api: [], tiny: [], same: [], calls: [], socket: [] };
       for (let round = 0; round < ROUNDS; round++) for (const [server, t] of Object.entries(targets)) runs[name]![server as Server].push(await wrk(t!.url, script, { pid: t!.pid }));
     }
     runs.paid100!.tiny = runs.open100!.tiny;
-    const paidRequests = runs.paid100!.api.reduce((n, l) => n + l.requests, 0) + runs.paid100!.calls.reduce((n, l) => n + l.requests, 0);
+    const paidRequests = (['api', 'calls', 'socket'] as const).reduce((n, s) => n + runs.paid100![s].reduce((m, l) => m + l.requests, 0), 0);
     const callsPerPaidRequest = ((await platformStats(platform.url)).calls - callsBefore) / paidRequests;
-    for (const s of [tiny, sameOpen, samePaid, calls]) await s.stop();
+    for (const s of [tiny, sameOpen, samePaid, calls, socketCalls]) await s.stop();
     const results = Object.fromEntries(
       Object.entries(runs).map(([name, r]) => [
         name,
-        { api: { ...median(r.api), errors: r.api.reduce((n, l) => n + l.errors, 0) }, tiny: median(r.tiny), same: median(r.same), calls: r.calls.length ? median(r.calls) : undefined },
+        {
+          api: { ...median(r.api), errors: r.api.reduce((n, l) => n + l.errors, 0) },
+          tiny: median(r.tiny),
+          same: median(r.same),
+          calls: r.calls.length ? median(r.calls) : undefined,
+          socket: r.socket.length ? { ...median(r.socket), errors: r.socket.reduce((n, l) => n + l.errors, 0) } : undefined,
+        },
       ]),
-    ) as Record<keyof typeof kinds, { api: Load; tiny: Load; same: Load; calls?: Load }>;
+    ) as Record<keyof typeof kinds, { api: Load; tiny: Load; same: Load; calls?: Load; socket?: Load }>;
 
     // (d2): the platform hangs, the breaker has its defaults; no warm-up, so the first calls meet a closed breaker
     console.log('(d2): the platform hanging, the breaker on ...');
@@ -457,7 +468,7 @@ if (import.meta.main) {
     const label = { open100: '(a) 100 open DOIs', open1: '(b) 1 open DOI', paid100: `(c) 100 paid DOIs, platform ${PLATFORM_DELAY_MS} ms` };
     for (const [name, r] of Object.entries(runs))
       console.log(
-        `${label[name as keyof typeof label]}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${name === 'paid100' ? 'as (a)' : r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}${r.calls.length ? `; same calls ${r.calls.map((l) => fmt(l.rps)).join(', ')}` : ''}`,
+        `${label[name as keyof typeof label]}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${name === 'paid100' ? 'as (a)' : r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}${r.calls.length ? `; same calls ${r.calls.map((l) => fmt(l.rps)).join(', ')}; same calls by socket ${r.socket.map((l) => fmt(l.rps)).join(', ')}` : ''}`,
       );
     console.log(
       `(d1) (a) alone on the second daemon, every run's req/s: ${alone.map((l) => fmt(l.rps)).join(', ')}; beside the hanging load: ${beside.map((l) => fmt(l.rps)).join(', ')}`,
@@ -468,7 +479,7 @@ if (import.meta.main) {
     const cpu = (l: Load | undefined) => (l?.cpu ? `${fmt(l.cpu.userUs + l.cpu.sysUs, 1)} µs (user ${fmt(l.cpu.userUs, 1)}, system ${fmt(l.cpu.sysUs, 1)}), idle ${fmt(l.cpu.idleCores, 2)} cores` : '—');
     for (const [name, r] of Object.entries(results))
       console.log(
-        `${label[name as keyof typeof label]}, each server's CPU per request in its median run: daemon ${cpu(r.api)}; ${name === 'paid100' ? `same calls ${cpu(r.calls)}` : `tiny ${cpu(r.tiny)}`}; same-size ${cpu(r.same)}`,
+        `${label[name as keyof typeof label]}, each server's CPU per request in its median run: daemon ${cpu(r.api)}; ${name === 'paid100' ? `same calls ${cpu(r.calls)}; same calls by socket ${cpu(r.socket)}` : `tiny ${cpu(r.tiny)}`}; same-size ${cpu(r.same)}`,
       );
     console.log('');
     const c = (l: Load) => `${fmt(l.rps)} (${fmt(l.p50Ms, 2)}, ${fmt(l.p99Ms, 2)})`;
@@ -489,6 +500,10 @@ if (import.meta.main) {
     const cc100 = cc.calls!;
     console.log(
       `| (c) ceiling making the same calls: a bare Bun server, 5 fetches of 20 DOIs per request, each answer parsed, the saved reply (bench/lib/paid-ceiling-server.ts) | ${fmt(cc100.rps)} | ${fmt(cc100.p50Ms, 2)} | ${fmt(cc100.p99Ms, 2)} | | | | | | the daemon's req/s ${fmt(cc.api.rps / cc100.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / cc100.p99Ms, 2)} x | ${cc100.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'the ceiling meets the target' : 'the ceiling itself misses the target on this machine'} |`,
+    );
+    const ccSocket = cc.socket!;
+    console.log(
+      `| (c) ceiling making the same calls over a bare socket client: the same server, Bun.connect instead of fetch (no TLS, time-outs or error handling: bench/lib/paid-ceiling-server.ts) | ${fmt(ccSocket.rps)} | ${fmt(ccSocket.p50Ms, 2)} | ${fmt(ccSocket.p99Ms, 2)} | ${ccSocket.errors} | | | | | the daemon's req/s ${fmt(cc.api.rps / ccSocket.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / ccSocket.p99Ms, 2)} x | ${ccSocket.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'this ceiling meets the target' : 'this ceiling misses the target too'} |`,
     );
     console.log(
       `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | p99 <= ${PLATFORM_DELAY_MS} + 20 ms | ${met(c100.p99Ms <= PLATFORM_DELAY_MS + 20)} |`,
