@@ -141,6 +141,9 @@ function describeError(e: ValueError): string[] {
     const chosen = variants.filter((errs) => !errs.some((x) => x.path === `${e.path}/kind`));
     if (chosen.length === 1 && chosen[0]!.length > 0) return chosen[0]!.flatMap(describeError);
   }
+  // a pattern says little to an operator: a schema's `patternMeans` says it in words
+  const means = e.type === ValueErrorType.StringPattern && typeof e.schema.patternMeans === 'string' ? e.schema.patternMeans : undefined;
+  if (means !== undefined) return [`  ${e.path}: ${e.message} (${means})`];
   return [`  ${e.path || '/'}: ${e.message}`];
 }
 

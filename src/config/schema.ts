@@ -5,6 +5,12 @@ import { UpdateFormat } from '../updates/schema.ts';
 
 const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', description: 'the bucket folder of its files' });
 
+/**
+ * A name sent in platform calls' headers and JWT: printable ASCII without spaces. fetch refuses a header value
+ * with a control character, and that refusal would count against the platform's breaker, for every integrator.
+ */
+const HeaderName = t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$', patternMeans: 'printable ASCII, no spaces or control characters' });
+
 export const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
@@ -50,7 +56,8 @@ export const PlatformConfig = t.Object(
 
 export const IntegratorConfig = t.Object(
   {
-    name: t.String({ minLength: 1 }),
+    /** sent to platforms as `x-integrator-id` and the JWT `sub` */
+    name: HeaderName,
     apiKey: t.Optional(t.String({ minLength: 8 })),
     apiKeyEnv: t.Optional(t.String({ minLength: 1 })),
     /** a key being retired, still accepted beside the new one while the integrator switches (key rotation) */
@@ -151,7 +158,7 @@ export const ConfigFile = t.Object(
       t.Object(
         {
           /** the JWT `iss` claim and the user-agent's product name in calls to platforms */
-          name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$' })),
+          name: t.Optional(HeaderName),
           cacheMaxEntries: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),

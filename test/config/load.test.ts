@@ -505,6 +505,28 @@ from = "2024-13-45"
     ]);
   });
 
+  test('an integrator name that is no header value (a control character, a space) is refused: it is sent as x-integrator-id', () => {
+    const path = write(`${MINIMAL}
+[[integrators]]
+name = "line\\r\\nbreak"
+apiKey = "key-of-one-123"
+
+[[integrators]]
+name = "nul\\u0000"
+apiKey = "key-of-two-123"
+
+[[integrators]]
+name = "two words"
+apiKey = "key-of-three-123"
+
+[[integrators]]
+name = "fine-name_1.0"
+apiKey = "key-of-four-123"
+`);
+    const because = "Expected string to match '^[\\x21-\\x7e]+$' (printable ASCII, no spaces or control characters)";
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([0, 1, 2].map((i) => `/integrators/${i}/name: ${because}`));
+  });
+
   test('a file that is not TOML', () => {
     const path = write('[buckets.production\nkind = local\n');
     const e = failure(() => loadConfig(path, {}));
