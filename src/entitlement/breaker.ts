@@ -6,14 +6,23 @@
  */
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
-/** What allow() hands a call, and the call hands back with its outcome. */
-export type BreakerTicket = 'call' | 'probe';
+/**
+ * What allow() hands a call, and the call hands back with its outcome. `generation` counts the openings before the
+ * call started: an outcome from an older generation than the breaker's is from before its last opening, and ignored.
+ */
+export interface BreakerTicket {
+  readonly probe: boolean;
+  readonly generation: number;
+}
 
 export class CircuitBreaker {
   private consecutive = 0;
   private openedAt = 0;
   private opened = false;
   private probing = false;
+  private generation = 0;
+  /** the ticket of a call in this generation: one object, not one per call */
+  private callTicket: BreakerTicket = { probe: false, generation: 0 };
 
   constructor(
     private readonly failures: number,
@@ -31,34 +40,39 @@ export class CircuitBreaker {
   /** A ticket when a call may go out now, else undefined. In half-open state only the probe, once. */
   allow(): BreakerTicket | undefined {
     const s = this.state;
-    if (s === 'closed') return 'call';
+    if (s === 'closed') return this.callTicket;
     if (s === 'open' || this.probing) return undefined;
     this.probing = true;
-    return 'probe';
+    return { probe: true, generation: this.generation };
   }
 
   success(ticket: BreakerTicket): void {
-    if (ticket === 'probe') {
+    if (ticket.generation !== this.generation) return;
+    if (ticket.probe) {
       this.opened = false;
       this.probing = false;
-      this.consecutive = 0;
-    } else if (!this.opened) this.consecutive = 0;
+    }
+    this.consecutive = 0;
   }
 
   failure(ticket: BreakerTicket): void {
-    if (ticket === 'probe') {
+    if (ticket.generation !== this.generation) return;
+    if (ticket.probe) {
       this.probing = false;
       this.open();
-    } else if (!this.opened && ++this.consecutive >= this.failures) this.open();
+    } else if (++this.consecutive >= this.failures) this.open();
   }
 
   /** The call did not go out after all: a probe's turn passes to the next call. */
   cancel(ticket: BreakerTicket): void {
-    if (ticket === 'probe') this.probing = false;
+    if (ticket.probe && ticket.generation === this.generation) this.probing = false;
   }
 
   private open(): void {
     this.opened = true;
+    // calls out now started before this opening: their outcomes no longer move the breaker
+    this.generation++;
+    this.callTicket = { probe: false, generation: this.generation };
     this.openedAt = this.now();
     this.onOpen();
   }

@@ -28,7 +28,7 @@ test('after the cool-down one probe goes out; only its outcome decides, calls fr
   expect(b.state).toBe('open');
   now += 1000;
   const probe = b.allow();
-  expect([b.state, probe, b.allow()]).toEqual(['half-open', 'probe', undefined]);
+  expect([b.state, probe?.probe, b.allow()]).toEqual(['half-open', true, undefined]);
   b.failure(early); // nor does a late failure reopen it under the probe
   expect(opens).toBe(1);
   b.failure(probe!);
@@ -38,4 +38,33 @@ test('after the cool-down one probe goes out; only its outcome decides, calls fr
   b.cancel(second); // the probe never went out: the next call may test instead
   b.success(b.allow()!);
   expect(b.state).toBe('closed');
+});
+
+test('calls from before an opening do not move the breaker after a probe closed it, nor after it opens again', () => {
+  let now = 0;
+  let opens = 0;
+  const b = new CircuitBreaker(2, 1000, () => now, () => opens++);
+  const stale = [b.allow()!, b.allow()!, b.allow()!, b.allow()!]; // out while it was closed, still out below
+  b.failure(b.allow()!);
+  b.failure(b.allow()!);
+  expect([b.state, opens]).toEqual(['open', 1]);
+  now += 1000;
+  b.success(b.allow()!); // the probe closes it
+  expect(b.state).toBe('closed');
+  b.failure(stale[0]!);
+  b.failure(stale[1]!); // two failures in a row would open it, were they counted
+  expect([b.state, opens]).toEqual(['closed', 1]);
+  // a failure since the closing counts; a stale success does not end the run of failures
+  b.failure(b.allow()!);
+  b.success(stale[2]!);
+  b.failure(b.allow()!);
+  expect([b.state, opens]).toEqual(['open', 2]);
+  // nor, once open again, does a stale ticket close it or take the probe's turn
+  now += 1000;
+  const probe = b.allow()!;
+  b.success(stale[3]!);
+  b.cancel(stale[3]!);
+  expect([b.state, b.allow()]).toEqual(['half-open', undefined]);
+  b.failure(probe);
+  expect([b.state, opens]).toEqual(['open', 3]);
 });
