@@ -78,23 +78,20 @@ export class PlatformClient {
       return this.outcome('no_slot', TIMED_OUT);
     }
     const started = performance.now();
-    // once: by the call's end, or by the guard should the call outlive its signal (a socket that ignores it)
+    // Once: by the call's end, or by the guard should the call outlive its signal (a socket that ignores it). A
+    // call the guard ended was a time-out, counted then: whatever it gives later is neither counted nor answered.
     let settled = false;
-    const settle = (o: CallOutcome) => {
-      if (settled) return false;
+    const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult => {
+      if (settled) return LATE;
       settled = true;
       clearTimeout(guard);
       this.slots.release();
       if (o === 'ok') this.breaker.success(ticket);
       else this.breaker.failure(ticket);
       this.figures.latency.observe((performance.now() - started) / 1000);
-      return true;
-    };
-    const guard = setTimeout(() => settle('timeout'), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
-    const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>) => {
-      settle(o);
       return this.outcome(o, result);
     };
+    const guard = setTimeout(() => done('timeout', TIMED_OUT), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
     try {
       const body: PlatformRequest = { org, dois: batch };
       const response = await fetch(this.settings.entitlementUrl, {
@@ -173,6 +170,8 @@ export function verdictOf(r: BatchResult, key: string): PlatformVerdict {
 
 /** A time-out, or the breaker answering as for one: GetFTR's per-document 504. */
 export const TIMED_OUT: PlatformVerdict = { statusCode: 504, entitled: 'maybe', source: 'unknown' };
+/** What a call the guard ended gives when it ends after all. */
+const LATE: BatchResult = { all: TIMED_OUT };
 /** An error, a malformed answer, a refused connection. */
 const FAILED: PlatformVerdict = { statusCode: 200, entitled: 'maybe', source: 'unknown' };
 /** The answer left this DOI out, or its entry was malformed. */
