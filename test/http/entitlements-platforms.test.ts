@@ -209,6 +209,17 @@ describe('the org', () => {
       expect((await ask(app, ['10.1000/alpha-only'], { ...full, [field]: value }))[0]!.source).toBe('service_request');
     expect(alpha.calls).toHaveLength(5);
   });
+
+  test('orgs whose fields would run together are told apart: a NUL in a field is no field separator', async () => {
+    const { app } = appWith(platforms({ alpha: { entitlementCacheSeconds: 60 } }));
+    const one = { entityID: 'https://idp.example/saml\u0000oa-1', openAthensOrgID: 'x' };
+    const two = { entityID: 'https://idp.example/saml', openAthensOrgID: 'oa-1\u0000x' };
+    expect(orgIdentity(one)).not.toBe(orgIdentity(two));
+    expect((await ask(app, ['10.1000/alpha-only'], one))[0]!.source).toBe('service_request');
+    const [got] = await ask(app, ['10.1000/alpha-only'], two);
+    expect([got!.source, got!.org]).toEqual(['service_request', two]);
+    expect(alpha.calls.map((c) => c.body.org)).toEqual([one, two]);
+  });
 });
 
 describe('the cache', () => {
