@@ -451,6 +451,9 @@ describe('request-level errors, as the Updates API', () => {
     ['an unknown org member', '{"org":{"ip":"1.2.3.4"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ip: unexpected property/],
     ['an ipv4 that does not parse', '{"org":{"ipv4":"300.1.1.1"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv4: "300.1.1.1" is not an IPv4 address/],
     ['an ipv6 that does not parse', '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: /],
+    // a zone names an interface of the sender, never part of a reader's address: refused on both reading paths
+    ['an ipv6 with a zone (a plain body)', '{"org":{"ipv6":"fe80::1%eth0"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: "fe80::1%eth0" is not an IPv6 address$/],
+    ['an ipv6 with a zone (a parsed body)', '{"org":{"ipv6":"fe80::1%25eth0"},"dois":[{"doi":"10.1000/open-1"}]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: "fe80::1%25eth0" is not an IPv6 address$/],
     ['openAthensOrgID without entityID', '{"org":{"openAthensOrgID":"x"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/openAthensOrgID: given only with \/org\/entityID/],
     ['an over-long entityID', JSON.stringify({ org: { entityID: 'x'.repeat(1025) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/entityID: /],
     ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 10 \(byte 9\): unexpected end of the body, expected a value$/],

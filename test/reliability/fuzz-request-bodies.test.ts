@@ -268,7 +268,8 @@ function modelRequest(api: 'updates' | 'entitlements', bytes: Uint8Array, maxByt
       if (!bounds || typeof x !== 'string' || x.length < bounds[0] || x.length > bounds[1]) return bad;
     }
     if (org.ipv4 !== undefined && !isIPv4(org.ipv4 as string)) return bad;
-    if (org.ipv6 !== undefined && !isIPv6(org.ipv6 as string)) return bad;
+    // a zone (fe80::1%eth0) is no reader's address, though isIPv6 takes it
+    if (org.ipv6 !== undefined && (!isIPv6(org.ipv6 as string) || (org.ipv6 as string).includes('%'))) return bad;
     if ((org.openAthensOrgID !== undefined || org.eduPersonScopedAffiliation !== undefined) && org.entityID === undefined) return bad;
   }
   return { status: 200, dois };
