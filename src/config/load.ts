@@ -96,6 +96,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     }),
     entitlements: {
       name: file.entitlements?.name ?? DEFAULT_ENTITLEMENTS.name,
+      ...(file.entitlements?.userAgent === undefined ? {} : { userAgent: file.entitlements.userAgent }),
       cacheMaxEntries: file.entitlements?.cacheMaxEntries ?? DEFAULT_ENTITLEMENTS.cacheMaxEntries,
       breakerFailures: file.entitlements?.breakerFailures ?? DEFAULT_ENTITLEMENTS.breakerFailures,
       breakerCooldownMs:

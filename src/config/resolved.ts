@@ -56,6 +56,8 @@ export interface IntegratorSettings {
 export interface EntitlementSettings {
   /** the JWT `iss` claim, and the product in the user-agent of calls to platforms */
   name: string;
+  /** the user-agent of calls to platforms; undefined: "<name> Entitlement API" (userAgentOf) */
+  userAgent?: string;
   cacheMaxEntries: number;
   /** consecutive failed calls that open a platform's circuit breaker */
   breakerFailures: number;

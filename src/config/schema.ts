@@ -159,6 +159,10 @@ export const ConfigFile = t.Object(
         {
           /** the JWT `iss` claim and the user-agent's product name in calls to platforms */
           name: t.Optional(HeaderName),
+          /** the user-agent of calls to platforms, for a platform that expects another's (default "<name> Entitlement API") */
+          userAgent: t.Optional(
+            t.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', patternMeans: 'printable ASCII, spaces only between words' }),
+          ),
           cacheMaxEntries: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),

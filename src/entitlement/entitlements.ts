@@ -54,7 +54,7 @@ export class Entitlements {
       if (existing && JSON.stringify(existing.settings) === JSON.stringify(settings)) continue;
       let figures = this.figures.get(p.name);
       if (!figures) this.figures.set(p.name, (figures = new PlatformFigures()));
-      const caller = { name: this.settings.name, breakerFailures: this.settings.breakerFailures, breakerCooldownMs: this.settings.breakerCooldownMs, now: this.now, timeOfDay: this.timeOfDay };
+      const caller = { name: this.settings.name, userAgent: userAgentOf(this.settings), breakerFailures: this.settings.breakerFailures, breakerCooldownMs: this.settings.breakerCooldownMs, now: this.now, timeOfDay: this.timeOfDay };
       this.clients.set(p.name, new PlatformClient(settings, caller, figures));
     }
     for (const name of this.clients.keys()) if (!wanted.has(name)) this.clients.delete(name);
@@ -81,7 +81,12 @@ export class Entitlements {
 
 /** What every client is made with besides its platform's settings. */
 function callerOf(s: EntitlementSettings): string {
-  return JSON.stringify([s.name, s.breakerFailures, s.breakerCooldownMs]);
+  return JSON.stringify([s.name, userAgentOf(s), s.breakerFailures, s.breakerCooldownMs]);
+}
+
+/** The user-agent of calls to platforms: the configured one, else `<name> Entitlement API`. */
+function userAgentOf(s: EntitlementSettings): string {
+  return s.userAgent ?? `${s.name} Entitlement API`;
 }
 
 /**

@@ -16,8 +16,9 @@ const checkEntry = TypeCompiler.Compile(PlatformEntitlement);
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 export interface CallerSettings {
-  /** the JWT `iss` and the user-agent's product */
+  /** the JWT `iss` */
   name: string;
+  userAgent: string;
   breakerFailures: number;
   breakerCooldownMs: number;
   /** durations: a clock never stepped back (Entitlements) */
@@ -142,7 +143,7 @@ export class PlatformClient {
       accept: 'application/json',
       // the answer's bound (MAX_ANSWER_BYTES) is on the bytes read: a compressed answer could expand past it
       'accept-encoding': 'identity',
-      'user-agent': `${this.caller.name} Entitlement API`,
+      'user-agent': this.caller.userAgent,
       'x-integrator-id': integrator,
       'x-request-id': randomUUID(),
       authorization: `Bearer ${signJwtHs256(claims, this.settings.entitlementSecret)}`,

@@ -527,6 +527,14 @@ apiKey = "key-of-four-123"
     expect(problems(failure(() => loadConfig(path, {})))).toEqual([0, 1, 2].map((i) => `/integrators/${i}/name: ${because}`));
   });
 
+  test('[entitlements] userAgent: the user-agent of platform calls, when a platform expects another than "<name> Entitlement API"', () => {
+    const named = loadConfig(write(`${MINIMAL}\n[entitlements]\nname = "getftr"\nuserAgent = "GetFT Entitlement API"\n`), {});
+    expect(named.entitlements).toMatchObject({ name: 'getftr', userAgent: 'GetFT Entitlement API' });
+    expect(loadConfig(write(MINIMAL), {}).entitlements.userAgent).toBeUndefined();
+    for (const bad of [' GetFT', 'GetFT ', 'Get\\tFT', ''])
+      expect(problems(failure(() => loadConfig(write(`${MINIMAL}\n[entitlements]\nuserAgent = "${bad}"\n`), {})))[0]).toStartWith('/entitlements/userAgent: ');
+  });
+
   test('a file that is not TOML', () => {
     const path = write('[buckets.production\nkind = local\n');
     const e = failure(() => loadConfig(path, {}));

@@ -22,7 +22,7 @@ test('a call the guard ended is one time-out: its late answer is neither counted
       entitlementBatch: 20,
       entitlementCacheSeconds: 60,
     },
-    { name: 'doi-holdings', breakerFailures: 1, breakerCooldownMs: 60_000, now: () => performance.now(), timeOfDay: () => Date.now() },
+    { name: 'doi-holdings', userAgent: 'doi-holdings Entitlement API', breakerFailures: 1, breakerCooldownMs: 60_000, now: () => performance.now(), timeOfDay: () => Date.now() },
   );
   let answered = false;
   globalThis.fetch = (async () => {

@@ -197,6 +197,14 @@ describe('asking the platform', () => {
     expect(call.headers['content-type']).toBe('application/json');
   });
 
+  test("a platform built for GetFTR's calls gets them: the iss and user-agent it expects, from [entitlements] name and userAgent", async () => {
+    platform.mode = { kind: 'answer', entitled: () => 'no' };
+    const { app } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, name: 'getftr', userAgent: 'GetFT Entitlement API' });
+    expect(await ask(app, ['10.2000/PAID-1'], { key: KEY_NO_UPDATES })).toMatchObject([{ entitled: 'no', source: 'service_request' }]);
+    const call = platform.calls[0]!;
+    expect([call.claims?.iss, call.headers['user-agent']]).toEqual(['getftr', 'GetFT Entitlement API']);
+  });
+
   test('a holding without access type is decided by its platform like a paid one; the platform may say no', async () => {
     platform.mode = { kind: 'answer', entitled: () => 'no' };
     const { app } = appWith(platforms());
