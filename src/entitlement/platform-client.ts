@@ -80,7 +80,7 @@ export class PlatformClient {
     }
     const started = performance.now();
     // Once: by the call's end, or by the guard should the call outlive its signal (a socket that ignores it). A
-    // call the guard ended was a time-out, counted then: whatever it gives later is neither counted nor answered.
+    // call the guard ended was a time-out, counted and answered then: what it gives later is neither.
     let settled = false;
     const done = (o: CallOutcome, result: PlatformVerdict | Map<string, PlatformVerdict>): BatchResult => {
       if (settled) return LATE;
@@ -92,7 +92,15 @@ export class PlatformClient {
       this.figures.latency.observe((performance.now() - started) / 1000);
       return this.outcome(o, result);
     };
-    const guard = setTimeout(() => done('timeout', TIMED_OUT), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
+    let guard: Timer | undefined;
+    const guarded = new Promise<BatchResult>((resolve) => {
+      guard = setTimeout(() => resolve(done('timeout', TIMED_OUT)), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
+    });
+    return Promise.race([this.exchange(batch, org, integrator, signal).then(([o, result]) => done(o, result)), guarded]);
+  }
+
+  /** The call itself: what came of it (never rejects). */
+  private async exchange(batch: string[], org: Org, integrator: string, signal: AbortSignal): Promise<[CallOutcome, PlatformVerdict | Map<string, PlatformVerdict>]> {
     try {
       const body: PlatformRequest = { org, dois: batch };
       const response = await fetch(this.settings.entitlementUrl, {
@@ -106,16 +114,16 @@ export class PlatformClient {
         decompress: false,
       } as RequestInit);
       const text = await boundedText(response);
-      if (response.status !== 200) return done('error', FAILED);
+      if (response.status !== 200) return ['error', FAILED];
       // asked for identity: a compressed answer is not one this client reads
       const encoding = response.headers.get('content-encoding');
-      if (encoding !== null && encoding.toLowerCase() !== 'identity') return done('malformed', FAILED);
+      if (encoding !== null && encoding.toLowerCase() !== 'identity') return ['malformed', FAILED];
       const answers = text === undefined ? undefined : parseAnswer(text, org);
-      return answers ? done('ok', answers) : done('malformed', FAILED);
+      return answers ? ['ok', answers] : ['malformed', FAILED];
     } catch (e) {
       // refused, reset, DNS, TLS: an error; the signal firing (while connecting, waiting or reading): a time-out
       const timedOut = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError';
-      return timedOut ? done('timeout', TIMED_OUT) : done('error', FAILED);
+      return timedOut ? ['timeout', TIMED_OUT] : ['error', FAILED];
     }
   }
 
