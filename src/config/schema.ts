@@ -6,10 +6,13 @@ import { UpdateFormat } from '../updates/schema.ts';
 const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', description: 'the bucket folder of its files' });
 
 /**
- * A name sent in platform calls' headers and JWT: printable ASCII without spaces. fetch refuses a header value
- * with a control character, and that refusal would count against the platform's breaker, for every integrator.
+ * Text sent in platform calls' headers and JWT: printable ASCII, spaces only between words. fetch refuses a header
+ * value with a control character (and trims its ends), and that refusal would count against the platform's breaker,
+ * for every integrator. A product name (the user-agent's first word) has no spaces at all.
  */
-const HeaderName = t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$', patternMeans: 'printable ASCII, no spaces or control characters' });
+const HeaderText = (maxLength: number) =>
+  t.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', patternMeans: 'printable ASCII, spaces only between words' });
+const ProductName = t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$', patternMeans: 'printable ASCII, no spaces or control characters' });
 
 export const LocalBucket = t.Object(
   {
@@ -57,7 +60,7 @@ export const PlatformConfig = t.Object(
 export const IntegratorConfig = t.Object(
   {
     /** sent to platforms as `x-integrator-id` and the JWT `sub` */
-    name: HeaderName,
+    name: HeaderText(100),
     apiKey: t.Optional(t.String({ minLength: 8 })),
     apiKeyEnv: t.Optional(t.String({ minLength: 1 })),
     /** a key being retired, still accepted beside the new one while the integrator switches (key rotation) */
@@ -158,11 +161,9 @@ export const ConfigFile = t.Object(
       t.Object(
         {
           /** the JWT `iss` claim and the user-agent's product name in calls to platforms */
-          name: t.Optional(HeaderName),
+          name: t.Optional(ProductName),
           /** the user-agent of calls to platforms, for a platform that expects another's (default "<name> Entitlement API") */
-          userAgent: t.Optional(
-            t.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', patternMeans: 'printable ASCII, spaces only between words' }),
-          ),
+          userAgent: t.Optional(HeaderText(200)),
           cacheMaxEntries: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),

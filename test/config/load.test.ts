@@ -505,7 +505,7 @@ from = "2024-13-45"
     ]);
   });
 
-  test('an integrator name that is no header value (a control character, a space) is refused: it is sent as x-integrator-id', () => {
+  test('an integrator name that is no header value (a control character, a space at an end) is refused: it is sent as x-integrator-id', () => {
     const path = write(`${MINIMAL}
 [[integrators]]
 name = "line\\r\\nbreak"
@@ -516,15 +516,17 @@ name = "nul\\u0000"
 apiKey = "key-of-two-123"
 
 [[integrators]]
-name = "two words"
+name = " leading"
 apiKey = "key-of-three-123"
 
 [[integrators]]
-name = "fine-name_1.0"
+name = "Acme Library"
 apiKey = "key-of-four-123"
 `);
-    const because = "Expected string to match '^[\\x21-\\x7e]+$' (printable ASCII, no spaces or control characters)";
+    const because = "Expected string to match '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' (printable ASCII, spaces only between words)";
     expect(problems(failure(() => loadConfig(path, {})))).toEqual([0, 1, 2].map((i) => `/integrators/${i}/name: ${because}`));
+    const fine = loadConfig(write(`${MINIMAL}\n[[integrators]]\nname = "Acme Library"\napiKey = "key-of-four-123"\n\n[[integrators]]\nname = "fine-name_1.0"\napiKey = "key-of-five-123"\n`), {});
+    expect(fine.integrators.map((i) => i.name)).toEqual(['Acme Library', 'fine-name_1.0']);
   });
 
   test('[entitlements] userAgent: the user-agent of platform calls, when a platform expects another than "<name> Entitlement API"', () => {
