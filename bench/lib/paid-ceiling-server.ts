@@ -45,16 +45,27 @@ function answered(c: Connection): void {
   const end = c.read.indexOf('\r\n\r\n');
   if (end < 0) return;
   const length = /\r\ncontent-length: *(\d+)/i.exec(c.read.toString('latin1', 0, end))?.[1];
-  if (length === undefined) throw new Error('the loopback platform answered without a content-length');
+  // this client reads no other answer (and no bytes nobody asked for): the call fails, the connection goes
+  if (length === undefined || !c.answer) return broken(c, 'an answer without a content-length, or bytes not asked for');
   const from = end + 4;
   if (c.read.length < from + Number(length)) return;
   const text = c.read.toString('utf8', from, from + Number(length));
-  const answer = c.answer!;
+  const answer = c.answer;
   c.read = Buffer.alloc(0);
   c.answer = undefined;
   c.fail = undefined;
   idle.push(c);
   answer(text);
+}
+
+/** The connection is of no more use: out of the pool, closed, its call (if any) failed with `why`. */
+function broken(c: Connection, why: string): void {
+  const at = idle.indexOf(c);
+  if (at >= 0) idle.splice(at, 1);
+  const fail = c.fail;
+  c.answer = c.fail = undefined;
+  fail?.(new Error(`the loopback platform: ${why}`));
+  c.socket.end();
 }
 
 async function connection(): Promise<Connection> {
@@ -72,9 +83,7 @@ async function connection(): Promise<Connection> {
       },
       // gone from the pool; a call it was reading fails (wrk counts the request's 500)
       close(s) {
-        const at = idle.indexOf(s.data);
-        if (at >= 0) idle.splice(at, 1);
-        s.data.fail?.(new Error('the loopback platform closed the connection'));
+        broken(s.data, 'it closed the connection');
       },
     },
   });
@@ -86,7 +95,9 @@ async function viaSocket(body: string): Promise<string> {
   return new Promise((resolve, reject) => {
     c.answer = resolve;
     c.fail = reject;
-    c.socket.write(`${callHead}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const text = `${callHead}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    // a call is about 1 KB: written whole on loopback, or it fails rather than leave the platform waiting for the rest
+    if (c.socket.write(text) !== Buffer.byteLength(text)) broken(c, 'a call was not written whole');
   });
 }
 
