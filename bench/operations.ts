@@ -17,7 +17,8 @@
  *      backup alone first (its duration, its size); then 7 rounds of: the load alone for 10 s, the load during a
  *      backup (under a second: a short window, hence many rounds, the median ratio shown). Each rate is the
  *      daemon's count of 200 answers (its /metrics) over the window (10 s, or the backup command's spawn to exit);
- *      wrk runs from 1 s before the window to its end (stopped by SIGINT). Target >= 0.7.
+ *      wrk runs from 1 s before the window to its end (stopped by SIGINT). Target >= 0.7. The command runs at nice
+ *      19 by itself (src/cli/background-priority.ts), as an operator runs it.
  * The machine has 2 cores, which wrk, the daemon and the backup share. Figures are printed, never asserted.
  *   bun bench/operations.ts
  */
