@@ -64,12 +64,16 @@ export function createApp(deps: HttpDeps) {
     const h = deps.envs[env];
     return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
   };
-  /** A request that matched no route, or whose handler threw: its time is not known here, so only the error is timed. */
-  const failed = (request: Request, r: Response, error?: unknown) => {
-    http.note(request, 'other', r.status, performance.now(), error === undefined ? undefined : { error: String((error as Error | null)?.stack ?? error) });
+  /**
+   * A request that matched no route, or whose handler threw: counted under its route's name when a route's handler
+   * threw (timed from its start), else as `other` (only the error handling timed).
+   */
+  const failed = (request: Request, r: Response, error?: unknown, route = 'other', startedAt = performance.now()) => {
+    http.note(request, route, r.status, startedAt, error === undefined ? undefined : { error: String((error as Error | null)?.stack ?? error) });
     return r;
   };
-  const threw = (request: Request, error: unknown) => failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error | null | undefined)?.message ?? String(error)}`), error);
+  const threw = (request: Request, error: unknown, route?: string, startedAt?: number) =>
+    failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error | null | undefined)?.message ?? String(error)}`), error, route, startedAt);
   /**
    * A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a
    * series), answering its own throw or rejection with the app's 500: one handler whether Elysia or Bun's router
@@ -83,7 +87,7 @@ export function createApp(deps: HttpDeps) {
       try {
         r = handle(request);
       } catch (e) {
-        return threw(request, e);
+        return threw(request, e, route, startedAt);
       }
       // a synchronous answer stays synchronous: a promise costs Elysia and Bun a slower path per request
       if (r instanceof Promise)
@@ -92,7 +96,7 @@ export function createApp(deps: HttpDeps) {
             http.note(request, route, res.status, startedAt);
             return res;
           },
-          (e: unknown) => threw(request, e),
+          (e: unknown) => threw(request, e, route, startedAt),
         );
       http.note(request, route, r.status, startedAt);
       return r;

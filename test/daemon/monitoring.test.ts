@@ -107,7 +107,7 @@ test('ingest lag before the first file is finished: the backlog span, not the ne
   expect(s.lagSeconds()).toBe(600);
 });
 
-test('a 5xx gets one error log line naming the route, path and error', async () => {
+test('a 5xx gets one error log line naming the route (its series), path and error', async () => {
   const lines: Record<string, unknown>[] = [];
   const store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
   // a real store whose update index fails when the route reaches for it
@@ -116,7 +116,7 @@ test('a 5xx gets one error log line naming the route, path and error', async () 
   const r = await app.handle(new Request('http://localhost/v2.2/updates', { method: 'POST', headers: { 'x-api-key': 'test-key-123', 'content-type': 'application/json' }, body: '{"dois":["10.1234/x"]}' }));
   expect(r.status).toBe(500);
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatchObject({ level: 'error', event: 'http.server_error', method: 'POST', path: '/v2.2/updates', status: 500 });
+  expect(lines[0]).toMatchObject({ level: 'error', event: 'http.server_error', method: 'POST', route: '/v2.2/updates', path: '/v2.2/updates', status: 500 });
   expect(String(lines[0]!.error)).toContain('store closed under us');
   // a 4xx is no log line
   expect((await app.handle(new Request('http://localhost/v2.1/nowhere'))).status).toBe(404);
