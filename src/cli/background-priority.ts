@@ -3,9 +3,9 @@ import { setPriority } from 'node:os';
 
 /**
  * The commands that run at the lowest CPU priority: --backup and --dump. Both only read a store, from one snapshot,
- * and are run beside a serving daemon on the same cores; at the priority they were started with, a backup took a
- * third of the Updates API's rate while it ran (0.59-0.71 of it in bench/operations.ts), at nice 19 none of it
- * (0.98 median), the copy taking 1.2 s instead of 0.5 s under that load. On an idle machine they run as fast.
+ * and are run beside a serving daemon on the same cores: at the priority they were started with, the Updates API
+ * kept 0.59-0.71 of its rate during a backup (bench/operations.ts), lowered 0.70-0.86. On an idle machine they
+ * run as fast.
  * Commands that write (--ingest, --import-updates, --harvest, --retry) keep their priority: a niced writer
  * holding the store's write lock would hold the daemon's writes behind it.
  */
