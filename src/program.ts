@@ -97,7 +97,7 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
       case 'report':
         return reportCommand(command.keys, store, inv.env, config, io);
       case 'harvest':
-        // a harvest keeps its progress in its first store: production's, as in the daemon, whatever --env names
+        // a harvest keeps its progress in its first store: production's, as in the daemon
         return await harvestCommand(config, [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)), io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {
           full: command.full,
           allowShrink: command.allowShrink,

@@ -60,6 +60,9 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
   if (flags.has('--full') && mode !== '--harvest') return fault('USAGE', '--full goes with --harvest');
   if (flags.has('--allow-shrink') && mode !== '--harvest' && mode !== '--import-updates') return fault('USAGE', '--allow-shrink goes with --import-updates or --harvest');
+  // update information goes into every configured environment: an --env here would read as "staging only"
+  if (flags.has('--env') && (mode === '--import-updates' || mode === '--harvest'))
+    return fault('USAGE', `${mode} goes into every configured environment; --env does not go with it`);
   const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
   const base = { configPath: flags.get('--config'), env: env as EnvName, ...(flags.has('--env') ? { envGiven: true as const } : {}) };
   const noPositional = (cmd: Command): Invocation | Fault =>
@@ -117,8 +120,9 @@ Usage:
   doi-holdings --validate FILE...             a publisher's dry run: report every rejected line; no store touched
   doi-holdings --ingest [--env staging] FILE...
                                               apply files given as <platform>/<name>.jsonl.gz paths, in order
-  doi-holdings --import-updates [--env staging] [--format retraction-watch-csv|crossref-json] [--allow-shrink] PATH|URL
-                                              import Retraction Watch CSV or Crossref works JSON; a CSV that would
+  doi-holdings --import-updates [--format retraction-watch-csv|crossref-json] [--allow-shrink] PATH|URL
+                                              import Retraction Watch CSV or Crossref works JSON into every
+                                              configured environment; a CSV that would
                                               withdraw over half of that feed's updates is refused unless
                                               --allow-shrink
   doi-holdings --harvest [--full] [--allow-shrink]

@@ -148,6 +148,13 @@ describe('--failures, --retry, --import-updates, --help, --version', () => {
     expect(usage(['--import-updates', 'a.csv', '--format', 'csv']).message).toBe('--format must be retraction-watch-csv or crossref-json');
   });
 
+  test('--import-updates and --harvest refuse --env: update information goes into every configured environment', () => {
+    expect(usage(['--import-updates', '--env', 'staging', 'a.csv']).message).toBe('--import-updates goes into every configured environment; --env does not go with it');
+    expect(usage(['--import-updates', 'a.csv', '--env=production']).message).toBe('--import-updates goes into every configured environment; --env does not go with it');
+    expect(usage(['--harvest', '--env', 'staging']).message).toBe('--harvest goes into every configured environment; --env does not go with it');
+    expect(ok(['--ingest', '--env', 'staging', 'acme/x.jsonl.gz']).env).toBe('staging'); // a deposit file has one environment
+  });
+
   test('--help, -h and --version', () => {
     expect(ok(['--help'])).toEqual({ command: { kind: 'help' }, configPath: undefined, env: 'production' });
     expect(ok(['-h']).command).toEqual({ kind: 'help' });

@@ -170,18 +170,15 @@ test('the next run asks from the index date the last window ended (the until of 
   expect((await updatesOf(base, [RETRACTED_DOI]))[RETRACTED_DOI]).toContainEqual(expect.objectContaining({ updateDoi: NOTICE_DOI }));
 }, 60_000);
 
-test('--harvest --env staging keeps its progress where the daemon and a plain --harvest look: the next run carries on', async () => {
-  const api = await fake([...realWorks(), ...syntheticWorks(20)]);
+test('--harvest --env is refused before any call: a harvest goes into every environment, its progress kept in production', async () => {
+  const api = await fake(realWorks());
   const cfg = harvestConfig(newDir(), api);
-  const first = await harvest(cfg, {}, '--env', 'staging');
-  expect(first.code).toBe(0);
-  const { until } = reportOf(first.stdout);
-  const seen = api.calls.length;
-  const second = await harvest(cfg);
-  expect(second.code).toBe(0);
-  expect(reportOf(second.stdout)).toMatchObject({ full: false, from: until });
-  expect(queries(api)[seen]!.filter).toContain(`from-index-date:${until}`);
-}, 60_000);
+  const r = await harvest(cfg, {}, '--env', 'staging');
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('--harvest goes into every configured environment; --env does not go with it');
+  expect(r.stdout).toBe('');
+  expect(api.calls).toHaveLength(0);
+});
 
 describe('a run killed mid-window', () => {
   /** 1000 synthetic works and the two real ones: 501 per pass, 6 pages each at 100 rows (the last one short). */
