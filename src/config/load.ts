@@ -204,7 +204,7 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
       out.push(
         `  /updates/crossref/${i}: only one Crossref harvest may be configured (found ${file.updates!.crossref!.length}): harvests share one feed, so a full run of one would withdraw the updates only another brought`,
       );
-    if (c.from !== undefined && Number.isNaN(Date.parse(`${c.from}T00:00:00Z`))) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
+    if (c.from !== undefined && !isCalendarDate(c.from)) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
   });
@@ -254,4 +254,10 @@ function splitListen(listen: string): [string, number] {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** YYYY-MM-DD naming a day of the calendar: Date.parse takes 2020-02-30 and rolls it over to March 1 */
+function isCalendarDate(text: string): boolean {
+  const t = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === text;
 }

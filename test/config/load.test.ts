@@ -503,6 +503,12 @@ from = "2024-13-45"
       '/updates/crossref/1/from: 2024-13-45 is not a date',
       '/updates/crossref/1/plusTokenEnv: environment variable NO_SUCH_TOKEN is not set or empty',
     ]);
+    // a day the month does not have is no date either (Date.parse would roll it over), a leap day is
+    for (const [from, ok] of [['2020-02-30', false], ['2023-02-29', false], ['2024-04-31', false], ['2024-02-29', true], ['2024-12-31', true]] as const) {
+      const one = write(`${MINIMAL}\n[[updates.crossref]]\nmailto = "ops@example.org"\nfrom = "${from}"\n`);
+      if (ok) expect(loadConfig(one, {}).updates.crossref[0]!.from).toBe(from);
+      else expect(problems(failure(() => loadConfig(one, {})))).toEqual([`/updates/crossref/0/from: ${from} is not a date`]);
+    }
   });
 
   test('an integrator name that is no header value (a control character, a space at an end) is refused: it is sent as x-integrator-id', () => {
