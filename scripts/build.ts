@@ -13,7 +13,8 @@ const libc = process.report?.getReport && (process.report.getReport() as { heade
 const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
 
 const result = await Bun.build({
-  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts'), join(REPO, 'src/store/store-read-worker.ts')],
+  // program.ts is an entrypoint of its own, loaded by main.ts at run time: main.ts lowers --backup and --dump first
+  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/program.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/index-build-worker.ts'), join(REPO, 'src/store/store-read-worker.ts')],
   compile: { outfile },
   minify: true,
   plugins: [

@@ -14,6 +14,15 @@ export function workerScript(pathInSrc: string): string {
   return new URL(`./${pathInSrc}`, import.meta.url).href;
 }
 
+/**
+ * Where the program is (src/program.ts): a script of its own inside the compiled binary as in the sources, so that
+ * main.ts can set its priority before loading it (a module main.ts imported by name would be bundled into
+ * main.ts's own code, read before its first line runs).
+ */
+export function programScript(): string {
+  return workerScript('program.ts');
+}
+
 /** The command that runs this program again: the compiled executable itself, or bun with src/main.ts. */
 export function selfCommand(): string[] {
   if (compiled) return [process.execPath];
