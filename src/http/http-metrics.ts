@@ -33,8 +33,8 @@ export class HttpMetrics {
     let s = byStatus.get(status);
     if (!s) byStatus.set(status, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
     s.latency.observe(seconds);
-    // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise)
-    if (status >= 500 && route !== '/healthz') this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
+    // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise); its 500 is one
+    if (status >= 500 && !(route === '/healthz' && status === 503)) this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
   }
 
   /** Both metrics in the text exposition format, HELP and TYPE first (also with no request yet). */

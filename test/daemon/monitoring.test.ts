@@ -121,5 +121,26 @@ test('a 5xx gets one error log line naming the route (its series), path and erro
   // a 4xx is no log line
   expect((await app.handle(new Request('http://localhost/v2.1/nowhere'))).status).toBe(404);
   expect(lines).toHaveLength(1);
+  // a handler whose promise rejects (/metrics reads the same broken store) is named by its route too
+  expect((await app.handle(new Request('http://localhost/metrics'))).status).toBe(500);
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toMatchObject({ level: 'error', event: 'http.server_error', route: '/metrics', path: '/metrics', status: 500 });
+  await store.close();
+});
+
+test("/healthz: its 503 is its answer (no error line), but its handler's failure is a 500 with one", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
+  let health: () => { ok: boolean; checks: Record<string, unknown> } = () => ({ ok: false, checks: {} });
+  const app = makeApp({ production: { store } }, { log: jsonLogger((l) => lines.push(JSON.parse(l))), health: () => health() });
+  expect((await app.handle(new Request('http://localhost/healthz'))).status).toBe(503);
+  expect(lines).toEqual([]);
+  health = () => {
+    throw new Error('health check broke');
+  };
+  expect((await app.handle(new Request('http://localhost/healthz'))).status).toBe(500);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ level: 'error', event: 'http.server_error', route: '/healthz', status: 500 });
+  expect(String(lines[0]!.error)).toContain('health check broke');
   await store.close();
 });
