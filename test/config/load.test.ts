@@ -299,19 +299,22 @@ name = "acme"
   });
 
   test('two S3 buckets with the same name and endpoint need prefixes apart', () => {
-    const s3 = (prodPrefix: string, stagingPrefix: string, stagingBucket = 'deposits') =>
+    const endpoint = (e: string | undefined) => (e === undefined ? '' : `endpoint = "${e}"`);
+    const s3 = (prodPrefix: string, stagingPrefix: string, stagingBucket = 'deposits', prodEndpoint?: string, stagingEndpoint?: string) =>
       write(`
 [buckets.production]
 kind = "s3"
 path = "mirror"
 bucket = "deposits"
 prefix = "${prodPrefix}"
+${endpoint(prodEndpoint)}
 
 [buckets.staging]
 kind = "s3"
 path = "staging-mirror"
 bucket = "${stagingBucket}"
 prefix = "${stagingPrefix}"
+${endpoint(stagingEndpoint)}
 
 [[platforms]]
 name = "acme"
@@ -322,6 +325,16 @@ name = "acme"
     expect(problems(failure(() => loadConfig(s3('/live/', 'live'), {})))[0]).toContain('(prefixes "live/" and "live/" overlap)');
     expect(loadConfig(s3('live', 'live-trial'), {}).buckets.staging!.kind).toBe('s3');
     expect(loadConfig(s3('', '', 'trial-deposits'), {}).buckets.staging!.kind).toBe('s3');
+    // the same service written two ways is one: AWS with or without a regional endpoint (bucket names are global
+    // there), another server whatever the letter case, scheme, default port or trailing slash
+    const same = (a: string | undefined, b: string | undefined) => problems(failure(() => loadConfig(s3('', '', 'deposits', a, b), {})))[0];
+    expect(same(undefined, 'https://s3.eu-west-1.amazonaws.com')).toContain('read the same objects of S3 bucket deposits');
+    expect(same('https://s3.us-east-1.amazonaws.com/', 'https://s3.eu-west-1.amazonaws.com')).toContain('read the same objects');
+    expect(same('https://MinIO.example:9000/', 'http://minio.example:9000')).toContain('read the same objects');
+    expect(same('https://minio.example', 'https://minio.example:443')).toContain('read the same objects');
+    // two servers are two services, however their buckets are named
+    expect(loadConfig(s3('', '', 'deposits', 'https://minio-a.example', 'https://minio-b.example'), {}).buckets.staging!.kind).toBe('s3');
+    expect(loadConfig(s3('', '', 'deposits', undefined, 'https://minio.example'), {}).buckets.staging!.kind).toBe('s3');
   });
 });
 
