@@ -7,6 +7,7 @@ import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
 import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStaleAfterMs, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
 import { fault, FaultError } from '../fault.ts';
+import { parseSourceDate } from '../updates/dates.ts';
 
 /**
  * The harvest's default priority: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it
@@ -204,7 +205,8 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
       out.push(
         `  /updates/crossref/${i}: only one Crossref harvest may be configured (found ${file.updates!.crossref!.length}): harvests share one feed, so a full run of one would withdraw the updates only another brought`,
       );
-    if (c.from !== undefined && !isCalendarDate(c.from)) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
+    // a day of the calendar, as update sources' dates are read (Date.parse would roll 2020-02-30 over to March 1)
+    if (c.from !== undefined && parseSourceDate(c.from) !== c.from) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
   });
@@ -254,10 +256,4 @@ function splitListen(listen: string): [string, number] {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** YYYY-MM-DD naming a day of the calendar: Date.parse takes 2020-02-30 and rolls it over to March 1 */
-function isCalendarDate(text: string): boolean {
-  const t = Date.parse(`${text}T00:00:00Z`);
-  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === text;
 }
