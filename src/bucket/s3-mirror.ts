@@ -4,7 +4,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3BucketSettings } from '../config/index.ts';
 import type { Fault } from '../fault.ts';
 import type { Logger } from '../log.ts';
-import { applyOrder } from '../deposit/index.ts';
+import { applyOrder, rawSizeFault } from '../deposit/index.ts';
 import { placeMirrored } from './mirror-place.ts';
 import { downloadObject } from './s3-download.ts';
 import { listBucket, type MirrorObject } from './s3-listing.ts';
@@ -57,13 +57,15 @@ export interface S3MirrorOptions {
   client?: S3Client;
   /** a download with no byte for this long fails (s3-download.ts; tests shorten it) */
   stallMs?: number;
+  /** the ingest's bound on a file's content: an object larger than any gzip of that much can be is not downloaded */
+  maxDecompressedBytes: number;
 }
 
 export class S3Mirror {
   private readonly client: S3Client;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
-  /** objects whose path clashed (PATH_CLASH, or a kept copy's name too long): not fetched again until their bytes change (or a restart) */
+  /** objects whose path clashed (PATH_CLASH, or a kept copy's name too long) or too large: not fetched again until their bytes change (or a restart) */
   private readonly putAside = new Map<string, { etag: string; size: number }>();
   /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
   private newest: { key: string; lastModified: number } | undefined;
@@ -141,9 +143,10 @@ export class S3Mirror {
       .filter((o) => {
         if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
         const aside = this.putAside.get(o.rel);
-        if (aside && aside.etag === o.etag && aside.size === o.size) return false; // its bytes clashed already
+        if (aside && aside.etag === o.etag && aside.size === o.size) return false; // its bytes clashed or were too large already
         const known = this.state.get(o.rel);
-        return !known || known.etag !== o.etag || known.size !== o.size;
+        if (known && known.etag === o.etag && known.size === o.size) return false;
+        return !this.refusedForSize(o);
       })
       .sort(applyOrder); // by the bucket key: one prefix, so the same order as by `rel`
     this.warnLate(todo);
@@ -227,6 +230,19 @@ export class S3Mirror {
     }
   }
 
+  /**
+   * An object larger than any deposit can be (TOO_LARGE) is not downloaded: any bucket writer could otherwise fill
+   * the state disk, which holds the store too. Said, and put aside until its bytes change (then said again).
+   */
+  private refusedForSize(o: MirrorObject): boolean {
+    const tooLarge = rawSizeFault(o.key, o.size, this.opts.maxDecompressedBytes);
+    if (tooLarge) {
+      this.warnOnce(o.key, `${tooLarge.message}; not mirrored`, 'TOO_LARGE', true);
+      this.putAside.set(o.rel, { etag: o.etag, size: o.size });
+    }
+    return tooLarge !== undefined;
+  }
+
   /** Puts a downloaded object in the mirror and records it; false (said, skipped) when its key clashes with another. */
   private putInPlace(o: MirrorObject, tmp: string): boolean {
     const clash = placeMirrored(this.opts.settings.path, o.rel, tmp, this.state.get(o.rel)?.etag);
@@ -267,13 +283,9 @@ export class S3Mirror {
     if (!newest) return;
     for (const o of todo) {
       if (applyOrder({ key: o.rel, lastModified: o.lastModified }, newest) >= 0) return; // sorted: the rest are later
-      this.opts.log.log('info', 's3.late_object', {
-        env: this.opts.envName,
-        key: o.rel, // as the ingestor and its file.applied lines name it
-        lastModified: new Date(o.lastModified).toISOString(),
-        after: newest.key,
-        message: 'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)',
-      });
+      // key: as the ingestor and its file.applied lines name it
+      const message = 'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)';
+      this.opts.log.log('info', 's3.late_object', { env: this.opts.envName, key: o.rel, lastModified: new Date(o.lastModified).toISOString(), after: newest.key, message });
     }
   }
 
@@ -284,8 +296,8 @@ export class S3Mirror {
     log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });
   }
 
-  private warnOnce(key: string, why: string, code: 'BAD_PATH' | 'PATH_CLASH' = 'BAD_PATH'): void {
-    if (this.warned.has(key)) return;
+  private warnOnce(key: string, why: string, code: 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE' = 'BAD_PATH', again = false): void {
+    if (this.warned.has(key) && !again) return;
     this.warned.add(key);
     this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code, why });
   }

@@ -46,14 +46,15 @@ export function loadConfig(path: string, env: Record<string, string | undefined>
 
 export function resolveConfig(raw: unknown, path: string, processEnv: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
   const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
-  let env = processEnv;
+  // own names only: a variable named `constructor` or `toString` in the config must not find Object's members
+  let env: Record<string, string | undefined> = Object.assign(Object.create(null), processEnv);
   let secretNames: string[] = [];
   // read even when the schema found faults, so that one reload lists the faults of both files
   const secretsFile = (raw as Partial<ConfigFile> | undefined)?.secretsFile;
   if (typeof secretsFile === 'string' && secretsFile !== '') {
     const secrets = readSecretsFile(resolve(dirname(resolve(path)), secretsFile));
     problems.push(...secrets.problems);
-    env = { ...processEnv, ...secrets.values };
+    env = Object.assign(Object.create(null), processEnv, secrets.values);
     secretNames = Object.keys(secrets.values);
   }
   if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));

@@ -17,7 +17,7 @@ export function readSecretsFile(path: string): { values: Record<string, string>;
 }
 
 export function parseSecrets(text: string, path: string): { values: Record<string, string>; problems: string[] } {
-  const values: Record<string, string> = {};
+  const values: Record<string, string> = Object.create(null); // a NAME of __proto__ is a name like any other
   const problems: string[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();

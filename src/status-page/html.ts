@@ -18,7 +18,10 @@ export class Html {
 export class HttpUrl {
   private constructor(readonly href: string) {}
 
-  /** `text` as an http(s) URL, or undefined for anything else (javascript:, data:, relative, malformed). */
+  /**
+   * `text` as an http(s) URL, or undefined for anything else (javascript:, data:, relative, malformed, or with a
+   * user name or password: `https://trusted.example@evil.example/` goes to evil.example, and has no place in a notice).
+   */
   static parse(text: string): HttpUrl | undefined {
     if (text.length > 4096) return undefined;
     let url: URL;
@@ -27,7 +30,8 @@ export class HttpUrl {
     } catch {
       return undefined;
     }
-    return url.protocol === 'http:' || url.protocol === 'https:' ? new HttpUrl(url.href) : undefined;
+    const http = url.protocol === 'http:' || url.protocol === 'https:';
+    return http && url.username === '' && url.password === '' ? new HttpUrl(url.href) : undefined;
   }
 
   /**

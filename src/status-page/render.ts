@@ -113,7 +113,8 @@ function eventItem(e: HistoryEvent, replaced: ReadonlySet<string>): Html {
 function noticeItem(e: NoticeEvent, replaced: ReadonlySet<string>): Html {
   const state = stateOfNotice(asNotice(e), replaced);
   const tone = e.withdrawn ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
-  // the notice's own doi.org link is shown once, as the notice (sources write it unencoded); other links after it
+  // a link reads as where it goes (its parsed form, not the source's text: a right-to-left override in that text
+  // can make evil.example look like another host); the notice's own doi.org link is shown once, as the notice (sources write it unencoded); other links after it
   const noticeUrls = e.noticeDoi ? new Set([HttpUrl.ofDoi(e.noticeDoi).href, HttpUrl.parse(`https://doi.org/${e.noticeDoi}`)?.href]) : new Set();
   const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || !noticeUrls.has(url.href));
   return html`<li class="event notice tone-${tone}${e.withdrawn ? ' withdrawn' : ''}">
@@ -122,7 +123,7 @@ function noticeItem(e: NoticeEvent, replaced: ReadonlySet<string>): Html {
 <p>Source: ${sourceLabel(e.source)}${e.withdrawn ? html` (no longer listed by this source)` : ''}</p>
 ${e.noticeDoi ? html`<p>Notice: <a href="${HttpUrl.ofDoi(e.noticeDoi)}">${e.noticeDoi}</a></p>` : html`<p>Notice: no DOI given</p>`}
 ${e.reasons.length > 0 ? html`<p>Reasons:</p><ul>${e.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
-${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a class="url" href="${url}">${text}</a>` : text}</li>`)}</ul>` : ''}
+${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a class="url" href="${url}">${url.href}</a>` : text}</li>`)}</ul>` : ''}
 </li>`;
 }
 

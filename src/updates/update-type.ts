@@ -2,7 +2,8 @@
  * updateType values (docs/interface.md, "Where update information comes from"): lower case, `_` for spaces, obvious variants and misspellings mapped,
  * so Retraction Watch's "Expression of concern" and Crossref's "expression_of_concern" are one type.
  */
-const ALIASES: Record<string, string> = {
+/** a Map, not an object: a type read from a source (`constructor`, `__proto__`) must not find Object's own members */
+const ALIASES = new Map<string, string>(Object.entries({
   retracted: 'retraction',
   retraction_notice: 'retraction',
   retration: 'retraction',
@@ -26,7 +27,7 @@ const ALIASES: Record<string, string> = {
   new_edition_of: 'new_edition',
   reinstated: 'reinstatement',
   reinstatment: 'reinstatement',
-};
+}));
 
 export function normaliseUpdateType(raw: string): string {
   const base = raw
@@ -36,5 +37,5 @@ export function normaliseUpdateType(raw: string): string {
     .replace(/[^a-z0-9_]/g, '')
     .replace(/_+/g, '_')
     .replace(/^_|_$/g, '');
-  return ALIASES[base] ?? base;
+  return ALIASES.get(base) ?? base;
 }

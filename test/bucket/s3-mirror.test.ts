@@ -13,6 +13,8 @@ let dir: ReturnType<typeof tempDir>;
 let bucketNo = 0;
 let bucket: string;
 const mirrors: S3Mirror[] = [];
+/** the ingest's default bound on a file's content (ingest.maxDecompressedBytes) */
+const DEPOSIT_BOUND = 64 * 1024 * 1024;
 
 beforeAll(async () => {
   s3 = await startS3rver();
@@ -47,7 +49,7 @@ function settings(extra: Partial<S3BucketSettings> = {}): S3BucketSettings {
 }
 
 function mirror(extra: Partial<S3BucketSettings> = {}, onChange?: (keys: string[]) => void): S3Mirror {
-  const m = new S3Mirror({ settings: settings(extra), log: silentLogger, envName: 'production', onChange });
+  const m = new S3Mirror({ settings: settings(extra), log: silentLogger, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, onChange });
   mirrors.push(m);
   return m;
 }
@@ -194,7 +196,7 @@ test('files are handed on in (LastModified, key) order, and never ahead of an ea
     return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
   }) as typeof client.send;
   const handed: string[][] = [];
-  const m = new S3Mirror({ settings: settings(), log: silentLogger, envName: 'production', client, onChange: (k) => void handed.push(k) });
+  const m = new S3Mirror({ settings: settings(), log: silentLogger, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(k) });
   mirrors.push(m);
 
   await expect(m.syncOnce()).rejects.toThrow('connection reset');
@@ -229,7 +231,7 @@ test('an object listed after later ones were put in place is applied, and said t
   const lines: { event: string; fields?: Record<string, unknown> }[] = [];
   const log = { log: (_: unknown, event: string, fields?: Record<string, unknown>) => void lines.push({ event, fields }) };
   const handed: string[] = [];
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client, onChange: (k) => void handed.push(...k) });
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(...k) });
   mirrors.push(m);
   await m.syncOnce();
   expect(handed).toEqual([a]);
@@ -250,7 +252,7 @@ test('an object listed after later ones were put in place is applied, and said t
 
   // a mirror started again over this folder knows what is in place (from its state file)
   await m.close();
-  const again = new S3Mirror({ settings: settings(), log, envName: 'production', client, onChange: (k) => void handed.push(...k) });
+  const again = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(...k) });
   mirrors.push(again);
   await s3.put(bucket, d!, 'd');
   await again.syncOnce();
@@ -265,7 +267,7 @@ test('a key re-uploaded whose kept copy\'s name would be too long is skipped onc
   const { client, gets } = await countingClient();
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client });
   mirrors.push(m);
   // a 230-byte name: its kept copy, `<name>.<etag>` under .superseded/, is over the 255 bytes a name may have
   const key = `acme/${'a'.repeat(221)}.jsonl.gz`;
@@ -287,7 +289,7 @@ test('a key that clashes with another as file and folder is skipped and said (PA
   const logged: Record<string, unknown>[] = [];
   const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
   const { client, gets } = await countingClient();
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', client });
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client });
   mirrors.push(m);
   // a file, then a key that needs that file's name as a folder; then a folder, then a file of that folder's name
   await s3.put(bucket, 'acme/a.jsonl.gz', 'a file');
@@ -321,4 +323,28 @@ test('a key that clashes with another as file and folder is skipped and said (PA
   expect(gets.get('acme/d')).toBe(2);
   expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
   expect(existsSync(join(settings().path, '.s3-partial')) ? readdirSync(join(settings().path, '.s3-partial')) : []).toEqual([]);
+});
+
+test('an object larger than any deposit can be is not downloaded: said (TOO_LARGE) once, holding back nothing; new bytes of a deposit\'s size are', async () => {
+  const logged: Record<string, unknown>[] = [];
+  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
+  const { client, gets } = await countingClient();
+  // a bound of 1 KiB of content: a gzip of it is at most 1,049,616 bytes (1 KiB, a 64th more and 1 MiB)
+  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: 1024, client });
+  mirrors.push(m);
+  const big = 'acme/00000000-0000-4000-8000-00000000000b.jsonl.gz';
+  await s3.put(bucket, big, 'x'.repeat(1_049_617));
+  await s3.put(bucket, 'acme/00000000-0000-4000-8000-00000000000c.jsonl.gz', 'a deposit after it');
+  expect(await syncUntil(m, 1)).toEqual(['acme/00000000-0000-4000-8000-00000000000c.jsonl.gz']);
+  await m.syncOnce();
+  expect(gets.get(big)).toBeUndefined();
+  expect(existsSync(join(settings().path, big))).toBe(false);
+  const skipped = logged.filter((l) => l.event === 's3.key_skipped');
+  expect(skipped.map((l) => [l.key, l.code])).toEqual([[big, 'TOO_LARGE']]);
+  expect(skipped[0]!.why).toBe(`${big}: the file is 1049617 bytes, more than a gzip of at most 1024 bytes of content can be (1049616); it is not read; not mirrored`);
+  // the same key uploaded again at a size a deposit can be: downloaded like any other
+  await s3.put(bucket, big, 'now small');
+  expect(await syncUntil(m, 1)).toEqual([big]);
+  expect(readFileSync(join(settings().path, big), 'utf8')).toBe('now small');
+  expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
 });

@@ -636,6 +636,15 @@ apiKey = "inline-key-1"
     expect(loadConfig(path, { ACME_SECRET: 'xyz' }).platforms[0]!.entitlementSecret).toBe('xyz');
   });
 
+  test('a variable named like a member of every JS object (constructor, __proto__) is a variable like any other', () => {
+    const path = write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "constructor"\n`);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable constructor is not set or empty']);
+    expect(loadConfig(path, { constructor: 'from-env' } as Record<string, string>).platforms[0]!.entitlementSecret).toBe('from-env');
+    write('__proto__=from-file-123\n', 'proto.env');
+    const viaFile = write(`secretsFile = "proto.env"\n${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "__proto__"\n`);
+    expect(loadConfig(viaFile, {}).platforms[0]!.entitlementSecret).toBe('from-file-123');
+  });
+
   test('a platform Entitlement API needs both its URL and its JWT secret variable', () => {
     expect(problems(failure(() => loadConfig(write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\n`), {})))).toEqual([
       '/platforms/0/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret\'s environment variable)',

@@ -6,7 +6,7 @@ import { Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { BASE, importSample, makeApp } from './http-support.ts';
+import { BASE, documents, importSample, makeApp, postDois } from './http-support.ts';
 
 /**
  * GET /doi/{doi} (docs/interface.md, "Document status page") through the app, over real LMDB stores: production
@@ -319,6 +319,46 @@ describe('details', () => {
       const page = await (await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/sici.1`))).text();
       expect(page.match(/doi\.org\/10\.1002/g)).toHaveLength(1);
       expect(page).toContain('<li><a class="url" href="https://rw.example/post">https://rw.example/post</a></li>');
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('an update type named like a member of every JS object (constructor) is a type like any other: page, JSON and Updates API', async () => {
+    const own = Store.open(`${dir.path}/constructor`, 'production', { mapSizeBytes: 1 << 26 });
+    try {
+      const header = 'Record ID,URLS,RetractionDate,RetractionDOI,OriginalPaperDOI,RetractionNature,Reason';
+      async function* csv() {
+        yield Buffer.from(`${header}\n1,,3/3/2016 0:00,10.4444/notice.c,10.4444/ctor.1,constructor,+x;\n`);
+      }
+      await importUpdates([own], 'retraction-watch-csv', csv());
+      const a = makeApp({ production: { store: own } });
+      const page = await a.handle(new Request(`${BASE}/doi/10.4444/ctor.1`));
+      expect(page.status).toBe(200);
+      expect(timelineTitles(await page.text())).toEqual(['Constructor']);
+      const json = (await (await a.handle(new Request(`${BASE}/doi/10.4444/ctor.1?format=json`))).json()) as DocumentHistory;
+      expect(json.events.map((e) => (e.kind === 'notice' ? [e.updateType, e.label] : e.kind))).toEqual([['constructor', 'Constructor']]);
+      const [doc] = await documents(await postDois(a, '/v2.2/updates', ['10.4444/ctor.1']));
+      expect(doc!.updates.map((u) => u.updateType)).toEqual(['constructor']);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('a link reads as where it goes: a right-to-left override cannot disguise its host, and a URL with a user name is no link', async () => {
+    const own = Store.open(`${dir.path}/links`, 'production', { mapSizeBytes: 1 << 26 });
+    try {
+      const header = 'Record ID,URLS,RetractionDate,RetractionDOI,OriginalPaperDOI,RetractionNature,Reason';
+      const rlo = 'https://rw.example/goo\u202egle.com';
+      async function* csv() {
+        yield Buffer.from(`${header}\n1,${rlo};https://doi.org@evil.example/x;,3/3/2016 0:00,10.4444/notice.l,10.4444/links.1,Retraction,+x;\n`);
+      }
+      await importUpdates([own], 'retraction-watch-csv', csv());
+      const page = await (await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/links.1`))).text();
+      expect(page).toContain('<a class="url" href="https://rw.example/goo%E2%80%AEgle.com">https://rw.example/goo%E2%80%AEgle.com</a>');
+      expect(page).not.toContain('\u202e');
+      expect(page).toContain('<li>https://doi.org@evil.example/x</li>');
+      expect(page).not.toContain('href="https://doi.org@evil.example');
     } finally {
       await own.close();
     }

@@ -281,7 +281,7 @@ describe('hostile S3 keys, through the mirror', () => {
     const root = join(dir.path, 'injected', 'mirror');
     const settings = { kind: 's3' as const, path: root, endpoint: s3.endpoint, region: 'us-east-1', bucket: 'injected-keys', prefix: '', forcePathStyle: true, credentials: S3_CREDENTIALS, credentialSource: 'test', pollMs: 200 };
     const handed: string[] = [];
-    const mirror = new S3Mirror({ settings, log, envName: 'production', client, onChange: (keys) => void handed.push(...keys) });
+    const mirror = new S3Mirror({ settings, log, envName: 'production', maxDecompressedBytes: 64 * 1024 * 1024, client, onChange: (keys) => void handed.push(...keys) });
     try {
       await waitFor(async () => (await mirror.syncOnce()).downloaded.length > 0, 'the good object mirrored', 15_000);
       await mirror.syncOnce();

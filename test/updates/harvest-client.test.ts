@@ -169,3 +169,19 @@ test('a stop that cuts off the last try is a stop, not a failure after all the t
   expect(await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' }, stop.signal)).toMatchObject({ code: 'HARVEST_STOPPED' });
   expect(calls).toBe(3);
 });
+
+test('a redirect is not followed: the Plus token never reaches the host it points at, and the fault says where it pointed', async () => {
+  const seenElsewhere: (string | null)[] = [];
+  const elsewhere = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (seenElsewhere.push(req.headers.get('crossref-plus-api-token')), Response.json({ status: 'ok', message: { items: [] } })) });
+  const crossref = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null, { status: 302, headers: { location: `http://localhost:${elsewhere.port}/works` } }) });
+  try {
+    const client = new CrossrefClient({ baseUrl: `http://127.0.0.1:${crossref.port}`, mailto: 'ops@example.org', userAgent: 'test', plusToken: 'PLUS-SECRET', maxTries: 3, retryBaseMs: 1 });
+    const r = await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' });
+    expect(r).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
+    expect((r as { message: string }).message).toContain(`HTTP 302, a redirect to "http://localhost:${elsewhere.port}/works", not followed`);
+    expect(seenElsewhere).toEqual([]);
+  } finally {
+    crossref.stop(true);
+    elsewhere.stop(true);
+  }
+});

@@ -101,7 +101,8 @@ export class CrossrefClient {
     const cut = signal && afterGrace(signal, this.opts.stopGraceMs ?? 5_000);
     try {
       const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
-      res = await this.fetchImpl(url, { headers, signal: cut ? AbortSignal.any([timeout, cut.signal]) : timeout });
+      // a redirect is not followed: fetch would take the Plus token (a header of ours, not Authorization) to wherever it points
+      res = await this.fetchImpl(url, { headers, redirect: 'manual', signal: cut ? AbortSignal.any([timeout, cut.signal]) : timeout });
       this.gate.learn(res.headers);
       text = await res.text();
     } catch (e) {
@@ -115,6 +116,8 @@ export class CrossrefClient {
       const detail = errorDetail(text);
       if (q.cursor !== '*' && isExpiredCursor(res.status, text, detail))
         return { fault: fault('HARVEST_CURSOR_EXPIRED', `${this.opts.baseUrl}/works: the cursor is no longer valid (HTTP ${res.status}${detail ? `: ${detail}` : ''})`), retry: false };
+      if (res.status >= 300 && res.status < 400)
+        return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}, a redirect${redirectTarget(res)}, not followed (the Plus token would go with it): set the harvest's baseUrl to the address it should call`), retry: false, status: res.status };
       const retry = res.status === 429 || res.status >= 500;
       return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}${detail ? `: ${detail}` : ''}`), retry, retryAfterMs, status: res.status };
     }
@@ -131,6 +134,12 @@ export class CrossrefClient {
     const jittered = exp / 2 + Math.random() * (exp / 2);
     return Math.max(jittered, Math.min(retryAfterMs ?? 0, cap));
   }
+}
+
+/** ` to <where>` of a redirect's location (bounded: it goes into a log line and the harvest's status), or nothing. */
+function redirectTarget(res: Response): string {
+  const to = res.headers.get('location');
+  return to ? ` to ${JSON.stringify(to.length > 200 ? `${to.slice(0, 200)}...` : to)}` : '';
 }
 
 /** The fault of a harvest stopped (the daemon stopping, a reload of its sources): no failure, resumed by the next run. */
