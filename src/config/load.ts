@@ -100,6 +100,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
       name: file.entitlements?.name ?? DEFAULT_ENTITLEMENTS.name,
       ...(file.entitlements?.userAgent === undefined ? {} : { userAgent: file.entitlements.userAgent }),
       cacheMaxEntries: file.entitlements?.cacheMaxEntries ?? DEFAULT_ENTITLEMENTS.cacheMaxEntries,
+      cacheMaxBytes: file.entitlements?.cacheMaxBytes ?? DEFAULT_ENTITLEMENTS.cacheMaxBytes,
       breakerFailures: file.entitlements?.breakerFailures ?? DEFAULT_ENTITLEMENTS.breakerFailures,
       breakerCooldownMs:
         file.entitlements?.breakerCooldownSeconds !== undefined ? Math.round(file.entitlements.breakerCooldownSeconds * 1000) : DEFAULT_ENTITLEMENTS.breakerCooldownMs,

@@ -59,6 +59,8 @@ export interface EntitlementSettings {
   /** the user-agent of calls to platforms; undefined: "<name> Entitlement API" (userAgentOf) */
   userAgent?: string;
   cacheMaxEntries: number;
+  /** what the cached answers of one environment may take, counted by their strings */
+  cacheMaxBytes: number;
   /** consecutive failed calls that open a platform's circuit breaker */
   breakerFailures: number;
   breakerCooldownMs: number;
@@ -67,6 +69,7 @@ export interface EntitlementSettings {
 export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
   name: 'doi-holdings',
   cacheMaxEntries: 100_000,
+  cacheMaxBytes: 64 * 1024 * 1024,
   breakerFailures: 5,
   breakerCooldownMs: 30_000,
 };

@@ -165,6 +165,7 @@ export const ConfigFile = t.Object(
           /** the user-agent of calls to platforms, for a platform that expects another's (default "<name> Entitlement API") */
           userAgent: t.Optional(HeaderText(200)),
           cacheMaxEntries: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
+          cacheMaxBytes: t.Optional(t.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 ** 3 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),
         },

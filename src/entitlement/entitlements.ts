@@ -41,7 +41,7 @@ export class Entitlements {
     this.platforms = platforms;
     this.settings = settings;
     this.setClients();
-    for (const s of this.services.values()) s.reconfigure(platforms, settings.cacheMaxEntries);
+    for (const s of this.services.values()) s.reconfigure(platforms, settings);
   }
 
   private setClients(): void {
@@ -67,7 +67,7 @@ export class Entitlements {
   forStore(store: Store): EntitlementService {
     let s = this.services.get(store);
     if (!s) {
-      s = new EntitlementService(store, this.platforms, this.clients, { cacheMaxEntries: this.settings.cacheMaxEntries, now: this.now });
+      s = new EntitlementService(store, this.platforms, this.clients, { ...this.settings, now: this.now });
       this.services.set(store, s);
     }
     return s;

@@ -1,4 +1,4 @@
-import type { IntegratorSettings, PlatformSettings } from '../config/index.ts';
+import type { EntitlementSettings, IntegratorSettings, PlatformSettings } from '../config/index.ts';
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
@@ -15,6 +15,9 @@ export interface AskedDoi {
   bare: string;
   holdings: readonly IndexedHolding[];
 }
+
+/** The bounds of an environment's answer cache ([entitlements] in the config). */
+type CacheBounds = Pick<EntitlementSettings, 'cacheMaxEntries' | 'cacheMaxBytes'>;
 
 /** A platform's cached decision (not the org: the cache key holds it). */
 type CachedVerdict = Omit<PlatformVerdict, 'source' | 'statusCode'>;
@@ -39,13 +42,13 @@ export class EntitlementService {
     store: Store,
     platforms: readonly PlatformSettings[],
     private readonly clients: ReadonlyMap<string, PlatformClient>,
-    opts: { cacheMaxEntries: number; now: () => number },
+    opts: CacheBounds & { now: () => number },
   ) {
     this.index = new HoldingsIndex(store);
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.configured = new ConfiguredPlatforms(new Set(this.settings.keys()));
-    this.cache = new AnswerCache(opts.cacheMaxEntries, opts.now);
     this.now = opts.now;
+    this.cache = this.newCache(opts);
     // a new deposit for a DOI drops its cached answers, and those on their way (only worth the walk when there are any)
     this.unsubscribe = store.onApplied((files) => {
       if (!this.cache.busy) return;
@@ -72,11 +75,15 @@ export class EntitlementService {
    * A reloaded config's platforms: from the next request on they decide with these settings (and the clients map
    * the Entitlements owner updated). Cached answers go, since a platform's endpoint or cache time may have changed.
    */
-  reconfigure(platforms: readonly PlatformSettings[], cacheMaxEntries: number): void {
+  reconfigure(platforms: readonly PlatformSettings[], bounds: CacheBounds): void {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.configured.set(new Set(this.settings.keys()));
-    if (cacheMaxEntries !== this.cache.maxEntries) this.cache = new AnswerCache(cacheMaxEntries, this.now);
+    if (bounds.cacheMaxEntries !== this.cache.maxEntries || bounds.cacheMaxBytes !== this.cache.maxBytes) this.cache = this.newCache(bounds);
     else this.cache.clear();
+  }
+
+  private newCache(bounds: CacheBounds): AnswerCache<CachedVerdict> {
+    return new AnswerCache(bounds.cacheMaxEntries, this.now, bounds.cacheMaxBytes, cachedBytes);
   }
 
   /** The first holding a configured platform answers from the deposit, in an index value's range (no allocation). */
@@ -181,6 +188,13 @@ function notSupported(h: IndexedHolding): PlatformVerdict {
 /** The platform's accessType when it gives one, else the deposited one. */
 function withDepositedAccess(v: PlatformVerdict, h: IndexedHolding): PlatformVerdict {
   return v.accessType || !h.accessType ? v : { ...v, accessType: h.accessType };
+}
+
+/** The bytes of a cached answer's strings, two a character (the most a JS string takes), and 64 a link object. */
+function cachedBytes(v: CachedVerdict): number {
+  let n = 2 * (v.entitled.length + (v.accessType?.length ?? 0) + (v.document?.length ?? 0));
+  for (const l of v.vor ?? []) n += 64 + 2 * (l.url.length + (l.contentType?.length ?? 0));
+  return n;
 }
 
 function cacheable(v: PlatformVerdict): CachedVerdict {

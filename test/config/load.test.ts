@@ -71,7 +71,7 @@ describe('a valid config', () => {
         },
       ],
       integrators: [],
-      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, breakerFailures: 5, breakerCooldownMs: 30_000 },
+      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, cacheMaxBytes: 64 * 1024 * 1024, breakerFailures: 5, breakerCooldownMs: 30_000 },
       updates: { dropDir: undefined, nice: 10, urls: [], crossref: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
@@ -116,6 +116,7 @@ cache = false
 [entitlements]
 name = "holdings.example.org"
 cacheMaxEntries = 500
+cacheMaxBytes = 2097152
 breakerFailures = 3
 breakerCooldownSeconds = 2.5
 
@@ -164,7 +165,7 @@ idle = false
         entitlementCacheSeconds: 0,
       },
     ]);
-    expect(c.entitlements).toEqual({ name: 'holdings.example.org', cacheMaxEntries: 500, breakerFailures: 3, breakerCooldownMs: 2500 });
+    expect(c.entitlements).toEqual({ name: 'holdings.example.org', cacheMaxEntries: 500, cacheMaxBytes: 2 * 1024 * 1024, breakerFailures: 3, breakerCooldownMs: 2500 });
     expect(c.integrators).toEqual([
       { name: 'tool', apiKey: '0123456789', updates: true, cache: true },
       { name: 'other', apiKey: 'abcdefghij', updates: false, cache: false },

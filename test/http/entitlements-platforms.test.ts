@@ -253,6 +253,62 @@ describe('the cache', () => {
     }
   });
 
+  test('use order: any mix of sets, hits and drops evicts exactly as a plain least-recently-used list does', () => {
+    const cache = new AnswerCache<string>(8, () => 0);
+    const model: { key: string; doi: string }[] = []; // least recently used first
+    let seed = 7;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let i = 0; i < 5000; i++) {
+      const doi = `10.1000/d${rand(12)}`;
+      const org = `org${rand(3)}`;
+      const key = `${doi}|${org}`;
+      const at = model.findIndex((m) => m.key === key);
+      const op = rand(10);
+      if (op < 5) {
+        cache.set('alpha', doi, org, key, 60_000);
+        if (at >= 0) model.splice(at, 1);
+        model.push({ key, doi });
+        if (model.length > 8) model.shift();
+      } else if (op < 9) {
+        expect(cache.get('alpha', doi, org)).toBe(at >= 0 ? key : undefined);
+        if (at >= 0) model.push(...model.splice(at, 1));
+      } else {
+        cache.dropDoi(doi);
+        for (let j = model.length - 1; j >= 0; j--) if (model[j]!.doi === doi) model.splice(j, 1);
+      }
+      expect(cache.size).toBe(model.length);
+    }
+  });
+
+  test('bounded by bytes too: the least recently used go first, an answer larger than the whole cache is not kept, and the count returns to 0', () => {
+    let now = 0;
+    const cache = new AnswerCache<string>(1000, () => now, 4000, (v) => 2 * v.length);
+    const org = orgIdentity(ORG);
+    const answer = 'x'.repeat(500); // about 1,400 bytes an entry with its key and overhead
+    cache.set('alpha', '10.1000/a', org, answer, 60_000);
+    cache.set('alpha', '10.1000/b', org, answer, 60_000);
+    expect(cache.get('alpha', '10.1000/a', org)).toBe(answer); // a is now the most recently used
+    cache.set('alpha', '10.1000/c', org, answer, 60_000);
+    expect([cache.get('alpha', '10.1000/a', org), cache.get('alpha', '10.1000/b', org), cache.get('alpha', '10.1000/c', org)]).toEqual([answer, undefined, answer]);
+    expect(cache.bytes).toBeLessThanOrEqual(4000);
+    cache.set('alpha', '10.1000/huge', org, 'x'.repeat(5000), 60_000);
+    expect(cache.get('alpha', '10.1000/huge', org)).toBeUndefined();
+    expect(cache.size).toBe(2); // the huge one pushed nothing out
+    cache.dropDoi('10.1000/a');
+    now = 120_000;
+    expect(cache.get('alpha', '10.1000/c', org)).toBeUndefined();
+    expect([cache.size, cache.bytes]).toEqual([0, 0]);
+  });
+
+  test('an org of long fields is keyed by its digest: the same org one key, another org another', () => {
+    const long = { entityID: `https://idp.example/${'s'.repeat(1000)}`, eduPersonScopedAffiliation: `member@${'u'.repeat(1000)}.example` };
+    expect(orgIdentity(ORG)).not.toStartWith('#');
+    expect(orgIdentity(long)).toMatch(/^#[A-Za-z0-9+/]{43}=$/);
+    expect(orgIdentity({ ...long })).toBe(orgIdentity(long));
+    expect(orgIdentity({ ...long, openAthensOrgID: 'oa-1' })).not.toBe(orgIdentity(long));
+    expect(orgIdentity({ ...long, entityID: `${long.entityID}t` })).not.toBe(orgIdentity(long));
+  });
+
   test('is off by default: every ask is live', async () => {
     // the platform as a config file gives it, without entitlementCacheSeconds
     const config = resolveConfig(
