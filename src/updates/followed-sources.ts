@@ -16,7 +16,9 @@ import { harvestInProcess, loadState, type HarvestState } from './harvest/index.
 /**
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
  * and URLs fetched on a schedule with conditional GET, each imported in a process of its own (child-process.ts),
- * and Crossref harvests. Imports run one at a time; each goes to every environment.
+ * and Crossref harvests. Imports run one at a time; each goes to every environment. A URL or harvest has at most one
+ * run queued or running: a tick that finds one is skipped, so a run slower than its interval cannot pile up runs
+ * behind itself (and keep dropped files and other sources waiting behind them).
  */
 /** What /metrics tells of a followed source (times in ms; 0: never). */
 export interface SourceStatus {
@@ -37,7 +39,10 @@ export class FollowedSources {
   /** per URL, and `dropDir` for the drop folder's files */
   readonly status = new Map<string, SourceStatus>();
   private watcher: FSWatcher | undefined;
-  private timers: ReturnType<typeof setInterval>[] = [];
+  /** each schedule's stop */
+  private stops: (() => void)[] = [];
+  /** URLs and harvests with a run queued or running */
+  private readonly pending = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
   /** stops a harvest between pages at close (its progress is saved: the next start carries on) */
@@ -57,6 +62,8 @@ export class FollowedSources {
       version?: string;
       /** when the daemon started: a source never read whole is stale counted from it (a reload does not reset it) */
       startedAt?: number;
+      /** calls `tick` every `ms` until the returned stop is called (tests tick by hand); setInterval by default */
+      schedule?: (tick: () => void, ms: number) => () => void;
     },
   ) {}
 
@@ -92,8 +99,7 @@ export class FollowedSources {
       const state = () => loadUrlState(this.state, u.url);
       const { lastSuccessAt = 0, lastFailureAt = 0 } = state();
       this.status.set(u.url, { lastSuccessAt, lastFailureAt, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs, url: state });
-      this.enqueue(u.url, () => this.importUrl(u));
-      this.timers.push(setInterval(() => this.enqueue(u.url, () => this.importUrl(u)), u.everyMs));
+      this.every(u.url, u.everyMs, () => this.importUrl(u));
     }
     for (const h of this.opts.crossref ?? []) this.followHarvest(h);
   }
@@ -116,8 +122,7 @@ export class FollowedSources {
       await harvestInProcess(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0', signal: this.stopping.signal });
       refresh();
     };
-    this.enqueue(label, run);
-    this.timers.push(setInterval(() => this.enqueue(label, run), settings.everyMs));
+    this.every(label, settings.everyMs, run);
   }
 
   /**
@@ -157,14 +162,36 @@ export class FollowedSources {
   async close(): Promise<void> {
     this.closed = true;
     this.stopping.abort();
-    for (const t of this.timers) clearInterval(t);
+    for (const stop of this.stops) stop();
     await this.watcher?.close();
     await this.chain;
   }
 
   /** `source`: the file's path, the URL or the harvest's label, as in the source's other log lines */
-  private enqueue(source: string, task: () => Promise<void>): void {
+  private enqueue(source: string, task: () => Promise<void>): Promise<void> {
     this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { source, error: String(e) }));
+    return this.chain;
+  }
+
+  /**
+   * Runs a URL or harvest now and every `ms`. A tick while its last run is still queued or running is skipped: the
+   * queue holds one run of it at most. (A dropped file is queued again on every change: its new content is another import.)
+   */
+  private every(source: string, ms: number, task: () => Promise<void>): void {
+    const tick = () => {
+      if (this.pending.has(source)) {
+        this.opts.log.log('info', 'updates.run_skipped', { source });
+        return;
+      }
+      this.pending.add(source);
+      void this.enqueue(source, task).finally(() => this.pending.delete(source));
+    };
+    tick();
+    const schedule = this.opts.schedule ?? ((t, every) => {
+      const timer = setInterval(t, every);
+      return () => clearInterval(timer);
+    });
+    this.stops.push(schedule(tick, ms));
   }
 
   /** Where what is known of each source is kept: the first store's (every store gets the same imports). */
