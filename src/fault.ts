@@ -19,8 +19,8 @@ export const FAULT_CODES = {
     'HARVEST_UNREACHABLE', 'HARVEST_HTTP_ERROR', 'HARVEST_BAD_PAGE', 'HARVEST_CURSOR_EXPIRED', 'HARVEST_STOPPED', 'HARVEST_PROCESS_FAILED', 'IMPORT_PROCESS_FAILED', 'IMPORT_STOPPED'],
   /** an S3 bucket that cannot be listed or read, or a mirror folder that cannot be written (S3_MIRROR_WRITE) */
   s3: ['S3_CREDENTIALS', 'S3_NO_SUCH_BUCKET', 'S3_SERVER_ERROR', 'S3_UNREACHABLE', 'S3_MIRROR_WRITE'],
-  /** start-up and command line */
-  config: ['CONFIG_UNREADABLE', 'CONFIG_NOT_TOML', 'CONFIG_INVALID', 'USAGE'],
+  /** start-up and command line (OUTPUT_FAILED: stdout could not be written, other than by its reader leaving) */
+  config: ['CONFIG_UNREADABLE', 'CONFIG_NOT_TOML', 'CONFIG_INVALID', 'USAGE', 'OUTPUT_FAILED'],
   store: ['STORE_OPEN_FAILED', 'STORE_NOT_MADE', 'STORE_SCHEMA_MISMATCH', 'BACKUP_EXISTS', 'BACKUP_FAILED'],
   /** request-level HTTP errors (the `error` of an error body) */
   http: ['BAD_REQUEST', 'INVALID_JSON', 'UNAUTHORIZED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_CONFIGURED', 'CURSOR_EXPIRED', 'INTERNAL'],

@@ -25,10 +25,11 @@ export const silentLogger: Logger = { log() {} };
 /**
  * A log line written to fd 2 before the call returns: a line that says a file was applied is out before the next
  * file starts, and a process killed at any moment loses no line it logged (process.stderr.write may hold it in
- * a buffer). If the reader is gone (10 s of a full pipe) the rest goes to process.stderr, which queues it.
+ * a buffer). A daemon must not hang on its log: after 10 s of a full pipe (or a failed write) the rest goes to
+ * process.stderr, which queues it.
  */
 export function writeStderr(line: string): void {
   const bytes = Buffer.from(line);
-  const at = writeAllSync(2, bytes);
+  const { at } = writeAllSync(2, bytes, 10_000);
   if (at < bytes.length) process.stderr.write(bytes.subarray(at));
 }

@@ -9,7 +9,7 @@ import { importUpdatesCommand } from './cli/import-updates-command.ts';
 import { harvestCommand } from './cli/harvest-command.ts';
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
 import { backupCommand, statsCommand } from './cli/store-commands.ts';
-import { EXIT_OK, EXIT_USAGE, flushOutput, processOutput as io, StdoutClosed } from './cli/output.ts';
+import { EXIT_OK, EXIT_USAGE, finishOutput, processOutput as io } from './cli/output.ts';
 import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import type { StartSignals } from './daemon/start-signals.ts';
@@ -178,21 +178,15 @@ async function serve(config: Config, reread: () => Config, signals: StartSignals
 
 /** Runs one invocation and sets the exit code; `signals` holds what came before the program was loaded. */
 export async function runProgram(argv: string[], env: Record<string, string | undefined>, signals: StartSignals): Promise<void> {
+  let code = EXIT_OK;
   try {
-    process.exitCode = await main(argv, env, signals);
+    code = await main(argv, env, signals);
   } catch (e) {
-    if (e instanceof FaultError) {
-      io.err(`doi-holdings: ${e.message}`);
-      process.exitCode = EXIT_USAGE;
-    } else if (e instanceof StdoutClosed) {
-      // the reader took what it wanted (`--dump | head`): not a fault, and no stack trace
-      process.exitCode = EXIT_OK;
-    } else throw e;
+    if (!(e instanceof FaultError)) throw e;
+    io.err(`doi-holdings: ${e.message}`);
+    code = EXIT_USAGE;
   } finally {
-    try {
-      flushOutput();
-    } catch (e) {
-      if (!(e instanceof StdoutClosed)) throw e;
-    }
+    // stdout that could not be written changes it (output.ts); a bug thrown past here exits 1 all the same
+    process.exitCode = finishOutput(code);
   }
 }

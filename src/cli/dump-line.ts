@@ -22,9 +22,16 @@ export function dumpLine(env: EnvName, h: LiveHolding): DumpLine {
 /**
  * The --dump lines of a store's live holdings written from the stored bytes (holding-json.ts), nothing decoded:
  * a million lines a few seconds. `emit` gets each full chunk of lines (and must use it before returning), `each`
- * is called per line. test/cli/dump-line.test.ts holds it to JSON.stringify(dumpLine(...)), byte for byte.
+ * is called per line, and after a chunk `wanted` false stops it. test/store/holding-json.test.ts holds it to
+ * JSON.stringify(dumpLine(...)), byte for byte.
  */
-export function writeDumpLines(store: Store, filter: { platform?: string; doiKey?: string }, emit: (chunk: Uint8Array) => void, each: () => void): void {
+export function writeDumpLines(
+  store: Store,
+  filter: { platform?: string; doiKey?: string },
+  emit: (chunk: Uint8Array) => void,
+  each: () => void,
+  wanted: () => boolean = () => true,
+): void {
   const out = new JsonBytes();
   const head = `{"env":${JSON.stringify(store.env)},"platform":`;
   let lastUpdated = -1;
@@ -49,6 +56,7 @@ export function writeDumpLines(store: Store, filter: { platform?: string; doiKey
     each();
     if (out.pos >= CHUNK_BYTES) {
       emit(out.buf.subarray(0, out.pos));
+      if (!wanted()) return;
       out.reset();
     }
   }

@@ -27,12 +27,14 @@ export function dumpCommand(store: Store, filter: { platform?: string; doi?: str
   };
   try {
     if (!filter.history) {
-      writeDumpLines(store, { platform: filter.platform, doiKey: key }, (chunk) => io.outBytes(chunk), each);
+      // a reader that left, or a disk that is full, wants no more: the dump stops there (output.ts says which)
+      writeDumpLines(store, { platform: filter.platform, doiKey: key }, (chunk) => io.outBytes(chunk), each, () => io.wanted());
       return EXIT_OK;
     }
     dumpHistories(store, key, filter.platform, (line) => {
       io.out(line);
       each();
+      return io.wanted();
     });
     return EXIT_OK;
   } finally {
@@ -40,14 +42,17 @@ export function dumpCommand(store: Store, filter: { platform?: string; doi?: str
   }
 }
 
-function dumpHistories(store: Store, key: string | undefined, platform: string | undefined, out: (line: string) => void): void {
+/** `out` says whether more is wanted */
+function dumpHistories(store: Store, key: string | undefined, platform: string | undefined, out: (line: string) => boolean): void {
   const files = new Map<number, string>();
   const fileOf = (seq: number) => {
     let k = files.get(seq);
     if (k === undefined) files.set(seq, (k = store.fileKeyOfSeq(seq) ?? `#${seq}`));
     return k;
   };
-  for (const h of store.holdingHistories({ platform, doiKey: key })) out(JSON.stringify(historyDumpLine(store.env, h, fileOf)));
+  for (const h of store.holdingHistories({ platform, doiKey: key })) {
+    if (!out(JSON.stringify(historyDumpLine(store.env, h, fileOf)))) return;
+  }
 }
 
 /** --validate: a publisher's dry run. Same parser as ingestion, nothing stored. */
@@ -95,7 +100,8 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
 /**
  * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
  * the daemon's Ingestor (the folder above the platform's is the bucket folder); one from outside the environment's
- * bucket folder is read from a copy kept there (ingest-copy.ts).
+ * bucket folder is read from a copy kept there (ingest-copy.ts). A stdout that fails stops none of it: the files
+ * asked for are applied, not some first part of them (their outcomes stay in the ledger for --report).
  */
 export async function ingestCommand(files: string[], store: Store, config: Config, io: Output, progress = new Progress(false)): Promise<number> {
   let faults = 0;

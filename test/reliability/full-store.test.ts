@@ -39,6 +39,7 @@ function memoryOutput(): Output & { lines: string[] } {
     out: (line) => void lines.push(line),
     outBytes: (bytes) => void lines.push(...decoder.decode(bytes).split('\n').filter((l) => l !== '')),
     err: (line) => void lines.push(`ERR ${line}`),
+    wanted: () => true,
   };
 }
 
