@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
 import { FaultError, type Fault } from '../fault.ts';
-import { backupRefused, Store, storeFileIn } from '../store/index.ts';
+import { backupRefused, Store, storeFileIn, writeBackupFolder } from '../store/index.ts';
 import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { loadUrlState } from '../updates/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
@@ -104,60 +104,69 @@ const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null)
 /**
  * --backup DIR: a consistent, compacted copy of each store asked for, laid out like `store.dir` (a config whose
  * store.dir is DIR opens it; a replica can start from it). The daemon may run meanwhile. Each copy is opened again
- * and checked before it is reported.
+ * and checked, and DIR appears only once every environment asked for is copied (writeBackupFolder): a backup that
+ * failed part-way leaves no DIR. The reports are printed then, one line per environment.
  */
 export async function backupCommand(dir: string, envs: readonly EnvName[], config: Config, io: Output, onTty: boolean): Promise<number> {
-  // every target and every store is checked before any is written: a refusal must not leave DIR half a new backup
-  for (const env of envs) {
-    const refused = backupRefused(storeFileIn(dir, env)) ?? (await unopenable(config, env));
-    if (refused) {
-      io.err(`doi-holdings: ${refused.code}: ${refused.message}`);
-      return EXIT_USAGE;
-    }
+  // the target and every store are checked before anything is written
+  let refused = backupRefused(dir);
+  for (const env of envs) refused ??= await unopenable(config, env);
+  if (refused) {
+    io.err(`doi-holdings: ${refused.code}: ${refused.message}`);
+    return EXIT_USAGE;
   }
-  for (const env of envs) {
-    const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
-    const progress = new Progress(onTty);
-    const expected = store.pageFigures();
-    const partialOf = `${storeFileIn(dir, env)}.partial`; // store-file.ts writes the copy there first
-    // off a terminal there is no line to show, so no file to look at either
-    const timer = onTty
-      ? setInterval(() => {
-          const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
-          progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
-        }, 200)
-      : undefined;
-    const started = performance.now();
-    let target: string;
-    try {
-      target = await store.backupTo(dir);
-    } catch (e) {
-      if (!(e instanceof FaultError)) throw e;
-      io.err(`doi-holdings: ${e.code}: ${e.message}`);
-      return EXIT_USAGE;
-    } finally {
-      clearInterval(timer);
-      progress.done();
-      await store.close();
-    }
-    const copy = Store.open(dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
-    try {
-      const live = Object.values(copy.liveCounts()).reduce((a, b) => a + b, 0);
-      io.out(
-        JSON.stringify({
-          env,
-          backup: target,
-          bytes: statSync(target).size,
-          schemaVersion: copy.schemaVersion(),
-          lastAppliedSeq: copy.appliedSeq().seq,
-          liveHoldings: live,
-          sourceBytes: expected.fileBytes,
-          seconds: Math.round(performance.now() - started) / 1000,
-        }),
-      );
-    } finally {
-      await copy.close();
-    }
+  let reports: string[];
+  try {
+    reports = await writeBackupFolder(dir, async (partial) => {
+      const lines: string[] = [];
+      for (const env of envs) lines.push(await backupOne(env, partial, storeFileIn(dir, env), config, onTty));
+      return lines;
+    });
+  } catch (e) {
+    if (!(e instanceof FaultError)) throw e;
+    io.err(`doi-holdings: ${e.code}: ${e.message}`);
+    return EXIT_USAGE;
   }
+  for (const line of reports) io.out(line);
   return EXIT_OK;
+}
+
+/** Copies one environment's store into the partial folder, opens the copy and checks it: its report line, naming `target`, where it will be. */
+async function backupOne(env: EnvName, partial: string, target: string, config: Config, onTty: boolean): Promise<string> {
+  const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
+  const progress = new Progress(onTty);
+  const expected = store.pageFigures();
+  const partialOf = `${storeFileIn(partial, env)}.partial`; // store-file.ts writes the copy there first
+  // off a terminal there is no line to show, so no file to look at either
+  const timer = onTty
+    ? setInterval(() => {
+        const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
+        progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
+      }, 200)
+    : undefined;
+  const started = performance.now();
+  let copied: string;
+  try {
+    copied = await store.backupTo(partial);
+  } finally {
+    clearInterval(timer);
+    progress.done();
+    await store.close();
+  }
+  const copy = Store.open(partial, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
+  try {
+    const live = Object.values(copy.liveCounts()).reduce((a, b) => a + b, 0);
+    return JSON.stringify({
+      env,
+      backup: target,
+      bytes: statSync(copied).size,
+      schemaVersion: copy.schemaVersion(),
+      lastAppliedSeq: copy.appliedSeq().seq,
+      liveHoldings: live,
+      sourceBytes: expected.fileBytes,
+      seconds: Math.round(performance.now() - started) / 1000,
+    });
+  } finally {
+    await copy.close();
+  }
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, startDaemon, tempDir, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { BUN, REPO, runCli, startDaemon, tempDir, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 
 /** --stats and --backup through the real program, with and without the daemon running. */
 
@@ -94,6 +94,7 @@ test('--backup: a compacted copy a config opens and dumps equal; never over an e
   const all = await runCli(['--backup', join(dir.path, 'backups', 'tuesday'), '--config', cfg.path]);
   expect(all.code).toBe(0);
   expect(all.lines.map((l) => JSON.parse(l).env)).toEqual(['production', 'staging']);
+  expect(existsSync(join(dir.path, 'backups', 'tuesday.partial'))).toBe(false);
 });
 
 test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and exit 2, no stack trace', async () => {
@@ -103,7 +104,7 @@ test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and ex
   const r = await runCli(['--backup', join(dir.path, 'a-file', 'backups'), '--env', 'production', '--config', cfg.path]);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('BACKUP_FAILED');
-  expect(r.stderr).toContain(`cannot write ${join(dir.path, 'a-file', 'backups', 'production', 'data.mdb')}`);
+  expect(r.stderr).toContain(`cannot write ${join(dir.path, 'a-file', 'backups')}`);
   expect(r.stderr).not.toContain('    at ');
 });
 
@@ -116,7 +117,7 @@ test('--backup into a folder where one environment holds a backup already writes
   const r = await runCli(['--backup', target, '--config', cfg.path]);
   expect(r.code).toBe(2);
   expect(r.stdout).toBe('');
-  expect(r.stderr).toContain(`BACKUP_EXISTS: ${join(target, 'staging', 'data.mdb')} exists already`);
+  expect(r.stderr).toContain(`BACKUP_EXISTS: ${target} exists already`);
   expect(existsSync(join(target, 'production'))).toBe(false);
 });
 
@@ -130,4 +131,52 @@ test('--backup of every environment where one has no store yet writes nothing: S
   expect(existsSync(join(target, 'production'))).toBe(false);
   // the same folder takes the backup once the cause is gone (here: production alone)
   expect((await runCli(['--backup', target, '--env', 'production', '--config', cfg.path])).code).toBe(0);
+});
+
+/** The program under a file size limit (the shell's ulimit -f, 512-byte blocks in sh), its signal ignored: a write past it fails (EFBIG), as on a full disk. */
+async function runCliLimited(args: string[], limitKiB: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(['sh', '-c', `trap '' XFSZ; ulimit -f ${limitKiB * 2}; exec "$0" "$@"`, BUN, join(REPO, 'src/main.ts'), ...args], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+test('--backup whose second environment fails part-way leaves no DIR, and no partial folder: all or nothing', async () => {
+  await ingestSample(); // production: a store whose copy is some 30 KB
+  const many = Array.from({ length: 9000 }, (_, i) => ({ doi: `10.5555/s${i}`, accessType: 'open' }));
+  const key = writeDeposit(cfg.staging, 'acme', many);
+  expect((await runCli(['--ingest', '--env', 'staging', '--config', cfg.path, join(cfg.staging, key)])).code).toBe(0);
+  const target = join(dir.path, 'backups', 'wednesday');
+  // staging's copy (some 500 KB) outgrows the limit, production's does not
+  const r = await runCliLimited(['--backup', target, '--config', cfg.path], 200);
+  expect(r.stderr).toContain('BACKUP_FAILED');
+  expect(r.stderr).toContain(join('staging', 'data.mdb'));
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe(''); // no report of production's copy, which is gone with the rest
+  expect(existsSync(target)).toBe(false);
+  expect(readdirSync(join(dir.path, 'backups'))).toEqual([]);
+  // once there is room the same DIR takes the whole backup
+  const again = await runCli(['--backup', target, '--config', cfg.path]);
+  expect(again.code).toBe(0);
+  expect(again.lines.map((l) => JSON.parse(l).env)).toEqual(['production', 'staging']);
+  expect(JSON.parse(again.lines[1]!).liveHoldings).toBe(9000);
+});
+
+test('--backup: an existing DIR is refused even empty; a partial folder left by a killed run is replaced', async () => {
+  await ingestSample();
+  const empty = join(dir.path, 'backups', 'made-by-hand');
+  mkdirSync(empty, { recursive: true });
+  const refused = await runCli(['--backup', empty, '--env', 'production', '--config', cfg.path]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain(`BACKUP_EXISTS: ${empty} exists already`);
+
+  const target = join(dir.path, 'backups', 'thursday');
+  mkdirSync(join(`${target}.partial`, 'production'), { recursive: true });
+  writeFileSync(join(`${target}.partial`, 'production', 'data.mdb'), 'half a copy');
+  // given with a trailing slash: the partial folder is still DIR's sibling, not a folder in it
+  const r = await runCli(['--backup', `${target}/`, '--env', 'production', '--config', cfg.path]);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.lines[0]!)).toMatchObject({ env: 'production', liveHoldings: 5 });
+  expect(existsSync(`${target}.partial`)).toBe(false);
+  expect(readdirSync(target)).toEqual(['production']);
 });
