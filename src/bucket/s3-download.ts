@@ -58,7 +58,9 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
       transform(chunk: Buffer, _encoding, done) {
         bytes += chunk.length;
         arm();
-        done(null, chunk);
+        // an object replaced since it was listed (no ETag to match) is never written past its listed size
+        if (bytes > o.size) done(new Error(`${o.key}: more than the ${o.size} bytes listed arrived`));
+        else done(null, chunk);
       },
     });
     await pipeline(res.Body as Readable, counted, createWriteStream(path), { signal: abort.signal });

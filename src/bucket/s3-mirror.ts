@@ -65,6 +65,8 @@ export class S3Mirror {
   private readonly client: S3Client;
   private readonly state: Map<string, MirroredObject>;
   private readonly warned = new Set<string>();
+  /** keys said to be skipped, by code (/metrics: doi_holdings_s3_keys_skipped_total, and its alert) */
+  readonly skipped = new Map<string, number>();
   /** objects whose path clashed (PATH_CLASH, or a kept copy's name too long) or too large: not fetched again until their bytes change (or a restart) */
   private readonly putAside = new Map<string, { etag: string; size: number }>();
   /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
@@ -299,6 +301,7 @@ export class S3Mirror {
   private warnOnce(key: string, why: string, code: 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE' = 'BAD_PATH', again = false): void {
     if (this.warned.has(key) && !again) return;
     this.warned.add(key);
+    this.skipped.set(code, (this.skipped.get(code) ?? 0) + 1);
     this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code, why });
   }
 

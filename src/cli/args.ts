@@ -134,7 +134,7 @@ Usage:
                                               access type, works with updates, ledger counts, file size, free pages
   doi-holdings --backup DIR [--env E]         a consistent, compacted copy of each store (all, or E) under DIR,
                                               laid out like store.dir; safe while the daemon runs; DIR
-                                              is new, made once every copy is whole
+                                              is new (or empty), made once every copy is whole
   doi-holdings --retry [--env staging] KEY    forget KEY's quarantine and apply it again from the bucket
   doi-holdings --report [--env staging] KEY...
                                               each file's report: outcome, counts, rejected lines, timings

@@ -69,7 +69,7 @@ export interface EntitlementSettings {
 export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
   name: 'doi-holdings',
   cacheMaxEntries: 100_000,
-  cacheMaxBytes: 64 * 1024 * 1024,
+  cacheMaxBytes: 128 * 1024 * 1024,
   breakerFailures: 5,
   breakerCooldownMs: 30_000,
 };

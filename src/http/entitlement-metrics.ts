@@ -38,6 +38,14 @@ export function renderEntitlementMetrics(
   );
   writeFamily(out, 'doi_holdings_platform_breaker_opens_total', 'counter', 'Times the circuit breaker opened.', counted.map(([platform, f]) => [{ platform }, f.breakerOpens]));
   writeFamily(out, 'doi_holdings_platform_cache_hits_total', 'counter', 'Platform answers served from the answer cache.', counted.map(([platform, f]) => [{ platform }, f.cacheHits]));
+  writeFamily(out, 'doi_holdings_entitlement_cache_answers', 'gauge', 'Platform answers held in the answer cache.', sources.map(({ env, entitlement }) => [{ env }, entitlement.cache.size]));
+  writeFamily(
+    out,
+    'doi_holdings_entitlement_cache_bytes',
+    'gauge',
+    'What the answer cache holds, as counted against [entitlements] cacheMaxBytes (two bytes a character of its strings, 256 an answer).',
+    sources.map(({ env, entitlement }) => [{ env }, entitlement.cache.bytes]),
+  );
   writeFamily(
     out,
     'doi_holdings_entitlement_index_dois',

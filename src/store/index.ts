@@ -1,6 +1,7 @@
 export { Store } from './store.ts';
 export type { PreparedFile, FileStatus, ApplyStatus, HoldingView, LiveHolding, SpaceUsage } from './store-types.ts';
-export { backupRefused, storeFileIn, writeBackupFolder, type PageFigures } from './store-file.ts';
+export { backupRefused, writeBackupFolder } from './backup-folder.ts';
+export { storeFileIn, type PageFigures } from './store-file.ts';
 export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
 export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';

@@ -341,6 +341,7 @@ test('an object larger than any deposit can be is not downloaded: said (TOO_LARG
   expect(existsSync(join(settings().path, big))).toBe(false);
   const skipped = logged.filter((l) => l.event === 's3.key_skipped');
   expect(skipped.map((l) => [l.key, l.code])).toEqual([[big, 'TOO_LARGE']]);
+  expect([...m.skipped]).toEqual([['TOO_LARGE', 1]]); // /metrics: doi_holdings_s3_keys_skipped_total
   expect(skipped[0]!.why).toBe(`${big}: the file is 1049617 bytes, more than a gzip of at most 1024 bytes of content can be (1049616); it is not read; not mirrored`);
   // the same key uploaded again at a size a deposit can be: downloaded like any other
   await s3.put(bucket, big, 'now small');

@@ -161,22 +161,52 @@ test('--backup whose second environment fails part-way leaves no DIR, and no par
   expect(JSON.parse(again.lines[1]!).liveHoldings).toBe(9000);
 });
 
-test('--backup: an existing DIR is refused even empty; a partial folder left by a killed run is replaced', async () => {
+test('--backup: an existing empty DIR (made by a script) takes the backup, one holding anything is refused; a partial folder left by a killed run is replaced', async () => {
   await ingestSample();
   const empty = join(dir.path, 'backups', 'made-by-hand');
   mkdirSync(empty, { recursive: true });
-  const refused = await runCli(['--backup', empty, '--env', 'production', '--config', cfg.path]);
+  const into = await runCli(['--backup', empty, '--env', 'production', '--config', cfg.path]);
+  expect([into.code, into.stderr]).toEqual([0, '']);
+  expect(readdirSync(empty)).toEqual(['production']);
+  const full = join(dir.path, 'backups', 'not-empty');
+  mkdirSync(full, { recursive: true });
+  writeFileSync(join(full, 'notes.txt'), 'mine');
+  const refused = await runCli(['--backup', full, '--env', 'production', '--config', cfg.path]);
   expect(refused.code).toBe(2);
-  expect(refused.stderr).toContain(`BACKUP_EXISTS: ${empty} exists already`);
+  expect(refused.stderr).toContain(`BACKUP_EXISTS: ${full} exists already`);
+  expect(readdirSync(full)).toEqual(['notes.txt']);
 
   const target = join(dir.path, 'backups', 'thursday');
   mkdirSync(join(`${target}.partial`, 'production'), { recursive: true });
   writeFileSync(join(`${target}.partial`, 'production', 'data.mdb'), 'half a copy');
+  // the run that left it is gone: its pid file is taken over
+  const dead = Bun.spawnSync(['true']).pid;
+  writeFileSync(`${target}.partial.pid`, `${dead}\n`);
   // given with a trailing slash: the partial folder is still DIR's sibling, not a folder in it
   const r = await runCli(['--backup', `${target}/`, '--env', 'production', '--config', cfg.path]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(JSON.parse(r.lines[0]!)).toMatchObject({ env: 'production', liveHoldings: 5 });
   expect(existsSync(`${target}.partial`)).toBe(false);
+  expect(existsSync(`${target}.partial.pid`)).toBe(false);
   expect(readdirSync(target)).toEqual(['production']);
+});
+
+test('--backup to a DIR another backup is filling is refused (BACKUP_RUNNING), and its partial folder left alone', async () => {
+  await ingestSample();
+  const target = join(dir.path, 'backups', 'friday');
+  mkdirSync(join(`${target}.partial`, 'production'), { recursive: true });
+  writeFileSync(join(`${target}.partial`, 'production', 'data.mdb.partial'), 'being written');
+  const other = Bun.spawn(['sleep', '30']); // stands for the running backup
+  try {
+    writeFileSync(`${target}.partial.pid`, `${other.pid}\n`);
+    const r = await runCli(['--backup', target, '--env', 'production', '--config', cfg.path]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`BACKUP_RUNNING: ${target}: another backup to it is running (process ${other.pid}`);
+    expect(readFileSync(join(`${target}.partial`, 'production', 'data.mdb.partial'), 'utf8')).toBe('being written');
+    expect(readFileSync(`${target}.partial.pid`, 'utf8')).toBe(`${other.pid}\n`);
+    expect(existsSync(target)).toBe(false);
+  } finally {
+    other.kill();
+  }
 });

@@ -71,7 +71,7 @@ describe('a valid config', () => {
         },
       ],
       integrators: [],
-      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, cacheMaxBytes: 64 * 1024 * 1024, breakerFailures: 5, breakerCooldownMs: 30_000 },
+      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, cacheMaxBytes: 128 * 1024 * 1024, breakerFailures: 5, breakerCooldownMs: 30_000 },
       updates: { dropDir: undefined, nice: 10, urls: [], crossref: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);

@@ -520,6 +520,8 @@ describe('operations', () => {
     expect(text).toContain('doi_holdings_platform_call_seconds_bucket{platform="paid",le="+Inf"} 1');
     expect(text).toContain('doi_holdings_platform_call_seconds_count{platform="paid"} 1');
     expect(text).toContain('# TYPE doi_holdings_platform_call_seconds histogram');
+    expect(text).toContain('doi_holdings_entitlement_cache_answers{env="production"} 1');
+    expect(Number(/doi_holdings_entitlement_cache_bytes\{env="production"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(256);
     for (const [source, n] of [['service_request', 1], ['service_cache', 1], ['oa_platform', 1], ['none', 1], ['invalid', 1]])
       expect(text).toContain(`doi_holdings_entitlement_answers_total{env="production",source="${source}"} ${n}`);
   });
