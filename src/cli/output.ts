@@ -21,6 +21,8 @@ export interface Output {
  * decides the exit code.
  */
 const OUT_CHUNK = 64 * 1024;
+/** a stderr pipe nobody reads is not waited on for ever (log.ts bounds the daemon's the same way) */
+const STDERR_GIVE_UP_MS = 10_000;
 let pending: string[] = [];
 let pendingBytes = 0;
 
@@ -67,7 +69,9 @@ export const processOutput: Output = {
   },
   err: (line) => {
     flushOutput();
-    process.stderr.write(`${line}\n`);
+    // written out at once, and a stderr that fails too (`>file 2>&1` on a full disk) is let be: no error event
+    // may end a command part-way (an --ingest applies every file whatever becomes of its output)
+    writeAllSync(2, Buffer.from(`${line}\n`), STDERR_GIVE_UP_MS);
   },
   wanted: () => lost === undefined,
 };

@@ -133,6 +133,19 @@ describe('--ingest whose stdout fails', () => {
     expect((await dump(cfg.path, ['--env', 'staging'])).map((l) => l.doi)).toEqual(dois);
   });
 
+  test('stdout and stderr both into a full disk (>file 2>&1): every file is applied all the same, exit 2', async () => {
+    const { paths, dois } = faultyDeposits(cfg.staging, 30);
+    const full = openSync('/dev/full', 'w');
+    try {
+      const proc = Bun.spawn([BUN, MAIN, '--ingest', '--env', 'staging', '--config', cfg.path, ...paths], { cwd: REPO, stdout: full, stderr: full });
+      expect(await proc.exited).toBe(2);
+    } finally {
+      closeSync(full);
+    }
+    const staged = (await dump(cfg.path, ['--env', 'staging'])).map((l) => l.doi);
+    for (const doi of dois) expect(staged).toContain(doi);
+  });
+
   test('into a pipe its reader closed: every file is applied, quietly, and the rejected lines still exit 1', async () => {
     const { paths, dois } = faultyDeposits(cfg.bucket, 30);
     expect(await toClosedPipe(['--ingest', '--config', cfg.path, ...paths])).toEqual({ code: 1, stderr: '' });
