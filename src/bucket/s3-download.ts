@@ -59,8 +59,8 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
         bytes += chunk.length;
         arm();
         // an object replaced since it was listed (no ETag to match) is never written past its listed size
-        if (bytes > o.size) done(new Error(`${o.key}: more than the ${o.size} bytes listed arrived`));
-        else done(null, chunk);
+        if (bytes > o.size) abort.abort(new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`));
+        done(null, chunk);
       },
     });
     await pipeline(res.Body as Readable, counted, createWriteStream(path), { signal: abort.signal });
