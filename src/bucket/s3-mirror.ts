@@ -10,6 +10,8 @@ import { downloadObject } from './s3-download.ts';
 import { listBucket, type MirrorObject } from './s3-listing.ts';
 import { describeS3Error, s3ClientFor } from './s3-client.ts';
 import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
+import { LateObjects } from './s3-late-objects.ts';
+import { SkippedKeys } from './s3-skipped-keys.ts';
 
 /**
  * Mirrors an S3 bucket (under its prefix) into a local folder that is then ingested like a local bucket.
@@ -18,7 +20,8 @@ import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirr
  * (s3-download.ts: GetObject with If-Match, so the bytes are those listed; the mtime is the listed LastModified)
  * and rename into place. Objects deleted from the bucket are never deleted here; a key re-uploaded with other
  * content keeps its old copy under `.superseded/` (raw deposits are never lost) and the new one is handed on,
- * where the ledger quarantines it as a same-key conflict.
+ * where the ledger quarantines it as a same-key conflict. Beside it: keys it does not copy (s3-skipped-keys.ts)
+ * and objects that come late (s3-late-objects.ts).
  */
 
 const PARTIAL = '.s3-partial';
@@ -64,13 +67,8 @@ export interface S3MirrorOptions {
 export class S3Mirror {
   private readonly client: S3Client;
   private readonly state: Map<string, MirroredObject>;
-  private readonly warned = new Set<string>();
-  /** keys said to be skipped, by code (/metrics: doi_holdings_s3_keys_skipped_total, and its alert) */
-  readonly skipped = new Map<string, number>();
-  /** objects whose path clashed (PATH_CLASH, or a kept copy's name too long) or too large: not fetched again until their bytes change (or a restart) */
-  private readonly putAside = new Map<string, { etag: string; size: number }>();
-  /** the newest (LastModified, key) put in place: an object listed after it that sorts before it came late */
-  private newest: { key: string; lastModified: number } | undefined;
+  private readonly skips: SkippedKeys;
+  private readonly late: LateObjects;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inFlight: Promise<unknown> | undefined;
   private failures = 0;
@@ -89,10 +87,17 @@ export class S3Mirror {
 
   constructor(private readonly opts: S3MirrorOptions) {
     this.client = opts.client ?? s3ClientFor(opts.settings);
+    this.late = new LateObjects(opts.log, opts.envName);
+    this.skips = new SkippedKeys(opts.log, { env: opts.envName, bucket: opts.settings.bucket });
     mkdirSync(opts.settings.path, { recursive: true });
     rmSync(join(opts.settings.path, PARTIAL), { recursive: true, force: true }); // leftovers of a crash
     this.state = loadMirrorState(opts.settings.path);
-    for (const [rel, o] of this.state) this.noteInPlace({ key: rel, lastModified: o.lastModified });
+    for (const [rel, o] of this.state) this.late.noteInPlace({ key: rel, lastModified: o.lastModified });
+  }
+
+  /** keys not mirrored, by code (/metrics) */
+  get skipped(): ReadonlyMap<string, number> {
+    return this.skips.counts;
   }
 
   /** Syncs now, then every pollMs; failures back off exponentially and never stop the loop. */
@@ -129,7 +134,7 @@ export class S3Mirror {
     let objects: MirrorObject[];
     const listStart = Date.now();
     try {
-      objects = await listBucket(this.client, settings, (key, why) => this.warnOnce(key, why), this.stopping.signal);
+      objects = await listBucket(this.client, settings, (key, why) => this.skips.say(key, why), this.stopping.signal);
       this.lastListingAt = Date.now();
     } catch (e) {
       this.fail(e);
@@ -144,14 +149,13 @@ export class S3Mirror {
     const todo = objects
       .filter((o) => {
         if (o.lastModified > listStart - SAME_SECOND_GUARD_MS) return false; // next round
-        const aside = this.putAside.get(o.rel);
-        if (aside && aside.etag === o.etag && aside.size === o.size) return false; // its bytes clashed or were too large already
+        if (this.skips.isAside(o)) return false; // its bytes clashed or were too large already
         const known = this.state.get(o.rel);
         if (known && known.etag === o.etag && known.size === o.size) return false;
         return !this.refusedForSize(o);
       })
       .sort(applyOrder); // by the bucket key: one prefix, so the same order as by `rel`
-    this.warnLate(todo);
+    this.late.sayLate(todo);
     // downloaded files wait in the hidden partial folder until every earlier one is in place
     const partial: (string | 'failed' | undefined)[] = todo.map(() => undefined);
     const downloaded: string[] = [];
@@ -213,7 +217,7 @@ export class S3Mirror {
     if (this.lastError) log.log('info', 's3.recovered', { env: envName, bucket: settings.bucket });
     this.lastError = undefined;
     this.lastSuccessAt = Date.now();
-    return { listed: objects.length, downloaded, skippedKeys: [...this.warned] };
+    return { listed: objects.length, downloaded, skippedKeys: this.skips.keys() };
   }
 
   /** Downloads one object into the hidden partial folder (GetObject with If-Match: the listed bytes); returns the path. */
@@ -238,10 +242,7 @@ export class S3Mirror {
    */
   private refusedForSize(o: MirrorObject): boolean {
     const tooLarge = rawSizeFault(o.key, o.size, this.opts.maxDecompressedBytes);
-    if (tooLarge) {
-      this.warnOnce(o.key, `${tooLarge.message}; not mirrored`, 'TOO_LARGE', true);
-      this.putAside.set(o.rel, { etag: o.etag, size: o.size });
-    }
+    if (tooLarge) this.skips.setAside(o, `${tooLarge.message}; not mirrored`, 'TOO_LARGE', true);
     return tooLarge !== undefined;
   }
 
@@ -249,13 +250,12 @@ export class S3Mirror {
   private putInPlace(o: MirrorObject, tmp: string): boolean {
     const clash = placeMirrored(this.opts.settings.path, o.rel, tmp, this.state.get(o.rel)?.etag);
     if (clash) {
-      this.warnOnce(o.key, clash, 'PATH_CLASH');
-      this.putAside.set(o.rel, { etag: o.etag, size: o.size });
+      this.skips.setAside(o, clash, 'PATH_CLASH');
       return false;
     }
-    this.putAside.delete(o.rel);
+    this.skips.release(o.rel);
     this.state.set(o.rel, { etag: o.etag, size: o.size, lastModified: o.lastModified });
-    this.noteInPlace({ key: o.rel, lastModified: o.lastModified });
+    this.late.noteInPlace({ key: o.rel, lastModified: o.lastModified });
     return true;
   }
 
@@ -271,38 +271,11 @@ export class S3Mirror {
     }
   }
 
-  private noteInPlace(at: { key: string; lastModified: number }): void {
-    if (!this.newest || applyOrder(at, this.newest) > 0) this.newest = at;
-  }
-
-  /**
-   * An object that sorts before one already put in place arrived late (S3 stamps an upload when it begins, so a
-   * long one shows in listings after the guard). If files of its platform after it were applied, the store leaves
-   * them the DOIs they carry (docs/design.md, "Late files"), so replicas hold the same; said, for the operator.
-   */
-  private warnLate(todo: readonly MirrorObject[]): void {
-    const newest = this.newest;
-    if (!newest) return;
-    for (const o of todo) {
-      if (applyOrder({ key: o.rel, lastModified: o.lastModified }, newest) >= 0) return; // sorted: the rest are later
-      // key: as the ingestor and its file.applied lines name it
-      const message = 'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)';
-      this.opts.log.log('info', 's3.late_object', { env: this.opts.envName, key: o.rel, lastModified: new Date(o.lastModified).toISOString(), after: newest.key, message });
-    }
-  }
-
   private fail(e: unknown): void {
     if (this.closed) return; // a round cut short by a stop is no failure of the bucket's
     const { settings, log, envName } = this.opts;
     this.lastError = describeS3Error(e, settings);
     log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });
-  }
-
-  private warnOnce(key: string, why: string, code: 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE' = 'BAD_PATH', again = false): void {
-    if (this.warned.has(key) && !again) return;
-    this.warned.add(key);
-    this.skipped.set(code, (this.skipped.get(code) ?? 0) + 1);
-    this.opts.log.log('warn', 's3.key_skipped', { env: this.opts.envName, bucket: this.opts.settings.bucket, key, code, why });
   }
 
   async close(): Promise<void> {
