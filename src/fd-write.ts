@@ -2,6 +2,9 @@ import { writeSync } from 'node:fs';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
+/** How long a write to stderr waits on a full pipe: a log nobody reads must not hang the process (log.ts, cli/output.ts). */
+export const STDERR_GIVE_UP_MS = 10_000;
+
 /** Why a write stopped short: the errno's code (`EPIPE`, `ENOSPC`, ...) and the system's words for it. */
 export interface WriteFailure {
   readonly errno: string;

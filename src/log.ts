@@ -1,4 +1,4 @@
-import { writeAllSync } from './fd-write.ts';
+import { STDERR_GIVE_UP_MS, writeAllSync } from './fd-write.ts';
 
 /**
  * Structured log lines (one JSON object per line on stderr, which systemd's journal keeps). Passed in to every
@@ -30,6 +30,6 @@ export const silentLogger: Logger = { log() {} };
  */
 export function writeStderr(line: string): void {
   const bytes = Buffer.from(line);
-  const { at } = writeAllSync(2, bytes, 10_000);
+  const { at } = writeAllSync(2, bytes, STDERR_GIVE_UP_MS);
   if (at < bytes.length) process.stderr.write(bytes.subarray(at));
 }

@@ -59,8 +59,10 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
         bytes += chunk.length;
         arm();
         // an object replaced since it was listed (no ETag to match) is never written past its listed size
-        if (bytes > o.size) abort.abort(new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`));
-        done(null, chunk);
+        if (bytes > o.size) {
+          abort.abort(sizeMismatch(o, bytes));
+          done();
+        } else done(null, chunk);
       },
     });
     await pipeline(res.Body as Readable, counted, createWriteStream(path), { signal: abort.signal });
@@ -75,7 +77,11 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
     clearTimeout(slow);
     stop?.removeEventListener('abort', stopped);
   }
-  if (bytes !== o.size) throw new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`);
+  if (bytes !== o.size) throw sizeMismatch(o, bytes);
   const at = new Date(o.lastModified);
   await utimes(path, at, at);
+}
+
+function sizeMismatch(o: { key: string; size: number }, bytes: number): Error {
+  return new Error(`${o.key}: ${bytes} bytes arrived, the listing says ${o.size}`);
 }

@@ -1,5 +1,5 @@
 import { fault, type Fault } from '../fault.ts';
-import { writeAllSync, type WriteFailure } from '../fd-write.ts';
+import { STDERR_GIVE_UP_MS, writeAllSync, type WriteFailure } from '../fd-write.ts';
 
 /** Where commands write: injected so tests and the daemon share the code. */
 export interface Output {
@@ -21,8 +21,6 @@ export interface Output {
  * decides the exit code.
  */
 const OUT_CHUNK = 64 * 1024;
-/** a stderr pipe nobody reads is not waited on for ever (log.ts bounds the daemon's the same way) */
-const STDERR_GIVE_UP_MS = 10_000;
 let pending: string[] = [];
 let pendingBytes = 0;
 

@@ -136,7 +136,7 @@ async function backupOne(env: EnvName, partial: string, target: string, config: 
   const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
   const progress = new Progress(onTty);
   const expected = store.pageFigures();
-  const partialOf = `${storeFileIn(partial, env)}.partial`; // store-file.ts writes the copy there first
+  const partialOf = storeFileIn(partial, env); // where the copy grows
   // off a terminal there is no line to show, so no file to look at either
   const timer = onTty
     ? setInterval(() => {

@@ -54,7 +54,7 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
   if (typeof secretsFile === 'string' && secretsFile !== '') {
     const secrets = readSecretsFile(resolve(dirname(resolve(path)), secretsFile));
     problems.push(...secrets.problems);
-    env = Object.assign(Object.create(null), processEnv, secrets.values);
+    Object.assign(env, secrets.values);
     secretNames = Object.keys(secrets.values);
   }
   if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));

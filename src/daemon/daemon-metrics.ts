@@ -25,15 +25,8 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
   gauge(registry, 'doi_holdings_s3_failed_rounds', 'S3 sync rounds failed in a row (0 once one succeeds): a round is listing and downloads; a long first round is not a failure.', ['env'], (set) => {
     for (const [env, r] of envs) if (r.mirror) set({ env }, r.mirror.failedRounds);
   });
-  new Counter({
-    name: 'doi_holdings_s3_keys_skipped_total',
-    help: 'S3 keys not mirrored, by code (each said once by s3.key_skipped): BAD_PATH and PATH_CLASH keys no file system path takes, TOO_LARGE objects larger than any deposit can be.',
-    labelNames: ['env', 'code'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [env, r] of envs) for (const [code, n] of r.mirror?.skipped ?? []) this.inc({ env, code }, n);
-    },
+  counter(registry, 'doi_holdings_s3_keys_skipped_total', 'S3 keys not mirrored, by code (each said once by s3.key_skipped): BAD_PATH and PATH_CLASH keys no file system path takes, TOO_LARGE objects larger than any deposit can be.', ['env', 'code'], (add) => {
+    for (const [env, r] of envs) for (const [code, n] of r.mirror?.skipped ?? []) add({ env, code }, n);
   });
   /** a per-source gauge's samples: `value` of each followed source it applies to (undefined: not to this one) */
   const perSource = (value: (s: SourceStatus) => number | undefined) => (set: (labels: { source: string }, v: number) => void) => {
@@ -75,6 +68,20 @@ function gauge<L extends string>(registry: Registry, name: string, help: string,
     collect() {
       this.reset();
       read((labels, value) => this.set(labels as never, value));
+    },
+  });
+}
+
+/** A counter read from the running parts at each scrape: their own counts, which only grow while the process runs. */
+function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], read: (add: (labels: Record<L, string>, value: number) => void) => void): void {
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      read((labels, value) => this.inc(labels as never, value));
     },
   });
 }

@@ -121,19 +121,19 @@ export class AnswerCache<V> {
     if (w) w.drops++;
     const keys = this.byDoi.get(doiKey);
     if (!keys) return;
-    for (const k of keys) {
-      const e = this.entries.get(k)!;
-      this.entries.delete(k);
-      this.unlink(e);
-      this.usedBytes -= e.bytes;
-    }
+    for (const k of keys) this.forget(this.entries.get(k)!);
     this.byDoi.delete(doiKey);
   }
 
-  private remove(e: Entry<V>): void {
+  /** Out of the map, the use list and the byte count (not the DOI's key set). */
+  private forget(e: Entry<V>): void {
     this.entries.delete(e.key);
     this.unlink(e);
     this.usedBytes -= e.bytes;
+  }
+
+  private remove(e: Entry<V>): void {
+    this.forget(e);
     const keys = this.byDoi.get(e.doiKey);
     if (!keys) return;
     keys.delete(e.key);

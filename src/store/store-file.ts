@@ -2,8 +2,7 @@ import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EnvName } from '../config/index.ts';
 import { fault, FaultError, type Fault } from '../fault.ts';
-import { backupRefused } from './backup-folder.ts';
-import { removeQuietly, syncMadeFolders, syncPath } from './durable-fs.ts';
+import { removeQuietly, syncPath } from './durable-fs.ts';
 import { dataFileOf, subDatabases, type StoreDbs } from './environment.ts';
 import type { SpaceUsage } from './store-types.ts';
 
@@ -51,23 +50,17 @@ export function storeFileIn(dir: string, env: EnvName): string {
 
 /**
  * Copies the store, compacted, from one read snapshot (writers go on meanwhile: LMDB readers never block them) to
- * `target` by way of `<target>.partial`, synced and renamed when complete, so a copy that died half-way (or a host
- * that crashed soon after) is never taken for a backup. An existing target is refused (backupRefused).
+ * `target`, in a backup folder that becomes one only once whole (backup-folder.ts), synced to disk: LMDB's copy
+ * (mdb_env_copy2) only closes its file, and a crash could leave the name with no bytes.
  */
 export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
-  const refused = backupRefused(target);
-  if (refused) throw new FaultError(refused);
-  const partial = `${target}.partial`;
   try {
-    const made = mkdirSync(dirname(target), { recursive: true });
-    rmSync(partial, { force: true });
-    await dbs.root.backup(partial, true);
-    // LMDB's copy (mdb_env_copy2) only closes the file: unsynced, a crash could leave the renamed name with no bytes
-    syncPath(partial);
-    renameSync(partial, target);
-    syncMadeFolders(dirname(target), made);
+    mkdirSync(dirname(target), { recursive: true });
+    await dbs.root.backup(target, true);
+    syncPath(target);
+    syncPath(dirname(target));
   } catch (e) {
-    removeQuietly(partial); // where the folder could not be made there is nothing to remove, and rm may say so
+    removeQuietly(target); // where the folder could not be made there is nothing to remove, and rm may say so
     throw new FaultError(fault('BACKUP_FAILED', `cannot write ${target}: ${(e as Error).message}`));
   }
 }
