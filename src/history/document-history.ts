@@ -1,4 +1,5 @@
-import { servedUpdates, type HoldingEvent, type HoldingView, type Store, type UpdatesEntry } from '../store/index.ts';
+import { recordKey, workNotices, type HoldingEvent, type HoldingView, type Store, type UpdatesEntry } from '../store/index.ts';
+import type { UpdateObject } from '../updates/index.ts';
 import { updateIdentity } from '../updates/index.ts';
 import { documentStatus } from './document-status.ts';
 import { updateTypeLabel } from './labels.ts';
@@ -11,12 +12,18 @@ export function historyOf(store: Store, doiKey: string): DocumentHistory | undef
 
 /**
  * Every holding change per platform and every update notice, newest first, with the status badge. Notices a
- * source no longer lists are kept, marked `withdrawn`, and do not count for the status.
+ * source no longer lists are kept, marked `withdrawn`; notices of a Retraction Watch record that now has another
+ * nature are kept, marked `reclassified` (docs/design.md, "One update per notice"). Neither counts for the status.
  */
 export function documentHistory(doiKey: string, holdings: readonly HoldingView[], updates: UpdatesEntry | undefined): DocumentHistory | undefined {
-  const served = servedUpdates(updates);
   if (holdings.length === 0 && !updates) return undefined;
-  const events: HistoryEvent[] = [...served.map(noticeEvent), ...withdrawnNotices(updates)];
+  const notices = workNotices(updates);
+  const served = notices.served;
+  const events: HistoryEvent[] = [
+    ...served.map((u) => noticeEvent(u)),
+    ...notices.reclassified.map(({ notice, now }) => noticeEvent(notice, now)),
+    ...withdrawnNotices(updates, notices.currentOfRecord),
+  ];
   for (const h of holdings) for (const e of h.events) events.push(holdingEvent(h.platform, e));
   // oldest first, stable (a platform's own order is kept for equal dates), then reversed: newest first
   events.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)).reverse();
@@ -28,7 +35,8 @@ export function documentHistory(doiKey: string, holdings: readonly HoldingView[]
   };
 }
 
-function noticeEvent(u: ReturnType<typeof servedUpdates>[number]): NoticeEvent {
+/** A notice as the timeline shows it; `now`: the notice its record stands for since it was re-classified. */
+function noticeEvent(u: UpdateObject, now?: UpdateObject): NoticeEvent {
   return {
     kind: 'notice',
     date: u.updateDate,
@@ -38,28 +46,39 @@ function noticeEvent(u: ReturnType<typeof servedUpdates>[number]): NoticeEvent {
     noticeDoi: u.updateDoi,
     reasons: u.reasons,
     urls: u.urls,
+    ...(now ? { reclassified: reclassifiedAs(now) } : {}),
   };
+}
+
+function reclassifiedAs(now: UpdateObject): NonNullable<NoticeEvent['reclassified']> {
+  return { updateType: now.updateType, label: updateTypeLabel(now.updateType), date: now.updateDate };
 }
 
 /**
  * Notices whose last event is a withdrawal and that no stored copy answers now (the same identity, or the same
- * Record ID and type: another feed's copy of the notice, servedUpdates): only what the event kept of them.
+ * Record ID and type: another feed's copy of the notice, servedUpdates): only what the event kept of them. One
+ * whose record is served now with another nature, dated the same or later, was re-classified, not dropped: it is
+ * marked so.
  */
-function withdrawnNotices(entry: UpdatesEntry | undefined): NoticeEvent[] {
+function withdrawnNotices(entry: UpdatesEntry | undefined, currentOfRecord: ReadonlyMap<string, UpdateObject>): NoticeEvent[] {
   if (!entry) return [];
-  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [recordKey(u.source, u.recordId, u.updateType)])]));
+  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [natureKey(u.source, u.recordId, u.updateType)])]));
   const last = new Map<string, UpdatesEntry['events'][number]>();
   for (const e of entry.events) last.set(updateIdentity(e), e);
   const out: NoticeEvent[] = [];
   for (const [id, e] of last) {
-    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(recordKey(e.source, e.recordId, e.updateType)))) continue;
-    out.push({ kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [], withdrawn: true });
+    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(natureKey(e.source, e.recordId, e.updateType)))) continue;
+    const now = e.recordId === undefined ? undefined : currentOfRecord.get(recordKey({ source: e.source, recordId: e.recordId }));
+    // a record asserted now with another nature dated before the withdrawn one was not re-classified into it: a
+    // feed dropped its record, and another feed's older assertion is what is left
+    const base: NoticeEvent = { kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [] };
+    out.push(now && now.updateDate >= e.time ? { ...base, reclassified: reclassifiedAs(now) } : { ...base, withdrawn: true });
   }
   return out;
 }
 
 /** A notice as Retraction Watch names it: its Record ID, with the type (a record whose nature changed is another notice). */
-function recordKey(source: string, recordId: string, updateType: string): string {
+function natureKey(source: string, recordId: string, updateType: string): string {
   return `${source}\u0000#${recordId}\u0000${updateType}`;
 }
 

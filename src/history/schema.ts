@@ -46,6 +46,19 @@ export const NoticeEvent = t.Object(
     reasons: t.Array(t.String()),
     urls: t.Array(t.String()),
     withdrawn: t.Optional(t.Boolean({ description: 'true: the source no longer lists this notice (it does not count for the status)' })),
+    reclassified: t.Optional(
+      t.Object(
+        {
+          updateType: t.String({ description: "The record's nature now, e.g. correction" }),
+          label: t.String({ description: 'That nature for people, e.g. "Correction"' }),
+          date: t.String({ description: 'The date of the notice that stands for the record now' }),
+        },
+        {
+          additionalProperties: false,
+          description: 'Retraction Watch re-classified the record this notice belongs to: it no longer stands (it does not count for the status and is not served)',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

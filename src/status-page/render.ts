@@ -37,7 +37,7 @@ const EXPLAIN: Record<StatusCode, string> = {
 };
 
 export function renderHistoryPage(h: DocumentHistory, ctx: PageContext): string {
-  const replaced = replacedNoticeDois(h.events.flatMap((e) => (e.kind === 'notice' && !e.withdrawn ? [asNotice(e)] : [])));
+  const replaced = replacedNoticeDois(h.events.flatMap((e) => (e.kind === 'notice' && !e.withdrawn && !e.reclassified ? [asNotice(e)] : [])));
   const body = html`<h1><span class="meta">DOI</span> <a href="${HttpUrl.ofDoi(h.doi)}">${h.doi}</a></h1>
 ${statusBlock(h.status)}
 ${h.holdings.length > 0 ? holdingsBlock(h.holdings) : ''}
@@ -112,19 +112,27 @@ function eventItem(e: HistoryEvent, replaced: ReadonlySet<string>): Html {
 
 function noticeItem(e: NoticeEvent, replaced: ReadonlySet<string>): Html {
   const state = stateOfNotice(asNotice(e), replaced);
-  const tone = e.withdrawn ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
+  const standing = !e.withdrawn && !e.reclassified;
+  const tone = !standing ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
   // a link reads as where it goes (its parsed form, not the source's text: a right-to-left override in that text
   // can make evil.example look like another host); the notice's own doi.org link is shown once, as the notice (sources write it unencoded); other links after it
   const noticeUrls = e.noticeDoi ? new Set([HttpUrl.ofDoi(e.noticeDoi).href, HttpUrl.parse(`https://doi.org/${e.noticeDoi}`)?.href]) : new Set();
   const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || !noticeUrls.has(url.href));
-  return html`<li class="event notice tone-${tone}${e.withdrawn ? ' withdrawn' : ''}">
+  return html`<li class="event notice tone-${tone}${standing ? '' : ' withdrawn'}">
 <time datetime="${e.date}">${e.date}</time>
 <h3>${e.label}</h3>
 <p>Source: ${sourceLabel(e.source)}${e.withdrawn ? html` (no longer listed by this source)` : ''}</p>
+${e.reclassified ? html`<p class="reclassified">Replaced: re-classified as ${article(e.reclassified.label)} on <time datetime="${e.reclassified.date}">${e.reclassified.date}</time></p>` : ''}
 ${e.noticeDoi ? html`<p>Notice: <a href="${HttpUrl.ofDoi(e.noticeDoi)}">${e.noticeDoi}</a></p>` : html`<p>Notice: no DOI given</p>`}
 ${e.reasons.length > 0 ? html`<p>Reasons:</p><ul>${e.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''}
 ${links.length > 0 ? html`<p>Links:</p><ul>${links.map(([text, url]) => html`<li>${url ? html`<a class="url" href="${url}">${url.href}</a>` : text}</li>`)}</ul>` : ''}
 </li>`;
+}
+
+/** "a correction", "an expression of concern": a nature's label in running text. */
+function article(label: string): string {
+  const lower = label.toLowerCase();
+  return `${/^[aeiou]/.test(lower) ? 'an' : 'a'} ${lower}`;
 }
 
 /** A notice event as the status rule reads notices. */

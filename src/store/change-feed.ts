@@ -195,11 +195,12 @@ export class ChangeFeedWriter {
 /**
  * The rules servedUpdates renders by. 2: notice DOIs compared as DOIs (case aside), and Record IDs joining copies
  * across feeds transitively; 3: a notice without a DOI named by its Record ID; 4: Record IDs join copies of one
- * update type only (a retraction was hidden behind an expression of concern of its record). A store whose rows
+ * update type only (a retraction was hidden behind an expression of concern of its record); 5: one Retraction Watch
+ * record, one current nature (a correction relayed after a retraction no longer leaves it retracted). A store whose rows
  * older rules rendered gets every work whose served list now differs as one commit when it is opened for writing
  * (rerenderChangeFeed): the APIs serve from the rows.
  */
-const SERVED_RULES = 4;
+const SERVED_RULES = 5;
 
 /**
  * A store made before the change feed (or opened for the first time) gets one: every work with updates, in key

@@ -12,6 +12,9 @@ export type { OvertakenRecords } from './late-files.ts';
 export { FeedImport } from './feed-import.ts';
 export {
   servedUpdates,
+  workNotices,
+  recordKey,
+  type ReclassifiedNotice,
   type StoredUpdate,
   type UpdateEvent,
   type UpdatesEntry,

@@ -99,10 +99,16 @@ export function mergeWork(
     events.push(eventOf('withdrawn', u));
     report.updatesWithdrawn++;
   }
+  // the feed's order is kept: on a tie of dates it says which of a record's assertions is its nature (recordNatures)
+  if (!silent && events.length === 0 && !sameOrder([...old.keys()], [...fresh.keys()])) silent = true;
   if (events.length === 0 && !silent) return before;
   const updates = [...kept, ...fresh.values()];
   if (updates.length === 0 && !before) return undefined;
   return { doi: incoming?.doi ?? before!.doi, updates, events: [...(before?.events ?? []), ...events] };
+}
+
+function sameOrder(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 function storedOf(u: IncomingUpdate, origin: string): StoredUpdate {
@@ -131,12 +137,97 @@ function sameUpdate(a: UpdateObject, b: UpdateObject): boolean {
  * notice when they share a Retraction Watch Record ID, or else (source, updateDoi, updateType). A notice known to
  * several feeds is served from the fullest (most reasons and links), with a missing notice DOI or reasons filled in
  * from the others (a Crossref feed's notice DOI first) and the links of all (docs/design.md, "One update per notice").
+ * Assertions of a Retraction Watch record that its current nature superseded are not served (recordNatures).
  */
 export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
   if (!entry) return [];
-  return noticeGroups(entry.updates)
-    .map(mergeNotice)
-    .sort((a, b) => compareText(a.updateDate, b.updateDate) || compareText(identity(a), identity(b)));
+  // one update has no other to supersede it (most works: this path is every index build's)
+  const superseded = entry.updates.length < 2 ? undefined : recordNatures(entry.updates).superseded;
+  const standing = !superseded?.size ? entry.updates : entry.updates.filter((u) => !superseded.has(u));
+  return noticeGroups(standing).map(mergeNotice).sort(servedOrder);
+}
+
+/** A notice Retraction Watch re-classified: what was asserted, and the notice its record stands for now. */
+export interface ReclassifiedNotice {
+  notice: UpdateObject;
+  now: UpdateObject;
+}
+
+export interface WorkNotices {
+  /** what the APIs serve (servedUpdates) */
+  served: UpdateObject[];
+  /** assertions of another nature than their record's current one, one per notice: shown as replaced, never served */
+  reclassified: ReclassifiedNotice[];
+  /** per Retraction Watch record (recordKey) the work has: the notice served for its current nature */
+  currentOfRecord: Map<string, UpdateObject>;
+}
+
+/**
+ * The work's notices: those served (as servedUpdates), and those its records' current natures superseded, which
+ * the status page shows as replaced.
+ */
+export function workNotices(entry: UpdatesEntry | undefined): WorkNotices {
+  if (!entry) return { served: [], reclassified: [], currentOfRecord: new Map() };
+  const natures = recordNatures(entry.updates);
+  const standing = natures.superseded.size === 0 ? entry.updates : entry.updates.filter((u) => !natures.superseded.has(u));
+  const groups = noticeGroups(standing);
+  const served = groups.map(mergeNotice);
+  const noticeOf = new Map<StoredUpdate, UpdateObject>();
+  groups.forEach((group, i) => group.forEach((u) => noticeOf.set(u, served[i]!)));
+  served.sort(servedOrder);
+  const currentOfRecord = new Map([...natures.current].map(([key, u]) => [key, noticeOf.get(u)!]));
+  const otherNature = entry.updates.filter((u) => natures.superseded.has(u) && u.updateType !== natures.current.get(recordKey(u))!.updateType);
+  const reclassified = noticeGroups(otherNature).map((group) => ({ notice: mergeNotice(group), now: currentOfRecord.get(recordKey(group[0]!))! }));
+  return { served, reclassified, currentOfRecord };
+}
+
+function servedOrder(a: UpdateObject, b: UpdateObject): number {
+  return compareText(a.updateDate, b.updateDate) || compareText(identity(a), identity(b));
+}
+
+/** The feed whose records they are: the Retraction Watch database's CSV speaks for its own records' natures. */
+const RECORDS_FEED = 'retraction-watch-csv';
+
+/** A Retraction Watch record as feeds name it: its source and Record ID (its nature aside). */
+export function recordKey(u: { source: string; recordId?: string }): string {
+  return `${u.source}\u0000${u.recordId}`;
+}
+
+/**
+ * One Retraction Watch record, one current nature (docs/design.md, "One update per notice"). Crossref does not
+ * replace its relay of a record whose nature changed: it appends another entry with the same Record ID and keeps
+ * the old one. Within a feed, a record's latest assertion (by date; on a tie, the later in the feed's order)
+ * stands and the earlier ones are superseded. Across feeds, the CSV's assertion is the record's nature when the
+ * CSV lists it, else the latest feed's (on a tie, the feed named last); assertions of another nature are
+ * superseded. `current`: per record, the assertion that decided its nature.
+ */
+function recordNatures(updates: readonly StoredUpdate[]): { superseded: Set<StoredUpdate>; current: Map<string, StoredUpdate> } {
+  const superseded = new Set<StoredUpdate>();
+  const current = new Map<string, StoredUpdate>();
+  const byRecord = new Map<string, StoredUpdate[]>();
+  for (const u of updates) if (u.recordId !== undefined) byRecord.set(recordKey(u), [...(byRecord.get(recordKey(u)) ?? []), u]);
+  for (const [key, copies] of byRecord) {
+    if (copies.length === 1) {
+      current.set(key, copies[0]!);
+      continue;
+    }
+    const latestOfFeed = new Map<string, StoredUpdate>();
+    for (const u of copies) {
+      const latest = latestOfFeed.get(u.origin);
+      if (!latest || compareDates(u.updateDate, latest.updateDate) >= 0) latestOfFeed.set(u.origin, u);
+    }
+    const byFeed = [...latestOfFeed.values()].sort((a, b) => compareText(a.origin, b.origin));
+    const decider = latestOfFeed.get(RECORDS_FEED) ?? byFeed.reduce((a, b) => (compareDates(b.updateDate, a.updateDate) >= 0 ? b : a));
+    current.set(key, decider);
+    for (const u of copies) if (latestOfFeed.get(u.origin) !== u || u.updateType !== decider.updateType) superseded.add(u);
+  }
+  return { superseded, current };
+}
+
+/** ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD), compared at the coarser of the two. */
+function compareDates(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  return compareText(a.slice(0, n), b.slice(0, n));
 }
 
 /**
@@ -146,7 +237,7 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
  * taken in a fixed order, so the grouping does not depend on the order the copies are stored in.
  */
 function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
-  if (updates.length === 1) return [[updates[0]!]];
+  if (updates.length <= 1) return updates.length === 0 ? [] : [[updates[0]!]];
   const ids = updates.map(identity);
   const parent = updates.map((_, i) => i);
   const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i]!)));

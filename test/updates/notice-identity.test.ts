@@ -8,6 +8,7 @@ import { servedUpdates, Store } from '../../src/store/index.ts';
 import { importUpdates, type UpdateObject } from '../../src/updates/index.ts';
 import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE } from '../support/crossref-works.ts';
 import { tempDir } from '../support/fixtures.ts';
+import { importCsvRows, importUpdatedBy, RW_CSV_HEAD, rwRelay } from '../support/update-imports.ts';
 
 /**
  * One notice, served once (docs/interface.md, "Updates API"): copies of a notice are one when their notice DOIs
@@ -16,7 +17,6 @@ import { tempDir } from '../support/fixtures.ts';
  */
 
 const W = '10.5555/work.n';
-const HEAD = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS';
 let dir: ReturnType<typeof tempDir>;
 let store: Store;
 
@@ -32,14 +32,9 @@ afterEach(async () => {
 async function* bytes(text: string) {
   yield Buffer.from(text);
 }
-async function csv(rows: string[]) {
-  const r = await importUpdates([store], 'retraction-watch-csv', bytes([HEAD, ...rows].join('\n') + '\n'), undefined, { allowShrink: true });
-  if ('code' in r) throw new Error(r.message);
-}
-async function crossref(updatedBy: object[]) {
-  const r = await importUpdates([store], 'crossref-json', bytes(JSON.stringify({ message: { DOI: W, 'updated-by': updatedBy } })));
-  if ('code' in r) throw new Error(r.message);
-}
+const HEAD = RW_CSV_HEAD;
+const csv = (rows: string[]) => importCsvRows(store, rows);
+const crossref = (updatedBy: object[]) => importUpdatedBy(store, W, updatedBy);
 /** What the Updates API serves: the table its handler reads. */
 function served(): UpdateObject[] {
   store.updatesIndex.refresh(true);
@@ -48,15 +43,10 @@ function served(): UpdateObject[] {
 }
 function page() {
   const h = historyOf(store, doiKey(W))!;
-  return { status: h.status.code, notices: h.events.flatMap((e) => (e.kind === 'notice' ? [`${e.noticeDoi}${e.withdrawn ? ' (no longer listed)' : ''}`] : [])) };
+  const mark = (e: { withdrawn?: boolean; reclassified?: { updateType: string } }) => (e.withdrawn ? ' (no longer listed)' : e.reclassified ? ` (re-classified as ${e.reclassified.updateType})` : '');
+  return { status: h.status.code, notices: h.events.flatMap((e) => (e.kind === 'notice' ? [`${e.noticeDoi}${mark(e)}`] : [])) };
 }
-const relay = (doi: string, recordId?: string, type = 'retraction', date = [2015, 2, 2]) => ({
-  DOI: doi,
-  type,
-  source: 'retraction-watch',
-  ...(recordId ? { 'record-id': recordId } : {}),
-  updated: { 'date-parts': [date] },
-});
+const relay = (doi: string, recordId?: string, type = 'retraction', date = [2015, 2, 2]) => rwRelay(doi, recordId, type, date);
 const kinds = () => served().map((u) => `${u.updateType} ${u.updateDoi}`);
 
 describe('one notice, served once', () => {
@@ -121,23 +111,30 @@ describe('two updates of one feed stay two, whatever another feed says', () => {
     expect(kinds().sort()).toEqual(['expression_of_concern 10.5555/n1', 'retraction 10.5555/n1']);
   });
 
-  test('a record whose nature one feed still gives as before while another relays the new one: both notices, the retraction served and shown', async () => {
-    // Retraction Watch's file still says expression of concern for record 7; Crossref relays it as a retraction
+  test("a record whose nature the CSV gives otherwise than another feed's relay: the CSV speaks for its own records", async () => {
+    // Retraction Watch's file says expression of concern for record 7; Crossref relays it as a retraction
     await csv([`7,${W},10.5555/eoc,1/10/2023 0:00,Expression of concern,+Concerns about data;,http://rw/7`]);
     await crossref([relay('10.5555/ret', '7', 'retraction', [2024, 2, 1])]);
-    expect(kinds().sort()).toEqual(['expression_of_concern 10.5555/eoc', 'retraction 10.5555/ret']);
+    expect(kinds()).toEqual(['expression_of_concern 10.5555/eoc']);
+    expect(page()).toEqual({ status: 'expression_of_concern', notices: ['10.5555/ret (re-classified as expression_of_concern)', '10.5555/eoc'] });
+    // once the file lists the retraction too, it stands
+    await csv([`7,${W},10.5555/ret,2/1/2024 0:00,Retraction,+Concerns about data;,http://rw/7`]);
+    expect(kinds()).toEqual(['retraction 10.5555/ret']);
     expect(page().status).toBe('retracted');
   });
 
   test('two updates of one feed under one Record ID, with the other feed imported after them and again', async () => {
     const relays = [relay('10.5555/n1', '1'), relay('10.5555/n2', '1', 'correction', [2016, 3, 3])];
     await crossref(relays);
+    // one record, one nature: the relay's later assertion until the CSV lists the record
+    expect(kinds()).toEqual(['correction 10.5555/n2']);
     await csv(rw);
-    expect(kinds()).toEqual(['retraction 10.5555/n1', 'correction 10.5555/n2']);
+    expect(kinds()).toEqual(['retraction 10.5555/n1']);
     await csv([`9,10.5555/other,10.5555/x,2/2/2015 0:00,Retraction,,`]); // rw withdrawn from W
+    expect(kinds()).toEqual(['correction 10.5555/n2']);
     await csv(rw);
     await crossref(relays);
-    expect(kinds()).toEqual(['retraction 10.5555/n1', 'correction 10.5555/n2']);
+    expect(kinds()).toEqual(['retraction 10.5555/n1']);
   });
 });
 
@@ -157,10 +154,10 @@ describe('the status page shows no ghost of a notice still served', () => {
     expect(served()).toHaveLength(1);
   });
 
-  test("a record whose nature changed: the old nature is no longer listed, though the Record ID is", async () => {
+  test('a record whose nature changed: the old nature is shown re-classified, not as a notice still standing', async () => {
     await csv([`1,${W},10.5555/n1,2/2/2015 0:00,Retraction,,`]);
     await csv([`1,${W},10.5555/n1,2/2/2015 0:00,Expression of concern,,`]);
-    expect(page()).toEqual({ status: 'expression_of_concern', notices: ['10.5555/n1 (no longer listed)', '10.5555/n1'] });
+    expect(page()).toEqual({ status: 'expression_of_concern', notices: ['10.5555/n1 (re-classified as expression_of_concern)', '10.5555/n1'] });
   });
 
   test('a notice no feed lists any more is still shown, marked', async () => {
