@@ -5,7 +5,7 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck bench build clean deps standalone install soak
+.PHONY: run test typecheck bench bench-scale build clean deps standalone install soak
 
 # make install: PREFIX for the binary, the docs and sysusers.d; SYSCONFDIR for the config and the unit; DESTDIR
 # stages it all under another root (packaging). BINARY: an executable already built (else `make build` runs first).
@@ -55,6 +55,13 @@ bench: deps
 	$(BUN) bench/entitlements.ts
 	$(BUN) bench/status-page.ts
 	$(BUN) bench/operations.ts
+
+# Issue 48's figures at scale, in one run (not part of `make bench` nor `make test`): SCALE_MILLIONS million deposit
+# records (default 20; fractions such as 0.5 for a quick run), generated once into .bench/scale-<N>M/; the first load,
+# a re-deposit, new files, the daemon's start and memory, both APIs beside a 1M store, and bun:sqlite doing the same
+# first load (SCALE_SQLITE=0 skips it: about half an hour at 20M).
+bench-scale: deps
+	$(BUN) bench/scale.ts
 
 build: deps
 	$(BUN) scripts/build.ts dist/doi-holdings

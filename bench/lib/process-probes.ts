@@ -17,13 +17,18 @@ export function cpuSplit(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
-/** A field of this process's /proc/self/status in kB (VmRSS, VmHWM, RssAnon ...). */
-export const statusKb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+/** A field of this process's /proc/self/status (or another's: `pid`) in kB (VmRSS, VmHWM, RssAnon ...). */
+export const statusKb = (field: string, pid: number | 'self' = 'self') =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
-/** A worker thread polling this process's RssAnon every 20 ms: it keeps sampling while the main thread is held. */
-export function rssAnonPeak(): { peakKb(): Promise<number>; stop(): void } {
+/**
+ * A worker thread polling this process's RssAnon (or another's: `pid`) every 20 ms: it keeps sampling while the
+ * main thread is held. A process that has ended keeps its last peak.
+ */
+export function rssAnonPeak(pid: number | 'self' = 'self'): { peakKb(): Promise<number>; stop(): void } {
   const code = `const { readFileSync } = require('node:fs'); let peak = 0;
-const poll = () => { const m = /RssAnon:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8')); if (m) peak = Math.max(peak, Number(m[1])); };
+const read = () => { try { return readFileSync('/proc/${pid}/status', 'utf8'); } catch { return ''; } };
+const poll = () => { const m = /RssAnon:\\s+(\\d+)/.exec(read()); if (m) peak = Math.max(peak, Number(m[1])); };
 poll(); setInterval(poll, 20); self.onmessage = () => postMessage(peak);`;
   const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'application/javascript' })));
   return {

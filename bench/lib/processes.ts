@@ -13,8 +13,11 @@ export interface Started {
 
 const running = new Set<Started>();
 
-/** Starts `cmd` in the repository and waits (up to 2 minutes) until `ready` finds its URL in its output. */
-export async function startProcess(cmd: string[], ready: (out: string) => string | undefined, env?: Record<string, string>): Promise<Started> {
+/**
+ * Starts `cmd` in the repository and waits (up to 2 minutes) until `ready` finds its URL in its output, looking
+ * every `pollMs`.
+ */
+export async function startProcess(cmd: string[], ready: (out: string) => string | undefined, env?: Record<string, string>, pollMs = 50): Promise<Started> {
   const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO, env: { ...process.env, ...env } });
   let out = '';
   const decoder = new TextDecoder();
@@ -41,7 +44,7 @@ export async function startProcess(cmd: string[], ready: (out: string) => string
       await started.stop();
       throw new Error(`${cmd.join(' ')} did not start: ${out.slice(-2000)}`);
     }
-    await Bun.sleep(50);
+    await Bun.sleep(pollMs);
   }
   started.url = url;
   return started;
@@ -75,19 +78,30 @@ export async function stopAll(): Promise<void> {
  * index on worker threads after it listens, and a benchmark measures the daemon at rest, not warming.
  */
 export async function indexesRead(daemon: { url: string; pid: number }): Promise<void> {
-  const deadline = Date.now() + 120_000;
+  await indexesComplete(daemon.url);
+  await atRest(daemon.pid);
+}
+
+/** Polls /healthz (every `pollMs`) until every environment's entitlement index is "complete"; throws after `timeoutMs`. */
+export async function indexesComplete(url: string, timeoutMs = 120_000, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     // the body: {status, <env>: {..., entitlementIndex}, ...}
-    const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as Record<string, unknown>;
+    const h = (await (await fetch(`${url}/healthz`)).json()) as Record<string, unknown>;
     const envs = Object.values(h).filter((v): v is { entitlementIndex: string } => typeof v === 'object' && v !== null && 'entitlementIndex' in v);
-    if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) break;
-    if (Date.now() > deadline) throw new Error(`the entitlement index was not read in 2 minutes: ${JSON.stringify(h)}`);
-    await Bun.sleep(100);
+    if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) return;
+    if (Date.now() > deadline) throw new Error(`the entitlement index was not read in ${timeoutMs / 60_000} minutes: ${JSON.stringify(h)}`);
+    await Bun.sleep(pollMs);
   }
+}
+
+/** Waits until the process uses under 5% of a core over 300 ms; throws after `timeoutMs`. */
+export async function atRest(pid: number, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const before = cpuSeconds(daemon.pid);
+    const before = cpuSeconds(pid);
     await Bun.sleep(300);
-    if (cpuSeconds(daemon.pid) - before < 0.015) return;
-    if (Date.now() > deadline) throw new Error('the daemon did not come to rest in 2 minutes');
+    if (cpuSeconds(pid) - before < 0.015) return;
+    if (Date.now() > deadline) throw new Error(`the daemon did not come to rest in ${timeoutMs / 60_000} minutes`);
   }
 }

@@ -125,6 +125,8 @@ export interface IngestSettings {
   settleMs: number;
   /** how often a local bucket folder is listed for files its watch missed; 0: never */
   rescanSeconds: number;
+  /** at most this many waiting files apply in one pass, one transaction (docs/design.md, "A backlog in one pass") */
+  passFiles: number;
 }
 
 export interface Config {
@@ -153,4 +155,5 @@ export const DEFAULT_INGEST: IngestSettings = {
   retryBaseMs: 500,
   settleMs: 200,
   rescanSeconds: 60,
+  passFiles: 100,
 };

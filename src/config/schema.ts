@@ -144,6 +144,7 @@ export const ConfigFile = t.Object(
           retryBaseMs: t.Optional(t.Integer({ minimum: 1 })),
           settleMs: t.Optional(t.Integer({ minimum: 0, maximum: 60000 })),
           rescanSeconds: t.Optional(t.Integer({ minimum: 0, maximum: 86400 })),
+          passFiles: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
         },
         { additionalProperties: false },
       ),

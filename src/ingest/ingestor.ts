@@ -13,11 +13,20 @@ import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
 /**
- * A cold replica applies several queued files per transaction (docs/design.md, "Apply order and replica
- * convergence"). Two, measured (bench/ingest.ts, d): larger batches catch up no faster but free more pages per
- * commit, and LMDB rewrites its free list at every later commit (batches of 8 made each ~90 ms slower).
+ * A backlog (a first load, a cold replica, a restore catching up, the daemon behind) applies in passes of many
+ * files, one transaction each, their records written in key order (store.applyFiles; docs/design.md, "A backlog
+ * in one pass"): at most `ingest.passFiles` files (default 100). A pass holds its files' encoded records in memory
+ * (about 100 bytes a record), so it is bounded by their size in the bucket too.
  */
-const MAX_BATCH_FILES = 2;
+const PASS_BYTES = 64 * 1024 * 1024;
+
+/** The first files of `ready` (in apply order) that go in one pass: at least one, within both bounds. */
+export function backlogBatch<T extends { size: number }>(ready: readonly T[], maxFiles: number): T[] {
+  let bytes = 0;
+  let n = 0;
+  while (n < ready.length && n < maxFiles && (n === 0 || bytes + ready[n]!.size <= PASS_BYTES)) bytes += ready[n++]!.size;
+  return ready.slice(0, n);
+}
 
 export type { IngestorOptions } from './ingestor-options.ts';
 export type { IngestOutcome };
@@ -66,7 +75,7 @@ export class Ingestor {
         continue;
       }
       const prev = this.pending.get(key);
-      this.pending.set(key, { key, lastModified: s.lastModified, tries: prev?.tries ?? 0, due: prev?.due ?? 0, retry: opts.retry || prev?.retry });
+      this.pending.set(key, { key, lastModified: s.lastModified, size: s.size, tries: prev?.tries ?? 0, due: prev?.due ?? 0, retry: opts.retry || prev?.retry });
     }
     this.stats.queueDepth = this.pending.size;
     this.kick();
@@ -138,7 +147,7 @@ export class Ingestor {
       const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
       if (ready.length === 0) break;
       // The batch goes to the prepare worker at once; it parses it while this thread runs the previous batch's transaction.
-      const take = ready.slice(0, MAX_BATCH_FILES);
+      const take = backlogBatch(ready, this.opts.settings.passFiles);
       for (const p of take) this.pending.delete(p.key);
       this.stats.queueDepth = this.pending.size + take.length; // the files in hand still wait (/healthz, metrics)
       const replies = take.map((p) => this.dispatch(p.key, p.tries + 1));

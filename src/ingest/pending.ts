@@ -5,6 +5,8 @@ import type { PreparedFile } from '../store/index.ts';
 export interface Pending {
   key: string;
   lastModified: number;
+  /** bytes as stored in the bucket (a batch's bound: backlogBatch) */
+  size: number;
   /** tries made so far */
   tries: number;
   /** not before (ms, from the injected clock) */
@@ -22,12 +24,12 @@ export function retryDelayMs(baseMs: number, tries: number): number {
 
 /** A prepared file that was not tried, back in the queue as it was (it is read and parsed again later). */
 export function untried(f: PreparedFile): Pending {
-  return { key: f.key, lastModified: f.lastModified, tries: f.tries - 1, due: 0, retry: f.retry };
+  return { key: f.key, lastModified: f.lastModified, size: f.size, tries: f.tries - 1, due: 0, retry: f.retry };
 }
 
 /** A prepared file as it stands in the queue, its tries counted (kept for a retry after a failed apply). */
 export function tried(f: PreparedFile): Pending {
-  return { key: f.key, lastModified: f.lastModified, tries: f.tries, due: 0, retry: f.retry };
+  return { key: f.key, lastModified: f.lastModified, size: f.size, tries: f.tries, due: 0, retry: f.retry };
 }
 
 /** A file version as its stat names it (size and LastModified). */

@@ -3,7 +3,7 @@ import type { EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { conflictsOf, recordConflict } from './conflicts.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
-import { applyRecords } from './apply-records.ts';
+import { applyFilesRecords, type FileInPass } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { DEFAULT_KEEP_MS, startChangeFeed } from './change-feed.ts';
 import { ChangeFeedView } from './change-feed-view.ts';
@@ -69,7 +69,7 @@ export class Store {
     try {
       const statuses = await this.write(() => {
         told.length = 0; // a transaction callback may be run again
-        return files.map((f) => this.applyOne(f, now, told));
+        return this.applyInOnePass(files, now, told);
       });
       this.applied.tell(told);
       return statuses;
@@ -81,7 +81,7 @@ export class Store {
   /** Synchronous variant (tests): commits before returning. */
   applyFilesSync(files: readonly PreparedFile[], now: () => Date = () => new Date()): ApplyStatus[] {
     const told: AppliedFile[] = [];
-    const statuses = this.dbs.root.transactionSync(() => files.map((f) => this.applyOne(f, now, told)));
+    const statuses = this.dbs.root.transactionSync(() => this.applyInOnePass(files, now, told));
     this.applied.tell(told);
     return statuses;
   }
@@ -131,8 +131,36 @@ export class Store {
     });
   }
 
-  private applyOne(f: PreparedFile, now: () => Date, told: AppliedFile[]): ApplyStatus {
-    const { files, fileSeqs, holdings, meta } = this.dbs;
+  /**
+   * Applies files in order inside the caller's transaction: each file's decision, place in the apply order and
+   * sequence number in turn; then the records of every file to apply in one pass in key order (applyFilesRecords:
+   * the same holdings, events and counts as one file after another); then each file's counters and ledger entry.
+   * A file's applyMs is its share, by records, of the pass.
+   */
+  private applyInOnePass(files: readonly PreparedFile[], now: () => Date, told: AppliedFile[]): ApplyStatus[] {
+    const placed = files.map((f) => this.placeFile(f, now));
+    const pass = placed.filter((p): p is FileInPass => !('status' in p));
+    const t0 = performance.now();
+    applyFilesRecords(this.dbs.holdings, pass, this.out);
+    const ms = performance.now() - t0;
+    const records = pass.reduce((n, p) => n + p.records.count, 0);
+    return placed.map((p, i): ApplyStatus => {
+      if ('status' in p) return p;
+      const [f, { fileSeq: seq, counts }] = [files[i]!, p];
+      if (this.applied.active) told.push({ seq, platform: f.platform, records: p.records });
+      const live = counts.added - counts.removed;
+      const counter = META.live(f.platform);
+      if (live !== 0) this.dbs.meta.putSync(counter, ((this.dbs.meta.get(counter) as number | undefined) ?? 0) + live);
+      const share = records === 0 ? ms / pass.length : (ms * p.records.count) / records;
+      const entry = appliedEntry(f, seq, counts, Math.round(share * 10) / 10, now().toISOString());
+      this.dbs.files.putSync(f.key, entry);
+      return { status: 'applied', entry };
+    });
+  }
+
+  /** A file's decision and place in the apply order: its status when it is not applied now, else its records to apply and its sequence number. */
+  private placeFile(f: PreparedFile, now: () => Date): ApplyStatus | FileInPass {
+    const { files, fileSeqs, meta } = this.dbs;
     const existing = files.get(f.key);
     const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
     if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
@@ -145,15 +173,7 @@ export class Store {
     fileSeqs.putSync(seq, f.key);
     const { records, overtaken } = inPlace;
     const counts = overtaken > 0 ? { ...emptyCounts(f.parsed), overtaken } : emptyCounts(f.parsed);
-    const t0 = performance.now();
-    applyRecords(holdings, records, f.lastModified, seq, counts, this.out);
-    if (this.applied.active) told.push({ seq, platform: f.platform, records });
-    const live = counts.added - counts.removed;
-    const counter = META.live(f.platform);
-    if (live !== 0) meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + live);
-    const entry = appliedEntry(f, seq, counts, Math.round((performance.now() - t0) * 10) / 10, now().toISOString());
-    files.putSync(f.key, entry);
-    return { status: 'applied', entry };
+    return { records, time: f.lastModified, fileSeq: seq, counts };
   }
 
   fileEntry(key: string): FileEntry | undefined {

@@ -318,7 +318,7 @@ test('the queue depth goes down as a backlog is applied, not only once it is all
     store,
     root: bucket,
     platforms: new Set(['acme']),
-    settings: { ...DEFAULT_INGEST, retryBaseMs: 10, maxTries: 3 },
+    settings: { ...DEFAULT_INGEST, retryBaseMs: 10, maxTries: 3, passFiles: 2 },
     log: silentLogger,
     onOutcome: () => depths.push(own.stats.queueDepth),
   });

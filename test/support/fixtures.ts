@@ -79,6 +79,8 @@ mapSizeGiB = 1
 settleMs = 50
 retryBaseMs = 20
 maxTries = 3
+# a backlog of a few dozen files applies in several passes (the crash tests land kills between them)
+passFiles = 4
 
 [buckets.production]
 kind = "local"
