@@ -1,5 +1,5 @@
 import { recordKey, workNotices, type HoldingEvent, type HoldingView, type Store, type UpdatesEntry } from '../store/index.ts';
-import type { UpdateObject } from '../updates/index.ts';
+import { compareSourceDates, type UpdateObject } from '../updates/index.ts';
 import { updateIdentity } from '../updates/index.ts';
 import { documentStatus } from './document-status.ts';
 import { updateTypeLabel } from './labels.ts';
@@ -72,7 +72,7 @@ function withdrawnNotices(entry: UpdatesEntry | undefined, currentOfRecord: Read
     // a record asserted now with another nature dated before the withdrawn one was not re-classified into it: a
     // feed dropped its record, and another feed's older assertion is what is left
     const base: NoticeEvent = { kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [] };
-    out.push(now && now.updateDate >= e.time ? { ...base, reclassified: reclassifiedAs(now) } : { ...base, withdrawn: true });
+    out.push(now && compareSourceDates(now.updateDate, e.time) >= 0 ? { ...base, reclassified: reclassifiedAs(now) } : { ...base, withdrawn: true });
   }
   return out;
 }

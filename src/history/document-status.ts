@@ -1,4 +1,4 @@
-import type { UpdateObject } from '../updates/index.ts';
+import { compareSourceDates, type UpdateObject } from '../updates/index.ts';
 import type { DocumentStatus, StatusCode } from './schema.ts';
 
 /**
@@ -95,13 +95,7 @@ function inDecidingOrder(notices: readonly UpdateObject[], replaced: ReadonlySet
   return [...notices]
     .sort(fixed)
     .map((u) => ({ u, state: stateOfNotice(u, replaced) }))
-    .sort((a, b) => compareDates(a.u.updateDate, b.u.updateDate) || rank(a.state) - rank(b.state));
-}
-
-/** ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD), compared at the coarser of the two. */
-function compareDates(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  return compareText(a.slice(0, n), b.slice(0, n));
+    .sort((a, b) => compareSourceDates(a.u.updateDate, b.u.updateDate) || rank(a.state) - rank(b.state));
 }
 
 function compareText(a: string, b: string): number {

@@ -21,12 +21,6 @@ export interface FileInPass {
  * (docs/design.md, "A backlog in one pass").
  */
 export function applyFilesRecords(holdings: Database<Uint8Array, Uint8Array>, files: readonly FileInPass[], out: ByteWriter): void {
-  if (files.length === 1) {
-    const f = files[0]!;
-    const rec = new RecordCursor(f.records.bytes);
-    while (rec.next()) applyRecord(holdings, rec, f, out);
-    return;
-  }
   const cursors = files.map((f) => new RecordCursor(f.records.bytes));
   // a binary heap of the files whose cursor holds a record, by (key, file order)
   const heap: number[] = [];

@@ -1,3 +1,4 @@
+import { compareSourceDates } from '../updates/dates.ts';
 import { updateIdentity as identity, type UpdateObject } from '../updates/schema.ts';
 
 /**
@@ -143,8 +144,12 @@ export function servedUpdates(entry: UpdatesEntry | undefined): UpdateObject[] {
   if (!entry) return [];
   // one update has no other to supersede it (most works: this path is every index build's)
   const superseded = entry.updates.length < 2 ? undefined : recordNatures(entry.updates).superseded;
-  const standing = !superseded?.size ? entry.updates : entry.updates.filter((u) => !superseded.has(u));
-  return noticeGroups(standing).map(mergeNotice).sort(servedOrder);
+  return noticeGroups(standingOf(entry.updates, superseded)).map(mergeNotice).sort(servedOrder);
+}
+
+/** The updates their records' natures did not supersede. */
+function standingOf(updates: StoredUpdate[], superseded: ReadonlySet<StoredUpdate> | undefined): StoredUpdate[] {
+  return !superseded?.size ? updates : updates.filter((u) => !superseded.has(u));
 }
 
 /** A notice Retraction Watch re-classified: what was asserted, and the notice its record stands for now. */
@@ -169,8 +174,7 @@ export interface WorkNotices {
 export function workNotices(entry: UpdatesEntry | undefined): WorkNotices {
   if (!entry) return { served: [], reclassified: [], currentOfRecord: new Map() };
   const natures = recordNatures(entry.updates);
-  const standing = natures.superseded.size === 0 ? entry.updates : entry.updates.filter((u) => !natures.superseded.has(u));
-  const groups = noticeGroups(standing);
+  const groups = noticeGroups(standingOf(entry.updates, natures.superseded));
   const served = groups.map(mergeNotice);
   const noticeOf = new Map<StoredUpdate, UpdateObject>();
   groups.forEach((group, i) => group.forEach((u) => noticeOf.set(u, served[i]!)));
@@ -205,7 +209,13 @@ function recordNatures(updates: readonly StoredUpdate[]): { superseded: Set<Stor
   const superseded = new Set<StoredUpdate>();
   const current = new Map<string, StoredUpdate>();
   const byRecord = new Map<string, StoredUpdate[]>();
-  for (const u of updates) if (u.recordId !== undefined) byRecord.set(recordKey(u), [...(byRecord.get(recordKey(u)) ?? []), u]);
+  for (const u of updates) {
+    if (u.recordId === undefined) continue;
+    const key = recordKey(u);
+    const copies = byRecord.get(key);
+    if (copies) copies.push(u);
+    else byRecord.set(key, [u]);
+  }
   for (const [key, copies] of byRecord) {
     if (copies.length === 1) {
       current.set(key, copies[0]!);
@@ -214,20 +224,14 @@ function recordNatures(updates: readonly StoredUpdate[]): { superseded: Set<Stor
     const latestOfFeed = new Map<string, StoredUpdate>();
     for (const u of copies) {
       const latest = latestOfFeed.get(u.origin);
-      if (!latest || compareDates(u.updateDate, latest.updateDate) >= 0) latestOfFeed.set(u.origin, u);
+      if (!latest || compareSourceDates(u.updateDate, latest.updateDate) >= 0) latestOfFeed.set(u.origin, u);
     }
     const byFeed = [...latestOfFeed.values()].sort((a, b) => compareText(a.origin, b.origin));
-    const decider = latestOfFeed.get(RECORDS_FEED) ?? byFeed.reduce((a, b) => (compareDates(b.updateDate, a.updateDate) >= 0 ? b : a));
+    const decider = latestOfFeed.get(RECORDS_FEED) ?? byFeed.reduce((a, b) => (compareSourceDates(b.updateDate, a.updateDate) >= 0 ? b : a));
     current.set(key, decider);
     for (const u of copies) if (latestOfFeed.get(u.origin) !== u || u.updateType !== decider.updateType) superseded.add(u);
   }
   return { superseded, current };
-}
-
-/** ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD), compared at the coarser of the two. */
-function compareDates(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  return compareText(a.slice(0, n), b.slice(0, n));
 }
 
 /**

@@ -22,6 +22,16 @@ export function fromDateParts(parts: unknown): string | undefined {
   return isoOf(y, typeof m === 'number' ? m : undefined, typeof d === 'number' && typeof m === 'number' ? d : undefined);
 }
 
+/**
+ * ISO dates at any precision (YYYY, YYYY-MM, YYYY-MM-DD) compared at the coarser of the two: `2020-05` and
+ * `2020-05-14` are the same date (which came first is not known).
+ */
+export function compareSourceDates(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  const [x, y] = [a.slice(0, n), b.slice(0, n)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function isoOf(year: number, month?: number, day?: number): string | undefined {
   if (!Number.isInteger(year) || year < 1000 || year > 9999) return undefined;
   if (month === undefined) return String(year);

@@ -1,6 +1,6 @@
 export { UpdateObject, UpdateFormat, UPDATE_FORMATS, updateIdentity, type WorkUpdate, type ImportRow } from './schema.ts';
 export { normaliseUpdateType } from './update-type.ts';
-export { parseSourceDate, fromDateParts } from './dates.ts';
+export { parseSourceDate, fromDateParts, compareSourceDates } from './dates.ts';
 export { csvRecords, type CsvRecord } from './csv.ts';
 export { readRetractionWatch } from './retraction-watch.ts';
 export { readCrossref, crossrefWorks } from './crossref.ts';
