@@ -2,7 +2,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, isHiddenOrTemp, mostRawBytes, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
-import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome } from '../ingest/index.ts';
+import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome, type IngestorOptions } from '../ingest/index.ts';
 import { silentLogger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
@@ -100,23 +100,74 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
 /**
  * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
  * the daemon's Ingestor (the folder above the platform's is the bucket folder); one from outside the environment's
- * bucket folder is read from a copy kept there (ingest-copy.ts). A stdout that fails stops none of it: the files
- * asked for are applied, not some first part of them (their outcomes stay in the ledger for --report).
+ * bucket folder is read from a copy kept there (ingest-copy.ts). Many files apply in passes of `ingest.passFiles`,
+ * as a backlog does in the daemon; each file's outcome is printed, in the order given, once its pass commits. A
+ * stdout that fails stops none of it: the files asked for are applied, not some first part of them (their outcomes
+ * stay in the ledger for --report).
  */
 export async function ingestCommand(files: string[], store: Store, config: Config, io: Output, progress = new Progress(false)): Promise<number> {
   let faults = 0;
-  for (const [i, path] of files.entries()) {
+  let done = 0;
+  const bucket = config.buckets[store.env];
+  const given = files.map((path) => {
     const abs = resolve(path);
     const key = `${basename(dirname(abs))}/${basename(abs)}`;
-    progress.update((s) => `ingesting into ${store.env}: ${i} of ${files.length} files, ${faults} with faults, ${s} s`);
-    const bucket = config.buckets[store.env];
     const root = bucket ? ingestRoot(abs, key, bucket.path, (m) => io.err(`doi-holdings: ${m}`)) : dirname(dirname(abs));
-    const outcome = await ingestOne(store, config, root, key, false);
-    io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
-    if (isFault(outcome)) faults++;
+    return { key, root };
+  });
+  for (const run of runsOfDistinctKeys(given)) {
+    await ingestRun(store, config, run, (key, outcome) => {
+      io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
+      if (isFault(outcome)) faults++;
+      done++;
+      progress.update((s) => `ingesting into ${store.env}: ${done} of ${files.length} files, ${faults} with faults, ${s} s`);
+    });
   }
   progress.done();
   return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
+}
+
+/** The files given, cut where a key comes again: one Ingestor holds a key once, and the second time is a file of its own. */
+function runsOfDistinctKeys<T extends { key: string }>(files: readonly T[]): T[][] {
+  const runs: T[][] = [];
+  let keys = new Set<string>();
+  for (const f of files) {
+    if (runs.length === 0 || keys.has(f.key)) {
+      runs.push([]);
+      keys = new Set();
+    }
+    runs.at(-1)!.push(f);
+    keys.add(f.key);
+  }
+  return runs;
+}
+
+/**
+ * Files of distinct keys through one Ingestor, in the order given: `report` is called for each, in that order (an
+ * outcome known early, a file missing say, waits for the files before it; a key never reported, a hidden name,
+ * is reported undefined at the end).
+ */
+async function ingestRun(store: Store, config: Config, files: readonly { key: string; root: string }[], report: (key: string, o: IngestOutcome | undefined) => void): Promise<void> {
+  const outcomes = new Map<string, IngestOutcome>();
+  let next = 0;
+  const flush = (all: boolean) => {
+    for (; next < files.length && (all || outcomes.has(files[next]!.key)); next++) report(files[next]!.key, outcomes.get(files[next]!.key));
+  };
+  const ingestor = new Ingestor({
+    ...cliIngestorOptions(store, config, files[0]!.root, false),
+    readFrom: new Map(files.map((f) => [f.key, f.root])),
+    onOutcome: (o) => {
+      outcomes.set(outcomeKey(o), o);
+      flush(false);
+    },
+  });
+  try {
+    await ingestor.submit(files.map((f) => f.key));
+    await ingestor.idle();
+  } finally {
+    await ingestor.close();
+  }
+  flush(true);
 }
 
 /** --failures: quarantined files and same-key conflicts, one JSON line each. */
@@ -164,16 +215,7 @@ export async function retryCommand(key: string, store: Store, env: EnvName, conf
 async function ingestOne(store: Store, config: Config, root: string, key: string, retry: boolean): Promise<IngestOutcome | undefined> {
   let outcome: IngestOutcome | undefined;
   const ingestor = new Ingestor({
-    env: store.env,
-    store,
-    root,
-    inOrderGiven: !retry,
-    platforms: new Set(config.platforms.map((p) => p.name)),
-    settings: { ...config.ingest, maxTries: 1 },
-    log: silentLogger,
-    preparer: new InlinePreparer(),
-    recordUnreadable: false,
-    keepUnrecorded: false,
+    ...cliIngestorOptions(store, config, root, retry),
     onOutcome: (o) => {
       if (outcomeKey(o) === key) outcome = o;
     },
@@ -185,6 +227,22 @@ async function ingestOne(store: Store, config: Config, root: string, key: string
     await ingestor.close();
   }
   return outcome;
+}
+
+/** An Ingestor as the CLI runs it: one try, parsing on this thread, faults reported rather than kept; --ingest's files in the order given. */
+function cliIngestorOptions(store: Store, config: Config, root: string, retry: boolean): IngestorOptions {
+  return {
+    env: store.env,
+    store,
+    root,
+    inOrderGiven: !retry,
+    platforms: new Set(config.platforms.map((p) => p.name)),
+    settings: { ...config.ingest, maxTries: 1 },
+    log: silentLogger,
+    preparer: new InlinePreparer(),
+    recordUnreadable: false,
+    keepUnrecorded: false,
+  };
 }
 
 function isFault(o: IngestOutcome | undefined): boolean {

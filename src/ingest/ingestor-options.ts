@@ -15,6 +15,11 @@ export interface IngestorOptions {
    * (docs/design.md, "CLI"); otherwise a late file defers to the files after it (late-file.ts).
    */
   inOrderGiven?: boolean;
+  /**
+   * `--ingest`: the folder each key is read from when it is not `root` (a file from outside the bucket folder is
+   * read from the copy kept of it: cli/ingest-copy.ts)
+   */
+  readFrom?: ReadonlyMap<string, string>;
   platforms: ReadonlySet<string>;
   settings: IngestSettings;
   log: Logger;

@@ -6,7 +6,7 @@ import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEn
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { heldBack, retryDelayMs, tried, untried, versionOf, type Pending } from './pending.ts';
+import { heldBack, retryDelayMs, tried, untried, versionOf, type FileOrder, type Pending } from './pending.ts';
 import { readLaterFiles, type ReadBackAt } from './late-file.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
@@ -50,9 +50,14 @@ export class Ingestor {
    * conflicting file touched again): without this a rescan would read them again every time. */
   private readonly decidedUnrecorded = new Map<string, string>();
   private readonly refusedKeys = new Set<string>(); // too long to record, or not UTF-8: refused once (BAD_PATH)
+  /** inOrderGiven: each key's place in the order submitted */
+  private readonly given = new Map<string, number>();
+  /** the order files apply in: (LastModified, key), or the order given (`--ingest`) */
+  private readonly order: FileOrder;
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
+    this.order = opts.inOrderGiven ? (a, b) => this.given.get(a.key)! - this.given.get(b.key)! : applyOrder;
     this.preparer =
       opts.preparer ??
       new WorkerPreparer((message) => opts.log.log('error', 'ingest.worker_failed', { env: opts.env, message, fallback: 'parsing on the main thread' }));
@@ -62,13 +67,14 @@ export class Ingestor {
   async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
     for (const key of keys) {
       if (this.closed || isHiddenOrTemp(key) || this.refusedKeys.has(key)) continue;
-      const s = keyLengthProblem(key) ?? (await statBucketFile(this.opts.root, key).catch((e: unknown) => undecodableNameFault(key, e) ?? readFault(key, e)));
+      const s = keyLengthProblem(key) ?? (await statBucketFile(this.rootOf(key), key).catch((e: unknown) => undecodableNameFault(key, e) ?? readFault(key, e)));
       if ('code' in s) {
         if (s.code === 'BAD_PATH') this.refusedKeys.add(key);
         this.report({ status: 'unread', key, fault: s });
         continue;
       }
       this.stats.noteSeen(s.lastModified);
+      if (this.opts.inOrderGiven && !this.given.has(key)) this.given.set(key, this.given.size);
       const entry = this.opts.store.fileEntry(key);
       if (seenBefore(entry, s, opts.retry ?? false)) {
         this.report({ status: 'duplicate', entry: entry! });
@@ -134,7 +140,7 @@ export class Ingestor {
   /** The next due files in apply order. */
   private nextDue(): Pending[] {
     const t = this.now();
-    return [...this.pending.values()].filter((p) => p.due <= t).sort(applyOrder);
+    return [...this.pending.values()].filter((p) => p.due <= t).sort(this.order);
   }
 
   private async drain(): Promise<void> {
@@ -143,8 +149,8 @@ export class Ingestor {
       if (this.closed) break;
       const due = this.nextDue();
       // An earlier file still waiting for a retry holds back later ones, to keep the apply order.
-      const waiting = [...this.pending.values()].filter((p) => p.due > this.now()).sort(applyOrder)[0];
-      const ready = waiting ? due.filter((p) => applyOrder(p, waiting) < 0) : due;
+      const waiting = [...this.pending.values()].filter((p) => p.due > this.now()).sort(this.order)[0];
+      const ready = waiting ? due.filter((p) => this.order(p, waiting) < 0) : due;
       if (ready.length === 0) break;
       // The batch goes to the prepare worker at once; it parses it while this thread runs the previous batch's transaction.
       const take = backlogBatch(ready, this.opts.settings.passFiles);
@@ -163,7 +169,7 @@ export class Ingestor {
       }
       await inFlight;
       // the batch in flight may have left a file waiting for a retry (the store could not write): it goes first
-      if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!)) for (const f of batch) this.pending.set(f.key, untried(f));
+      if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!, this.order)) for (const f of batch) this.pending.set(f.key, untried(f));
       else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
@@ -171,8 +177,8 @@ export class Ingestor {
 
   /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */
   private dispatch(key: string, tries: number, readBack?: ReadBackAt): Promise<PrepareReply> {
-    const { root, platforms, settings } = this.opts;
-    const input = { root: readBack?.root ?? root, key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries };
+    const { platforms, settings } = this.opts;
+    const input = { root: readBack?.root ?? this.rootOf(key), key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries };
     return this.preparer.prepare(readBack ? { ...input, readBackAs: readBack.readBackAs } : input);
   }
 
@@ -204,14 +210,14 @@ export class Ingestor {
     }
     const prepared = reply.prepared;
     prepared.retry = p.retry;
-    if (this.opts.inOrderGiven) Object.assign(prepared, { inOrderGiven: true, readFrom: this.opts.root });
+    if (this.opts.inOrderGiven) Object.assign(prepared, { inOrderGiven: true, readFrom: this.rootOf(p.key) });
     log.log('debug', 'file.parsed', { env, key: p.key, records: prepared.encoded?.count });
     return prepared;
   }
 
   /** A recoverable fault: tried again after a backoff, or quarantined once the tries are used up. */
   private async retryOrQuarantine(p: Pending, tries: number, f: Fault<FileFaultCode>, file?: FileIdentity & { platform?: string }): Promise<'retry' | undefined> {
-    const { settings, root } = this.opts;
+    const { settings } = this.opts;
     if (tries >= settings.maxTries) {
       const gaveUp = settings.maxTries > 1 ? fault(f.code, `${f.message} (gave up after ${tries} tries)`) : f;
       if (!file && this.opts.recordUnreadable === false) {
@@ -219,7 +225,7 @@ export class Ingestor {
         return undefined;
       }
       // a file that could not be read is quarantined by what its stat says: its content is unknown
-      const identity = file ?? { key: p.key, hash: UNREAD_HASH, ...(await statBucketFile(root, p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
+      const identity = file ?? { key: p.key, hash: UNREAD_HASH, ...(await statBucketFile(this.rootOf(p.key), p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
       return this.quarantine(p, tries, identity, gaveUp);
     }
     return this.retryLater(p, tries, 'warn', 'file.retry', { code: f.code, message: f.message });
@@ -275,6 +281,11 @@ export class Ingestor {
     if (!('fault' in overtaken)) return this.applyBatch([{ ...f, overtaken }]);
     if (overtaken.lasting) return (await this.quarantine(tried(f), f.tries, f, overtaken.fault)) !== 'retry';
     return (await this.retryOrQuarantine(tried(f), f.tries, overtaken.fault, f)) !== 'retry';
+  }
+
+  /** The folder a key is read from. */
+  private rootOf(key: string): string {
+    return this.opts.readFrom?.get(key) ?? this.opts.root;
   }
 
   /** Where every outcome goes: the stats, the log (outcomes.ts), and the caller's onOutcome. */

@@ -14,6 +14,9 @@ export interface Pending {
   retry?: boolean;
 }
 
+/** The order files apply in: (LastModified, key), or for `--ingest` the order given. */
+export type FileOrder = (a: { key: string; lastModified: number }, b: { key: string; lastModified: number }) => number;
+
 /** A retry is never put off longer than this (a file kept while the store cannot record its quarantine). */
 export const MAX_RETRY_DELAY_MS = 5 * 60_000;
 
@@ -38,7 +41,7 @@ export function versionOf(s: { size: number; lastModified: number }): string {
 }
 
 /** An earlier file is pending (waiting for its retry): `f` must not be applied before it. */
-export function heldBack(pending: Iterable<Pending>, f: PreparedFile): boolean {
-  for (const q of pending) if (applyOrder(q, f) < 0) return true;
+export function heldBack(pending: Iterable<Pending>, f: PreparedFile, order: FileOrder = applyOrder): boolean {
+  for (const q of pending) if (order(q, f) < 0) return true;
   return false;
 }
