@@ -41,6 +41,8 @@ import type { SqliteScaleResult } from './scale-sqlite.ts';
 const MILLIONS = Number(process.env.SCALE_MILLIONS ?? 20);
 if (!(MILLIONS > 0) || MILLIONS * 1e6 < RECORDS_PER_FILE) throw new Error(`SCALE_MILLIONS must be a number of millions, at least 0.01 (one file): ${process.env.SCALE_MILLIONS}`);
 const SQLITE = process.env.SCALE_SQLITE !== '0';
+/** SCALE_PASS_FILES: the stores' ingest.passFiles (the default when unset), to compare pass sizes */
+const PASS_FILES = process.env.SCALE_PASS_FILES === undefined ? undefined : Number(process.env.SCALE_PASS_FILES);
 /** files per --ingest run of the first load and the re-deposit (the issue's 200) */
 const INGEST_RUN = 200;
 /** files of the reference store (1M holdings) */
@@ -127,9 +129,9 @@ async function main(): Promise<void> {
   const write = sequentialWriteRate(workDir);
 
   const mapSizeGiB = Math.max(16, Math.ceil(MILLIONS));
-  const full = storeFolder(join(workDir, 'full'), bucket, [...manifest.load, ...manifest.redeposit, ...manifest.fresh], mapSizeGiB);
+  const full = storeFolder(join(workDir, 'full'), bucket, [...manifest.load, ...manifest.redeposit, ...manifest.fresh], mapSizeGiB, PASS_FILES);
   const refKeys = manifest.load.slice(0, REFERENCE_FILES);
-  const reference = storeFolder(join(workDir, 'reference'), bucket, refKeys, 16);
+  const reference = storeFolder(join(workDir, 'reference'), bucket, refKeys, 16, PASS_FILES);
   const empty = storeFolder(join(workDir, 'empty'), bucket, [], 16);
 
   // 1. the first load

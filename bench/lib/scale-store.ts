@@ -22,7 +22,7 @@ export interface StoreFolder {
   path(key: string): string;
 }
 
-export function storeFolder(dir: string, data: string, keys: readonly string[], mapSizeGiB: number): StoreFolder {
+export function storeFolder(dir: string, data: string, keys: readonly string[], mapSizeGiB: number, passFiles?: number): StoreFolder {
   mkdirSync(join(dir, 'bucket'), { recursive: true });
   linkBucket(data, join(dir, 'bucket'), keys);
   const config = join(dir, 'config.toml');
@@ -32,7 +32,7 @@ export function storeFolder(dir: string, data: string, keys: readonly string[], 
     platforms: SCALE_PLATFORMS.map((name) => ({ name })),
     apiKey: UPDATES_KEY,
     updates: true,
-    extra: `[[integrators]]\nname = "bench-entitlements"\napiKey = "${ENTITLEMENTS_KEY}"\nupdates = false\n`,
+    extra: `[[integrators]]\nname = "bench-entitlements"\napiKey = "${ENTITLEMENTS_KEY}"\nupdates = false\n${passFiles === undefined ? '' : `\n[ingest]\npassFiles = ${passFiles}\n`}`,
   });
   return { dir, config, path: (key) => join(dir, 'bucket', key) };
 }
