@@ -170,7 +170,7 @@ export class Ingestor {
       await inFlight;
       // the batch in flight may have left a file waiting for a retry (the store could not write): it goes first
       if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!, this.order)) for (const f of batch) this.pending.set(f.key, untried(f));
-      else if (batch.length > 0) inFlight = this.applyPasses(batch);
+      else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
   }
@@ -238,19 +238,6 @@ export class Ingestor {
     this.stats.retries++;
     this.pending.set(p.key, { ...p, tries, due: this.now() + delay });
     return 'retry';
-  }
-
-  /**
-   * Applies prepared files in the passes the store cuts them into (Store.passesOf), in order. A pass that kept a
-   * file for a retry puts the files of the passes after it back in the queue, untried.
-   */
-  private async applyPasses(batch: PreparedFile[]): Promise<void> {
-    const passes = this.opts.store.passesOf(batch);
-    for (const [i, pass] of passes.entries()) {
-      if (await this.applyBatch(pass)) continue;
-      for (const f of passes.slice(i + 1).flat()) this.pending.set(f.key, untried(f));
-      return;
-    }
   }
 
   /** Applies a batch in one transaction; false when a file of it was kept for a retry (the files after it too). */

@@ -4,20 +4,6 @@ import { RecordCursor, type EncodedRecords } from './encoded-records.ts';
 import { layoutOf, sameState, writeLive, writeTombstone } from './holding-codec.ts';
 import type { FileCounts } from './ledger.ts';
 
-/**
- * A pass's bound in records, from the holdings tree's leaf pages: N random records dirty about
- * P(1 - e^(-N/P)) of P pages, and a commit frees as many, which stay in the file (free, for later writes). The
- * pages a pass dirties are held to the larger of PASS_DIRTY_PAGES and a quarter of the tree, so the file stays
- * within about 1.5x its trees plus 1 GB; a smaller tree takes any pass (docs/design.md, "A backlog in one pass").
- */
-export function passRecordBudget(leafPages: number): number {
-  const dirty = Math.max(PASS_DIRTY_PAGES, leafPages / 4);
-  return leafPages <= dirty ? Infinity : Math.floor(-leafPages * Math.log(1 - dirty / leafPages));
-}
-
-/** 128k pages of 4 KiB: 512 MiB dirtied by one pass at most, in a tree larger than four times that. */
-const PASS_DIRTY_PAGES = 128 * 1024;
-
 /** One file's records as they apply: its LastModified and apply sequence number stamp its events; its counts. */
 export interface FileInPass {
   records: EncodedRecords;

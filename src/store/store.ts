@@ -3,7 +3,7 @@ import type { EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { conflictsOf, recordConflict } from './conflicts.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
-import { applyFilesRecords, passRecordBudget, type FileInPass } from './apply-records.ts';
+import { applyFilesRecords, type FileInPass } from './apply-records.ts';
 import { ByteWriter } from './bytes.ts';
 import { DEFAULT_KEEP_MS, startChangeFeed } from './change-feed.ts';
 import { ChangeFeedView } from './change-feed-view.ts';
@@ -76,26 +76,6 @@ export class Store {
     } finally {
       this.applied.pending--;
     }
-  }
-
-  /**
-   * Files to apply, cut into passes (one applyFiles each, in order): consecutive files whose records stay within
-   * the pass budget for the holdings tree as it is now (passRecordBudget); a file larger than it is a pass alone.
-   */
-  passesOf<T extends PreparedFile>(files: readonly T[]): T[][] {
-    const budget = passRecordBudget((this.dbs.holdings.getStats() as { treeLeafPageCount: number }).treeLeafPageCount);
-    const passes: T[][] = [];
-    let records = 0;
-    for (const f of files) {
-      const n = f.encoded?.count ?? f.parsed.records.length;
-      if (passes.length === 0 || records + n > budget) {
-        passes.push([]);
-        records = 0;
-      }
-      passes.at(-1)!.push(f);
-      records += n;
-    }
-    return passes;
   }
 
   /** Synchronous variant (tests): commits before returning. */

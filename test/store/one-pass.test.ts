@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { passRecordBudget } from '../../src/store/apply-records.ts';
 import { Store, type ApplyStatus, type PreparedFile } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
@@ -103,21 +102,4 @@ test('a pass with files already applied, and a file of a key applied with other 
   expect(b).toEqual(a);
   expect(b.slice(4, 6)).toEqual(['duplicate', 'conflict']);
   expect(stateOf(onePass)).toEqual(stateOf(oneAtATime));
-});
-
-test('a pass is bounded by the pages it dirties: any size in a small tree, fewer records as the tree grows', () => {
-  const budget = (millions: number) => passRecordBudget((millions * 1e6 * 170) / 4096); // 170 bytes a holding in the tree
-  expect(budget(3)).toBe(Infinity);
-  expect(budget(6)).toBeGreaterThan(150_000);
-  expect(budget(6)).toBeLessThan(250_000);
-  expect(budget(20)).toBeGreaterThan(budget(6));
-  // in a large tree a pass dirties a quarter of it: about 0.29 of its pages in records
-  expect(budget(100) / ((100e6 * 170) / 4096)).toBeCloseTo(-Math.log(0.75), 5);
-});
-
-test('the store cuts files into passes within the budget, in order; an empty tree takes them in one', () => {
-  const [store] = stores as [Store];
-  const files = randomFiles(9, 30);
-  expect(store.passesOf(files)).toEqual([files]);
-  expect(store.passesOf([])).toEqual([]);
 });
