@@ -2,7 +2,7 @@ import { statBucketFile, type FileStat } from '../bucket/index.ts';
 import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
-import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile } from '../store/index.ts';
+import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
@@ -19,6 +19,8 @@ import { IngestStats } from './stats.ts';
  * (about 100 bytes a record), so it is bounded by their size in the bucket too.
  */
 const PASS_BYTES = 64 * 1024 * 1024;
+/** how long the ingestor waits before it looks again at a sorted pass another process runs */
+const PASS_WAIT_MS = 1000;
 
 /** The first files of `ready` (in apply order) that go in one pass: at least one, within both bounds. */
 export function backlogBatch<T extends { size: number }>(ready: readonly T[], maxFiles: number): T[] {
@@ -54,6 +56,14 @@ export class Ingestor {
   private readonly given = new Map<string, number>();
   /** the order files apply in: (LastModified, key), or the order given (`--ingest`) */
   private readonly order: FileOrder;
+
+  /** the backlog applies in passes, not a sorted pass: one did not begin (until the queue next runs dry) */
+  private passesOff = false;
+  /** tries of a standing sorted pass that failed to write, and when the next may run */
+  private passTries = 0;
+  private passRetryAt = 0;
+  /** pauses that end at close */
+  private closing: (() => void)[] = [];
 
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
@@ -106,6 +116,7 @@ export class Ingestor {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    for (const wake of this.closing.splice(0)) wake();
     await this.running;
     this.preparer.close();
     this.pending.clear();
@@ -147,11 +158,21 @@ export class Ingestor {
     let inFlight: Promise<void> | undefined;
     for (;;) {
       if (this.closed) break;
+      if (!(await this.noPassStanding())) continue;
       const due = this.nextDue();
       // An earlier file still waiting for a retry holds back later ones, to keep the apply order.
       const waiting = [...this.pending.values()].filter((p) => p.due > this.now()).sort(this.order)[0];
       const ready = waiting ? due.filter((p) => this.order(p, waiting) < 0) : due;
-      if (ready.length === 0) break;
+      if (ready.length === 0) {
+        this.passesOff = false;
+        break;
+      }
+      if (ready.length > this.opts.settings.passFiles && !this.passesOff) {
+        await inFlight;
+        inFlight = undefined;
+        await this.sortedPass(ready);
+        continue;
+      }
       // The batch goes to the prepare worker at once; it parses it while this thread runs the previous batch's transaction.
       const take = backlogBatch(ready, this.opts.settings.passFiles);
       for (const p of take) this.pending.delete(p.key);
@@ -173,6 +194,131 @@ export class Ingestor {
       else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
+  }
+
+  /**
+   * True when no sorted pass stands in the store. One left by a process that died is finished first (its files
+   * were taken out of the bucket's order: nothing else may apply before it); one another process runs is waited
+   * for. False after a pause or a resume: the caller looks again.
+   */
+  private async noPassStanding(): Promise<boolean> {
+    const { store, log, env } = this.opts;
+    const standing = store.standingPass();
+    if (standing === 'none') return true;
+    if (standing === 'elsewhere' || this.now() < this.passRetryAt) {
+      await this.pause(PASS_WAIT_MS);
+      return false;
+    }
+    log.log('warn', 'pass.resumed', { env });
+    try {
+      this.reportPass(await store.resumeSortedPass());
+      this.passTries = 0;
+    } catch (e) {
+      this.passFailed(e);
+    }
+    return false;
+  }
+
+  /**
+   * A backlog of more than `ingest.passFiles` files (docs/design.md, "A backlog in one sorted pass"): the files are
+   * read and parsed in apply order (the worker keeps a pass ahead), merged into sorted runs a pass at a time, and
+   * applied as one sorted pass. A file the pass leaves out (a duplicate, a conflict, a late file) applies the usual
+   * way after it; a file kept for a retry ends the pass before it.
+   */
+  private async sortedPass(ready: readonly Pending[]): Promise<void> {
+    const { store, log, env, settings } = this.opts;
+    for (const p of ready) this.pending.delete(p.key);
+    this.stats.queueDepth = this.pending.size + ready.length;
+    const t0 = performance.now();
+    const builder = store.sortedPassBuilder();
+    const replies = new Map<number, Promise<PrepareReply>>();
+    const prepared: PreparedFile[] = []; // every file read to apply: back in the queue when the pass does not run
+    const [left, group] = [[] as PreparedFile[], [] as PreparedFile[]];
+    let i = 0;
+    try {
+      for (; i < ready.length; i++) {
+        for (let j = i; j < Math.min(ready.length, i + settings.passFiles); j++) if (!replies.has(j)) replies.set(j, this.dispatch(ready[j]!.key, ready[j]!.tries + 1));
+        const f = await this.finish(ready[i]!, await replies.get(i)!);
+        replies.delete(i);
+        if (f === 'retry') break; // it is queued again: the files after it wait for it
+        if (f === undefined) {
+          this.settledOne();
+          continue;
+        }
+        prepared.push(f);
+        group.push(f);
+        if (group.length >= settings.passFiles) left.push(...builder.add(group.splice(0)));
+      }
+      left.push(...builder.add(group.splice(0)));
+    } catch (e) {
+      // the runs could not be written (the disk): the files apply in passes, as they would without one
+      log.log('error', 'pass.spill_failed', { env, message: e instanceof Error ? e.message : String(e) });
+      return this.passesInstead(builder, prepared, ready.slice(i + 1));
+    }
+    for (const q of ready.slice(i + 1)) this.pending.set(q.key, q);
+    log.log('info', 'pass.spilled', { env, files: builder.files.length, records: builder.records, runs: builder.runs.length, runBytes: builder.runBytes, ms: Math.round(performance.now() - t0) });
+    if (builder.files.length === 0) builder.discard();
+    else {
+      let statuses: FileStatus[] | undefined;
+      try {
+        statuses = await store.applySortedPass(builder);
+      } catch (e) {
+        // the pass stands (some chunks may have committed): it is resumed after a pause, the files it left out after it
+        this.passFailed(e);
+        for (const f of left) this.pending.set(f.key, untried(f));
+        return;
+      }
+      if (statuses === undefined) return this.passesInstead(builder, prepared, []); // another process decided a file meanwhile
+      this.reportPass(statuses, t0);
+    }
+    await this.oneByOne(left, (f) => f, (f) => {
+      this.settledOne();
+      return this.applyBatch([f]);
+    });
+  }
+
+  /** One file of a sorted pass settled: the queue depth (/healthz, metrics) goes down as they do, not at the end. */
+  private settledOne(): void {
+    this.stats.queueDepth = Math.max(this.pending.size, this.stats.queueDepth - 1);
+  }
+
+  /** A sorted pass that did not begin: its files back in the queue, applied in passes until the queue runs dry. */
+  private passesInstead(builder: SortedPassBuilder, prepared: readonly PreparedFile[], unread: readonly Pending[]): void {
+    builder.discard();
+    for (const f of prepared) this.pending.set(f.key, untried(f));
+    for (const p of unread) this.pending.set(p.key, p);
+    this.passesOff = true;
+  }
+
+  private reportPass(statuses: readonly FileStatus[], t0?: number): void {
+    for (const r of statuses) {
+      this.settledOne();
+      this.report(r, r.entry.timings?.applyMs ?? 0);
+    }
+    this.stats.lastProgressAt = this.now();
+    const records = statuses.reduce((n, r) => n + (r.entry.counts?.records ?? 0), 0);
+    this.opts.log.log('info', 'pass.committed', { env: this.opts.env, files: statuses.length, records, ...(t0 !== undefined ? { ms: Math.round(performance.now() - t0) } : {}) });
+  }
+
+  /** A sorted pass could not write (the store or disk full): it stands, and is resumed after a backoff. */
+  private passFailed(e: unknown): void {
+    const cause = storeWriteFault(e);
+    this.passTries++;
+    this.stats.noteStoreFailure(cause, this.opts.store.appliedSeq().seq);
+    const delay = retryDelayMs(this.opts.settings.retryBaseMs, this.passTries);
+    this.passRetryAt = this.now() + delay;
+    this.opts.log.log('error', 'pass.failed', { env: this.opts.env, code: cause.code, message: cause.message, tries: this.passTries, retryInMs: delay });
+  }
+
+  /** Waits `ms`, or less when the ingestor closes. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.closing.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
   }
 
   /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { ByteWriter } from './bytes.ts';
 import { RecordCursor, type EncodedRecords } from './encoded-records.ts';
+import { KeyMerge } from './key-merge.ts';
 import { layoutOf, sameState, writeLive, writeTombstone } from './holding-codec.ts';
 import type { FileCounts } from './ledger.ts';
 
@@ -21,69 +22,59 @@ export interface FileInPass {
  * (docs/design.md, "A backlog in one pass").
  */
 export function applyFilesRecords(holdings: Database<Uint8Array, Uint8Array>, files: readonly FileInPass[], out: ByteWriter): void {
-  const cursors = files.map((f) => new RecordCursor(f.records.bytes));
-  // a binary heap of the files whose cursor holds a record, by (key, file order)
-  const heap: number[] = [];
-  const before = (a: number, b: number) => {
-    const c = Buffer.compare(cursors[a]!.key, cursors[b]!.key);
-    return c < 0 || (c === 0 && a < b);
-  };
-  const down = (i: number) => {
-    for (;;) {
-      const [l, r] = [2 * i + 1, 2 * i + 2];
-      let m = i;
-      if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
-      if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-      i = m;
-    }
-  };
-  cursors.forEach((c, i) => c.next() && heap.push(i));
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
-  while (heap.length > 0) {
-    const i = heap[0]!;
-    applyRecord(holdings, cursors[i]!, files[i]!, out);
-    if (!cursors[i]!.next()) {
-      const last = heap.pop()!;
-      if (heap.length === 0) break;
-      heap[0] = last;
-    }
-    down(0);
-  }
+  const merge = new KeyMerge(files.map((f) => new RecordCursor(f.records.bytes)));
+  merge.run((i) => applyRecord(holdings, merge.cursors[i]!, files[i]!, out));
 }
 
-/**
- * One record: a record equal to the stored state writes nothing; a removal leaves a tombstone with the history;
- * every change appends an event stamped with the file's LastModified (never the wall clock) and apply sequence
- * number. The records come encoded (encoded-records.ts), so this only reads, compares and writes; the value layout
- * is holding-codec's.
- */
-function applyRecord(holdings: Database<Uint8Array, Uint8Array>, rec: RecordCursor, f: FileInPass, out: ByteWriter): void {
-  const { counts, time, fileSeq } = f;
+/** The counts a record moves (a file's FileCounts has them). */
+export type RecordCounts = Pick<FileCounts, 'added' | 'updated' | 'removed' | 'unchanged' | 'noopRemovals'>;
+
+/** One record as a cursor holds it (encoded-records.ts): the holding key, removal or upsert, its state bytes. */
+export interface RecordView {
+  key: Uint8Array;
+  upsert: boolean;
+  bytes: Uint8Array;
+  stateStart: number;
+  stateLen: number;
+}
+
+/** One record applied to the store's value of its key, inside the caller's write transaction. */
+function applyRecord(holdings: Database<Uint8Array, Uint8Array>, rec: RecordView, f: FileInPass, out: ByteWriter): void {
   // getBinaryFast hands back lmdb-js's shared buffer (valid until the next read); its value ends at lastSize
   const old = holdings.getBinaryFast(rec.key);
   const oldEnd = old ? (holdings as unknown as { lastSize: number }).lastSize : 0;
+  if (nextValue(old, oldEnd, rec, f, out)) holdings.putSync(rec.key, out.view());
+}
+
+/**
+ * What one record makes of a holding's value `old` (bytes [0, oldEnd); undefined: no value yet): true with the
+ * new value in `out`, or false when nothing is to be written. A record equal to the stored state writes nothing;
+ * a removal leaves a tombstone with the history; every change appends an event stamped with the file's
+ * LastModified (never the wall clock) and apply sequence number. Counts the record in the file's counts. The
+ * records come encoded (encoded-records.ts), so this only reads, compares and writes; the value layout is
+ * holding-codec's. The one rule of a record, for passes (above) and sorted passes (sorted-pass/) alike.
+ */
+export function nextValue(old: Uint8Array | undefined, oldEnd: number, rec: RecordView, f: { time: number; fileSeq: number; counts: RecordCounts }, out: ByteWriter): boolean {
+  const { counts, time, fileSeq } = f;
   const layout = old ? layoutOf(old) : undefined;
   if (!rec.upsert) {
     if (!old || !layout!.live) {
       counts.noopRemovals++;
-      return;
+      return false;
     }
     writeTombstone(out, old, layout!, oldEnd, time, fileSeq);
-    holdings.putSync(rec.key, out.view());
     counts.removed++;
-    return;
+    return true;
   }
   let kind: 'added' | 'updated' | 're-added';
   if (!old) kind = 'added';
   else if (!layout!.live) kind = 're-added';
   else if (sameState(old, layout!, rec.bytes, rec.stateStart, rec.stateLen)) {
     counts.unchanged++;
-    return;
+    return false;
   } else kind = 'updated';
   writeLive(out, rec.bytes, rec.stateStart, rec.stateLen, time, old, layout, oldEnd, kind, fileSeq, rec.key);
-  holdings.putSync(rec.key, out.view());
   if (kind === 'updated') counts.updated++;
   else counts.added++;
+  return true;
 }

@@ -35,6 +35,9 @@ export const META = {
   /** the range of every `live` key, and the platform of one */
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
+  /** a sorted pass that began and has not ended (sorted-pass/apply-pass.ts, PassRecord), and its files (PassFile[]) */
+  sortedPass: 'sortedPass',
+  sortedPassFiles: 'sortedPassFiles',
   /** the platform's applied file that comes last in apply order, `{key, lastModified}` (late-files.ts) */
   newestApplied: (platform: string) => `newest:${platform}`,
   /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */

@@ -1,4 +1,5 @@
-export { Store } from './store.ts';
+export { Store, type SortedPassOptions } from './store.ts';
+export type { PassRecord, SortedPassBuilder } from './sorted-pass/index.ts';
 export type { PreparedFile, FileStatus, ApplyStatus, HoldingView, LiveHolding, SpaceUsage } from './store-types.ts';
 export { backupRefused, writeBackupFolder } from './backup-folder.ts';
 export { storeFileIn, type PageFigures } from './store-file.ts';

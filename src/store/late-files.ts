@@ -32,12 +32,21 @@ export function recordsInPlace(dbs: StoreDbs, f: PreparedFile): { late: FileEntr
   const newest = newestApplied(dbs, f.platform);
   const later = f.inOrderGiven ? [] : laterApplied(dbs, f, newest);
   if (!checkedAgainst(later, f.overtaken)) return { late: later };
-  // the platform's newest applied file moves when this one comes after it (one META read per file, above)
-  if (!newest || applyOrder(f, newest) > 0) dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
+  noteApplied(dbs, f, newest);
   const all = f.encoded ?? encodeRecords(f.parsed.records, f.platform);
   if (later.length === 0) return { records: all, overtaken: 0 };
   const { records, left } = withoutDoiKeys(all, f.overtaken!.doiKeys);
   return { records, overtaken: left };
+}
+
+/** Files applied after `f` in apply order came first: applied now, it would be late (a sorted pass leaves it out). */
+export function isLate(dbs: StoreDbs, f: OrderedFile & { inOrderGiven?: boolean }): boolean {
+  return !f.inOrderGiven && laterApplied(dbs, f, newestApplied(dbs, f.platform)).length > 0;
+}
+
+/** `f` is applied (in the caller's transaction): the platform's newest applied file moves when `f` comes after it. */
+export function noteApplied(dbs: StoreDbs, f: OrderedFile, newest = newestApplied(dbs, f.platform)): void {
+  if (!newest || applyOrder(f, newest) > 0) dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
 }
 
 /** The later files a late file was checked against (their apply numbers) and the DOI keys of its records they carry. */

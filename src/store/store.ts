@@ -19,6 +19,16 @@ import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } fro
 import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
+import { adoptPass, beginPass, passesFolder, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
+
+/** records a sorted pass commits at a time: a crash loses at most this much work, and a chunk blocks the thread for about a second */
+const PASS_CHUNK_RECORDS = 250_000;
+
+/** How a sorted pass runs: chunk size, and a hook after each chunk's commit (tests stop a pass there). */
+export interface SortedPassOptions {
+  chunkRecords?: number;
+  onChunk?: (progress: PassRecord) => void;
+}
 
 /**
  * The LMDB store of one environment: holdings with their history, the file ledger, update information. Its
@@ -73,6 +83,52 @@ export class Store {
       });
       this.applied.tell(told);
       return statuses;
+    } finally {
+      this.applied.pending--;
+    }
+  }
+
+  // --- sorted passes (docs/design.md, "A backlog in one sorted pass") ---
+
+  /** Starts a sorted pass: the caller adds prepared files in apply order (spilled to sorted runs), then applySortedPass. */
+  sortedPassBuilder(): SortedPassBuilder {
+    const id = `${Date.now().toString(36)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    return new SortedPassBuilder(this.dbs, id, join(passesFolder(this.path), id));
+  }
+
+  /**
+   * Applies a built sorted pass: the files' records in key order, committed in chunks (the holdings of a key
+   * below the pass's progress already show every file of it; the ledger, sequence numbers and live counts land at
+   * the end, together). The files' statuses, or undefined when a file no longer joins the pass (another process
+   * decided it meanwhile): nothing was written and the caller applies the files the usual way. Read models are
+   * not told of the files one by one: the apply sequence moves at the end, as when another process writes, and
+   * they read the store again.
+   */
+  async applySortedPass(b: SortedPassBuilder, opts: SortedPassOptions = {}): Promise<FileStatus[] | undefined> {
+    this.applied.pending++;
+    try {
+      const record = await beginPass(this.dbs, b);
+      if (!record) {
+        b.discard();
+        return undefined;
+      }
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? PASS_CHUNK_RECORDS, onChunk: opts.onChunk });
+    } finally {
+      this.applied.pending--;
+    }
+  }
+
+  /** A sorted pass stands unfinished: run by a live process (`elsewhere`: wait), or left by one that died (`abandoned`: resume it). */
+  standingPass(): 'none' | 'elsewhere' | 'abandoned' {
+    return standingPass(this.dbs);
+  }
+
+  /** Finishes a sorted pass whose process died, from its last committed chunk; the statuses of its files. */
+  async resumeSortedPass(opts: SortedPassOptions = {}): Promise<FileStatus[]> {
+    this.applied.pending++;
+    try {
+      const record = await adoptPass(this.dbs);
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? PASS_CHUNK_RECORDS, onChunk: opts.onChunk });
     } finally {
       this.applied.pending--;
     }
@@ -138,6 +194,8 @@ export class Store {
    * A file's applyMs is its share, by records, of the pass.
    */
   private applyInOnePass(files: readonly PreparedFile[], now: () => Date, told: AppliedFile[]): ApplyStatus[] {
+    // a sorted pass holds the holdings until it ends (its chunks and sequence numbers are its own)
+    if (this.dbs.meta.get(META.sortedPass) !== undefined) throw new Error(`a sorted pass is applying a backlog to ${this.path}: files apply after it ends`);
     const placed = files.map((f) => this.placeFile(f, now));
     const pass = placed.filter((p): p is FileInPass => !('status' in p));
     const t0 = performance.now();
