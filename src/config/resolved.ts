@@ -127,6 +127,10 @@ export interface IngestSettings {
   rescanSeconds: number;
   /** at most this many waiting files apply in one pass, one transaction (docs/design.md, "A backlog in one pass") */
   passFiles: number;
+  /** a backlog of at least this many waiting files applies as one sorted pass (docs/design.md, "A backlog in one sorted pass") */
+  sortedPassFiles: number;
+  /** records a sorted pass commits at a time: a crash loses at most one chunk's work */
+  passChunkRecords: number;
 }
 
 export interface Config {
@@ -156,4 +160,6 @@ export const DEFAULT_INGEST: IngestSettings = {
   settleMs: 200,
   rescanSeconds: 60,
   passFiles: 100,
+  sortedPassFiles: 101,
+  passChunkRecords: 250_000,
 };

@@ -145,6 +145,8 @@ export const ConfigFile = t.Object(
           settleMs: t.Optional(t.Integer({ minimum: 0, maximum: 60000 })),
           rescanSeconds: t.Optional(t.Integer({ minimum: 0, maximum: 86400 })),
           passFiles: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+          sortedPassFiles: t.Optional(t.Integer({ minimum: 2 })),
+          passChunkRecords: t.Optional(t.Integer({ minimum: 1000, maximum: 10_000_000 })),
         },
         { additionalProperties: false },
       ),

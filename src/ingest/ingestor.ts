@@ -2,7 +2,7 @@ import { statBucketFile, type FileStat } from '../bucket/index.ts';
 import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
-import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder } from '../store/index.ts';
+import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder, type SortedPassOptions } from '../store/index.ts';
 import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
@@ -167,7 +167,7 @@ export class Ingestor {
         this.passesOff = false;
         break;
       }
-      if (ready.length > this.opts.settings.passFiles && !this.passesOff) {
+      if (ready.length >= this.opts.settings.sortedPassFiles && !this.passesOff) {
         await inFlight;
         inFlight = undefined;
         await this.sortedPass(ready);
@@ -211,7 +211,7 @@ export class Ingestor {
     }
     log.log('warn', 'pass.resumed', { env });
     try {
-      this.reportPass(await store.resumeSortedPass());
+      this.reportPass(await store.resumeSortedPass(this.passOptions()));
       this.passTries = 0;
     } catch (e) {
       this.passFailed(e);
@@ -220,7 +220,7 @@ export class Ingestor {
   }
 
   /**
-   * A backlog of more than `ingest.passFiles` files (docs/design.md, "A backlog in one sorted pass"): the files are
+   * A backlog of `ingest.sortedPassFiles` files or more (docs/design.md, "A backlog in one sorted pass"): the files are
    * read and parsed in apply order (the worker keeps a pass ahead), merged into sorted runs a pass at a time, and
    * applied as one sorted pass. A file the pass leaves out (a duplicate, a conflict, a late file) applies the usual
    * way after it; a file kept for a retry ends the pass before it.
@@ -261,7 +261,7 @@ export class Ingestor {
     else {
       let statuses: FileStatus[] | undefined;
       try {
-        statuses = await store.applySortedPass(builder);
+        statuses = await store.applySortedPass(builder, this.passOptions());
       } catch (e) {
         // the pass stands (some chunks may have committed): it is resumed after a pause, the files it left out after it
         this.passFailed(e);
@@ -280,6 +280,15 @@ export class Ingestor {
   /** One file of a sorted pass settled: the queue depth (/healthz, metrics) goes down as they do, not at the end. */
   private settledOne(): void {
     this.stats.queueDepth = Math.max(this.pending.size, this.stats.queueDepth - 1);
+  }
+
+  /** Chunks of `ingest.passChunkRecords`, each logged as it commits: a first load of millions shows its progress. */
+  private passOptions(): SortedPassOptions {
+    const { log, env, settings } = this.opts;
+    return {
+      chunkRecords: settings.passChunkRecords,
+      onChunk: (p) => log.log('info', 'pass.chunk', { env, applied: p.applied, records: p.records, ms: Math.round(p.ms) }),
+    };
   }
 
   /** A sorted pass that did not begin: its files back in the queue, applied in passes until the queue runs dry. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { EnvName } from '../config/index.ts';
+import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { conflictsOf, recordConflict } from './conflicts.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
@@ -21,8 +21,6 @@ import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
 import { adoptPass, beginPass, passesFolder, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
 
-/** records a sorted pass commits at a time: a crash loses at most this much work, and a chunk blocks the thread for about a second */
-const PASS_CHUNK_RECORDS = 250_000;
 
 /** How a sorted pass runs: chunk size, and a hook after each chunk's commit (tests stop a pass there). */
 export interface SortedPassOptions {
@@ -112,7 +110,7 @@ export class Store {
         b.discard();
         return undefined;
       }
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? PASS_CHUNK_RECORDS, onChunk: opts.onChunk });
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk });
     } finally {
       this.applied.pending--;
     }
@@ -128,7 +126,7 @@ export class Store {
     this.applied.pending++;
     try {
       const record = await adoptPass(this.dbs);
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? PASS_CHUNK_RECORDS, onChunk: opts.onChunk });
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk });
     } finally {
       this.applied.pending--;
     }

@@ -13,21 +13,23 @@ let cfg: TestConfig;
 
 beforeEach(() => {
   dir = tempDir();
-  cfg = writeConfig(dir.path);
+  cfg = writeConfig(dir.path, '', { sortedPassFiles: 5 });
 });
 afterEach(() => dir.remove());
 
 test('after each of three SIGKILLs during ingest, every committed file but those of the last transaction was logged', async () => {
-  for (let f = 0; f < 90; f++)
-    writeDeposit(
-      cfg.bucket,
-      'acme',
-      Array.from({ length: 1500 }, (_, i) => ({ doi: `10.5555/k${f}.${i}`, accessType: i % 2 ? 'open' : 'paid' })),
-      { mtime: 1_700_000_000 + f },
-    );
   const logged = new Set<string>();
   const excused = new Set<number>();
+  let seenSeq = 0;
   for (let kill = 0; kill < 3; kill++) {
+    // a backlog of 30 files each time (more than ingest.sortedPassFiles): one sorted pass, its files committed in one transaction
+    for (let f = kill * 30; f < (kill + 1) * 30; f++)
+      writeDeposit(
+        cfg.bucket,
+        'acme',
+        Array.from({ length: 1500 }, (_, i) => ({ doi: `10.5555/k${f}.${i}`, accessType: i % 2 ? 'open' : 'paid' })),
+        { mtime: 1_700_000_000 + f },
+      );
     const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', cfg.path], { cwd: REPO, stdout: 'ignore', stderr: 'pipe' });
     let log = '';
     const reading = (async () => {
@@ -47,8 +49,10 @@ test('after each of three SIGKILLs during ingest, every committed file but those
     try {
       const applied = [...store.ledger()].filter((e) => e.outcome === 'applied').sort((a, b) => a.seq! - b.seq!);
       const missing = applied.filter((e) => !logged.has(e.key)).map((e) => e.seq!);
-      // only the newest transaction's files (the ingestor applies up to 2 per transaction) may have gone unlogged
-      const newest = applied.slice(-2).map((e) => e.seq!);
+      // only the newest transaction's files may have gone unlogged: this run's sorted pass
+      const newest = applied.filter((e) => e.seq! > seenSeq).map((e) => e.seq!);
+      expect(newest.length).toBe(30);
+      seenSeq = Math.max(seenSeq, ...newest);
       expect(missing.filter((s) => !newest.includes(s) && !excused.has(s))).toEqual([]);
       // a file of the killed transaction is not applied again by the next run (it is a duplicate): not logged then either
       for (const s of missing) excused.add(s);

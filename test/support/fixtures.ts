@@ -60,8 +60,17 @@ export interface TestConfig {
   store: string;
 }
 
-/** A config file in `dir` with local production and staging buckets and platforms acme + beta. */
-export function writeConfig(dir: string, extra = ''): TestConfig {
+/**
+ * [ingest] of the test config. A backlog of a few dozen files applies in several passes (the crash tests land
+ * kills between them), not in one sorted pass unless a test asks for it.
+ */
+const TEST_INGEST = { settleMs: 50, retryBaseMs: 20, maxTries: 3, passFiles: 4, sortedPassFiles: 1000 };
+
+/**
+ * A config file in `dir` with local production and staging buckets and platforms acme + beta. `ingest` sets [ingest] fields beside the defaults
+ * here (a test that takes a sorted pass sets sortedPassFiles, and passChunkRecords for small chunks).
+ */
+export function writeConfig(dir: string, extra = '', ingest: Record<string, number> = {}): TestConfig {
   const bucket = join(dir, 'bucket');
   const staging = join(dir, 'staging-bucket');
   const store = join(dir, 'db');
@@ -76,12 +85,9 @@ dir = "db"
 mapSizeGiB = 1
 
 [ingest]
-settleMs = 50
-retryBaseMs = 20
-maxTries = 3
-# a backlog of a few dozen files applies in several passes (the crash tests land kills between them)
-passFiles = 4
-
+${Object.entries({ ...TEST_INGEST, ...ingest })
+  .map(([k, v]) => `${k} = ${v}\n`)
+  .join('')}
 [buckets.production]
 kind = "local"
 path = "bucket"
