@@ -3,7 +3,7 @@ import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, isHiddenOrTemp, mostRawBytes, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome, type IngestorOptions } from '../ingest/index.ts';
-import { silentLogger } from '../log.ts';
+import { jsonLogger, silentLogger, type Logger } from '../log.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
 import { ingestRoot } from './ingest-copy.ts';
@@ -100,8 +100,8 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
 /**
  * --ingest: applies files given as .../<platform>/<name>.jsonl.gz, one after the other in the order given, through
  * the daemon's Ingestor (the folder above the platform's is the bucket folder); one from outside the environment's
- * bucket folder is read from a copy kept there (ingest-copy.ts). Many files apply in passes of `ingest.passFiles`,
- * as a backlog does in the daemon; each file's outcome is printed, in the order given, once its pass commits. A
+ * bucket folder is read from a copy kept there (ingest-copy.ts). Many files apply as a backlog does in the daemon:
+ * in passes of `ingest.passFiles`, or from `ingest.sortedPassFiles` files on as one sorted pass (its progress on stderr); each file's outcome is printed, in the order given, once its pass commits. A
  * stdout that fails stops none of it: the files asked for are applied, not some first part of them (their outcomes
  * stay in the ledger for --report).
  */
@@ -153,8 +153,11 @@ async function ingestRun(store: Store, config: Config, files: readonly { key: st
   const flush = (all: boolean) => {
     for (; next < files.length && (all || outcomes.has(files[next]!.key)); next++) report(files[next]!.key, outcomes.get(files[next]!.key));
   };
+  // a backlog that takes a sorted pass is parsed on a worker, as the daemon's is, and tells its progress (stderr)
+  const backlog = files.length >= config.ingest.sortedPassFiles;
   const ingestor = new Ingestor({
     ...cliIngestorOptions(store, config, files[0]!.root, false),
+    ...(backlog ? { preparer: undefined, log: passLogger(jsonLogger()) } : {}),
     readFrom: new Map(files.map((f) => [f.key, f.root])),
     onOutcome: (o) => {
       outcomes.set(outcomeKey(o), o);
@@ -243,6 +246,11 @@ function cliIngestorOptions(store: Store, config: Config, root: string, retry: b
     recordUnreadable: false,
     keepUnrecorded: false,
   };
+}
+
+/** The lines of a sorted pass (pass.spilled, pass.chunk, pass.committed...): a first load of millions shows its progress. */
+function passLogger(log: Logger): Logger {
+  return { log: (level, event, fields) => (event.startsWith('pass.') ? log.log(level, event, fields) : undefined) };
 }
 
 function isFault(o: IngestOutcome | undefined): boolean {

@@ -131,6 +131,8 @@ export interface IngestSettings {
   sortedPassFiles: number;
   /** records a sorted pass commits at a time: a crash loses at most one chunk's work */
   passChunkRecords: number;
+  /** worker threads that read and parse deposit files (a backlog's files side by side) */
+  parseWorkers: number;
 }
 
 export interface Config {
@@ -162,4 +164,5 @@ export const DEFAULT_INGEST: IngestSettings = {
   passFiles: 100,
   sortedPassFiles: 101,
   passChunkRecords: 250_000,
+  parseWorkers: 2,
 };

@@ -147,6 +147,7 @@ export const ConfigFile = t.Object(
           passFiles: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           sortedPassFiles: t.Optional(t.Integer({ minimum: 2 })),
           passChunkRecords: t.Optional(t.Integer({ minimum: 1000, maximum: 10_000_000 })),
+          parseWorkers: t.Optional(t.Integer({ minimum: 1, maximum: 64 })),
         },
         { additionalProperties: false },
       ),

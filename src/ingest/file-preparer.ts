@@ -48,6 +48,11 @@ export class WorkerPreparer implements FilePreparer {
     this.worker.unref();
   }
 
+  /** requests handed to the worker and not answered yet */
+  get inFlight(): number {
+    return this.waiting.size;
+  }
+
   prepare(input: PrepareInput): Promise<PrepareReply> {
     if (this.broken) return this.inline.prepare(input);
     const id = this.nextId++;
@@ -67,5 +72,28 @@ export class WorkerPreparer implements FilePreparer {
   close(): void {
     this.broken = true;
     this.worker.terminate();
+  }
+}
+
+/**
+ * Several workers (`ingest.parseWorkers`): a backlog's files are read and parsed side by side, each handed to the
+ * worker with the fewest waiting; the ingestor takes the replies in its own order, so which worker parsed a file
+ * changes nothing. Parsing is a sorted pass's first limit (docs/design.md, "A backlog in one sorted pass").
+ */
+export class PreparerPool implements FilePreparer {
+  private readonly workers: WorkerPreparer[];
+
+  constructor(size: number, make: () => WorkerPreparer) {
+    this.workers = Array.from({ length: Math.max(1, size) }, make);
+  }
+
+  prepare(input: PrepareInput): Promise<PrepareReply> {
+    let best = this.workers[0]!;
+    for (const w of this.workers) if (w.inFlight < best.inFlight) best = w;
+    return best.prepare(input);
+  }
+
+  close(): void {
+    for (const w of this.workers) w.close();
   }
 }

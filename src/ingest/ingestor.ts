@@ -3,7 +3,7 @@ import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } fr
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
 import type { Level, Logger } from '../log.ts';
 import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder, type SortedPassOptions } from '../store/index.ts';
-import { WorkerPreparer, type FilePreparer } from './file-preparer.ts';
+import { PreparerPool, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
 import { heldBack, retryDelayMs, tried, untried, versionOf, type FileOrder, type Pending } from './pending.ts';
@@ -68,9 +68,8 @@ export class Ingestor {
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
     this.order = opts.inOrderGiven ? (a, b) => this.given.get(a.key)! - this.given.get(b.key)! : applyOrder;
-    this.preparer =
-      opts.preparer ??
-      new WorkerPreparer((message) => opts.log.log('error', 'ingest.worker_failed', { env: opts.env, message, fallback: 'parsing on the main thread' }));
+    const worker = () => new WorkerPreparer((message) => opts.log.log('error', 'ingest.worker_failed', { env: opts.env, message, fallback: 'parsing on the main thread' }));
+    this.preparer = opts.preparer ?? new PreparerPool(opts.settings.parseWorkers, worker);
   }
 
   /** Queues bucket keys (relative paths); cheap to call with keys already applied. */

@@ -57,7 +57,7 @@ describe('a valid config', () => {
       secretNames: [],
       server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000 },
       store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3, changeFeedKeepMs: 90 * 86_400_000 },
-      ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000 },
+      ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000, parseWorkers: 2 },
       buckets: { production: { kind: 'local', path: join(dir.path, 'bucket') } },
       platforms: [
         {
@@ -144,7 +144,7 @@ idle = false
     const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
     expect(c.store).toEqual({ dir: join(dir.path, 'data/db'), mapSizeBytes: 512 * 1024 ** 2, changeFeedKeepMs: 30 * 86_400_000 });
-    expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000 });
+    expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000, parseWorkers: 2 });
     expect(c.platforms).toEqual([
       {
         name: 'acme',
