@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { WorkerPreparer } from '../../src/ingest/file-preparer.ts';
+import { PreparerPool, WorkerPreparer } from '../../src/ingest/file-preparer.ts';
 import { tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 
 /** The prepare worker: files come back read, parsed and encoded; a worker that dies does not stall ingestion. */
@@ -42,5 +42,30 @@ test('a worker that cannot start is reported and its files are prepared on the c
     expect((await preparer.prepare(input(key))).kind).toBe('prepared');
   } finally {
     preparer.close();
+  }
+});
+
+test('a pool of workers: files asked side by side come back each with its own records, spread over the workers', async () => {
+  const made: WorkerPreparer[] = [];
+  const pool = new PreparerPool(3, () => {
+    const w = new WorkerPreparer();
+    made.push(w);
+    return w;
+  });
+  try {
+    const keys = Array.from({ length: 12 }, (_, i) => writeDeposit(dir.path, 'acme', Array.from({ length: i + 1 }, (_, j) => ({ doi: `10.5555/f${i}.${j}` }))));
+    const replies = keys.map((k) => pool.prepare(input(k)));
+    // handed to the worker with the fewest waiting: 4 each
+    expect(made.map((w) => w.inFlight)).toEqual([4, 4, 4]);
+    const got = await Promise.all(replies);
+    got.forEach((r, i) => {
+      expect(r.kind).toBe('prepared');
+      if (r.kind !== 'prepared') return;
+      expect(r.file.key).toBe(keys[i]!);
+      expect(r.prepared.encoded!.count).toBe(i + 1);
+    });
+    expect(made.map((w) => w.inFlight)).toEqual([0, 0, 0]);
+  } finally {
+    pool.close();
   }
 });
