@@ -2,6 +2,8 @@ import { closeSync, fsyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { parseDepositFile } from '../../src/deposit/index.ts';
+import { prepareBucketFile } from '../../src/ingest/prepare.ts';
+import { open } from 'lmdb';
 
 /** What this machine allows an ingest, measured in the same run as the figures it bounds. */
 
@@ -33,4 +35,52 @@ export function sequentialWriteRate(dir: string, bytes = 1024 ** 3): { bytes: nu
   const seconds = (performance.now() - t0) / 1000;
   rmSync(path, { force: true });
   return { bytes, seconds, bytesPerSecond: bytes / seconds };
+}
+
+/**
+ * The ingest's own preparation of files (read + hash + gunzip + parse + validation + encoding for the store:
+ * `prepareBucketFile`, what a parse worker runs), on this thread: a sorted pass's first phase is bound by it,
+ * divided among `ingest.parseWorkers`.
+ */
+export async function prepareRate(root: string, keys: readonly string[], platforms: readonly string[]): Promise<{ records: number; seconds: number; recordsPerSecond: number }> {
+  let records = 0;
+  const t0 = performance.now();
+  for (const key of keys) {
+    const reply = await prepareBucketFile({ id: 0, root, key, platforms: [...platforms], maxDecompressedBytes: DEFAULT_INGEST.maxDecompressedBytes, tries: 1 });
+    if (reply.kind !== 'prepared') throw new Error(`${key}: ${reply.kind}`);
+    records += reply.prepared.encoded!.count;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { records, seconds, recordsPerSecond: records / seconds };
+}
+
+/**
+ * lmdb-js appending `count` ascending binary keys (34 bytes, as a holding key) with 90-byte values (a holding's
+ * size) into an empty environment, in transactions of 250,000 (a sorted pass's chunks), synced: the bound of a
+ * sorted pass's writing phase into an empty store.
+ */
+export function lmdbAppendRate(dir: string, count = 2_000_000): { records: number; seconds: number; recordsPerSecond: number } {
+  const path = `${dir}/lmdb-append.mdb`;
+  const root = open({ path, noSubdir: true, mapSize: 8 * 1024 ** 3, useWritemap: false, compression: false });
+  const db = root.openDB({ name: 'h', keyEncoding: 'binary', encoding: 'binary' });
+  const key = Buffer.alloc(34, 0x61);
+  const value = Buffer.alloc(90, 0x62);
+  const t0 = performance.now();
+  try {
+    for (let i = 0; i < count; ) {
+      const end = Math.min(count, i + 250_000);
+      root.transactionSync(() => {
+        for (; i < end; i++) {
+          key.writeUInt32BE(i, 26); // ascending
+          db.putSync(key, value, { append: true });
+        }
+      });
+    }
+  } finally {
+    root.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  rmSync(path, { force: true });
+  rmSync(`${path}-lock`, { force: true });
+  return { records: count, seconds, recordsPerSecond: count / seconds };
 }

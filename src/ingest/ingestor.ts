@@ -231,8 +231,9 @@ export class Ingestor {
     const t0 = performance.now();
     const builder = store.sortedPassBuilder();
     const replies = new Map<number, Promise<PrepareReply>>();
-    const prepared: PreparedFile[] = []; // every file read to apply: back in the queue when the pass does not run
-    const [left, group] = [[] as PreparedFile[], [] as PreparedFile[]];
+    const prepared: Pending[] = []; // every file read to apply, as queued (not its records): back in the queue when the pass does not run
+    const group: PreparedFile[] = [];
+    const left: Pending[] = []; // files the pass leaves out, as queued: read again after it (their records are not kept meanwhile)
     let i = 0;
     try {
       for (; i < ready.length; i++) {
@@ -244,11 +245,11 @@ export class Ingestor {
           this.settledOne();
           continue;
         }
-        prepared.push(f);
+        prepared.push(untried(f));
         group.push(f);
-        if (group.length >= settings.passFiles) left.push(...builder.add(group.splice(0)));
+        if (group.length >= settings.passFiles) left.push(...builder.add(group.splice(0)).map(untried));
       }
-      left.push(...builder.add(group.splice(0)));
+      left.push(...builder.add(group.splice(0)).map(untried));
     } catch (e) {
       // the runs could not be written (the disk): the files apply in passes, as they would without one
       log.log('error', 'pass.spill_failed', { env, message: e instanceof Error ? e.message : String(e) });
@@ -264,16 +265,15 @@ export class Ingestor {
       } catch (e) {
         // the pass stands (some chunks may have committed): it is resumed after a pause, the files it left out after it
         this.passFailed(e);
-        for (const f of left) this.pending.set(f.key, untried(f));
+        for (const p of left) this.pending.set(p.key, p);
         return;
       }
       if (statuses === undefined) return this.passesInstead(builder, prepared, []); // another process decided a file meanwhile
       this.reportPass(statuses, t0);
     }
-    await this.oneByOne(left, (f) => f, (f) => {
-      this.settledOne();
-      return this.applyBatch([f]);
-    });
+    // the files left out apply after it, in passes (a pass would leave them out again)
+    for (const p of left) this.pending.set(p.key, p);
+    if (left.length > 0) this.passesOff = true;
   }
 
   /** One file of a sorted pass settled: the queue depth (/healthz, metrics) goes down as they do, not at the end. */
@@ -291,9 +291,9 @@ export class Ingestor {
   }
 
   /** A sorted pass that did not begin: its files back in the queue, applied in passes until the queue runs dry. */
-  private passesInstead(builder: SortedPassBuilder, prepared: readonly PreparedFile[], unread: readonly Pending[]): void {
+  private passesInstead(builder: SortedPassBuilder, prepared: readonly Pending[], unread: readonly Pending[]): void {
     builder.discard();
-    for (const f of prepared) this.pending.set(f.key, untried(f));
+    for (const p of prepared) this.pending.set(p.key, p);
     for (const p of unread) this.pending.set(p.key, p);
     this.passesOff = true;
   }
