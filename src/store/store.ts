@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
 import { fault, type Fault, type FileFaultCode } from '../fault.ts';
 import { conflictsOf, recordConflict } from './conflicts.ts';
@@ -19,7 +19,7 @@ import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } fro
 import { UpdatesIndex, workerTableBuilder } from './updates-index.ts';
 import type { ReplaceMode, UpdatesEntry } from './work-updates.ts';
 import { writeTransaction } from './write-failure.ts';
-import { adoptPass, beginPass, passesFolder, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
+import { adoptPass, beginPass, passesFolder, passFolderName, processAlive, removeStaleRuns, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
 
 
 /** How a sorted pass runs: chunk size, and a hook after each chunk's commit (tests stop a pass there). */
@@ -90,9 +90,14 @@ export class Store {
 
   /** Starts a sorted pass: the caller adds prepared files in apply order (spilled to sorted runs), then applySortedPass. */
   sortedPassBuilder(): SortedPassBuilder {
-    const id = `${Date.now().toString(36)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    return new SortedPassBuilder(this.dbs, id, join(passesFolder(this.path), id));
+    const standing = this.dbs.meta.get(META.sortedPass) as PassRecord | undefined;
+    removeStaleRuns(this.path, standing && basename(standing.dir), this.building, processAlive);
+    const id = passFolderName(Date.now());
+    this.building.add(id);
+    return new SortedPassBuilder(this.dbs, id, join(passesFolder(this.path), id), () => this.building.delete(id));
   }
+  /** the folders of sorted passes this store is spilling now */
+  private readonly building = new Set<string>();
 
   /**
    * Applies a built sorted pass: the files' records in key order, committed in chunks (the holdings of a key

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store, type PreparedFile } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
@@ -143,4 +143,21 @@ test('a process killed (SIGKILL) in the middle of a sorted pass: the next writer
   const statuses = await store.resumeSortedPass({ chunkRecords: 25 });
   expect(outcomes(statuses)).toEqual(alone.statuses);
   expect(stateOf(store)).toEqual(stateOf(alone.store));
+});
+
+test('runs left by a process that died before its pass began are removed by the next pass; a live process spilling keeps its own', async () => {
+  const store = open('production');
+  stores.push(store);
+  const folder = join(store.path, 'sorted-pass');
+  const dead = join(folder, 'mj0-999999999-dead01'); // no such pid
+  const mine = join(folder, `mj0-${process.pid}-mine01`); // this process, no builder of it now
+  const live = join(folder, `mj0-${process.ppid}-live01`); // the test runner's parent: alive
+  for (const d of [dead, mine, live]) {
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'run-00000.bin'), 'x');
+  }
+  const { builder } = buildPass(store, randomFiles(13, 6), 4);
+  expect(readdirSync(folder).sort()).toEqual([builder.id, `mj0-${process.ppid}-live01`].sort());
+  await store.applySortedPass(builder, { chunkRecords: 10 });
+  expect(readdirSync(folder)).toEqual([`mj0-${process.ppid}-live01`]);
 });

@@ -51,7 +51,7 @@ export function standingPass(dbs: StoreDbs): 'none' | 'elsewhere' | 'abandoned' 
   return processAlive(Number(p.holder.split(':')[0])) ? 'elsewhere' : 'abandoned';
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -73,6 +73,7 @@ export interface PassOptions {
  * when a file no longer joins: nothing was written, and the caller applies the files the usual way.
  */
 export async function beginPass(dbs: StoreDbs, b: SortedPassBuilder): Promise<PassRecord | undefined> {
+  b.seal();
   return writeTransaction(dbs, () => {
     if (dbs.meta.get(META.sortedPass) !== undefined) return undefined;
     for (const f of b.files) if (!joinsPass(dbs, { ...f.entry, platform: f.entry.platform!, inOrderGiven: f.inOrderGiven }, f.retry ?? false)) return undefined;

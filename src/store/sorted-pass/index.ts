@@ -2,5 +2,5 @@
  * A backlog in one sorted pass (docs/design.md): many files' records merged through sorted runs on disk and
  * written in key order, in chunks that a crash resumes from.
  */
-export { SortedPassBuilder, passesFolder, type PassFile } from './pass-files.ts';
-export { adoptPass, beginPass, runPass, standingPass, type PassOptions, type PassRecord } from './apply-pass.ts';
+export { SortedPassBuilder, passesFolder, passFolderName, removeStaleRuns, type PassFile } from './pass-files.ts';
+export { adoptPass, beginPass, processAlive, runPass, standingPass, type PassOptions, type PassRecord } from './apply-pass.ts';

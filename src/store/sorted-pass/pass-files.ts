@@ -1,8 +1,9 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeyMerge } from '../key-merge.ts';
 import { RecordCursor } from '../encoded-records.ts';
 import { encodeRecords } from '../encoded-records.ts';
+import { syncMadeFolders } from '../durable-fs.ts';
 import type { StoreDbs } from '../environment.ts';
 import { isLate } from '../late-files.ts';
 import { appliedEntry, decideFile, emptyCounts, type FileEntry } from '../ledger.ts';
@@ -19,6 +20,30 @@ export interface PassFile {
 /** The folder a store's sorted passes spill to, under the store's own (same disk, removed with it). */
 export function passesFolder(storePath: string): string {
   return join(storePath, 'sorted-pass');
+}
+
+/** A pass's folder name: its process (for removeStaleRuns) and a unique part. */
+export function passFolderName(now: number): string {
+  return `${now.toString(36)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Removes the runs a process left when it died before its pass began (nothing in the store names them): a
+ * folder of a process that is gone, or of this one and not being built now, unless it is `keep` (the standing
+ * pass's). A live process's folder is its spill in progress, and stays.
+ */
+export function removeStaleRuns(storePath: string, keep: string | undefined, building: ReadonlySet<string>, alive: (pid: number) => boolean): void {
+  let names: string[];
+  try {
+    names = readdirSync(passesFolder(storePath));
+  } catch {
+    return; // no pass made one yet
+  }
+  for (const name of names) {
+    if (name === keep || building.has(name)) continue;
+    const pid = Number(name.split('-')[1]);
+    if (pid === process.pid || !alive(pid)) rmSync(join(passesFolder(storePath), name), { recursive: true, force: true });
+  }
 }
 
 /** A file the pass can take as it stands: decided `apply` by the ledger, and not late (late-files.ts). */
@@ -39,12 +64,22 @@ export class SortedPassBuilder {
   runBytes = 0;
   private readonly keys = new Set<string>();
 
+  private readonly made: string | undefined;
+
   constructor(
     private readonly dbs: StoreDbs,
     readonly id: string,
     readonly dir: string,
+    /** told once the builder is done: sealed for its pass, or discarded */
+    private readonly done: () => void = () => undefined,
   ) {
-    mkdirSync(dir, { recursive: true });
+    this.made = mkdirSync(dir, { recursive: true });
+  }
+
+  /** Makes the runs' names durable (each run is synced as it closes): the pass may begin. */
+  seal(): void {
+    syncMadeFolders(this.dir, this.made);
+    this.done();
   }
 
   /**
@@ -71,6 +106,7 @@ export class SortedPassBuilder {
 
   /** Removes the runs: the pass is given up before it began (or has ended). */
   discard(): void {
+    this.done();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
