@@ -77,19 +77,35 @@ export class WorkerPreparer implements FilePreparer {
 
 /**
  * Several workers (`ingest.parseWorkers`): a backlog's files are read and parsed side by side, each handed to the
- * worker with the fewest waiting; the ingestor takes the replies in its own order, so which worker parsed a file
+ * worker with the fewest waiting once the first has two; the ingestor takes the replies in its own order, so which worker parsed a file
  * changes nothing. Parsing is a sorted pass's first limit (docs/design.md, "A backlog in one sorted pass").
  */
-export class PreparerPool implements FilePreparer {
-  private readonly workers: WorkerPreparer[];
+/** files the first worker holds before another is started or given any */
+const WORKER_DEPTH = 2;
 
-  constructor(size: number, make: () => WorkerPreparer) {
-    this.workers = Array.from({ length: Math.max(1, size) }, make);
+/**
+ * Several workers (`ingest.parseWorkers`): a backlog's files are read and parsed side by side, each handed to the
+ * worker with the fewest waiting; the ingestor takes the replies in its own order, so which worker parsed a file
+ * changes nothing. Parsing is a sorted pass's first limit (docs/design.md, "A backlog in one sorted pass"). Files
+ * trickling in stay on the first worker, and the others start only when a backlog needs them: a worker costs its
+ * start (its modules loaded, the record schema compiled), which slowed a daemon's first files by 5-10%
+ * (bench/ingest-lmdb.ts, files one at a time) when every worker started with it.
+ */
+export class PreparerPool implements FilePreparer {
+  private readonly workers: WorkerPreparer[] = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly make: () => WorkerPreparer,
+  ) {
+    this.workers.push(make());
   }
 
   prepare(input: PrepareInput): Promise<PrepareReply> {
     let best = this.workers[0]!;
+    if (best.inFlight < WORKER_DEPTH) return best.prepare(input);
     for (const w of this.workers) if (w.inFlight < best.inFlight) best = w;
+    if (best.inFlight > 0 && this.workers.length < this.size) this.workers.push((best = this.make()));
     return best.prepare(input);
   }
 

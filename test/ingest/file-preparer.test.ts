@@ -45,7 +45,7 @@ test('a worker that cannot start is reported and its files are prepared on the c
   }
 });
 
-test('a pool of workers: files asked side by side come back each with its own records, spread over the workers', async () => {
+test('a pool of workers: files asked side by side come back each with its own records, spread over the workers started as a backlog needs them', async () => {
   const made: WorkerPreparer[] = [];
   const pool = new PreparerPool(3, () => {
     const w = new WorkerPreparer();
@@ -54,8 +54,11 @@ test('a pool of workers: files asked side by side come back each with its own re
   });
   try {
     const keys = Array.from({ length: 12 }, (_, i) => writeDeposit(dir.path, 'acme', Array.from({ length: i + 1 }, (_, j) => ({ doi: `10.5555/f${i}.${j}` }))));
+    const one = await pool.prepare(input(keys[0]!)); // a file alone: the first worker, no other started
+    expect(one.kind).toBe('prepared');
+    expect(made).toHaveLength(1);
     const replies = keys.map((k) => pool.prepare(input(k)));
-    // handed to the worker with the fewest waiting: 4 each
+    // a backlog: the first worker takes 2, then each file goes to the one with the fewest waiting, started as needed
     expect(made.map((w) => w.inFlight)).toEqual([4, 4, 4]);
     const got = await Promise.all(replies);
     got.forEach((r, i) => {
