@@ -44,6 +44,8 @@ import type { SqliteScaleResult } from './scale-sqlite.ts';
 const MILLIONS = Number(process.env.SCALE_MILLIONS ?? 20);
 if (!(MILLIONS > 0) || MILLIONS * 1e6 < RECORDS_PER_FILE) throw new Error(`SCALE_MILLIONS must be a number of millions, at least 0.01 (one file): ${process.env.SCALE_MILLIONS}`);
 const SQLITE = process.env.SCALE_SQLITE !== '0';
+/** SCALE_LOAD_ONLY=1: the data, the ceilings and the first load, nothing after (a size whose daemon this machine cannot hold) */
+const LOAD_ONLY = process.env.SCALE_LOAD_ONLY === '1';
 /** SCALE_PASS_FILES: the stores' ingest.passFiles (the default when unset), to compare pass sizes */
 const PASS_FILES = process.env.SCALE_PASS_FILES === undefined ? undefined : Number(process.env.SCALE_PASS_FILES);
 /** files per --ingest run of the re-deposit, and of the first load when SCALE_LOAD_RUN says so (the issue's 200) */
@@ -183,6 +185,13 @@ async function main(): Promise<void> {
   const stats = await storeStats(full.config);
   if (stats.holdings.total !== records) throw new Error(`--stats counts ${stats.holdings.total} live holdings after the first load, not ${records}`);
 
+  if (LOAD_ONLY) {
+    console.log(`\nSCALE_LOAD_ONLY: ${millions(records)} records, the first load and its store only`);
+    reportLoad({ load, loadTotal, stats });
+    console.log(`first load: ${fmt(loadTotal.ms / 60_000, 2)} min, ${fmt(rate(loadTotal.records, loadTotal.ms))} records/s (target at 100M: <= ${TARGETS.load100MMinutes} min); ceilings: parse ${fmt(parse.recordsPerSecond)}, a parse worker's work ${fmt(prepare.recordsPerSecond)}, lmdb-js append ${fmt(append.recordsPerSecond)} records/s`);
+    return;
+  }
+
   // 2. re-deposit 10% unchanged
   console.log(`re-deposit: ${files(manifest.redeposit.length)} of the load again under new keys ...`);
   const redeposit = await ingestRuns(full.config, manifest.redeposit.map(full.path), INGEST_RUN, 're-deposit', (r) =>
@@ -291,7 +300,13 @@ type LoadFigures = {
 
 function report(f: LoadFigures): void {
   console.log(`\nHoldings at scale: ${millions(f.records)} records (SCALE_MILLIONS=${MILLIONS}), 10,000 a file, 20 platforms, 2,000 prefixes; 2 cores shared by everything`);
-  console.log(`\nFirst load, --ingest of ${files(f.stepFiles)} a run (each run's wall time, bun's start included):`);
+  reportLoad(f);
+  reportRest(f);
+}
+
+/** The first load's table and the store it left (all a SCALE_LOAD_ONLY run prints). */
+function reportLoad(f: Pick<LoadFigures, 'load' | 'loadTotal' | 'stats'>): void {
+  console.log(`\nFirst load, --ingest of ${files(f.load[0]!.run.files)} a run (each run's wall time, bun's start included):`);
   console.log('| step | files | seconds | records/s | --ingest peak RssAnon |');
   console.log('| --- | ---: | ---: | ---: | ---: |');
   for (const s of f.load) {
@@ -310,6 +325,9 @@ function report(f: LoadFigures): void {
     `\nStore after the first load (--stats): ${fmt(live)} live holdings; file ${fmt(store.fileBytes / 1e9, 2)} GB = ${fmt(store.fileBytes / live)} bytes/holding; ` +
       `pages used ${fmt((store.usedPages * store.pageSize) / live)} bytes/holding, of which trees hold ${fmt(((store.usedPages - store.freePages) * store.pageSize) / live)} (${fmt(store.freePages)} free pages of ${fmt(store.usedPages)})`,
   );
+}
+
+function reportRest(f: LoadFigures): void {
   console.log(
     `Re-deposit of ${files(f.redepositFiles)} unchanged (new keys, the same bytes) on the full store: ${fmt(rate(f.redepositTotal.records, f.redepositTotal.ms))} records/s (${fmt(f.redepositTotal.records)} records in ${seconds(f.redepositTotal.ms)})`,
   );
