@@ -19,6 +19,8 @@ import { IngestStats } from './stats.ts';
  * (about 100 bytes a record), so it is bounded by their size in the bucket too.
  */
 const PASS_BYTES = 64 * 1024 * 1024;
+/** records a sorted pass's run holds at most (about 100 MB of them in memory while it is merged) */
+const RUN_RECORDS = 1_000_000;
 /** how long the ingestor waits before it looks again at a sorted pass another process runs */
 const PASS_WAIT_MS = 1000;
 
@@ -213,7 +215,7 @@ export class Ingestor {
       this.reportPass(await store.resumeSortedPass(this.passOptions()));
       this.passTries = 0;
     } catch (e) {
-      this.passFailed(e);
+      if (!this.closed) this.passFailed(e);
     }
     return false;
   }
@@ -229,14 +231,16 @@ export class Ingestor {
     for (const p of ready) this.pending.delete(p.key);
     this.stats.queueDepth = this.pending.size + ready.length;
     const t0 = performance.now();
-    const builder = store.sortedPassBuilder();
     const replies = new Map<number, Promise<PrepareReply>>();
     const prepared: Pending[] = []; // every file read to apply, as queued (not its records): back in the queue when the pass does not run
     const group: PreparedFile[] = [];
+    let groupRecords = 0;
     const left: Pending[] = []; // files the pass leaves out, as queued: read again after it (their records are not kept meanwhile)
     let i = 0;
+    let builder: SortedPassBuilder | undefined;
     try {
-      for (; i < ready.length; i++) {
+      builder = store.sortedPassBuilder();
+      for (; i < ready.length && !this.closed; i++) {
         for (let j = i; j < Math.min(ready.length, i + settings.passFiles); j++) if (!replies.has(j)) replies.set(j, this.dispatch(ready[j]!.key, ready[j]!.tries + 1));
         const f = await this.finish(ready[i]!, await replies.get(i)!);
         replies.delete(i);
@@ -247,14 +251,20 @@ export class Ingestor {
         }
         prepared.push(untried(f));
         group.push(f);
-        if (group.length >= settings.passFiles) left.push(...builder.add(group.splice(0)).map(untried));
+        groupRecords += f.encoded?.count ?? f.parsed.records.length;
+        // a run is cut by records, not files: many small files must not make thousands of runs to merge
+        if (groupRecords >= RUN_RECORDS) {
+          left.push(...builder.add(group.splice(0)).map(untried));
+          groupRecords = 0;
+        }
       }
       left.push(...builder.add(group.splice(0)).map(untried));
     } catch (e) {
       // the runs could not be written (the disk): the files apply in passes, as they would without one
       log.log('error', 'pass.spill_failed', { env, message: e instanceof Error ? e.message : String(e) });
-      return this.passesInstead(builder, prepared, ready.slice(i + 1));
+      return this.passesInstead(builder, prepared, ready.slice(i));
     }
+    if (this.closed) return this.passesInstead(builder, prepared, ready.slice(i)); // closing: nothing began
     for (const q of ready.slice(i + 1)) this.pending.set(q.key, q);
     log.log('info', 'pass.spilled', { env, files: builder.files.length, records: builder.records, runs: builder.runs.length, runBytes: builder.runBytes, ms: Math.round(performance.now() - t0) });
     if (builder.files.length === 0) builder.discard();
@@ -263,8 +273,11 @@ export class Ingestor {
       try {
         statuses = await store.applySortedPass(builder, this.passOptions());
       } catch (e) {
-        // the pass stands (some chunks may have committed): it is resumed after a pause, the files it left out after it
+        if (this.closed) return; // stopped between chunks: the pass stands, and the next start goes on with it
         this.passFailed(e);
+        // a pass that never began (it could not be recorded) leaves its files to apply in passes; one that began
+        // stands (some chunks may have committed) and is resumed after the pause, the files it left out after it
+        if (store.standingPass() === 'none') return this.passesInstead(builder, [...prepared, ...left], []);
         for (const p of left) this.pending.set(p.key, p);
         return;
       }
@@ -286,15 +299,17 @@ export class Ingestor {
     const { log, env, settings } = this.opts;
     return {
       chunkRecords: settings.passChunkRecords,
+      // closing (a daemon's stop, under systemd's time-out): the pass stops after its chunk, to go on at the next start
+      stop: () => this.closed,
       onChunk: (p) => log.log('info', 'pass.chunk', { env, applied: p.applied, records: p.records, ms: Math.round(p.ms) }),
     };
   }
 
   /** A sorted pass that did not begin: its files back in the queue, applied in passes until the queue runs dry. */
-  private passesInstead(builder: SortedPassBuilder, prepared: readonly Pending[], unread: readonly Pending[]): void {
-    builder.discard();
+  private passesInstead(builder: SortedPassBuilder | undefined, prepared: readonly Pending[], unread: readonly Pending[]): void {
+    builder?.discard();
     for (const p of prepared) this.pending.set(p.key, p);
-    for (const p of unread) this.pending.set(p.key, p);
+    for (const p of unread) if (!this.pending.has(p.key)) this.pending.set(p.key, p); // a file waiting for its retry keeps its pause
     this.passesOff = true;
   }
 
@@ -402,6 +417,11 @@ export class Ingestor {
     try {
       results = await store.applyFiles(batch);
     } catch (e) {
+      // a sorted pass began beside it (another process): the batch waits for it, no try counted
+      if (store.standingPass() !== 'none') {
+        for (const f of batch) this.pending.set(f.key, untried(f));
+        return false;
+      }
       // Nothing of the batch was committed. Apply its files one by one so one bad file cannot hold back or
       // quarantine the others.
       if (batch.length > 1) return this.oneByOne(batch, (f) => f, (f) => this.applyBatch([f]));

@@ -5,6 +5,7 @@
  */
 import type { PrepareRequest } from './prepare-messages.ts';
 import { prepareBucketFile } from './prepare.ts';
+import { readFault } from './read-bucket-file.ts';
 
 declare const self: Worker;
 
@@ -13,7 +14,8 @@ declare const self: Worker;
 let queue: Promise<void> = Promise.resolve();
 
 self.onmessage = (event: MessageEvent<PrepareRequest>) => {
-  queue = queue.then(() => prepareAndReply(event.data));
+  // a reply that could not be sent must not stop the queue: the request is answered as a failed read
+  queue = queue.then(() => prepareAndReply(event.data)).catch((e: unknown) => self.postMessage({ id: event.data.id, kind: 'readError', fault: readFault(event.data.key, e) }));
 };
 
 async function prepareAndReply(request: PrepareRequest): Promise<void> {

@@ -1,6 +1,6 @@
 import { basename, join } from 'node:path';
 import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
-import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+import { fault, FaultError, type Fault, type FileFaultCode } from '../fault.ts';
 import { conflictsOf, recordConflict } from './conflicts.ts';
 import { AppliedListeners, type AppliedFile, type AppliedListener } from './applied-files.ts';
 import { applyFilesRecords, type FileInPass } from './apply-records.ts';
@@ -22,10 +22,11 @@ import { writeTransaction } from './write-failure.ts';
 import { adoptPass, beginPass, passesFolder, passFolderName, processAlive, removeStaleRuns, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
 
 
-/** How a sorted pass runs: chunk size, and a hook after each chunk's commit (tests stop a pass there). */
+/** How a sorted pass runs: chunk size, a hook after each chunk's commit (tests stop a pass there), and a stop asked between chunks. */
 export interface SortedPassOptions {
   chunkRecords?: number;
   onChunk?: (progress: PassRecord) => void;
+  stop?: () => boolean;
 }
 
 /**
@@ -115,7 +116,7 @@ export class Store {
         b.discard();
         return undefined;
       }
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk });
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk, stop: opts.stop });
     } finally {
       this.applied.pending--;
     }
@@ -131,7 +132,8 @@ export class Store {
     this.applied.pending++;
     try {
       const record = await adoptPass(this.dbs);
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk });
+      if (!record) return []; // another process took it over, or it ended
+      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk, stop: opts.stop });
     } finally {
       this.applied.pending--;
     }
@@ -358,6 +360,10 @@ export class Store {
 
   /** A consistent compacted copy of this store as `<dir>/<env>/data.mdb` (store-file.ts); the daemon may run meanwhile. */
   async backupTo(dir: string): Promise<string> {
+    // a copy taken mid-pass would hold a pass whose runs it lacks: it could never end
+    const pass = this.dbs.meta.get(META.sortedPass) as PassRecord | undefined;
+    if (pass)
+      throw new FaultError(fault('BACKUP_FAILED', `a sorted pass is applying a backlog to ${this.path} (${pass.applied} of ${pass.records} records): back up once it ends (its pass.committed line)`));
     const target = storeFileIn(dir, this.env);
     await copyStore(this.dbs, target);
     return target;

@@ -107,20 +107,17 @@ test('while a pass stands, files do not apply beside it; a pass whose file anoth
   expect(store.standingPass()).toBe('none');
 });
 
-test('a pass stopped after a chunk is resumed from it by the next writer, and ends as if never stopped', async () => {
+test('a pass stopped after a chunk (a daemon closing) is resumed from it by the next writer, and ends as if never stopped; no backup is taken meanwhile', async () => {
   const alone = oneAtATime(11, 40);
   let store = open('production');
   const { builder } = buildPass(store, randomFiles(11, 40), 3);
   let chunks = 0;
-  const stopped = await store
-    .applySortedPass(builder, {
-      chunkRecords: 20,
-      onChunk: () => {
-        if (++chunks === 3) throw new Error('stopped');
-      },
-    })
-    .catch((e: Error) => e.message);
-  expect(stopped).toBe('stopped');
+  const stopped = await store.applySortedPass(builder, { chunkRecords: 20, onChunk: () => void chunks++, stop: () => chunks === 3 }).catch((e: Error) => e);
+  expect(stopped).toBeInstanceOf(Error);
+  expect((stopped as Error).message).toMatch(/stopped after 6\d of \d+ records/); // three chunks of at least 20, to the end of a key
+  // a copy would hold a pass without its runs
+  const refused = await store.backupTo(join(dir.path, 'backup')).catch((e: { fault?: { code: string } }) => e.fault?.code);
+  expect(refused).toBe('BACKUP_FAILED');
   await store.close();
   store = open('production');
   stores.push(store);

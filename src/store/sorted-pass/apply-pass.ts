@@ -48,7 +48,9 @@ export function standingPass(dbs: StoreDbs): 'none' | 'elsewhere' | 'abandoned' 
   if (!p) return 'none';
   if (running.has(p.id)) return 'elsewhere'; // this process, another ingestor: it waits as for another process
   if (p.holder === THIS_PROCESS) return 'abandoned';
-  return processAlive(Number(p.holder.split(':')[0])) ? 'elsewhere' : 'abandoned';
+  const pid = Number(p.holder.split(':')[0]);
+  // this pid with another uuid: an earlier process of the same pid (a container's pid 1 restarted) that died
+  return pid !== process.pid && processAlive(pid) ? 'elsewhere' : 'abandoned';
 }
 
 export function processAlive(pid: number): boolean {
@@ -65,6 +67,15 @@ export interface PassOptions {
   chunkRecords: number;
   /** told after every committed chunk (tests stop a pass there) */
   onChunk?: (p: PassRecord) => void;
+  /** asked after every committed chunk: true stops the pass there (PassStopped), to be resumed */
+  stop?: () => boolean;
+}
+
+/** A pass stopped between chunks when asked (PassOptions.stop): it stands, and the next writer resumes it. */
+export class PassStopped extends Error {
+  constructor(readonly record: PassRecord) {
+    super(`sorted pass ${record.id} stopped after ${record.applied} of ${record.records} records; the next start goes on from there`);
+  }
 }
 
 /**
@@ -97,13 +108,24 @@ export async function beginPass(dbs: StoreDbs, b: SortedPassBuilder): Promise<Pa
   });
 }
 
-/** Takes over an abandoned pass (its process is gone) for this process. */
-export async function adoptPass(dbs: StoreDbs): Promise<PassRecord> {
+/**
+ * Takes over an abandoned pass (its process is gone) for this process, unless another process took it over first
+ * (undefined: it is theirs now) or it ended meanwhile.
+ */
+export async function adoptPass(dbs: StoreDbs): Promise<PassRecord | undefined> {
   return writeTransaction(dbs, () => {
+    if (standingPass(dbs) !== 'abandoned') return undefined; // decided again in the transaction: one process adopts
     const p = { ...(dbs.meta.get(META.sortedPass) as PassRecord), holder: THIS_PROCESS };
     dbs.meta.putSync(META.sortedPass, p);
     return p;
   });
+}
+
+/** In a chunk's or the end's transaction: the pass is still this process's, as far as this process took it. */
+function stillHeld(dbs: StoreDbs, record: PassRecord): void {
+  const p = dbs.meta.get(META.sortedPass) as PassRecord | undefined;
+  if (p?.id !== record.id || p.holder !== THIS_PROCESS || p.applied !== record.applied)
+    throw new Error(`sorted pass ${record.id}: another process took it over (${p?.holder ?? 'ended'}); this one stops`);
 }
 
 /**
@@ -113,9 +135,10 @@ export async function adoptPass(dbs: StoreDbs): Promise<PassRecord> {
  * crash skips the keys its committed chunks wrote.
  */
 export async function runPass(dbs: StoreDbs, record: PassRecord, opts: PassOptions): Promise<FileStatus[]> {
+  const cursors: RunCursor[] = [];
   running.add(record.id);
-  const cursors = record.runs.map((name) => new RunCursor(join(dbs.path, record.dir, name)));
   try {
+    for (const name of record.runs) cursors.push(new RunCursor(join(dbs.path, record.dir, name)));
     const files = dbs.meta.get(META.sortedPassFiles) as PassFile[];
     const merge = new KeyMerge(cursors);
     const done = record.done;
@@ -129,8 +152,10 @@ export async function runPass(dbs: StoreDbs, record: PassRecord, opts: PassOptio
       record = await writeTransaction(dbs, () => applyChunk(dbs, record, files, chunk));
       record.ms += performance.now() - t0;
       opts.onChunk?.(record);
+      if (more && opts.stop?.()) throw new PassStopped(record);
     }
     const statuses = await writeTransaction(dbs, () => endPass(dbs, record, files));
+    await dbs.root.flushed; // the end on disk before the runs go: a crash before it must find them
     rmSync(join(dbs.path, record.dir), { recursive: true, force: true });
     return statuses;
   } finally {
@@ -166,6 +191,7 @@ function varintBytes(v: number): number {
 
 /** One chunk, in the caller's transaction: its keys written, the pass's progress with them. Returns the progress. */
 function applyChunk(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[], chunk: ByteWriter): PassRecord {
+  stillHeld(dbs, record);
   const { holdings } = dbs;
   const counts = new Map<number, RecordCounts>();
   const out = new ByteWriter();
@@ -208,6 +234,7 @@ function countsOf(counts: Map<number, RecordCounts>, file: number): RecordCounts
 
 /** The pass's last transaction: each file's sequence number, ledger entry and live counts, as applying them one by one leaves them. */
 function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]): FileStatus[] {
+  stillHeld(dbs, record);
   const { meta } = dbs;
   const next = (meta.get(META.nextSeq) as number | undefined) ?? 1;
   if (next !== record.firstSeq) throw new Error(`sorted pass ${record.id}: files were applied beside it (apply sequence ${next}, the pass began at ${record.firstSeq})`);
