@@ -212,7 +212,10 @@ export class Ingestor {
     }
     log.log('warn', 'pass.resumed', { env });
     try {
-      this.reportPass(await store.resumeSortedPass(this.passOptions()));
+      const statuses = await store.resumeSortedPass(this.passOptions());
+      // the pass's files, queued again by the start's scan, are applied now: not read again to be found duplicates
+      for (const { entry } of statuses) if (this.pending.get(entry.key) && versionOf(this.pending.get(entry.key)!) === versionOf(entry)) this.pending.delete(entry.key);
+      this.reportPass(statuses);
       this.passTries = 0;
     } catch (e) {
       if (!this.closed) this.passFailed(e);
