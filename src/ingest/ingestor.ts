@@ -13,10 +13,11 @@ import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
 
 /**
- * A backlog (a first load, a cold replica, a restore catching up, the daemon behind) applies in passes of many
- * files, one transaction each, their records written in key order (store.applyFiles; docs/design.md, "A backlog
- * in one pass"): at most `ingest.passFiles` files (default 100). A pass holds its files' encoded records in memory
- * (about 100 bytes a record), so it is bounded by their size in the bucket too.
+ * Files waiting (the daemon behind) apply in passes of many files, one transaction each, their records written in
+ * key order (store.applyFiles; docs/design.md, "A backlog in one pass"): at most `ingest.passFiles` files (default
+ * 100). A pass holds its files' encoded records in memory (about 100 bytes a record), so it is bounded by their
+ * size in the bucket too. A backlog of `ingest.sortedPassFiles` files or more (a first load, a cold replica, a
+ * restore catching up) is one sorted pass instead (sortedPass, below).
  */
 const PASS_BYTES = 64 * 1024 * 1024;
 /** records a sorted pass's run holds at most (about 100 MB of them in memory while it is merged) */
@@ -39,7 +40,7 @@ export type { IngestOutcome };
  * Applies bucket files in (LastModified, key) order, one file whole per ledger entry; a late one after reading
  * back the files that follow it. What becomes of a file is the store's one rule (decideFile): the checks here are
  * its shortcuts. Recoverable faults are retried with backoff, then quarantined. One per environment in the daemon;
- * `--ingest` and `--retry` run one too, a file at a time.
+ * `--ingest` and `--retry` run one too, with one try a file.
  */
 export class Ingestor {
   readonly stats = new IngestStats();
