@@ -5,6 +5,7 @@ import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtur
 import {
   between,
   Child,
+  Children,
   crashSettings,
   dumpHistory,
   firstDifference,
@@ -46,22 +47,19 @@ const KILLS_PER_ROUND = 8;
 const s = crashSettings('crash-ingest');
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
-let children: Child[] = [];
+const children = new Children();
 
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-ingest-');
   cfg = writeConfig(dir.path);
 });
 afterEach(async () => {
-  for (const c of children) if (!c.exited) await c.kill();
-  children = [];
+  await children.killAll();
   dir.remove();
 });
 
 function daemon(): Child {
-  const c = new Child(['--config', cfg.path]);
-  children.push(c);
-  return c;
+  return children.start(['--config', cfg.path]);
 }
 
 const keyOf = (line: string) => (JSON.parse(line) as { key: string }).key;

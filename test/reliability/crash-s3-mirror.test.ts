@@ -8,6 +8,7 @@ import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts
 import {
   between,
   Child,
+  Children,
   crashSettings,
   dumpHistory,
   firstDifference,
@@ -45,7 +46,7 @@ const KILLS_PER_ROUND = 5;
 const s = crashSettings('crash-s3-mirror');
 let s3: S3Server;
 let dir: ReturnType<typeof tempDir>;
-let children: Child[] = [];
+const children = new Children();
 
 beforeAll(async () => {
   s3 = await startS3rver();
@@ -57,8 +58,7 @@ beforeEach(() => {
   dir = tempDir('doi-holdings-crash-s3-');
 });
 afterEach(async () => {
-  for (const c of children) if (!c.exited) await c.kill();
-  children = [];
+  await children.killAll();
   dir.remove();
 });
 
@@ -94,9 +94,7 @@ name = "beta"
 }
 
 function daemon(config: string): Child {
-  const c = new Child(['--config', config], { env: ENV });
-  children.push(c);
-  return c;
+  return children.start(['--config', config], { env: ENV });
 }
 
 /** The deposit files in a mirror folder (bucket keys), hidden bookkeeping left out. */

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../src/store/index.ts';
 import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtures.ts';
-import { between, Child, crashSettings, dumpHistory, firstDifference, generateDeposits, isEvent, ledgerProblems, placeFile, readLedger, seconds } from './crash-support.ts';
+import { between, Child, Children, crashSettings, dumpHistory, firstDifference, generateDeposits, isEvent, ledgerProblems, placeFile, readLedger, seconds } from './crash-support.ts';
 
 /**
  * Crash safety of a sorted pass (issue 48; docs/design.md, "A backlog in one sorted pass"; docs/reliability.md):
@@ -19,22 +19,19 @@ const RECORDS = 10_000;
 const s = crashSettings('crash-sorted-pass');
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
-let children: Child[] = [];
+const children = new Children();
 
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-pass-');
   cfg = writeConfig(dir.path, '', { sortedPassFiles: 5, passChunkRecords: 20_000 });
 });
 afterEach(async () => {
-  for (const c of children) if (!c.exited) await c.kill();
-  children = [];
+  await children.killAll();
   dir.remove();
 });
 
 function daemon(): Child {
-  const c = new Child(['--config', cfg.path]);
-  children.push(c);
-  return c;
+  return children.start(['--config', cfg.path]);
 }
 
 test(

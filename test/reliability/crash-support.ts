@@ -169,6 +169,26 @@ export class Child {
   }
 }
 
+/** The children a test started: each kept as it starts, every one still running killed after the test (afterEach). */
+export class Children {
+  private list: Child[] = [];
+
+  /** `doi-holdings ARGS` started and kept. */
+  start(args: string[], opts?: ConstructorParameters<typeof Child>[1]): Child {
+    return this.keep(new Child(args, opts));
+  }
+
+  keep(c: Child): Child {
+    this.list.push(c);
+    return c;
+  }
+
+  async killAll(): Promise<void> {
+    for (const c of this.list) if (!c.exited) await c.kill();
+    this.list = [];
+  }
+}
+
 export class ExitedEarly extends Error {
   constructor(
     readonly code: number | null,

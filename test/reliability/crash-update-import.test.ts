@@ -5,7 +5,7 @@ import { Store, servedUpdates } from '../../src/store/index.ts';
 import { csvRecords } from '../../src/updates/index.ts';
 import { runCli, tempDir, waitFor, writeConfig, type TestConfig } from '../support/fixtures.ts';
 import { SAMPLE_PATH } from '../support/rw-sample.ts';
-import { between, Child, crashSettings, ExitedEarly, isEvent, seconds } from './crash-support.ts';
+import { between, Child, Children, crashSettings, ExitedEarly, isEvent, seconds } from './crash-support.ts';
 
 /**
  * Crash safety of an update import, timed from the inside (issue 20, item 1; docs/reliability.md). An import
@@ -45,7 +45,7 @@ const s = crashSettings('crash-update-import');
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
 let dropDir: string;
-let children: Child[] = [];
+const children = new Children();
 
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-updates-');
@@ -55,8 +55,7 @@ beforeEach(() => {
   mkdirSync(dropDir);
 });
 afterEach(async () => {
-  for (const c of children) if (!c.exited) await c.kill();
-  children = [];
+  await children.killAll();
   dir.remove();
 });
 
@@ -178,7 +177,7 @@ test(
 
     const storeDir = join(dir.path, 'db');
     const both = async () => ({ production: await snapshot(storeDir, 'production', works), staging: await snapshot(storeDir, 'staging', works) });
-    const track = (c: Child) => (children.push(c), c);
+    const track = (c: Child) => children.keep(c);
     const cli = (f: number) => track(new Child(['--import-updates', feeds[f]!, '--config', cfg.path], { tty: true }));
     const daemon = () => track(new Child(['--config', cfg.path]));
     const firstFeedKills = Math.ceil(s.kills / 2);
