@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, tempDir, TEST_INGEST, writeConfig, type TestConfig } from '../support/fixtures.ts';
 import {
   between,
   Child,
@@ -139,10 +139,11 @@ test(
         // the kill landed mid-ingest: files were still to apply
         expect(now).toBeLessThan(FILES);
         expect(now).toBeGreaterThanOrEqual(applied + k);
-        // every logged file is committed; a committed file not logged can only be of the killed transaction (2 files)
+        // every logged file is committed; a committed file not logged can only be of the killed transaction (a pass:
+        // up to the test config's passFiles files)
         expect([...logged].filter((key) => !order.slice(0, now).includes(key))).toEqual([]);
         const unlogged = order.slice(0, now).filter((key) => !logged.has(key));
-        expect(unlogged.filter((key) => order.indexOf(key) < now - 2)).toEqual([]);
+        expect(unlogged.filter((key) => order.indexOf(key) < now - TEST_INGEST.passFiles)).toEqual([]);
         for (const key of unlogged) logged.add(key); // the next run finds them applied and does not log them
         s.say(
           `round ${round} kill ${s.kills - killsLeft}/${s.kills}: ${left} files left, k=${k}, delay=${delay} ms -> ${now - applied} applied by this run (${now}/${FILES}), ${seconds(performance.now() - t)}`,

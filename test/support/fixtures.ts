@@ -64,7 +64,7 @@ export interface TestConfig {
  * [ingest] of the test config. A backlog of a few dozen files applies in several passes (the crash tests land
  * kills between them), not in one sorted pass unless a test asks for it.
  */
-const TEST_INGEST = { settleMs: 50, retryBaseMs: 20, maxTries: 3, passFiles: 4, sortedPassFiles: 1000 };
+export const TEST_INGEST = { settleMs: 50, retryBaseMs: 20, maxTries: 3, passFiles: 4, sortedPassFiles: 1000 };
 
 /**
  * A config file in `dir` with local production and staging buckets and platforms acme + beta. `ingest` sets [ingest] fields beside the defaults
