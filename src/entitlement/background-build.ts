@@ -2,12 +2,14 @@ import type { EnvName } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
 import { workerJob, workerScript, type WorkerReply } from '../worker-script.ts';
 import type { TableParts } from './holdings-table.ts';
+import type { ShapesParts } from './link-shapes.ts';
 
 /** A whole index read elsewhere: its table, the apply sequence number its read saw, its platform numbering. */
 export interface BuiltIndex {
   seq: number;
   table: TableParts;
   platformNames: string[];
+  shapes: ShapesParts;
   ms: number;
 }
 
@@ -31,7 +33,7 @@ export type BuildReply = WorkerReply<BuiltIndex>;
 
 /**
  * Builds an entitlement index on another core (index-build-worker.ts), one worker per build, while this thread
- * answers requests (a million holdings take seconds to read). The table's two buffers are transferred, not copied.
+ * answers requests (a million holdings take seconds to read). The table's buffers are transferred, not copied.
  */
 export function workerBuilder(script = workerScript('entitlement/index-build-worker.ts')): IndexBuilder {
   return (store: Store) => {

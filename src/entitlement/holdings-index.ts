@@ -1,10 +1,11 @@
-import { plainDoiKey } from '../doi/index.ts';
-import { holdingChanges, sameBytes, type AppliedFile, type HoldingState, type Store } from '../store/index.ts';
+import { foldedHash, plainDoiKey } from '../doi/index.ts';
+import { JsonBytes, sameBytes, storedChanges, type AppliedFile, type StoredHolding, type Store } from '../store/index.ts';
+import { recordView, type RecordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexTable } from './index-build.ts';
-import { valueEnd } from './arena-record.ts';
-import { concat, holdingPart, holdingsOf, PlatformNumbers, withHolding, type IndexedHolding } from './index-value.ts';
+import { holdingsOf, PlatformNumbers, withHolding, writeHolding, writeLinks, type IndexedHolding, type OpenPart } from './index-value.ts';
+import { LinkShapes } from './link-shapes.ts';
 
 /** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
 type Warming = { seq: number; told: AppliedFile[]; cancel(): void };
@@ -16,6 +17,7 @@ const RETRY_MS = 60_000;
 /** seq of an index that failed to follow the store: read again on its next use */
 const STALE = -2;
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /**
  * The entitlement answers' read model: every DOI with a live holding and its holdings (index-value.ts), in memory,
@@ -29,6 +31,10 @@ const decoder = new TextDecoder();
 export class HoldingsIndex {
   private table = new HoldingsTable();
   private numbers = new PlatformNumbers();
+  private shapes = new LinkShapes();
+  private readonly part = new JsonBytes(256);
+  private readonly scratch = new JsonBytes(1024);
+  private readonly view = recordView();
   /** the last apply sequence number reflected; -1 before the first build, STALE after a failure to follow */
   private seq = -1;
   private checkedAt = 0;
@@ -75,7 +81,7 @@ export class HoldingsIndex {
     this.warm?.cancel();
     this.warm = undefined;
     const { seq } = this.store.appliedSeq();
-    this.table = readIndexTable(this.store, this.numbers);
+    this.table = readIndexTable(this.store, this.numbers, this.shapes);
     this.seq = seq;
     this.builds++;
     this.generation++;
@@ -84,7 +90,7 @@ export class HoldingsIndex {
 
   /** A built index as parts for another thread (index-build-worker.ts); this index is spent after. */
   exported(): BuiltIndex {
-    return { seq: this.seq, table: this.table.parts(), platformNames: this.numbers.names, ms: this.lastBuildMs };
+    return { seq: this.seq, table: this.table.parts(), platformNames: this.numbers.names, shapes: this.shapes.parts(), ms: this.lastBuildMs };
   }
 
   /** From now on builds run through `builder`, warming meanwhile; the first starts now unless one was made. */
@@ -94,35 +100,41 @@ export class HoldingsIndex {
   }
 
   /**
-   * Where the value of a DOI starts in `arena` (HoldingsTable.valueAt), -1 when no platform holds it; by its key,
-   * or by the UTF-8 bytes b[start, end) of a plain DOI in a request with their hash (ASCII letters folded).
-   * While warming a lookup may add to the table, and the arena may move: a reader that took `arena` before
-   * its lookups checks it is still the same after them (entitlement-request.ts).
+   * The ref of a DOI's record (read it with read()), -1 when no platform holds it; by its key, or by the UTF-8
+   * bytes b[start, end) of a plain DOI in a request with their hash (ASCII letters folded). While warming a lookup
+   * may add to the table; records read before stay as they were.
    */
-  valueAtKey(doiKey: string): number {
-    const v = this.table.valueAtKey(doiKey);
-    return v >= 0 || !this.warm ? v : this.readThrough(doiKey);
+  refOfKey(doiKey: string): number {
+    const ref = this.table.refOfKey(doiKey);
+    return ref >= 0 || !this.warm ? ref : this.readThrough(doiKey);
   }
 
-  valueAt(b: Uint8Array, start: number, end: number, hash: number): number {
-    const v = this.table.valueAt(b, start, end, hash);
-    if (v >= 0 || !this.warm) return v;
+  refAt(b: Uint8Array, start: number, end: number, hash: number): number {
+    const ref = this.table.refAt(b, start, end, hash);
+    if (ref >= 0 || !this.warm) return ref;
     const key = plainDoiKey(decoder.decode(b.subarray(start, end)));
     return key === undefined ? -1 : this.readThrough(key);
   }
 
+  /** Fills `view` with the record of a ref: its key and value, in bytes that stay valid after later changes. */
+  read(ref: number, view: RecordView): RecordView {
+    return this.table.read(ref, view);
+  }
+
   /** The value of a DOI key, or undefined when no platform holds it. Bytes stay valid after later changes. */
   get(doiKey: string): Uint8Array | undefined {
-    const v = this.valueAtKey(doiKey);
-    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
+    const ref = this.refOfKey(doiKey);
+    if (ref < 0) return undefined;
+    const v = this.table.read(ref, this.view);
+    return v.bytes.subarray(v.valueStart, v.valueEnd);
   }
 
-  /** The bytes valueAt offsets point into (a reader takes it with its offsets: see HoldingsTable.valueAt). */
-  get arena(): Uint8Array {
-    return this.table.arenaBytes;
+  /** Writes the vor JSON of an open part (index-value.ts's openPartOf) of a record read with read(). */
+  writeLinks(out: JsonBytes, record: RecordView, part: OpenPart): void {
+    writeLinks(out, this.shapes, record.bytes, record.keyStart, record.keyEnd, part);
   }
 
-  /** See HoldingsTable.touchSlot and touchRecord: hints, before a batch of valueAt calls. */
+  /** See HoldingsTable.touchSlot and touchRecord: hints, before a batch of lookups. */
   touchSlot(hash: number): void {
     this.table.touchSlot(hash);
   }
@@ -154,8 +166,16 @@ export class HoldingsIndex {
     this.unsubscribe();
   }
 
-  holdings(value: Uint8Array, start = 0, end = value.length): IndexedHolding[] {
-    return holdingsOf(this.numbers.names, value, start, end);
+  /** The holdings of a record (read()), vor JSON written out; with `allowed`, of platforms it marks 1. */
+  holdings(record: RecordView, allowed?: Uint8Array): IndexedHolding[] {
+    const { bytes, keyStart, keyEnd, valueStart, valueEnd } = record;
+    return holdingsOf(this.numbers.names, this.shapes, bytes, keyStart, keyEnd, valueStart, valueEnd, allowed);
+  }
+
+  /** The holdings of a DOI key (none: undefined), for tests. */
+  holdingsOfKey(doiKey: string): IndexedHolding[] | undefined {
+    const ref = this.refOfKey(doiKey);
+    return ref < 0 ? undefined : this.holdings(this.table.read(ref, recordView()));
   }
 
   /** The platform numbering of the values (it changes when a build lands): index-value.ts reads them with it. */
@@ -165,7 +185,15 @@ export class HoldingsIndex {
 
   /** Every entry as holdings, for tests that compare the index with the store. */
   *entries(): Generator<[string, IndexedHolding[]]> {
-    for (const [key, value] of this.table.entries()) yield [key, this.holdings(value)];
+    const view = recordView();
+    for (const [key, value] of this.table.entries()) {
+      const k = encoder.encode(key);
+      const bytes = new Uint8Array(k.length + value.length);
+      bytes.set(k);
+      bytes.set(value, k.length);
+      Object.assign(view, { bytes, keyStart: 0, keyEnd: k.length, valueStart: k.length, valueEnd: bytes.length });
+      yield [key, this.holdings(view)];
+    }
   }
 
   private rebuild(): void {
@@ -206,11 +234,15 @@ export class HoldingsIndex {
 
   /** A DOI the warming table lacks, read from the store and kept (-1: no platform holds it). */
   private readThrough(doiKey: string): number {
-    const parts: Uint8Array[] = [];
-    for (const h of this.store.liveHoldings({ doiKey })) parts.push(holdingPart(this.numbers, h.platform, h.state));
-    if (parts.length === 0) return -1;
-    this.table.set(doiKey, concat(parts));
-    return this.table.valueAtKey(doiKey);
+    const value = this.part;
+    value.reset();
+    for (const h of this.store.storedHoldings({ doiKey })) {
+      const platform = decoder.decode(h.key.subarray(h.platformStart));
+      writeHolding(value, this.numbers.numberOf(platform), h, this.shapes, this.scratch);
+    }
+    if (value.pos === 0) return -1;
+    this.table.set(doiKey, value.buf.slice(0, value.pos));
+    return this.table.refOfKey(doiKey);
   }
 
   /** A build from elsewhere: the files told since its read are replayed on it, and it replaces the warming table. */
@@ -219,6 +251,7 @@ export class HoldingsIndex {
     this.warm = undefined;
     this.table = HoldingsTable.fromParts(built.table);
     this.numbers = new PlatformNumbers(built.platformNames);
+    this.shapes = new LinkShapes(built.shapes);
     this.seq = built.seq;
     this.lastBuildMs = built.ms;
     this.follow(warm.told);
@@ -260,7 +293,7 @@ export class HoldingsIndex {
           this.seq = STALE; // another process applied the files in between
           return this.rebuild();
         }
-        for (const change of holdingChanges(file)) this.apply(change.doiKey, file.platform, change.state);
+        this.applyFile(file, false);
         this.seq = file.seq;
       }
     } catch (e) {
@@ -282,7 +315,7 @@ export class HoldingsIndex {
       if (file.seq > warm.seq + 1) this.dropWarmReads(warm, file.seq);
       else warm.seq = Math.max(warm.seq, file.seq);
       try {
-        for (const change of holdingChanges(file)) if (this.table.valueAtKey(change.doiKey) >= 0) this.apply(change.doiKey, file.platform, change.state);
+        this.applyFile(file, true);
       } catch (e) {
         this.dropWarmReads(warm, warm.seq);
         this.noteFailure(e);
@@ -290,11 +323,29 @@ export class HoldingsIndex {
     }
   }
 
-  /** Puts one platform's holding of a DOI (undefined: removes it), keeping the value's platform order. */
-  private apply(doiKey: string, platform: string, state: HoldingState | undefined): void {
-    const old = this.table.get(doiKey);
-    const value = withHolding(this.numbers, old, platform, state);
-    if (old && sameBytes(old, 0, old.length, value, 0, value.length)) return;
-    this.table.set(doiKey, value);
+  /**
+   * Puts each record's holding of the file's platform in place (a removal takes it out), keeping each value's
+   * platform order; `readOnly`: only DOIs the table holds (a warming table keeps what it read, nothing more).
+   */
+  private applyFile(file: AppliedFile, readOnly: boolean): void {
+    const number = this.numbers.numberOf(file.platform);
+    const names = this.numbers.names;
+    for (const { key, holding } of storedChanges(file)) {
+      const keyEnd = key.indexOf(0);
+      const ref = this.table.refAt(key, 0, keyEnd, foldedHash(key, 0, keyEnd));
+      if (ref < 0 && (readOnly || !holding)) continue;
+      const old = ref < 0 ? undefined : this.table.read(ref, this.view);
+      const oldValue = old && old.bytes.subarray(old.valueStart, old.valueEnd);
+      const value = withHolding(names, oldValue, number, holding && this.partOf(number, holding));
+      if (oldValue && sameBytes(oldValue, 0, oldValue.length, value, 0, value.length)) continue;
+      this.table.setBytes(key, 0, keyEnd, value);
+    }
+  }
+
+  /** One holding's bytes (writeHolding's), in a buffer reused for the next. */
+  private partOf(number: number, holding: StoredHolding): Uint8Array {
+    this.part.reset();
+    writeHolding(this.part, number, holding, this.shapes, this.scratch);
+    return this.part.buf.subarray(0, this.part.pos);
   }
 }

@@ -1,87 +1,85 @@
 import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../doi/index.ts';
-import { KEY_OFFSET, keyLength, recordBytes, recordSize, valueEnd, valueStart, writeRecord } from './arena-record.ts';
-import { largeBytes, largeCopy, largeInt32s } from './large-memory.ts';
+import { Arena, keyAt, keyLengthAt, readRecord, recordBytes, recordExtent, recordView, type RecordView } from './arena-record.ts';
+import { largeBytes } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
 /**
- * DOI key -> value bytes, off the JS heap: the entitlement index holds every DOI with a live holding (a million
- * and more), so entries are bytes in one growing arena and the hash table is two typed arrays. A changed entry
- * is appended and its slot repointed; the old bytes are garbage until the arena is compacted. Bytes handed out
- * by get() are never overwritten (a compaction copies into a new arena), so a reader may keep them across awaits.
+ * DOI key -> value bytes, off the JS heap: the entitlement index holds every DOI with a live holding (a hundred
+ * million at real scale), so entries are records in an arena of segments (arena-record.ts) and the hash table is
+ * one typed array. A changed entry is appended and its slot repointed; the old bytes are garbage until the arena
+ * is compacted. Bytes once written are never overwritten (a compaction copies into new segments), so a reader may
+ * keep a segment across awaits.
  *
  * Keys are DOI keys (src/doi/rules.ts); lookups fold ASCII letters as the key does and hash with foldedHash, so a
  * DOI can be looked up from the bytes of a request as well as from its key string.
- *
- * The arena's records: arena-record.ts.
  */
 export class HoldingsTable {
-  private arena = new Uint8Array(1 << 16);
+  private arena = new Arena();
+  /** bytes of records written, live or not, and of those no longer live */
   private used = 0;
   private garbage = 0;
   /**
-   * Two Int32 per slot, side by side so that a probe touches one cache line: the arena offset + 1 of the entry's
-   * record (EMPTY, or DELETED: a tombstone keeps probe chains whole), then the key's hash with the record's
-   * length in cache lines (table-slot.ts).
+   * Two Uint32 per slot, side by side so that a probe touches one cache line: the ref + 1 of the entry's record
+   * (EMPTY, or DELETED: a tombstone keeps probe chains whole), then the key's hash with the record's length in
+   * cache lines (table-slot.ts). Any number of slots (a build sizes them to its DOIs); linear probing.
    */
-  private slots = new Int32Array(2 << 10);
+  private slots = new Uint32Array(2 * MIN_CAPACITY);
+  private capacity = MIN_CAPACITY;
+  private homeScale = MIN_CAPACITY * HASH_SCALE;
   private count = 0;
   /** live entries plus tombstones */
   private occupied = 0;
   private readonly scratch = new Uint8Array(4 * 1024);
   private readonly encoder = new TextEncoder();
+  private readonly view = recordView();
 
   get size(): number {
     return this.count;
   }
 
-  /** What the table is made of, for another thread (index-build-worker.ts): transfer the two buffers. */
+  /** What the table is made of, for another thread (index-build-worker.ts): transfer its buffers. */
   parts(): TableParts {
-    return { arena: this.arena, used: this.used, garbage: this.garbage, slots: this.slots, count: this.count, occupied: this.occupied };
+    const { arena, used, garbage, slots, count, occupied } = this;
+    return { segments: arena.segments, filled: arena.filled, used, garbage, slots, count, occupied };
   }
 
   /** The table another thread built (its parts()). */
   static fromParts(p: TableParts): HoldingsTable {
     const t = new HoldingsTable();
-    ({ arena: t.arena, used: t.used, garbage: t.garbage, slots: t.slots, count: t.count, occupied: t.occupied } = p);
+    t.arena = new Arena(p.segments, p.filled);
+    ({ used: t.used, garbage: t.garbage, count: t.count, occupied: t.occupied } = p);
+    t.setSlots(p.slots);
     return t;
   }
 
-  /** Bytes the table holds (arena and slots), for the memory figure. */
+  /** Bytes the table holds (its segments and slots), for the memory figure. */
   get bytes(): number {
-    return this.arena.byteLength + this.slots.byteLength;
+    return this.arena.bytes + this.slots.byteLength;
   }
 
   /** The value of a DOI key (a string), or undefined. */
   get(key: string): Uint8Array | undefined {
-    const v = this.valueAtKey(key);
-    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
+    const ref = this.refOfKey(key);
+    if (ref < 0) return undefined;
+    const v = this.arena.read(ref, this.view);
+    return v.bytes.subarray(v.valueStart, v.valueEnd);
   }
 
-  /** The value of the DOI whose UTF-8 bytes are b[start, end), matched as its key (ASCII letters folded). */
-  getFolded(b: Uint8Array, start: number, end: number, h = foldedHash(b, start, end)): Uint8Array | undefined {
-    const v = this.valueAt(b, start, end, h);
-    return v < 0 ? undefined : this.arena.subarray(v, valueEnd(this.arena, v));
-  }
-
-  /**
-   * Where the value of the DOI b[start, end) starts in `arena` (its length is the u32 before it), or -1: the hot
-   * path reads values in place, without a view per lookup. Take `arena` at the same time: a later change may
-   * move to a new arena, but never overwrites this one.
-   */
-  valueAt(b: Uint8Array, start: number, end: number, h: number): number {
+  /** The ref of the record of the DOI whose UTF-8 bytes are b[start, end) (ASCII letters folded), or -1. */
+  refAt(b: Uint8Array, start: number, end: number, h: number): number {
     const s = this.find(h, b, start, end);
-    if (s < 0) return -1;
-    return valueStart(this.arena, this.slots[2 * s]! - 1);
+    return s < 0 ? -1 : this.slots[2 * s]! - 1;
   }
 
-  /** valueAt for a DOI key string. */
-  valueAtKey(key: string): number {
+  /** refAt for a DOI key string. */
+  refOfKey(key: string): number {
     const n = this.keyBytes(key);
-    return this.valueAt(this.scratch, 0, n, this.scratchHash);
+    return this.refAt(this.scratch, 0, n, this.scratchHash);
   }
 
-  get arenaBytes(): Uint8Array {
-    return this.arena;
+  /** Fills `view` with the record of a ref (refAt); its bytes stay valid whatever changes after. */
+  read(ref: number, view: RecordView): RecordView {
+    return this.arena.read(ref, view);
   }
 
   /**
@@ -96,11 +94,12 @@ export class HoldingsTable {
 
   touchRecord(h: number): void {
     const s = 2 * this.homeSlot(h);
-    const at = this.slots[s]! - 1;
-    if (at < 0) return;
+    const ref = this.slots[s]! - 1;
+    if (ref < 0 || ref === DELETED - 1) return;
     // every line of the record, counted in the slot (in cache by now): bounded by the record's own length, the
     // loop would end on a branch that waits for memory, and each wrong guess drops the loads issued after it
-    const a = this.arena;
+    const a = this.arena.segmentOf(ref);
+    const at = this.arena.offsetOf(ref);
     const lines = linesPast(this.slots[s + 1]!);
     let t = a[at]!;
     for (let k = 1, line = at - (at & 63); k <= lines; k++) t ^= a[line + 64 * k]!;
@@ -114,37 +113,41 @@ export class HoldingsTable {
     this.put(this.keyBytes(key), this.scratchHash, value);
   }
 
-  /** set() of a non-empty value for a key given as its UTF-8 bytes b[start, end) (a bulk build reads them so). */
+  /** set() for a key given as its UTF-8 bytes b[start, end). */
   setBytes(b: Uint8Array, start: number, end: number, value: Uint8Array): void {
     if (end - start > this.scratch.length) throw new Error(`a DOI key of ${end - start} bytes is longer than any DOI key`);
     this.scratch.set(b.subarray(start, end));
-    this.put(end - start, foldedHash(b, start, end), value);
+    if (value.length === 0) this.remove(end - start, foldedHash(b, start, end));
+    else this.put(end - start, foldedHash(b, start, end), value);
   }
 
   /** Puts the value of the key in scratch[0, n) with hash h. */
   private put(n: number, h: number, value: Uint8Array): void {
     let s = this.find(h, this.scratch, 0, n);
-    const record = recordBytes(n, value.length);
-    if (s >= 0) this.garbage += recordSize(this.arena, this.slots[2 * s]! - 1);
+    if (s >= 0) this.garbage += this.sizeOf(this.slots[2 * s]! - 1);
     else {
-      if ((this.occupied + 1) * 8 > this.slots.length * 3) this.resize(this.count + 1);
+      if ((this.occupied + 1) > this.capacity * MAX_LOAD) this.resize(Math.ceil((this.count + 1) / GROWN_LOAD));
       s = this.freeSlot(h);
       if (this.slots[2 * s] === EMPTY) this.occupied++;
       this.count++;
     }
-    const at = this.reserve(record);
-    writeRecord(this.arena, at, this.scratch, n, value);
-    this.used = at + record;
-    this.slots[2 * s] = at + 1;
-    this.slots[2 * s + 1] = slotHash(h, at, record);
+    const ref = this.arena.append(this.scratch, 0, n, value, 0, value.length);
+    const size = recordBytes(n, value.length);
+    this.used += size;
+    this.slots[2 * s] = ref + 1;
+    this.slots[2 * s + 1] = slotHash(h, this.arena.offsetOf(ref), recordExtent(n, value.length));
     this.compactIfWasteful();
   }
 
   delete(key: string): void {
-    const n = this.keyBytes(key);
-    const s = this.find(this.scratchHash, this.scratch, 0, n);
+    this.remove(this.keyBytes(key), this.scratchHash);
+  }
+
+  /** Deletes the key in scratch[0, n) with hash h. */
+  private remove(n: number, h: number): void {
+    const s = this.find(h, this.scratch, 0, n);
     if (s < 0) return;
-    this.garbage += recordSize(this.arena, this.slots[2 * s]! - 1);
+    this.garbage += this.sizeOf(this.slots[2 * s]! - 1);
     this.slots[2 * s] = DELETED;
     this.count--;
     this.compactIfWasteful();
@@ -153,43 +156,50 @@ export class HoldingsTable {
   /** Every entry (key, value), in no particular order: for tests that hold the table to the store. */
   *entries(): Generator<[string, Uint8Array]> {
     const decoder = new TextDecoder();
-    for (let s = 0; s < this.slots.length; s += 2) {
-      const at = this.slots[s]! - 1;
-      if (at < 0) continue;
-      const v = valueStart(this.arena, at);
-      yield [decoder.decode(this.arena.subarray(at + KEY_OFFSET, at + KEY_OFFSET + keyLength(this.arena, at))), this.arena.subarray(v, valueEnd(this.arena, v))];
+    const view = recordView();
+    for (let s = 0; s < 2 * this.capacity; s += 2) {
+      const slot = this.slots[s]!;
+      if (slot === EMPTY || slot === DELETED) continue;
+      const v = this.arena.read(slot - 1, view);
+      yield [decoder.decode(v.bytes.subarray(v.keyStart, v.keyEnd)), v.bytes.slice(v.valueStart, v.valueEnd)];
     }
   }
 
   /** The slot number of the key b[start, end) with hash h, or -1. */
   private find(h: number, b: Uint8Array, start: number, end: number): number {
-    const { slots, arena } = this;
-    const mask = (slots.length >> 1) - 1;
+    const { slots, arena, capacity } = this;
     const n = end - start;
     const hash = h & HASH_BITS;
-    for (let s = this.homeSlot(h); ; s = (s + 1) & mask) {
+    for (let s = this.homeSlot(h); ; s = s + 1 === capacity ? 0 : s + 1) {
       const slot = slots[2 * s]!;
       if (slot === EMPTY) return -1;
       if (slot === DELETED || (slots[2 * s + 1]! & HASH_BITS) !== hash) continue;
-      const at = slot - 1;
-      if (keyLength(arena, at) !== n) continue;
-      const key = at + KEY_OFFSET;
+      const bytes = arena.segmentOf(slot - 1);
+      const at = arena.offsetOf(slot - 1);
+      if (keyLengthAt(bytes, at) !== n) continue;
+      const key = keyAt(bytes, at);
       let i = 0;
-      while (i < n && foldByte(b[start + i]!) === arena[key + i]) i++;
+      while (i < n && foldByte(b[start + i]!) === bytes[key + i]) i++;
       if (i === n) return s;
     }
   }
 
   private freeSlot(h: number): number {
-    const mask = (this.slots.length >> 1) - 1;
+    const { slots, capacity } = this;
     let s = this.homeSlot(h);
-    while (this.slots[2 * s]! > 0) s = (s + 1) & mask;
+    while (slots[2 * s] !== EMPTY && slots[2 * s] !== DELETED) s = s + 1 === capacity ? 0 : s + 1;
     return s;
   }
 
-  /** The slot a probe for hash h starts at. */
+  /** The slot a probe for hash h starts at: the hash's 28 bits scaled to the slots (any number of them). */
   private homeSlot(h: number): number {
-    return h & HASH_BITS & ((this.slots.length >> 1) - 1);
+    return Math.floor((h & HASH_BITS) * this.homeScale);
+  }
+
+  /** The bytes of the record of a ref. */
+  private sizeOf(ref: number): number {
+    const v = this.arena.read(ref, this.view);
+    return recordBytes(v.keyEnd - v.keyStart, v.valueEnd - v.valueStart);
   }
 
   /**
@@ -216,23 +226,19 @@ export class HoldingsTable {
   }
   private scratchHash = 0;
 
-  private reserve(n: number): number {
-    if (this.used + n > this.arena.length) {
-      let size = this.arena.length * 2;
-      while (size < this.used + n) size *= 2;
-      this.arena = largeCopy(this.arena.subarray(0, this.used), size);
-    }
-    return this.used;
+  private setSlots(slots: Uint32Array<ArrayBuffer>): void {
+    this.slots = slots;
+    this.capacity = slots.length / 2;
+    this.homeScale = this.capacity * HASH_SCALE;
   }
 
-  private resize(atLeast: number): void {
-    let capacity = 1 << 10;
-    while (capacity * 3 < atLeast * 4 * 2) capacity *= 2; // room to grow to twice the entries before the next resize
+  /** New slots for `capacity` entries, every live entry put in again (tombstones dropped). */
+  private resize(capacity: number): void {
     const old = this.slots;
-    this.slots = largeInt32s(2 * capacity);
+    this.setSlots(largeUint32s(2 * Math.max(MIN_CAPACITY, capacity)));
     this.occupied = 0;
     for (let s = 0; s < old.length; s += 2) {
-      if (old[s]! <= 0) continue;
+      if (old[s] === EMPTY || old[s] === DELETED) continue;
       const t = this.freeSlot(old[s + 1]!);
       this.slots[2 * t] = old[s]!;
       this.slots[2 * t + 1] = old[s + 1]!;
@@ -240,38 +246,109 @@ export class HoldingsTable {
     }
   }
 
-  /** Gives back the arena's unused tail (after a bulk load). */
-  trim(): void {
-    if (this.arena.length - this.used < 1 << 20) return;
-    this.arena = largeCopy(this.arena.subarray(0, this.used), this.used + (1 << 16));
-  }
-
-  /** A new arena with only the live records once more than half of it is garbage. */
+  /**
+   * New segments with only the live records once more than half the arena is garbage (a changed entry leaves its
+   * old record behind). Runs as DOIs change, never in a build: a build writes each record once.
+   */
   private compactIfWasteful(): void {
     if (this.garbage < 1 << 20 || this.garbage * 2 < this.used) return;
-    const live = this.used - this.garbage;
-    let size = 1 << 16;
-    while (size < live * 1.5) size *= 2;
-    const next = largeBytes(size);
-    let p = 0;
-    for (let s = 0; s < this.slots.length; s += 2) {
-      const at = this.slots[s]! - 1;
-      if (at < 0) continue;
-      const n = recordSize(this.arena, at);
-      next.set(this.arena.subarray(at, at + n), p);
-      this.slots[s] = p + 1;
-      this.slots[s + 1] = slotHash(this.slots[s + 1]!, p, n);
-      p += n;
+    const next = new Arena();
+    const view = recordView();
+    let used = 0;
+    for (let s = 0; s < 2 * this.capacity; s += 2) {
+      const slot = this.slots[s]!;
+      if (slot === EMPTY || slot === DELETED) continue;
+      const v = this.arena.read(slot - 1, view);
+      const ref = next.append(v.bytes, v.keyStart, v.keyEnd, v.bytes, v.valueStart, v.valueEnd);
+      this.slots[s] = ref + 1;
+      this.slots[s + 1] = slotHash(this.slots[s + 1]!, next.offsetOf(ref), v.valueEnd - v.at);
+      used += recordBytes(v.keyEnd - v.keyStart, v.valueEnd - v.valueStart);
     }
     this.arena = next;
-    this.used = p;
+    this.used = used;
     this.garbage = 0;
   }
 
+  /**
+   * A table of records written in key order, each key once (a build from the store): the records go to the arena
+   * as they come, and the slots are made once, at the end, for the number of keys then known. Nothing is copied
+   * or made twice, so a build never holds more than the table it makes.
+   */
+  static builder(): TableBuilder {
+    return new TableBuilder();
+  }
+
+  /** builder()'s end: slots for the arena's records (each key once), at the build's load. */
+  static ofRecords(arena: Arena, count: number, used: number): HoldingsTable {
+    const t = new HoldingsTable();
+    t.arena = arena;
+    t.used = used;
+    t.setSlots(largeUint32s(2 * Math.max(MIN_CAPACITY, Math.ceil(count / BUILT_LOAD))));
+    const view = recordView();
+    for (let seg = 0; seg < arena.segments.length; seg++) {
+      const bytes = arena.segments[seg]!;
+      const filled = arena.filled[seg]!;
+      for (let at = 0; at < filled; ) {
+        readRecord(bytes, at, view);
+        const size = recordBytes(view.keyEnd - view.keyStart, view.valueEnd - view.valueStart);
+        const h = foldedHash(bytes, view.keyStart, view.keyEnd);
+        const s = t.freeSlot(h);
+        t.slots[2 * s] = arena.refOf(seg, at) + 1;
+        t.slots[2 * s + 1] = slotHash(h, at, view.valueEnd - at);
+        at += size;
+      }
+    }
+    t.count = t.occupied = count;
+    return t;
+  }
 }
 
-/** What a table is made of (parts(), fromParts()): its two buffers are transferred between threads. */
-export type TableParts = { arena: Uint8Array<ArrayBuffer>; used: number; garbage: number; slots: Int32Array<ArrayBuffer>; count: number; occupied: number };
+/** See HoldingsTable.builder. */
+export class TableBuilder {
+  private readonly arena = new Arena();
+  private count = 0;
+  private used = 0;
+
+  /** The record of key b[start, end) (a DOI key, not seen before) and value[vStart, vEnd). */
+  add(b: Uint8Array, start: number, end: number, value: Uint8Array, vStart: number, vEnd: number): void {
+    this.arena.append(b, start, end, value, vStart, vEnd);
+    this.used += recordBytes(end - start, vEnd - vStart);
+    this.count++;
+  }
+
+  /** The table of the records added; once (the table owns the arena after). */
+  finish(): HoldingsTable {
+    if (this.finished) throw new Error('a table builder is finished once');
+    this.finished = true;
+    return HoldingsTable.ofRecords(this.arena, this.count, this.used);
+  }
+  private finished = false;
+}
+
+/** What a table is made of (parts(), fromParts()): its buffers are transferred between threads. */
+export type TableParts = {
+  segments: Uint8Array[];
+  filled: number[];
+  used: number;
+  garbage: number;
+  slots: Uint32Array<ArrayBuffer>;
+  count: number;
+  occupied: number;
+};
 
 const EMPTY = 0;
-const DELETED = -1;
+const DELETED = 0xffffffff;
+const MIN_CAPACITY = 1024;
+/** the slots are made larger before more than this share is taken (live entries and tombstones) */
+const MAX_LOAD = 0.75;
+/** the share of slots a table grown by put() starts at, and one a build makes */
+const GROWN_LOAD = 0.5;
+const BUILT_LOAD = 0.7;
+/** a 28-bit hash times this times the number of slots is a slot */
+const HASH_SCALE = 2 ** -28;
+
+/** A Uint32Array of n entries in largeBytes memory. */
+function largeUint32s(n: number): Uint32Array<ArrayBuffer> {
+  const bytes = largeBytes(4 * n);
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, n);
+}

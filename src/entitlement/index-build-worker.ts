@@ -24,6 +24,9 @@ self.onmessage = async (event: MessageEvent<BuildRequest>) => {
   index?.close();
   // closed before the reply: the main thread ends this worker on it, and must not end it inside LMDB's close
   await store?.close().catch(() => undefined);
-  if (reply.ok) self.postMessage(reply, [reply.built.table.arena.buffer as ArrayBuffer, reply.built.table.slots.buffer as ArrayBuffer]);
+  if (reply.ok) {
+    const { segments, slots } = reply.built.table;
+    self.postMessage(reply, [...segments.map((s) => s.buffer as ArrayBuffer), slots.buffer as ArrayBuffer]);
+  }
   else self.postMessage(reply);
 };

@@ -1,32 +1,34 @@
 import { JsonBytes, type Store } from '../store/index.ts';
 import { HoldingsTable } from './holdings-table.ts';
-import { writeStoredPart, type PlatformNumbers } from './index-value.ts';
+import { writeHolding, type PlatformNumbers } from './index-value.ts';
+import type { LinkShapes } from './link-shapes.ts';
 
 /**
  * Every live holding of the store as a table of index values, written from the stored bytes (holding-json.ts):
- * a million holdings are read here at start, so nothing is decoded into objects. The values are those
- * holdingPart writes from decoded holdings (test/entitlement/holdings-index.test.ts compares them).
+ * a hundred million holdings may be read here, so nothing is decoded into objects, and the table is made by its
+ * builder (records as they come, slots once at the end: no copy, nothing made twice). The values are those a
+ * followed file writes (test/entitlement/holdings-index.test.ts compares them).
  */
-export function readIndexTable(store: Store, numbers: PlatformNumbers): HoldingsTable {
-  const table = new HoldingsTable();
+export function readIndexTable(store: Store, numbers: PlatformNumbers, shapes: LinkShapes): HoldingsTable {
+  const table = HoldingsTable.builder();
   const value = new JsonBytes();
+  const scratch = new JsonBytes(1024);
   const platforms = new PlatformBytes(numbers);
   // the DOI key whose value is being written (the store's key bytes are not ours to keep between steps)
   let key = new Uint8Array(256);
   let keyLen = -1;
   for (const h of store.storedHoldings()) {
     if (!startsWith(h.key, h.doiKeyEnd, key, keyLen)) {
-      if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.buf.subarray(0, value.pos));
+      if (keyLen >= 0) table.add(key, 0, keyLen, value.buf, 0, value.pos);
       if (h.doiKeyEnd > key.length) key = new Uint8Array(2 * h.doiKeyEnd);
       key.set(h.key.subarray(0, h.doiKeyEnd));
       keyLen = h.doiKeyEnd;
       value.reset();
     }
-    writeStoredPart(value, platforms.numberOf(h.key, h.platformStart), h);
+    writeHolding(value, platforms.numberOf(h.key, h.platformStart), h, shapes, scratch);
   }
-  if (keyLen >= 0) table.setBytes(key, 0, keyLen, value.buf.subarray(0, value.pos));
-  table.trim();
-  return table;
+  if (keyLen >= 0) table.add(key, 0, keyLen, value.buf, 0, value.pos);
+  return table.finish();
 }
 
 function startsWith(b: Uint8Array, n: number, key: Uint8Array, keyLen: number): boolean {

@@ -1,14 +1,25 @@
 import type { AccessType } from '../deposit/index.ts';
-import type { HoldingState, JsonBytes, StoredHolding } from '../store/index.ts';
+import { JsonBytes, type StoredHolding } from '../store/index.ts';
+import type { LinkShapes } from './link-shapes.ts';
 
 /**
  * The entitlement index's value of one DOI, written and read only here: its live holdings in platform-name
  * order, each
- *   u16 platform number (PlatformNumbers below), u8 access code (ACCESS), u32 vorLen, vor JSON bytes
- * The vor JSON is kept only where it is served from the deposit: open, free and permFree holdings.
+ *   varint platform number (PlatformNumbers below), u8 tag: access code (ACCESS) | links kind << 3, then by kind
+ *     NONE         nothing
+ *     SHAPE        varint shape (link-shapes.ts), the DOI spelled as its key
+ *     SHAPE_UPPER  varint shape, the DOI spelled as its key with ASCII letters in upper case
+ *     SHAPE_SPELT  varint shape, varint n, the DOI's spelling (n bytes, JSON-escaped)
+ *     JSON         varint n, the vor JSON (n bytes)
+ * Links are kept only where they are served from the deposit: open, free and permFree holdings. Most are one
+ * shared shape and no spelling, so a DOI costs its key and a few bytes (issue 48: 48 bytes per DOI at 100M).
  */
 export const ACCESS: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
 const OPEN_FROM = 2; // codes >= this are answered from the deposit
+
+export const LINKS = { NONE: 0, SHAPE: 1, SHAPE_UPPER: 2, SHAPE_SPELT: 3, JSON: 4 } as const;
+const ACCESS_MASK = 7;
+const LINKS_SHIFT = 3;
 
 export interface IndexedHolding {
   platform: string;
@@ -17,13 +28,20 @@ export interface IndexedHolding {
   vorJson: Uint8Array | undefined;
 }
 
-/** Where the first holding answered from the deposit sits in a value (the route writes it without decoding). */
+/** The first holding answered from the deposit in a value, as openPartOf finds it (no decoding, no allocation). */
 export interface OpenPart {
   /** the holding's access code (ACCESS) */
   code: number;
-  /** value[vorStart, vorEnd) is the vor JSON; empty when the holding has no vor */
-  vorStart: number;
-  vorEnd: number;
+  /** LINKS */
+  links: number;
+  shape: number;
+  /** the spelling (SHAPE_SPELT) or the JSON (JSON): value[dataStart, dataEnd) */
+  dataStart: number;
+  dataEnd: number;
+}
+
+export function openPart(): OpenPart {
+  return { code: 0, links: 0, shape: 0, dataStart: 0, dataEnd: 0 };
 }
 
 /** An index's own numbering of platform names (a value holds numbers; a build hands its numbering over with its table). */
@@ -46,122 +64,192 @@ export class PlatformNumbers {
   }
 }
 
-const encoder = new TextEncoder();
-const EMPTY = new Uint8Array(0);
-
-/** One holding's bytes in a value. */
-export function holdingPart(numbers: PlatformNumbers, platform: string, state: HoldingState): Uint8Array {
-  const code = ACCESS.indexOf(state.accessType);
-  const vor = code >= OPEN_FROM && state.vor ? encoder.encode(JSON.stringify(state.vor)) : EMPTY;
-  const out = new Uint8Array(7 + vor.length);
-  const n = numbers.numberOf(platform);
-  out[0] = n >>> 8;
-  out[1] = n & 0xff;
-  out[2] = code;
-  out[3] = vor.length >>> 24;
-  out[4] = (vor.length >>> 16) & 0xff;
-  out[5] = (vor.length >>> 8) & 0xff;
-  out[6] = vor.length & 0xff;
-  out.set(vor, 7);
-  return out;
+/**
+ * One holding's part of a value, from the stored holding read in place (a build, a file told, a DOI read through):
+ * the one writer of the format above.
+ */
+export function writeHolding(out: JsonBytes, platformNumber: number, h: StoredHolding, shapes: LinkShapes, scratch: JsonBytes): void {
+  out.varint(platformNumber);
+  const code = h.access;
+  if (code < OPEN_FROM || h.vorCount === 0) return out.u8(code);
+  const shape = shapes.idOf(h);
+  if (shape < 0) {
+    scratch.reset();
+    h.writeVor(scratch);
+    out.u8(code | (LINKS.JSON << LINKS_SHIFT));
+    out.varint(scratch.pos);
+    out.copy(scratch.buf, 0, scratch.pos);
+    return;
+  }
+  const spelling = spellingOf(h);
+  out.u8(code | (spelling << LINKS_SHIFT));
+  out.varint(shape);
+  if (spelling !== LINKS.SHAPE_SPELT) return;
+  scratch.reset();
+  scratch.escaped(h.doiBytes, h.doiStart, h.doiEnd);
+  out.varint(scratch.pos);
+  out.copy(scratch.buf, 0, scratch.pos);
 }
 
-/** holdingPart of a stored holding read in place (the bulk build), appended to `out`. */
-export function writeStoredPart(out: JsonBytes, platformNumber: number, h: StoredHolding): void {
-  out.ensure(7);
-  const at = out.pos;
-  out.buf[at] = platformNumber >>> 8;
-  out.buf[at + 1] = platformNumber & 0xff;
-  out.buf[at + 2] = h.access;
-  out.pos = at + 7;
-  if (h.access >= OPEN_FROM && h.vorCount > 0) h.writeVor(out);
-  const len = out.pos - at - 7;
-  const b = out.buf; // writeVor may have moved it
-  b[at + 3] = len >>> 24;
-  b[at + 4] = (len >>> 16) & 0xff;
-  b[at + 5] = (len >>> 8) & 0xff;
-  b[at + 6] = len & 0xff;
+/** How a holding's DOI is spelled, against its key: SHAPE (as the key), SHAPE_UPPER, or SHAPE_SPELT (kept). */
+function spellingOf(h: StoredHolding): number {
+  const { doiBytes: d, doiStart, doiEnd, key: k, doiKeyEnd } = h;
+  if (doiEnd - doiStart !== doiKeyEnd || needsEscape(k, 0, doiKeyEnd)) return LINKS.SHAPE_SPELT;
+  if (d === k && doiStart === 0) return LINKS.SHAPE;
+  let same = true;
+  let upper = true;
+  for (let i = 0; i < doiKeyEnd && (same || upper); i++) {
+    const c = d[doiStart + i]!;
+    const kc = k[i]!;
+    if (c !== kc) same = false;
+    if (c !== (kc >= 0x61 && kc <= 0x7a ? kc - 0x20 : kc)) upper = false;
+  }
+  return same ? LINKS.SHAPE : upper ? LINKS.SHAPE_UPPER : LINKS.SHAPE_SPELT;
+}
+
+function needsEscape(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return true;
+  }
+  return false;
+}
+
+let varintEnd = 0;
+/** The varint at b[at]; varintEnd is where it ends. */
+function varintAt(b: Uint8Array, at: number): number {
+  let n = 0;
+  for (let shift = 1; ; shift *= 128) {
+    const c = b[at++]!;
+    n += (c & 0x7f) * shift;
+    if (c < 0x80) break;
+  }
+  varintEnd = at;
+  return n;
+}
+
+/** Where the holding whose tag is at b[tagAt] ends. */
+function holdingEnd(b: Uint8Array, tagAt: number): number {
+  const links = b[tagAt]! >> LINKS_SHIFT;
+  if (links === LINKS.NONE) return tagAt + 1;
+  if (links === LINKS.JSON) {
+    const n = varintAt(b, tagAt + 1);
+    return varintEnd + n;
+  }
+  varintAt(b, tagAt + 1);
+  if (links !== LINKS.SHAPE_SPELT) return varintEnd;
+  const n = varintAt(b, varintEnd);
+  return varintEnd + n;
 }
 
 /**
- * A value with one platform's holding put in place (state undefined: taken out), keeping platform-name order;
- * `old` is the value before (undefined: none). An empty result means no platform holds the DOI.
+ * A value with one platform's holding put in place (`part`: writeHolding's bytes; undefined: taken out),
+ * keeping platform-name order; `old` is the value before (undefined: none). An empty result means no platform
+ * holds the DOI.
  */
-export function withHolding(numbers: PlatformNumbers, old: Uint8Array | undefined, platform: string, state: HoldingState | undefined): Uint8Array {
-  const number = numbers.numberOf(platform);
-  const parts: Uint8Array[] = [];
-  let placed = state === undefined;
+export function withHolding(names: readonly string[], old: Uint8Array | undefined, platformNumber: number, part: Uint8Array | undefined): Uint8Array {
+  const out = new JsonBytes(64);
+  const platform = names[platformNumber]!;
+  let placed = part === undefined;
   for (let at = 0; old && at < old.length; ) {
-    const end = at + 7 + readU32(old, at + 3);
-    const p = (old[at]! << 8) | old[at + 1]!;
-    if (p !== number) {
-      if (!placed && numbers.names[p]! > platform) {
-        parts.push(holdingPart(numbers, platform, state!));
+    const p = varintAt(old, at);
+    const end = holdingEnd(old, varintEnd);
+    if (p !== platformNumber) {
+      if (!placed && names[p]! > platform) {
+        out.bytes(part!);
         placed = true;
       }
-      parts.push(old.subarray(at, end));
+      out.copy(old, at, end);
     }
     at = end;
   }
-  if (!placed) parts.push(holdingPart(numbers, platform, state!));
-  return concat(parts);
-}
-
-/**
- * Every holding of the value bytes[start, end) (a whole value, or a range of an arena), in store order; with
- * `allowed`, only those of platforms whose number it marks 1 (ConfiguredPlatforms).
- */
-export function holdingsOf(names: readonly string[], value: Uint8Array, start = 0, end = value.length, allowed?: Uint8Array): IndexedHolding[] {
-  const out: IndexedHolding[] = [];
-  for (let at = start; at < end; ) {
-    const len = readU32(value, at + 3);
-    if (allowed && allowed[(value[at]! << 8) | value[at + 1]!] !== 1) {
-      at += 7 + len;
-      continue;
-    }
-    out.push({
-      platform: names[(value[at]! << 8) | value[at + 1]!]!,
-      accessType: ACCESS[value[at + 2]!],
-      vorJson: len > 0 ? value.subarray(at + 7, at + 7 + len) : undefined,
-    });
-    at += 7 + len;
-  }
-  return out;
+  if (!placed) out.bytes(part!);
+  return out.buf.slice(0, out.pos);
 }
 
 /**
  * The first holding answered from the deposit (open, free, permFree) in store order in value[start, end), or
- * undefined; with `allowed`, of a platform it marks 1. `out` is filled (its vor range in `value`'s offsets) and
- * returned: the hot path allocates nothing.
+ * undefined; with `allowed`, of a platform it marks 1 (ConfiguredPlatforms). `out` is filled (its data range in
+ * `value`'s offsets) and returned: the hot path allocates nothing.
  */
-export function openPartOf(value: Uint8Array, out: OpenPart, start = 0, end = value.length, allowed?: Uint8Array): OpenPart | undefined {
+export function openPartOf(value: Uint8Array, out: OpenPart, start: number, end: number, allowed?: Uint8Array): OpenPart | undefined {
   for (let at = start; at < end; ) {
-    const len = readU32(value, at + 3);
-    const code = value[at + 2]!;
-    if (code >= OPEN_FROM && (!allowed || allowed[(value[at]! << 8) | value[at + 1]!] === 1)) {
+    const p = varintAt(value, at);
+    const tagAt = varintEnd;
+    const code = value[tagAt]! & ACCESS_MASK;
+    const next = holdingEnd(value, tagAt);
+    if (code >= OPEN_FROM && (!allowed || allowed[p] === 1)) {
+      readLinks(value, tagAt, next, out);
       out.code = code;
-      out.vorStart = at + 7;
-      out.vorEnd = at + 7 + len;
       return out;
     }
-    at += 7 + len;
+    at = next;
   }
   return undefined;
 }
 
-function readU32(b: Uint8Array, at: number): number {
-  return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+/** The links of the holding whose tag is at value[tagAt] (ending at `end`) into `out`. */
+function readLinks(value: Uint8Array, tagAt: number, end: number, out: OpenPart): void {
+  const links = value[tagAt]! >> LINKS_SHIFT;
+  out.links = links;
+  out.dataStart = out.dataEnd = end;
+  if (links === LINKS.NONE) return;
+  if (links === LINKS.JSON) {
+    varintAt(value, tagAt + 1);
+    out.dataStart = varintEnd;
+    return;
+  }
+  out.shape = varintAt(value, tagAt + 1);
+  if (links === LINKS.SHAPE_SPELT) {
+    varintAt(value, varintEnd);
+    out.dataStart = varintEnd;
+  }
 }
 
-export function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+/**
+ * The vor JSON of an open part (openPartOf) written to `out`, from the record whose key is
+ * bytes[keyStart, keyEnd) and whose value `part` was read from; nothing for a holding without links.
+ */
+export function writeLinks(out: JsonBytes, shapes: LinkShapes, bytes: Uint8Array, keyStart: number, keyEnd: number, part: OpenPart): void {
+  switch (part.links) {
+    case LINKS.NONE:
+      return;
+    case LINKS.JSON:
+      return out.copy(bytes, part.dataStart, part.dataEnd);
+    case LINKS.SHAPE_SPELT:
+      return shapes.write(out, part.shape, bytes, part.dataStart, part.dataEnd, false);
+    default:
+      return shapes.write(out, part.shape, bytes, keyStart, keyEnd, part.links === LINKS.SHAPE_UPPER);
+  }
+}
+
+/**
+ * Every holding of the value bytes[start, end) of the record whose key is bytes[keyStart, keyEnd), in store
+ * order, vor JSON written out; with `allowed`, only those of platforms whose number it marks 1.
+ */
+export function holdingsOf(
+  names: readonly string[],
+  shapes: LinkShapes,
+  bytes: Uint8Array,
+  keyStart: number,
+  keyEnd: number,
+  start: number,
+  end: number,
+  allowed?: Uint8Array,
+): IndexedHolding[] {
+  const out: IndexedHolding[] = [];
+  const part = openPart();
+  const json = new JsonBytes(256);
+  for (let at = start; at < end; ) {
+    const p = varintAt(bytes, at);
+    const tagAt = varintEnd;
+    const next = holdingEnd(bytes, tagAt);
+    at = next;
+    if (allowed && allowed[p] !== 1) continue;
+    readLinks(bytes, tagAt, next, part);
+    json.reset();
+    writeLinks(json, shapes, bytes, keyStart, keyEnd, part);
+    out.push({ platform: names[p]!, accessType: ACCESS[bytes[tagAt]! & ACCESS_MASK], vorJson: json.pos > 0 ? json.buf.slice(0, json.pos) : undefined });
   }
   return out;
 }

@@ -1,8 +1,8 @@
 export { Entitlements } from './entitlements.ts';
 export { EntitlementService, type AskedDoi } from './service.ts';
 export { HoldingsIndex } from './holdings-index.ts';
-export { valueEnd } from './arena-record.ts';
-export { ACCESS, type IndexedHolding, type OpenPart } from './index-value.ts';
+export { recordView, type RecordView } from './arena-record.ts';
+export { ACCESS, openPart, type IndexedHolding, type OpenPart } from './index-value.ts';
 export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
 export type { PlatformClient } from './platform-client.ts';
 export type { CallOutcome, PlatformFigures } from './platform-figures.ts';

@@ -3,7 +3,8 @@ import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
 import { HoldingsIndex } from './holdings-index.ts';
-import { holdingsOf, openPartOf, type IndexedHolding, type OpenPart } from './index-value.ts';
+import type { RecordView } from './arena-record.ts';
+import { openPartOf, type IndexedHolding, type OpenPart } from './index-value.ts';
 import { orgIdentity } from './org.ts';
 import { TIMED_OUT, verdictOf, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';
@@ -86,15 +87,14 @@ export class EntitlementService {
     return new AnswerCache(bounds.cacheMaxEntries, this.now, bounds.cacheMaxBytes, cachedBytes);
   }
 
-  /** The first holding a configured platform answers from the deposit, in an index value's range (no allocation). */
-  openPart(value: Uint8Array, out: OpenPart, start: number, end: number): OpenPart | undefined {
-    return openPartOf(value, out, start, end, this.configured.maskFor(this.index.platformNames));
+  /** The first holding a configured platform answers from the deposit, in an index record (no allocation). */
+  openPart(record: RecordView, out: OpenPart): OpenPart | undefined {
+    return openPartOf(record.bytes, out, record.valueStart, record.valueEnd, this.configured.maskFor(this.index.platformNames));
   }
 
-  /** The holdings of configured platforms in an index value's range. */
-  holdings(value: Uint8Array, start: number, end: number): IndexedHolding[] {
-    const names = this.index.platformNames;
-    return holdingsOf(names, value, start, end, this.configured.maskFor(names));
+  /** The holdings of configured platforms in an index record. */
+  holdings(record: RecordView): IndexedHolding[] {
+    return this.index.holdings(record, this.configured.maskFor(this.index.platformNames));
   }
 
   count(source: EntitlementSource | 'none' | 'invalid', n = 1): void {

@@ -24,7 +24,7 @@ const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
 
 export function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries): Uint8Array {
-  const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, arena } = e;
+  const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, vor } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
   let orgBytes: Uint8Array | undefined; // every platform answer of a request carries the request's org
   let invalid = 0;
@@ -33,12 +33,12 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
   const out = reply.start().ascii('{"entitlements":[');
   // writeOpenSpan's sources, where it may run (their addresses cost a native call each)
   const bodySource = spans && !updates ? out.source(body!) : undefined;
-  const arenaSource = arena && !updates ? out.source(arena) : undefined;
+  const vorSource = spans && !updates ? out.source(vor.buf) : undefined;
   for (let i = 0; i < e.count; i++) {
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {
-      writeOpenSpan(out, bodySource!, spans[2 * i]!, spans[2 * i + 1]!, e.access[i]!, arenaSource!, e.vorStart[i]!, e.vorEnd[i]!);
+      writeOpenSpan(out, bodySource!, spans[2 * i]!, spans[2 * i + 1]!, e.access[i]!, vorSource!, e.vorStart[i]!, e.vorEnd[i]!);
       open++;
       continue;
     }
@@ -55,7 +55,7 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
       none++;
     } else if (kind === OPEN) {
       out.bytes(OPEN_ANSWER[e.access[i]!]!); // ~80 bytes: a native copy
-      if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(arena!, e.vorStart[i]!, e.vorEnd[i]!);
+      if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(vor.buf, e.vorStart[i]!, e.vorEnd[i]!);
       open++;
     } else {
       const v = verdicts[i]!;
@@ -80,13 +80,13 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
 /**
  * The most common answer, written in one go: an open DOI of a plain body, without uid or updates:
  * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write), by native
- * copies from the body, the constants and the arena.
+ * copies from the body, the constants and the request's vor JSON.
  */
-function writeOpenSpan(out: ReplyBytes, body: CopySource, start: number, end: number, access: number, arena: CopySource, vorStart: number, vorEnd: number): void {
+function writeOpenSpan(out: ReplyBytes, body: CopySource, start: number, end: number, access: number, vor: CopySource, vorStart: number, vorEnd: number): void {
   out.piece(DOI_OPEN).copy(body, start, end - start).byte(0x22); // "
   if (vorEnd > vorStart) {
     const head = OPEN_HEAD_VOR[access]!;
-    out.copy(head, 0, head.bytes.length).copy(arena, vorStart, vorEnd - vorStart);
+    out.copy(head, 0, head.bytes.length).copy(vor, vorStart, vorEnd - vorStart);
   } else {
     const head = OPEN_HEAD[access]!;
     out.copy(head, 0, head.bytes.length);

@@ -4,12 +4,14 @@ import {
   EntitlementsRequest,
   MAX_ENTITLEMENT_DOIS,
   Org,
-  valueEnd,
+  openPart,
+  recordView,
   type AskedDoi,
   type EntitlementService,
   type OpenPart,
   type PlatformVerdict,
 } from '../entitlement/index.ts';
+import { JsonBytes } from '../store/index.ts';
 import { parseJson } from './body.ts';
 import { utf8Text } from './utf8.ts';
 import { errorResponse } from './errors.ts';
@@ -59,8 +61,8 @@ export interface Entries {
   /** the DOI key and bare form, where a platform or the updates table needs them as strings */
   keysOf: (string | undefined)[];
   bare: (string | undefined)[];
-  /** the index's arena during the first pass; OPEN entries: the access code and the vor JSON's range in it */
-  arena?: Uint8Array;
+  /** OPEN entries: the access code, and the vor JSON's range in `vor` (written as each is classified) */
+  vor: JsonBytes;
   access: Uint8Array;
   vorStart: Int32Array;
   vorEnd: Int32Array;
@@ -97,6 +99,7 @@ function takeEntries(): PooledEntries {
     kinds: new Uint8Array(n),
     keysOf: new Array<string | undefined>(n).fill(undefined),
     bare: new Array<string | undefined>(n).fill(undefined),
+    vor: new JsonBytes(1 << 14),
     access: new Uint8Array(n),
     vorStart: new Int32Array(n),
     vorEnd: new Int32Array(n),
@@ -117,7 +120,8 @@ export function releaseEntries(entries: Entries): void {
     e.plain[i] = e.kinds[i] = 0;
   }
   e.count = 0;
-  e.body = e.spans = e.arena = undefined;
+  e.body = e.spans = undefined;
+  e.vor.reset();
   if (free.length < MAX_FREE) free.push(e);
 }
 
@@ -179,36 +183,27 @@ const MAX_ORG_READINGS = 4096;
 const MAX_REMEMBERED_ORG_BYTES = 4096;
 
 /**
- * The first pass: every entry classified against the index (synchronous, so every offset taken points into the
- * arena it records); returns the DOIs platforms must decide, and their entry numbers.
+ * The first pass: every entry classified against the index; returns the DOIs platforms must decide, and their
+ * entry numbers. An open entry's vor JSON is written out at once (the index's records are read where they are,
+ * and a later lookup of a warming index may add to it).
  */
 export function classifyEntries(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } {
-  for (;;) {
-    // a warming index adds what its lookups read to its table, which may move it to a new arena: the pass stops
-    // there and runs again, finding what it read in the table (it stops again only if the table grows again)
-    const classified = classifyPass(req, service);
-    if (classified) return classified;
-  }
-}
-
-function classifyPass(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } | undefined {
   const e = req.entries;
-  e.arena = service.index.arena;
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
   if (e.spans) touchSpans(e, service);
   for (let i = 0; i < e.count; i++) {
-    const at = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
-    if (service.index.arena !== e.arena) return undefined;
-    if (at < 0) continue;
-    const end = valueEnd(e.arena, at);
-    if (service.openPart(e.arena, part, at, end)) {
+    const ref = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, req.dois![i]!, service);
+    if (ref < 0) continue;
+    const record = service.index.read(ref, view);
+    if (service.openPart(record, part)) {
       e.kinds[i] = OPEN;
       e.access[i] = part.code;
-      e.vorStart[i] = part.vorStart;
-      e.vorEnd[i] = part.vorEnd;
+      e.vorStart[i] = e.vor.pos;
+      service.index.writeLinks(e.vor, record, part);
+      e.vorEnd[i] = e.vor.pos;
     } else {
-      const holdings = service.holdings(e.arena, at, end);
+      const holdings = service.holdings(record);
       if (holdings.length === 0) {
         e.kinds[i] = UNKNOWN; // held only by platforms no longer configured
         continue;
@@ -221,9 +216,10 @@ function classifyPass(req: ReadRequest, service: EntitlementService): { asked: A
   }
   return { asked, askedAt };
 }
-const part: OpenPart = { code: 0, vorStart: 0, vorEnd: 0 };
+const part = openPart();
+const view = recordView();
 
-/** A parsed entry: its DOI read by the DOI rule; returns where its index value starts (-1: decided already). */
+/** A parsed entry: its DOI read by the DOI rule; returns the ref of its index record (-1: decided already). */
 function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {
   const doi = typeof entry === 'string' ? entry : entry.doi;
   if (typeof entry !== 'string') e.uids[i] = entry.uid;
@@ -245,7 +241,7 @@ function classifyDoi(e: Entries, i: number, doi: string, service: EntitlementSer
   e.keysOf[i] = input.key;
   e.bare[i] = input.bare;
   e.plain[i] = input.plain ? 1 : 0;
-  return found(e, i, service.index.valueAtKey(input.key));
+  return found(e, i, service.index.refOfKey(input.key));
 }
 
 /**
@@ -257,7 +253,7 @@ function classifySpan(e: Entries, i: number, service: EntitlementService): numbe
   const start = e.spans![2 * i]!;
   const end = e.spans![2 * i + 1]!;
   if (h === NOT_PLAIN) return classifyDoi(e, i, decoder.decode(e.body!.subarray(start, end)), service);
-  return found(e, i, service.index.valueAt(e.body!, start, end, h));
+  return found(e, i, service.index.refAt(e.body!, start, end, h));
 }
 
 /** A plain DOI of a plain body as strings: sent as it is, its key by the plain rule. */

@@ -1,6 +1,7 @@
 import { doiKeysOfRecords, RecordCursor, type EncodedRecords } from './encoded-records.ts';
 import { decodeState, type HoldingState } from './holding-codec.ts';
 import { splitHoldingKey } from './holding-key.ts';
+import { StoredHolding } from './holding-json.ts';
 
 /**
  * What a committed deposit file did, told to the read models that follow the store in this process (the
@@ -27,6 +28,23 @@ export function* holdingChanges(file: AppliedFile): Generator<HoldingChange> {
   while (rec.next()) {
     const { doiKey } = splitHoldingKey(rec.key);
     yield { doiKey, state: rec.upsert ? decodeState(doiKey, rec.bytes, rec.stateStart) : undefined };
+  }
+}
+
+/**
+ * holdingChanges read in place: per record its holding key, and the holding it leaves as a StoredHolding (reused
+ * from one record to the next), or undefined for a removal. Nothing is decoded into objects.
+ */
+export function* storedChanges(file: AppliedFile): Generator<{ key: Uint8Array; holding: StoredHolding | undefined }> {
+  const rec = new RecordCursor(file.records.bytes);
+  const h = new StoredHolding();
+  while (rec.next()) {
+    if (!rec.upsert) {
+      yield { key: rec.key, holding: undefined };
+      continue;
+    }
+    h.readState(rec.key, rec.bytes, rec.stateStart, rec.stateStart + rec.stateLen);
+    yield { key: rec.key, holding: h };
   }
 }
 

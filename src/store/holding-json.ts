@@ -70,22 +70,36 @@ export class StoredHolding {
   doiEnd = 0;
   vorCount = 0;
   private vorAt = 0;
+  private stateEnd = 0;
   private updatedAt = 0;
 
   /** Points this reader at a stored key and value; false when the value is a tombstone. */
   read(key: Uint8Array, value: Uint8Array): boolean {
     if (!isLive(value)) return false;
-    this.key = key;
-    this.value = value;
-    this.doiKeyEnd = key.indexOf(0);
-    let p = this.varintAt(1); // the state's length
+    this.value = value; // varintAt reads it
+    const p = this.varintAt(1); // the state's length
     this.updatedAt = p + this.lastVarint;
-    const access = value[p++]!;
+    this.readState(key, value, p, this.updatedAt);
+    return true;
+  }
+
+  /**
+   * Points this reader at a holding key and a live state in bytes[stateStart, stateEnd) (holding-codec.ts's
+   * writeState layout): a stored value's, or an encoded record's (what an applied file tells). `updated` is not
+   * known then.
+   */
+  readState(key: Uint8Array, bytes: Uint8Array, stateStart: number, stateEnd: number): void {
+    this.key = key;
+    this.value = bytes;
+    this.doiKeyEnd = key.indexOf(0);
+    this.stateEnd = stateEnd;
+    let p = stateStart;
+    const access = bytes[p++]!;
     this.access = access < ACCESS_CODES.length ? access : 0; // as the decoder reads a code it does not know: none
     p = this.varintAt(p);
     const doiLen = this.lastVarint;
     if (doiLen > 0) {
-      this.doiBytes = value;
+      this.doiBytes = bytes;
       this.doiStart = p;
       this.doiEnd = p + doiLen;
       p += doiLen;
@@ -97,7 +111,31 @@ export class StoredHolding {
     p = this.varintAt(p);
     this.vorCount = this.lastVarint;
     this.vorAt = p;
-    return true;
+  }
+
+  /**
+   * value[vorStart, vorEnd) are the stored links (each: tag, the URL or the parts around the DOI): bytes that do not
+   * depend on the DOI when every URL embeds it (the entitlement index shares such links between DOIs).
+   */
+  get vorStart(): number {
+    return this.vorAt;
+  }
+  get vorEnd(): number {
+    return this.stateEnd;
+  }
+
+  /** Whether every vor URL embeds the DOI (stored as the parts around it): false without links. */
+  get everyLinkEmbedsDoi(): boolean {
+    const v = this.value;
+    let p = this.vorAt;
+    for (let i = 0; i < this.vorCount; i++) {
+      const tag = v[p++]!;
+      if (!(tag & 0x80)) return false;
+      p = this.varintAt(p);
+      p = this.varintAt(p + this.lastVarint);
+      p += this.lastVarint;
+    }
+    return this.vorCount > 0;
   }
 
   get platformStart(): number {
@@ -118,6 +156,18 @@ export class StoredHolding {
 
   /** The vor array as JSON.stringify writes the decoded state's vor (call only when vorCount > 0). */
   writeVor(out: JsonBytes): void {
+    this.writeVorItems(out, undefined);
+  }
+
+  /**
+   * writeVor with the DOI left out of the URLs: `holes` gets the position in `out` where each left-out DOI goes
+   * (its JSON-escaped spelling completes the text). For links whose every URL embeds the DOI.
+   */
+  writeVorTemplate(out: JsonBytes, holes: number[]): void {
+    this.writeVorItems(out, holes);
+  }
+
+  private writeVorItems(out: JsonBytes, holes: number[] | undefined): void {
     const v = this.value;
     let p = this.vorAt;
     out.ascii('[');
@@ -129,7 +179,8 @@ export class StoredHolding {
       p += this.lastVarint;
       if (tag & 0x80) {
         // the URL embeds the DOI: the parts before and after it are stored
-        out.escaped(this.doiBytes, this.doiStart, this.doiEnd);
+        if (holes) holes.push(out.pos);
+        else out.escaped(this.doiBytes, this.doiStart, this.doiEnd);
         p = this.varintAt(p);
         out.escaped(v, p, p + this.lastVarint);
         p += this.lastVarint;

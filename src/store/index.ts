@@ -6,7 +6,7 @@ export { storeFileIn, type PageFigures } from './store-file.ts';
 export type { FileEntry, FileCounts, ConflictEntry, FileOutcome, FileIdentity, FileDecision } from './ledger.ts';
 export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './ledger.ts';
 export type { HoldingEvent, EventKind, HoldingState } from './holding-codec.ts';
-export { doiKeysOf, holdingChanges, type AppliedFile, type AppliedListener, type HoldingChange } from './applied-files.ts';
+export { doiKeysOf, holdingChanges, storedChanges, type AppliedFile, type AppliedListener, type HoldingChange } from './applied-files.ts';
 export { SCHEMA_VERSION } from './environment.ts';
 export { doiKeysOfRecords, encodeRecords, type EncodedRecords } from './encoded-records.ts';
 export type { OvertakenRecords } from './late-files.ts';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { plainDoiHash } from '../../src/doi/index.ts';
-import { HoldingsIndex, workerBuilder, type BuildEvents, type BuiltIndex, type IndexBuilder } from '../../src/entitlement/index.ts';
+import { HoldingsIndex, recordView, workerBuilder, type BuildEvents, type BuiltIndex, type IndexBuilder } from '../../src/entitlement/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
@@ -38,8 +38,7 @@ function randomFile(rand: () => number) {
 
 /** What an index answers for a DOI key, as plain data (platform names, access, vor JSON text). */
 function answer(index: HoldingsIndex, key: string) {
-  const v = index.get(key);
-  return v && index.holdings(v).map((h) => ({ ...h, vorJson: h.vorJson && new TextDecoder().decode(h.vorJson) }));
+  return index.holdingsOfKey(key)?.map((h) => ({ ...h, vorJson: h.vorJson && new TextDecoder().decode(h.vorJson) }));
 }
 
 function completeNow(): HoldingsIndex {
@@ -114,11 +113,11 @@ describe('a warming index', () => {
     index.buildInBackground(builder, events().e);
     const bytes = new TextEncoder().encode('10.1234/MIXED.case');
     const truth = completeNow();
-    const at = index.valueAt(bytes, 0, bytes.length, foldedHashOf(bytes));
-    expect(at).toBeGreaterThanOrEqual(0);
-    expect(index.holdings(index.arena, at, at + truth.get('10.1234/mixed.case')!.length)).toEqual(truth.holdings(truth.get('10.1234/mixed.case')!));
+    const ref = index.refAt(bytes, 0, bytes.length, foldedHashOf(bytes));
+    expect(ref).toBeGreaterThanOrEqual(0);
+    expect(index.holdings(index.read(ref, recordView()))).toEqual(truth.holdingsOfKey('10.1234/mixed.case')!);
     const none = new TextEncoder().encode('10.1234/absent');
-    expect(index.valueAt(none, 0, none.length, foldedHashOf(none))).toBe(-1);
+    expect(index.refAt(none, 0, none.length, foldedHashOf(none))).toBe(-1);
     truth.close();
     index.close();
   });

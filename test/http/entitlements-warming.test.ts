@@ -9,8 +9,8 @@ import { KEY, makeApp, post, entitlementsWithoutApi } from './http-support.ts';
 /**
  * While the daemon's entitlement index is read in the background, the Entitlement API answers from the store:
  * byte for byte the replies of a complete index, through both body readers. Values here are large (several long
- * links on two platforms), so a request's lookups grow the warming table past its first arena, and the request
- * classifies its DOIs again (entitlement-request.ts).
+ * links on two platforms), so a request's lookups grow the warming table past its first segment while the request
+ * holds records read before (entitlement-request.ts writes an open DOI's links as soon as it is read).
  */
 
 let dir: ReturnType<typeof tempDir>;
@@ -62,19 +62,19 @@ test('a warming index answers every request as the complete index does, byte for
   let warming = warmingApp();
   let grown = 0;
   for (let round = 0; round < 40; round++) {
-    if (round % 8 === 0) warming = warmingApp(); // an empty table again: the next requests grow it from its first arena
+    if (round % 8 === 0) warming = warmingApp(); // an empty table again: the next requests grow it from its first segment
     const dois = Array.from({ length: 1 + Math.floor(rand() * 100) }, pick);
     const plain = JSON.stringify({ org: { ipv4: '192.0.2.7' }, dois });
     for (const body of [plain, plain.replace('"dois"', '"\\u0064ois"')]) {
       const a = await post(complete, '/v2.2/entitlements', body, { key: KEY });
       const index = warming.entitlements.forStore(store).index;
-      const arenaBefore = index.arena;
+      const bytesBefore = index.memoryBytes;
       const b = await post(warming.app, '/v2.2/entitlements', body, { key: KEY });
-      if (index.arena !== arenaBefore) grown++;
+      if (index.memoryBytes !== bytesBefore) grown++;
       expect(b.status).toBe(a.status);
       expect(await b.text()).toBe(await a.text());
       expect(index.complete).toBe(false);
     }
   }
-  expect(grown).toBeGreaterThanOrEqual(5); // the first request to each new warming app moved its arena while it read
+  expect(grown).toBeGreaterThanOrEqual(5); // the first request to each new warming app grew its table while it read
 });

@@ -16,6 +16,7 @@ import { between, Child, Children, crashSettings, dumpHistory, firstDifference, 
 
 const FILES = 30;
 const RECORDS = 10_000;
+const CHUNK_RECORDS = 20_000;
 const s = crashSettings('crash-sorted-pass');
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
@@ -23,7 +24,7 @@ const children = new Children();
 
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-pass-');
-  cfg = writeConfig(dir.path, '', { sortedPassFiles: 5, passChunkRecords: 20_000 });
+  cfg = writeConfig(dir.path, '', { sortedPassFiles: 5, passChunkRecords: CHUNK_RECORDS });
 });
 afterEach(async () => {
   await children.killAll();
@@ -55,6 +56,9 @@ test(
       const t = performance.now();
       const k = between(s.rng, 1, 3);
       const delay = between(s.rng, 0, 80);
+      // a kill must land inside the pass: k more chunks, and room for a few more while the delay runs (a chunk of
+      // 20,000 records takes tens of ms here), else the pass may have ended when the kill lands
+      if (lastApplied + (k + 4) * CHUNK_RECORDS >= FILES * RECORDS) break;
       const d = daemon();
       const line = await d.nth(isEvent('pass.chunk'), k, 60_000);
       await Bun.sleep(delay);
@@ -75,7 +79,6 @@ test(
         await s2.close();
       }
       s.say(`kill ${kill + 1}/${s.kills}: k=${k}, delay=${delay} ms, ${applied.toLocaleString('en')} of ${(FILES * RECORDS).toLocaleString('en')} records committed (${seconds(performance.now() - t)})`);
-      if (applied > FILES * RECORDS * 0.7) break; // too little left to land another kill inside the pass
     }
     const d = daemon();
     const lines = await d.nth(isEvent('file.applied'), FILES, 60_000).then(() => d.lines);
