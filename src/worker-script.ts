@@ -32,24 +32,34 @@ export function selfCommand(): string[] {
 /** What a one-job worker answers, once. */
 export type WorkerReply<T> = { ok: true; built: T } | { ok: false; error: string };
 
+/** A message of a job's worker before its reply: handed to the job's `progress`, which may answer the worker. */
+export type WorkerProgress<P> = { progress: P };
+export type ProgressHandler = (progress: unknown, answer: (message: unknown, transfer: ArrayBuffer[]) => void) => void;
+
 /** The one-job workers not yet ended (see jobWorkersEnded). */
 const liveJobs = new Set<Promise<void>>();
 
 /**
  * One job on a new worker thread: `request` is posted, the worker answers one WorkerReply, and is ended on it.
+ * Before it, the worker may post WorkerProgress messages, handed to `progress` (which may answer them).
  * `cancel` drops the answer; the worker is still ended only once it answers, never mid-job: these jobs read LMDB,
  * and a thread ended inside an LMDB call can bring the whole process down (seen: a NAPI fatal error, exit 134,
  * when a daemon stopped while its start-up reads ran). The jobs answer after they let go of the store.
  * `name` goes in the error of a worker that failed.
  */
-export function workerJob<T>(script: string, request: unknown, name: string): { done: Promise<T>; cancel(): void } {
+export function workerJob<T>(script: string, request: unknown, name: string, progress?: ProgressHandler): { done: Promise<T>; cancel(): void } {
   const worker = new Worker(script);
   const ended = new Promise<void>((resolve) => worker.addEventListener('close', () => resolve(), { once: true }));
   liveJobs.add(ended);
   void ended.then(() => liveJobs.delete(ended));
   let settled = false;
   const done = new Promise<T>((resolve, reject) => {
-    worker.onmessage = (event: MessageEvent<WorkerReply<T>>) => {
+    worker.onmessage = (event: MessageEvent<WorkerReply<T> | WorkerProgress<unknown>>) => {
+      if ('progress' in event.data) {
+        // answered even after a cancel: the worker goes on to its reply, and is ended only then
+        progress?.(event.data.progress, (message, transfer) => worker.postMessage(message, transfer));
+        return;
+      }
       void worker.terminate();
       if (settled) return;
       settled = true;

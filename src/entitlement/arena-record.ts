@@ -84,6 +84,9 @@ function varintBytes(n: number): number {
 
 /** The segments of one table (or of a build): records appended, read by ref. */
 export class Arena {
+  /** told of each segment once the next one starts (a build hands them out as they fill: index-build-worker.ts) */
+  sealed: ((segment: number) => void) | undefined;
+
   constructor(
     readonly segments: Uint8Array[] = [],
     /** bytes written in each segment */
@@ -137,7 +140,8 @@ export class Arena {
   private addSegment(size: number): number {
     if (size > SEGMENT_BYTES) throw new Error(`an entitlement index record of ${size} bytes is longer than a segment (${SEGMENT_BYTES})`);
     if (this.segments.length >= MAX_SEGMENTS) throw new Error(`the entitlement index is full: ${MAX_SEGMENTS} segments of ${SEGMENT_BYTES} bytes`);
-    const last = this.segments.at(-1)?.length ?? FIRST_SEGMENT_BYTES / 2;
+    if (this.segments.length > 0) this.sealed?.(this.segments.length - 1);
+    const last = this.segments.at(-1)?.length || this.filled.at(-1) || FIRST_SEGMENT_BYTES / 2;
     let n = Math.min(SEGMENT_BYTES, last * 2);
     while (n < size) n *= 2;
     this.segments.push(largeBytes(n));

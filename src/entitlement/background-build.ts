@@ -38,6 +38,20 @@ export type BuildReply = WorkerReply<BuiltIndex>;
 export function workerBuilder(script = workerScript('entitlement/index-build-worker.ts')): IndexBuilder {
   return (store: Store) => {
     const request: BuildRequest = { dir: store.opened.dir, env: store.env, mapSizeBytes: store.opened.mapSizeBytes };
-    return workerJob<BuiltIndex>(script, request, 'the index build worker');
+    const segments: Uint8Array[] = [];
+    return workerJob<BuiltIndex>(script, request, 'the index build worker', (p, answer) => {
+      const progress = p as BuildProgress;
+      if (progress.kind === 'segment') segments[progress.segment] = progress.bytes;
+      else answer({ segments } satisfies SlotsRequest, segments.map((s) => s.buffer as ArrayBuffer));
+    });
   };
 }
+
+/**
+ * What the build worker posts before its reply: each segment of records as it fills (kept here meanwhile), then
+ * that the records are read, when it is sent them back (SlotsRequest) to make the slots. A worker that holds the
+ * segments while it reads the store lets garbage grow with them (docs/design.md, "The holdings index"): at 20M
+ * DOIs the build's peak was 2.2x the index at rest.
+ */
+export type BuildProgress = { kind: 'segment'; segment: number; bytes: Uint8Array } | { kind: 'records' };
+export type SlotsRequest = { segments: Uint8Array[] };

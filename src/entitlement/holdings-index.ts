@@ -3,7 +3,7 @@ import { JsonBytes, sameBytes, storedChanges, type AppliedFile, type StoredHoldi
 import { recordView, type RecordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
-import { readIndexTable } from './index-build.ts';
+import { readIndexRecords } from './index-build.ts';
 import { holdingsOf, PlatformNumbers, withHolding, writeHolding, writeLinks, type IndexedHolding, type OpenPart } from './index-value.ts';
 import { LinkShapes } from './link-shapes.ts';
 
@@ -81,7 +81,9 @@ export class HoldingsIndex {
     this.warm?.cancel();
     this.warm = undefined;
     const { seq } = this.store.appliedSeq();
-    this.table = readIndexTable(this.store, this.numbers, this.shapes);
+    const builder = HoldingsTable.builder();
+    readIndexRecords(this.store, this.numbers, this.shapes, builder);
+    this.table = builder.finish();
     this.seq = seq;
     this.builds++;
     this.generation++;

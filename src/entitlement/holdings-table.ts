@@ -274,12 +274,13 @@ export class HoldingsTable {
    * as they come, and the slots are made once, at the end, for the number of keys then known. Nothing is copied
    * or made twice, so a build never holds more than the table it makes.
    */
-  static builder(): TableBuilder {
-    return new TableBuilder();
+  static builder(handOut?: (segment: number, bytes: Uint8Array) => void): TableBuilder {
+    return new TableBuilder(handOut);
   }
 
   /** builder()'s end: slots for the arena's records (each key once), at the build's load. */
   static ofRecords(arena: Arena, count: number, used: number): HoldingsTable {
+    arena.sealed = undefined;
     const t = new HoldingsTable();
     t.arena = arena;
     t.used = used;
@@ -308,6 +309,16 @@ export class TableBuilder {
   private readonly arena = new Arena();
   private count = 0;
   private used = 0;
+  private finished = false;
+
+  /**
+   * `handOut`: each segment as soon as it is full, and the last at seal(); the builder keeps none of them. A
+   * build on a worker sends them away as they fill: a thread that holds large buffers lets its garbage grow in
+   * proportion (JavaScriptCore's collector waits longer), and reading the store makes garbage at every record.
+   */
+  constructor(private readonly handOut?: (segment: number, bytes: Uint8Array) => void) {
+    if (handOut) this.arena.sealed = (s) => this.give(s);
+  }
 
   /** The record of key b[start, end) (a DOI key, not seen before) and value[vStart, vEnd). */
   add(b: Uint8Array, start: number, end: number, value: Uint8Array, vStart: number, vEnd: number): void {
@@ -318,12 +329,33 @@ export class TableBuilder {
 
   /** The table of the records added; once (the table owns the arena after). */
   finish(): HoldingsTable {
-    if (this.finished) throw new Error('a table builder is finished once');
-    this.finished = true;
+    this.end();
     return HoldingsTable.ofRecords(this.arena, this.count, this.used);
   }
-  private finished = false;
+
+  /** The records' figures, every segment handed out: HoldingsTable.ofRecords makes the table of them elsewhere. */
+  seal(): BuiltRecords {
+    this.end();
+    if (this.arena.segments.length > 0) this.give(this.arena.segments.length - 1);
+    return { filled: this.arena.filled, count: this.count, used: this.used };
+  }
+
+  private end(): void {
+    if (this.finished) throw new Error('a table builder is finished once');
+    this.finished = true;
+  }
+
+  private give(s: number): void {
+    const bytes = this.arena.segments[s]!;
+    this.arena.segments[s] = HANDED_OUT;
+    this.handOut!(s, bytes);
+  }
 }
+
+/** What seal() leaves: with the segments handed out, what HoldingsTable.ofRecords needs. */
+export type BuiltRecords = { filled: number[]; count: number; used: number };
+
+const HANDED_OUT = new Uint8Array(0);
 
 /** What a table is made of (parts(), fromParts()): its buffers are transferred between threads. */
 export type TableParts = {

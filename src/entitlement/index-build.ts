@@ -1,16 +1,15 @@
 import { JsonBytes, type Store } from '../store/index.ts';
-import { HoldingsTable } from './holdings-table.ts';
+import type { TableBuilder } from './holdings-table.ts';
 import { writeHolding, type PlatformNumbers } from './index-value.ts';
 import type { LinkShapes } from './link-shapes.ts';
 
 /**
- * Every live holding of the store as a table of index values, written from the stored bytes (holding-json.ts):
- * a hundred million holdings may be read here, so nothing is decoded into objects, and the table is made by its
+ * Every live holding of the store as index records, added to a table builder, written from the stored bytes (holding-json.ts):
+ * a hundred million holdings may be read here, so nothing is decoded into objects, and the table is made by a
  * builder (records as they come, slots once at the end: no copy, nothing made twice). The values are those a
  * followed file writes (test/entitlement/holdings-index.test.ts compares them).
  */
-export function readIndexTable(store: Store, numbers: PlatformNumbers, shapes: LinkShapes): HoldingsTable {
-  const table = HoldingsTable.builder();
+export function readIndexRecords(store: Store, numbers: PlatformNumbers, shapes: LinkShapes, table: TableBuilder): void {
   const value = new JsonBytes();
   const scratch = new JsonBytes(1024);
   const platforms = new PlatformBytes(numbers);
@@ -28,7 +27,6 @@ export function readIndexTable(store: Store, numbers: PlatformNumbers, shapes: L
     writeHolding(value, platforms.numberOf(h.key, h.platformStart), h, shapes, scratch);
   }
   if (keyLen >= 0) table.add(key, 0, keyLen, value.buf, 0, value.pos);
-  return table.finish();
 }
 
 function startsWith(b: Uint8Array, n: number, key: Uint8Array, keyLen: number): boolean {
