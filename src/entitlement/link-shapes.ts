@@ -17,6 +17,8 @@ export interface ShapesParts {
   raw: Uint8Array[];
   /** each set's JSON in pieces: the DOI's escaped spelling goes between two pieces */
   pieces: Uint8Array[][];
+  /** each set's bytes of pieces */
+  bytes: number[];
 }
 
 /** sets compared by their bytes before a string of them is made: a platform's recent few */
@@ -28,7 +30,7 @@ export class LinkShapes {
   private readonly json = new JsonBytes(1024);
   private readonly holes: number[] = [];
 
-  constructor(private readonly p: ShapesParts = { raw: [], pieces: [] }) {
+  constructor(private readonly p: ShapesParts = { raw: [], pieces: [], bytes: [] }) {
     p.raw.forEach((raw, id) => this.ids.set(latin1(raw, 0, raw.length), id));
   }
 
@@ -58,7 +60,9 @@ export class LinkShapes {
       if (raw.length >= MAX_SHAPES) return -1;
       id = raw.length;
       raw.push(v.slice(start, end));
-      this.p.pieces.push(this.piecesOf(h));
+      const pieces = this.piecesOf(h);
+      this.p.pieces.push(pieces);
+      this.p.bytes.push(pieces.reduce((n, piece) => n + piece.length, 0));
       this.ids.set(key, id);
     }
     this.recent.unshift(id);
@@ -73,12 +77,21 @@ export class LinkShapes {
   write(out: JsonBytes, id: number, doi: Uint8Array, start: number, end: number, upper: boolean): void {
     const pieces = this.p.pieces[id]!;
     const last = pieces.length - 1;
+    out.ensure(this.p.bytes[id]! + last * (end - start)); // once: then plain loops (a set() per piece cost more)
+    const buf = out.buf;
+    let p = out.pos;
     for (let i = 0; ; i++) {
-      out.bytes(pieces[i]!);
-      if (i === last) return;
-      if (upper) upperCopy(out, doi, start, end);
-      else out.copy(doi, start, end);
+      const piece = pieces[i]!;
+      for (let k = 0; k < piece.length; k++) buf[p++] = piece[k]!;
+      if (i === last) break;
+      if (upper) {
+        for (let k = start; k < end; k++) {
+          const c = doi[k]!;
+          buf[p++] = c >= 0x61 && c <= 0x7a ? c - 0x20 : c;
+        }
+      } else for (let k = start; k < end; k++) buf[p++] = doi[k]!;
     }
+    out.pos = p;
   }
 
   private piecesOf(h: StoredHolding): Uint8Array[] {
@@ -95,17 +108,6 @@ export class LinkShapes {
     pieces.push(json.buf.slice(from, json.pos));
     return pieces;
   }
-}
-
-function upperCopy(out: JsonBytes, b: Uint8Array, start: number, end: number): void {
-  out.ensure(end - start);
-  const buf = out.buf;
-  let p = out.pos;
-  for (let i = start; i < end; i++) {
-    const c = b[i]!;
-    buf[p++] = c >= 0x61 && c <= 0x7a ? c - 0x20 : c;
-  }
-  out.pos = p;
 }
 
 /** b[start, end) as a string of one char per byte: a Map key. */
