@@ -17,7 +17,6 @@ const RETRY_MS = 60_000;
 /** seq of an index that failed to follow the store: read again on its next use */
 const STALE = -2;
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 
 /**
  * The entitlement answers' read model: every DOI with a live holding and its holdings (index-value.ts), in memory,
@@ -90,7 +89,7 @@ export class HoldingsIndex {
     this.lastBuildMs = performance.now() - t0;
   }
 
-  /** A built index as parts for another thread (index-build-worker.ts); this index is spent after. */
+  /** A built index as a build elsewhere hands it over (tests give one to a warming index); this index is spent after. */
   exported(): BuiltIndex {
     return { seq: this.seq, table: this.table.parts(), platformNames: this.numbers.names, shapes: this.shapes.parts(), ms: this.lastBuildMs };
   }
@@ -187,15 +186,7 @@ export class HoldingsIndex {
 
   /** Every entry as holdings, for tests that compare the index with the store. */
   *entries(): Generator<[string, IndexedHolding[]]> {
-    const view = recordView();
-    for (const [key, value] of this.table.entries()) {
-      const k = encoder.encode(key);
-      const bytes = new Uint8Array(k.length + value.length);
-      bytes.set(k);
-      bytes.set(value, k.length);
-      Object.assign(view, { bytes, keyStart: 0, keyEnd: k.length, valueStart: k.length, valueEnd: bytes.length });
-      yield [key, this.holdings(view)];
-    }
+    for (const r of this.table.records()) yield [decoder.decode(r.bytes.subarray(r.keyStart, r.keyEnd)), this.holdings(r)];
   }
 
   private rebuild(): void {

@@ -1,6 +1,6 @@
 import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../doi/index.ts';
 import { Arena, keyAt, keyLengthAt, readRecord, recordBytes, recordExtent, recordView, type RecordView } from './arena-record.ts';
-import { largeBytes } from './large-memory.ts';
+import { largeUint32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
 /**
@@ -153,16 +153,19 @@ export class HoldingsTable {
     this.compactIfWasteful();
   }
 
-  /** Every entry (key, value), in no particular order: for tests that hold the table to the store. */
-  *entries(): Generator<[string, Uint8Array]> {
-    const decoder = new TextDecoder();
+  /** Every entry's record, in no particular order (one view, refilled for each): for tests that hold the table to the store. */
+  *records(): Generator<RecordView> {
     const view = recordView();
     for (let s = 0; s < 2 * this.capacity; s += 2) {
       const slot = this.slots[s]!;
-      if (slot === EMPTY || slot === DELETED) continue;
-      const v = this.arena.read(slot - 1, view);
-      yield [decoder.decode(v.bytes.subarray(v.keyStart, v.keyEnd)), v.bytes.slice(v.valueStart, v.valueEnd)];
+      if (slot !== EMPTY && slot !== DELETED) yield this.arena.read(slot - 1, view);
     }
+  }
+
+  /** Every entry (key, value), in no particular order. */
+  *entries(): Generator<[string, Uint8Array]> {
+    const decoder = new TextDecoder();
+    for (const v of this.records()) yield [decoder.decode(v.bytes.subarray(v.keyStart, v.keyEnd)), v.bytes.slice(v.valueStart, v.valueEnd)];
   }
 
   /** The slot number of the key b[start, end) with hash h, or -1. */
@@ -378,9 +381,3 @@ const GROWN_LOAD = 0.5;
 const BUILT_LOAD = 0.7;
 /** a 28-bit hash times this times the number of slots is a slot */
 const HASH_SCALE = 2 ** -28;
-
-/** A Uint32Array of n entries in largeBytes memory. */
-function largeUint32s(n: number): Uint32Array<ArrayBuffer> {
-  const bytes = largeBytes(4 * n);
-  return new Uint32Array(bytes.buffer, bytes.byteOffset, n);
-}

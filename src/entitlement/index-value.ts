@@ -238,8 +238,8 @@ export function holdingsOf(
   allowed?: Uint8Array,
 ): IndexedHolding[] {
   const out: IndexedHolding[] = [];
-  const part = openPart();
-  const json = new JsonBytes(256);
+  const part = holdingPart;
+  const json = linksJson; // used within this call only: no buffer made per DOI asked
   for (let at = start; at < end; ) {
     const p = varintAt(bytes, at);
     const tagAt = varintEnd;
@@ -253,3 +253,5 @@ export function holdingsOf(
   }
   return out;
 }
+const holdingPart = openPart();
+const linksJson = new JsonBytes(256);

@@ -27,15 +27,8 @@ export function largeBytes(n: number): Uint8Array<ArrayBuffer> {
   return new Uint8Array(buffer, offset, n);
 }
 
-/** largeBytes(size) starting with a copy of `bytes`. */
-export function largeCopy(bytes: Uint8Array, size: number): Uint8Array<ArrayBuffer> {
-  const out = largeBytes(size);
-  out.set(bytes);
-  return out;
-}
-
-/** An Int32Array of n entries in largeBytes memory. */
-export function largeInt32s(n: number): Int32Array<ArrayBuffer> {
+/** A Uint32Array of n entries in largeBytes memory (the index's slots). */
+export function largeUint32s(n: number): Uint32Array<ArrayBuffer> {
   const bytes = largeBytes(4 * n);
-  return new Int32Array(bytes.buffer, bytes.byteOffset, n);
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, n);
 }

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { ptr } from 'bun:ffi';
 import { readFileSync } from 'node:fs';
-import { largeBytes, largeCopy, largeInt32s } from '../../src/entitlement/large-memory.ts';
+import { largeBytes, largeUint32s } from '../../src/entitlement/large-memory.ts';
 
 const MiB = 1024 * 1024;
 const thpMode = (() => {
@@ -27,9 +27,9 @@ test('small buffers are plain, zeroed typed arrays of the size asked for', () =>
   expect(b.length).toBe(1000);
   expect(b.byteOffset).toBe(0);
   expect(b.every((x) => x === 0)).toBe(true);
-  const i = largeInt32s(10);
+  const i = largeUint32s(10);
   expect(i.length).toBe(10);
-  expect(largeCopy(new Uint8Array([1, 2, 3]), 5)).toEqual(new Uint8Array([1, 2, 3, 0, 0]));
+  expect(i.every((x) => x === 0)).toBe(true);
 });
 
 test.if(process.platform === 'linux')('a large buffer starts on a 2 MiB boundary, is zeroed, keeps what is written, and is advised to be backed by huge pages where THP allows', () => {
@@ -40,10 +40,10 @@ test.if(process.platform === 'linux')('a large buffer starts on a 2 MiB boundary
   expect(b[b.length - 1]).toBe(0);
   b.fill(7);
   expect(b[12 * MiB]).toBe(7);
-  const ints = largeInt32s(4 * MiB);
+  const ints = largeUint32s(4 * MiB);
   expect(ptr(ints) % (2 * MiB)).toBe(0);
-  ints[4 * MiB - 1] = -5;
-  expect(ints[4 * MiB - 1]).toBe(-5);
+  ints[4 * MiB - 1] = 0xfffffffe;
+  expect(ints[4 * MiB - 1]).toBe(0xfffffffe);
   // the mapping is advised (VmFlags `hg`: MADV_HUGEPAGE). How many huge pages it then gets is the kernel's and the
   // allocator's: memory the process had faulted in before (another test's, freed) keeps its 4 KiB pages until
   // khugepaged merges them, and a busy machine may have no free 2 MiB frames; so that is printed, not asserted
