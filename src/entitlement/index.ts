@@ -1,9 +1,7 @@
 export { Entitlements } from './entitlements.ts';
 export { EntitlementService, type AskedDoi } from './service.ts';
-export { HoldingsIndex } from './holdings-index.ts';
-export { recordView, type RecordView } from './arena-record.ts';
-export { ACCESS, openPart, type IndexedHolding, type OpenPart } from './index-value.ts';
-export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
+export { HoldingsIndex, recordView, ACCESS, openPart, workerBuilder } from './holdings-index/index.ts';
+export type { RecordView, IndexedHolding, OpenPart, BuiltIndex, IndexBuilder, BuildEvents } from './holdings-index/index.ts';
 export type { PlatformClient } from './platform-client.ts';
 export type { CallOutcome, PlatformFigures } from './platform-figures.ts';
 export { LATENCY_BUCKETS, LatencyHistogram } from './latency-histogram.ts';

@@ -2,9 +2,7 @@ import type { EntitlementSettings, IntegratorSettings, PlatformSettings } from '
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
-import { HoldingsIndex } from './holdings-index.ts';
-import type { RecordView } from './arena-record.ts';
-import { openPartOf, type IndexedHolding, type OpenPart } from './index-value.ts';
+import { HoldingsIndex, openPartOf, type IndexedHolding, type OpenPart, type RecordView } from './holdings-index/index.ts';
 import { orgIdentity } from './org.ts';
 import { TIMED_OUT, verdictOf, type PlatformClient } from './platform-client.ts';
 import type { EntitlementSource, Org } from './schemas.ts';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { HoldingsIndex } from '../../src/entitlement/holdings-index.ts';
-import type { IndexedHolding } from '../../src/entitlement/index-value.ts';
+import { HoldingsIndex } from '../../src/entitlement/holdings-index/holdings-index.ts';
+import type { IndexedHolding } from '../../src/entitlement/holdings-index/index-value.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';

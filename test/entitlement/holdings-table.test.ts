@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import { readRecord, recordView } from '../../src/entitlement/arena-record.ts';
-import { HoldingsTable } from '../../src/entitlement/holdings-table.ts';
+import { readRecord, recordView } from '../../src/entitlement/holdings-index/arena-record.ts';
+import { HoldingsTable } from '../../src/entitlement/holdings-index/holdings-table.ts';
 import { foldedHash } from '../../src/doi/index.ts';
-import { linesPast } from '../../src/entitlement/table-slot.ts';
+import { linesPast } from '../../src/entitlement/holdings-index/table-slot.ts';
 import { seeded } from '../support/fixtures.ts';
 
 const bytes = (s: string) => new TextEncoder().encode(s);

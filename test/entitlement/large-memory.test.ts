@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { ptr } from 'bun:ffi';
 import { readFileSync } from 'node:fs';
-import { largeBytes, largeUint32s } from '../../src/entitlement/large-memory.ts';
+import { largeBytes, largeUint32s } from '../../src/entitlement/holdings-index/large-memory.ts';
 
 const MiB = 1024 * 1024;
 const thpMode = (() => {

@@ -5,7 +5,7 @@
  * the slots, and replies with the whole table. While it reads, it holds one segment at most: a thread that holds
  * large buffers lets the garbage of reading the store grow with them (docs/design.md, "The holdings index").
  */
-import { Store } from '../store/index.ts';
+import { Store } from '../../store/index.ts';
 import { Arena } from './arena-record.ts';
 import type { BuildProgress, BuildReply, BuildRequest, BuiltIndex, SlotsRequest } from './background-build.ts';
 import { HoldingsTable, type BuiltRecords } from './holdings-table.ts';

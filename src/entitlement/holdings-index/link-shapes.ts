@@ -1,4 +1,4 @@
-import { JsonBytes, sameBytes, type StoredHolding } from '../store/index.ts';
+import { JsonBytes, sameBytes, type StoredHolding } from '../../store/index.ts';
 
 /**
  * Vor links shared between DOIs. Most platforms build every vor URL around the DOI

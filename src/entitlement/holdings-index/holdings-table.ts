@@ -1,4 +1,4 @@
-import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../doi/index.ts';
+import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../../doi/index.ts';
 import { Arena, keyAt, keyLengthAt, readRecord, recordBytes, recordExtent, recordView, type RecordView } from './arena-record.ts';
 import { largeUint32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';

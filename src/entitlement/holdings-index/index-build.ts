@@ -1,4 +1,4 @@
-import { JsonBytes, type Store } from '../store/index.ts';
+import { JsonBytes, type Store } from '../../store/index.ts';
 import type { TableBuilder } from './holdings-table.ts';
 import { writeHolding, type PlatformNumbers } from './index-value.ts';
 import type { LinkShapes } from './link-shapes.ts';

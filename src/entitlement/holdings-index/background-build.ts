@@ -1,6 +1,6 @@
-import type { EnvName } from '../config/index.ts';
-import type { Store } from '../store/index.ts';
-import { workerJob, workerScript, type WorkerReply } from '../worker-script.ts';
+import type { EnvName } from '../../config/index.ts';
+import type { Store } from '../../store/index.ts';
+import { workerJob, workerScript, type WorkerReply } from '../../worker-script.ts';
 import type { TableParts } from './holdings-table.ts';
 import type { ShapesParts } from './link-shapes.ts';
 
@@ -35,7 +35,7 @@ export type BuildReply = WorkerReply<BuiltIndex>;
  * Builds an entitlement index on another core (index-build-worker.ts), one worker per build, while this thread
  * answers requests (a million holdings take seconds to read). The table's buffers are transferred, not copied.
  */
-export function workerBuilder(script = workerScript('entitlement/index-build-worker.ts')): IndexBuilder {
+export function workerBuilder(script = workerScript('entitlement/holdings-index/index-build-worker.ts')): IndexBuilder {
   return (store: Store) => {
     const request: BuildRequest = { dir: store.opened.dir, env: store.env, mapSizeBytes: store.opened.mapSizeBytes };
     const segments: Uint8Array[] = [];

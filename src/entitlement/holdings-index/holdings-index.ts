@@ -1,5 +1,5 @@
-import { foldedHash, plainDoiKey } from '../doi/index.ts';
-import { JsonBytes, sameBytes, storedChanges, type AppliedFile, type StoredHolding, type Store } from '../store/index.ts';
+import { foldedHash, plainDoiKey } from '../../doi/index.ts';
+import { JsonBytes, sameBytes, storedChanges, type AppliedFile, type StoredHolding, type Store } from '../../store/index.ts';
 import { recordView, type RecordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';

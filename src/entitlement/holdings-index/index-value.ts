@@ -1,5 +1,5 @@
-import type { AccessType } from '../deposit/index.ts';
-import { JsonBytes, type StoredHolding } from '../store/index.ts';
+import type { AccessType } from '../../deposit/index.ts';
+import { JsonBytes, type StoredHolding } from '../../store/index.ts';
 import type { LinkShapes } from './link-shapes.ts';
 
 /**
