@@ -30,6 +30,8 @@ export class Daemon {
   private closing: Promise<void> | undefined;
   private readonly startedAt = Date.now();
   url: string | undefined;
+  /** the buckets are watched and the update sources started (the port opens before) */
+  private started = false;
   updateSources: FollowedSources | undefined;
   /** the platforms deposits are accepted for; a reload changes it in place (the ingestors read it per file) */
   private readonly platformNames: Set<string>;
@@ -81,6 +83,10 @@ export class Daemon {
       void r.store.updatesIndex.warm().then(read('updates'));
       void r.store.changeFeed.warm().then(read('prefixes'));
     }
+    // the port opens before the buckets are scanned and the update sources started: at 100M holdings the scan of
+    // a bucket's files against the ledger takes about a second, and answers are right without it
+    if (this.closing) return;
+    this.listen();
     for (const r of this.envs.values()) {
       if (this.closing) return; // a stop came during the start: what is not started yet is not started
       await r.start();
@@ -89,13 +95,18 @@ export class Daemon {
     if (this.closing) return;
     await this.followUpdates(this.config);
     if (this.closing) return;
+    this.started = true;
+    // nativeMemory: libc's madvise and memcpy were found (src/libc.ts): huge pages and native reply copies
+    this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: this.url, nativeMemory: libc() !== null });
+  }
 
+  private listen(): void {
     const handles = (env: string): EnvHandles | undefined => {
       const r = this.envs.get(env);
       return r && { store: r.store, ingest: r.ingestor.stats };
     };
     const app = createApp({
-      entitlements,
+      entitlements: this.entitlements,
       integrators: this.keys,
       maxBodyBytes: this.config.server.maxBodyBytes,
       bodyTimeoutMs: this.config.server.bodyTimeoutMs,
@@ -108,8 +119,7 @@ export class Daemon {
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
     this.closers.push(() => server.stop());
-    // nativeMemory: libc's madvise and memcpy were found (src/libc.ts): huge pages and native reply copies
-    this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: server.url, nativeMemory: libc() !== null });
+    this.log.log('info', 'daemon.listening', { url: server.url });
   }
 
   private async followUpdates(config: Config): Promise<void> {
@@ -228,7 +238,7 @@ export class Daemon {
       const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
       checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, storeFull: full?.code ?? null, entitlementIndex, ...(s3 ? { s3 } : {}) };
     }
-    const sources = this.updateSources?.freshness(now) ?? { checks: {}, warnings: ['update sources: stopped (a reload could not start them, nor the running ones again): none are followed until a reload or restart starts them'] };
+    const sources = !this.started ? { checks: {}, warnings: ['daemon: starting: the buckets are being scanned and the update sources started'] } : this.updateSources?.freshness(now) ?? { checks: {}, warnings: ['update sources: stopped (a reload could not start them, nor the running ones again): none are followed until a reload or restart starts them'] };
     if (Object.keys(sources.checks).length > 0) checks.updateSources = sources.checks;
     return { ok: failed.length === 0, failed, warnings: sources.warnings, checks };
   }

@@ -72,6 +72,10 @@ test('a restart applies the files that arrived while the daemon was down, in Las
     return l.length === 3 ? l : undefined;
   }, 'three holdings');
   expect(lines.map((l) => `${l.doi}@${l.platform}:${l.accessType}`)).toEqual(['10.5555/a@beta:free', '10.5555/b@acme:open', '10.5555/b@beta:free']);
+  // the port opened before the bucket was scanned (at 100M holdings the scan alone takes a second)
+  const log = second.log();
+  expect(log).toContain('"event":"daemon.listening"');
+  expect(log.indexOf('"event":"daemon.listening"')).toBeLessThan(log.indexOf('"event":"file.applied"'));
 });
 
 test('a file moved in with an older LastModified than files applied leaves them what they say, and applies the rest', async () => {
