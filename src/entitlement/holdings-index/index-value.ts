@@ -72,7 +72,7 @@ export function writeHolding(out: JsonBytes, platformNumber: number, h: StoredHo
   out.varint(platformNumber);
   const code = h.access;
   if (code < OPEN_FROM || h.vorCount === 0) return out.u8(code);
-  const shape = shapes.idOf(h);
+  const shape = shapes.idOf(h, platformNumber);
   if (shape < 0) {
     scratch.reset();
     h.writeVor(scratch);

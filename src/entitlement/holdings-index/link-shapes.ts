@@ -27,11 +27,12 @@ export interface ShapesParts {
 }
 
 /** sets compared by their bytes before a string of them is made: a platform's recent few */
-const RECENT = 8;
+const RECENT = 4;
 
 export class LinkShapes {
   private readonly ids = new Map<string, number>();
-  private readonly recent: number[] = [];
+  /** by platform number */
+  private readonly recent: number[][] = [];
   private readonly json = new JsonBytes(1024);
   private readonly holes: number[] = [];
   /** where p.flat starts, and the last output buffer written to and where it starts (for native copies) */
@@ -59,14 +60,20 @@ export class LinkShapes {
     return this.p.raw.length;
   }
 
-  /** The number of h's links (h open, with links), or -1 when they are to be kept with the DOI. */
-  idOf(h: StoredHolding): number {
+  /**
+   * The number of h's links (h open, with links, of the platform numbered `platform`), or -1 when they are to be
+   * kept with the DOI.
+   */
+  idOf(h: StoredHolding, platform: number): number {
     const v = h.value;
     const start = h.vorStart;
     const end = h.vorEnd;
     const { raw } = this.p;
-    for (let i = 0; i < this.recent.length; i++) {
-      const id = this.recent[i]!;
+    // a platform's few recent sets first, by their bytes: one platform has a set or two (with and without a second
+    // link), and twenty platforms passed a shared list of eight (a string and a map lookup per holding then)
+    const recent = (this.recent[platform] ??= []);
+    for (let i = 0; i < recent.length; i++) {
+      const id = recent[i]!;
       const r = raw[id]!;
       if (sameBytes(r, 0, r.length, v, start, end)) return id;
     }
@@ -80,8 +87,8 @@ export class LinkShapes {
       this.p.bounds.push(this.addPieces(h));
       this.ids.set(key, id);
     }
-    this.recent.unshift(id);
-    if (this.recent.length > RECENT) this.recent.pop();
+    recent.unshift(id);
+    if (recent.length > RECENT) recent.pop();
     return id;
   }
 
