@@ -84,3 +84,34 @@ export function lmdbAppendRate(dir: string, count = 2_000_000): { records: numbe
   rmSync(`${path}-lock`, { force: true });
   return { records: count, seconds, recordsPerSecond: count / seconds };
 }
+
+/**
+ * What LMDB alone takes to add a new file's holdings to a full store: the DOI keys of each of `files` (deposit
+ * files not applied to it), under a platform name no file uses, put into the store's holdings database with
+ * values of `valueBytes`, in one transaction each, the commit and its sync included; removed again after (not
+ * timed). No parse, no decision, no history: the least any apply of such a file writes. Milliseconds, per file.
+ */
+export async function lmdbNewFileMs(dataFile: string, mapSizeBytes: number, files: readonly string[], valueBytes: number): Promise<number[]> {
+  const root = open({ path: dataFile, noSubdir: true, maxDbs: 12, mapSize: mapSizeBytes, useWritemap: false, eventTurnBatching: false, compression: false });
+  const db = root.openDB({ name: 'holdings', keyEncoding: 'binary', encoding: 'binary' });
+  const value = Buffer.alloc(valueBytes, 0x62);
+  const out: number[] = [];
+  try {
+    for (const file of files) {
+      const parsed = await parseDepositFile(await readFile(file), DEFAULT_INGEST);
+      if ('code' in parsed) throw new Error(`${file}: ${parsed.message}`);
+      const keys = parsed.records.map((r) => Buffer.from(`${r.key}\u0000ceiling-probe`));
+      const t0 = performance.now();
+      root.transactionSync(() => {
+        for (const k of keys) db.putSync(k, value);
+      });
+      out.push(performance.now() - t0);
+      root.transactionSync(() => {
+        for (const k of keys) db.removeSync(k);
+      });
+    }
+  } finally {
+    await root.close();
+  }
+  return out;
+}
