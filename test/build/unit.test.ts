@@ -37,7 +37,7 @@ describe('conf/doi-holdings.service under systemd-analyze', () => {
   });
 });
 
-test('make install puts the binary, the unit (paths following PREFIX), sysusers, the config and the docs in place, and keeps an existing config', () => {
+test('make install puts the binary, the unit (paths following PREFIX), sysusers, the config, the docs and the dashboard in place, and keeps an existing config', () => {
   const dest = join(dir.path, 'root');
   const binary = join(dir.path, 'fake-binary');
   writeFileSync(binary, '#!/bin/sh\necho fake\n');
@@ -54,6 +54,7 @@ test('make install puts the binary, the unit (paths following PREFIX), sysusers,
   expect(readFileSync(at('opt/dh/lib/sysusers.d/doi-holdings.conf'), 'utf8')).toContain('u doi-holdings');
   expect(statSync(at('etc/doi-holdings/secrets.env')).mode & 0o777).toBe(0o640);
   expect(existsSync(at('opt/dh/share/doc/doi-holdings/docs/interface.md'))).toBe(true);
+  expect(readFileSync(at('opt/dh/share/doc/doi-holdings/grafana-dashboard.json'), 'utf8')).toBe(readFileSync(join(REPO, 'conf/grafana-dashboard.json'), 'utf8'));
   writeFileSync(at('etc/doi-holdings/doi-holdings.toml'), '# the operator edited this\n');
   writeFileSync(at('etc/doi-holdings/secrets.env'), 'KEY=secret\n');
   const again = install();
