@@ -87,6 +87,7 @@ install: $(if $(BINARY),,build)
 	install -D -m 644 README.md "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/README.md"
 	install -D -m 644 -t "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/docs" docs/*.md docs/*.png
 	install -D -m 644 conf/alerts.yml "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/alerts.yml"
+	install -D -m 644 conf/grafana-dashboard.json "$(DESTDIR)$(PREFIX)/share/doc/doi-holdings/grafana-dashboard.json"
 
 clean:
 	rm -rf dist var/db

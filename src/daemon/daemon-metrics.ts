@@ -11,6 +11,9 @@ export function daemonRegistry(envs: ReadonlyMap<string, EnvironmentRunner>, sou
   const registry = new Registry();
   // process_resident_memory_bytes, process_open_fds, nodejs_eventloop_lag_*, nodejs_heap_size_*_bytes, ...
   collectDefaultMetrics({ register: registry });
+  // Under Bun these report nothing (the _total gauges always 0, the by-type ones no samples), and a gauge named
+  // *_total breaks Prometheus' naming rules (`promtool check metrics` fails on it); prom-client offers no opt-out.
+  for (const name of ['handles', 'requests', 'resources'].flatMap((what) => [`nodejs_active_${what}`, `nodejs_active_${what}_total`])) registry.removeSingleMetric(name);
   const seconds = (ms: number) => (ms > 0 ? ms / 1000 : 0);
 
   gauge(registry, 'doi_holdings_ingest_lag_seconds', 'How far the newest file finished is behind the newest file seen in the bucket (LastModified), seconds; 0 when nothing waits.', ['env'], (set) => {

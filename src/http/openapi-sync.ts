@@ -8,6 +8,7 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
   return {
     [`${prefix}/v2.2/updates/changes`]: {
       get: {
+        operationId: operationId(prefix, 'getUpdateChanges'),
         summary: `The change feed: works whose updates changed since a cursor, each with its complete current list${where}`,
         description:
           'Without `after`, the feed starts from the beginning (a full sync). Each item is state, not a diff: applying it twice is harmless, ' +
@@ -30,6 +31,7 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
     },
     [`${prefix}/v2.2/updates/prefixes`]: {
       get: {
+        operationId: operationId(prefix, 'getUpdatePrefixes'),
         summary: `Hash prefixes of every work with updates, for a lookup that never sends a DOI${where}`,
         description:
           'Prefixes of the SHA-256 (hex) of the DOI key (the DOI lower-cased, ASCII letters only). Check a DOI locally: when its prefix is listed, ' +
@@ -45,6 +47,7 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
     },
     [`${prefix}/v2.2/updates/by-prefix`]: {
       post: {
+        operationId: operationId(prefix, 'findUpdatesByPrefix'),
         summary: `Every work with updates under the given hash prefixes, with its full hash${where}`,
         security: [{ apiKey: [] }],
         requestBody: { required: true, content: json('ByPrefixRequest') },
@@ -52,4 +55,12 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
       },
     },
   };
+}
+
+/**
+ * An operation's operationId: stable (clients generated from the document name their methods after it), camelCase,
+ * `staging` before the production operation's name for its /staging/ twin.
+ */
+export function operationId(prefix: string, name: string): string {
+  return prefix ? `staging${name[0]!.toUpperCase()}${name.slice(1)}` : name;
 }

@@ -1,6 +1,6 @@
 import { EntitlementsRequest, EntitlementsResponse } from '../entitlement/index.ts';
 import { DocumentHistory } from '../history/index.ts';
-import { syncPaths } from './openapi-sync.ts';
+import { operationId, syncPaths } from './openapi-sync.ts';
 import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './schemas.ts';
 
 /**
@@ -21,7 +21,8 @@ export function openApiDocument(version: string): object {
   );
   // only the /staging/ routes can find their environment missing
   const notConfigured = { '404': { description: 'NOT_CONFIGURED: the service has no staging environment', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } };
-  const operation = (summary: string, request: string, response: string, description: string, staging: boolean) => ({
+  const operation = (operationId: string, summary: string, request: string, response: string, description: string, staging: boolean) => ({
+    operationId,
     summary,
     security: [{ apiKey: [] }],
     requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${request}` } } } },
@@ -35,18 +36,22 @@ export function openApiDocument(version: string): object {
   for (const prefix of ['', '/staging'])
     for (const v of ['v2.1', 'v2.2']) {
       const where = prefix ? ', from the staging environment' : '';
+      const vv = v.replace('.', '').toUpperCase(); // V21, V22: a dot is no part of a camelCase name
       paths[`${prefix}/${v}/entitlements`] = {
-        post: operation(`Entitlement checks for 1-100 DOIs${where}`, 'EntitlementsRequest', 'EntitlementsResponse', 'One Entitlement Object per entry, in request order', prefix !== ''),
+        post: operation(operationId(prefix, `checkEntitlements${vv}`), `Entitlement checks for 1-100 DOIs${where}`, 'EntitlementsRequest', 'EntitlementsResponse', 'One Entitlement Object per entry, in request order', prefix !== ''),
       };
       paths[`${prefix}/${v}/updates`] = {
-        post: operation(`Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order', prefix !== ''),
+        post: operation(operationId(prefix, `findUpdates${vv}`), `Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order', prefix !== ''),
       };
     }
-  for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix !== '') };
+  for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix) };
   for (const prefix of ['', '/staging']) Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
   return {
     openapi: '3.1.0',
-    info: { title: 'doi-holdings integrator API', version },
+    // the service is published under no licence (package.json: private): said so, in SPDX's form for a licence of one's own
+    info: { title: 'doi-holdings integrator API', version, license: { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' } },
+    // relative: the API is served where this document is (behind a proxy, at the proxy's address)
+    servers: [{ url: '/', description: 'The replica, or the proxy, that serves this document' }],
     paths,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
@@ -67,9 +72,11 @@ export function openApiDocument(version: string): object {
 }
 
 /** GET /doi/{doi}: HTML for people, the same history as JSON on request (HEAD answers alike, without a body). */
-function statusPage(staging: boolean): object {
+function statusPage(prefix: string): object {
+  const staging = prefix !== '';
   const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
   return {
+    operationId: operationId(prefix, 'getDocumentStatus'),
     summary: `The document status page: a DOI's holdings changes and update notices as a timeline${staging ? ', from the staging environment' : ''}`,
     description:
       'No key. The DOI is the rest of the path, percent-decoded, matched case-insensitively. HTML by default; JSON with `?format=json` or an Accept header that ranks application/json above text/html.',
@@ -77,6 +84,8 @@ function statusPage(staging: boolean): object {
       { name: 'doi', in: 'path', required: true, description: 'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`; a DOI with a `.` or `..` segment sends its slashes as %2F)', schema: { type: 'string' } },
       { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['html', 'json'] } },
     ],
+    // public on purpose: the page is for anyone who follows a DOI link (docs/interface.md, "Document status page")
+    security: [],
     responses: {
       '200': { description: 'The history', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/DocumentHistory' } } } },
       '304': { description: 'Not modified (If-None-Match matched the ETag)' },

@@ -40,7 +40,8 @@ describe('GET /openapi.json', () => {
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const doc = JSON.parse(await r.text());
     expect(doc.openapi).toMatch(/^3\./);
-    expect(doc.info).toEqual({ title: expect.any(String), version: '9.9.9-test' });
+    expect(doc.info).toEqual({ title: expect.any(String), version: '9.9.9-test', license: { name: expect.any(String), identifier: 'LicenseRef-Proprietary' } });
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     for (const path of ['/v2.1/updates', '/v2.2/updates']) {
       const op = doc.paths[path].post;
       expect(op).toBeDefined();
