@@ -31,7 +31,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CrossrefHarvestSettings } from '../src/config/index.ts';
-import { jsonLogger, writeStderr } from '../src/log.ts';
+import { jsonLogger, writeStderr } from '../src/base/log.ts';
 import { Store } from '../src/store/index.ts';
 import { CrossrefHarvest, type WindowFigures } from '../src/updates/index.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';

@@ -15,7 +15,7 @@ import { DEFAULT_INGEST } from '../src/config/index.ts';
 import { parseDepositFile } from '../src/deposit/index.ts';
 import { Ingestor } from '../src/ingest/index.ts';
 import { WorkerPreparer } from '../src/ingest/file-preparer.ts';
-import { silentLogger } from '../src/log.ts';
+import { silentLogger } from '../src/base/log.ts';
 import { Store } from '../src/store/index.ts';
 import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { PeakMemory, percentile } from './lib/measure.ts';

@@ -14,7 +14,7 @@ import { loadConfig, type Config } from '../src/config/index.ts';
 import { EnvironmentRunner } from '../src/daemon/environment-runner.ts';
 import { doiKey } from '../src/doi/index.ts';
 import { Ingestor } from '../src/ingest/index.ts';
-import { silentLogger } from '../src/log.ts';
+import { silentLogger } from '../src/base/log.ts';
 import { Store } from '../src/store/index.ts';
 import { startS3rver, S3_CREDENTIALS } from '../test/support/s3rver.ts';
 import { tempDir } from '../test/support/fixtures.ts';

@@ -14,7 +14,7 @@ const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.
 
 const result = await Bun.build({
   // program.ts is an entrypoint of its own, loaded by main.ts at run time: main.ts lowers --backup and --dump first
-  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/program.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/holdings-index/index-build-worker.ts'), join(REPO, 'src/store/store-read-worker.ts')],
+  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/program.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/holdings-index/index-build-worker.ts'), join(REPO, 'src/store/updates/read-worker.ts')],
   compile: { outfile },
   minify: true,
   plugins: [

@@ -13,8 +13,8 @@ import { EXIT_OK, EXIT_USAGE, finishOutput, processOutput as io } from './cli/ou
 import { ENV_NAMES, loadConfig, resolveConfig, type Config, type EnvName } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import type { StartSignals } from './daemon/start-signals.ts';
-import { FaultError } from './fault.ts';
-import { jsonLogger, writeStderr } from './log.ts';
+import { FaultError } from './base/index.ts';
+import { jsonLogger, writeStderr } from './base/index.ts';
 import { Store } from './store/index.ts';
 import { IMPORT_CHILD_ARG, runImportChild } from './updates/index.ts';
 

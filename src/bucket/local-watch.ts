@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { isHiddenOrTemp } from '../deposit/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../base/index.ts';
 import { scanBucketFolder, toKey } from './local-scan.ts';
 import { missedFiles, type HoldsFile } from './rescan.ts';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.ts';
+import type { Logger } from '../base/index.ts';
 import type { MirrorObject } from './s3-listing.ts';
 
 /** Why a listed key is not mirrored: a path no file system takes, a path another key holds, too large for a deposit. */

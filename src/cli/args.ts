@@ -1,6 +1,6 @@
-import { fault, type Fault } from '../fault.ts';
+import { fault, type Fault } from '../base/index.ts';
 import type { EnvName } from '../config/index.ts';
-import { UPDATE_FORMATS, type UpdateFormat } from '../updates/schema.ts';
+import { UPDATE_FORMATS, type UpdateFormat } from '../update-record/index.ts';
 
 /** One program, one command per invocation (README, "Operating it"). */
 export type Command =

@@ -3,7 +3,7 @@ import type { Config, EnvName } from '../config/index.ts';
 import { fileNameProblem, isHiddenOrTemp, mostRawBytes, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome, type IngestorOptions } from '../ingest/index.ts';
-import { jsonLogger, silentLogger, type Logger } from '../log.ts';
+import { jsonLogger, silentLogger, type Logger } from '../base/index.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
 import { ingestRoot } from './ingest-copy.ts';

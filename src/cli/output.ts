@@ -1,5 +1,5 @@
-import { fault, type Fault } from '../fault.ts';
-import { STDERR_GIVE_UP_MS, writeAllSync, type WriteFailure } from '../fd-write.ts';
+import { fault, type Fault } from '../base/index.ts';
+import { STDERR_GIVE_UP_MS, writeAllSync, type WriteFailure } from '../base/index.ts';
 
 /** Where commands write: injected so tests and the daemon share the code. */
 export interface Output {

@@ -6,8 +6,8 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
 import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStaleAfterMs, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
-import { fault, FaultError } from '../fault.ts';
-import { parseSourceDate } from '../updates/dates.ts';
+import { fault, FaultError } from '../base/index.ts';
+import { parseSourceDate } from '../update-record/index.ts';
 
 /**
  * The harvest's default priority: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it

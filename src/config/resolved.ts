@@ -1,4 +1,4 @@
-import type { UpdateFormat } from '../updates/schema.ts';
+import type { UpdateFormat } from '../update-record/index.ts';
 
 /** The fully-defaulted config every part is built from: absolute paths, secrets read, defaults filled in. */
 

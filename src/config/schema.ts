@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { UpdateFormat } from '../updates/schema.ts';
+import { UpdateFormat } from '../update-record/index.ts';
 
 /** The TOML shape of the config (README, "Configuration reference"), as written by the operator (paths may be relative to the file). */
 

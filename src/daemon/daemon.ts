@@ -1,7 +1,7 @@
 import { ENV_NAMES, type Config } from '../config/index.ts';
-import { FaultError } from '../fault.ts';
-import type { Logger } from '../log.ts';
-import { libc } from '../libc.ts';
+import { FaultError } from '../base/index.ts';
+import type { Logger } from '../base/index.ts';
+import { libc } from '../base/index.ts';
 import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
@@ -9,8 +9,8 @@ import { FollowedSources } from '../updates/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
-import { settlesWithin } from '../settles-within.ts';
-import { jobWorkersEnded } from '../worker-script.ts';
+import { settlesWithin } from '../base/index.ts';
+import { jobWorkersEnded } from '../base/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;
@@ -96,7 +96,7 @@ export class Daemon {
     await this.followUpdates(this.config);
     if (this.closing) return;
     this.started = true;
-    // nativeMemory: libc's madvise and memcpy were found (src/libc.ts): huge pages and native reply copies
+    // nativeMemory: libc's madvise and memcpy were found (src/base/libc.ts): huge pages and native reply copies
     this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: this.url, nativeMemory: libc() !== null });
   }
 

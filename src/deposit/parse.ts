@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
 import { doiKey, doiProblem, plainDoiKey } from '../doi/index.ts';
-import { fault, type Fault, type FileFaultCode, type LineFaultCode } from '../fault.ts';
+import { fault, type Fault, type FileFaultCode, type LineFaultCode } from '../base/index.ts';
 
 /** Lines, records, and the faults that reject a line or a whole file (docs/interface.md, "Depositing holdings"). */
 

@@ -84,7 +84,7 @@ export function isPlainByte(c: number): boolean {
 
 /**
  * FNV-1a over b[start, end) with ASCII letters folded, so a DOI key and any ASCII casing of it hash alike;
- * 31 bits, never negative. The hash of the Updates API's lookup table (store/updates-table.ts).
+ * 31 bits, never negative. The hash of the Updates API's lookup table (store/updates/updates-table.ts).
  */
 export function foldedHash(b: Uint8Array, start: number, end: number): number {
   let h = FOLDED_HASH_SEED;

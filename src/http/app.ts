@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import { Registry } from 'prom-client';
-import { silentLogger, type Logger } from '../log.ts';
+import { silentLogger, type Logger } from '../base/index.ts';
 import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';

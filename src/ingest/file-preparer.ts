@@ -1,4 +1,4 @@
-import { workerScript } from '../worker-script.ts';
+import { workerScript } from '../base/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 import { prepareBucketFile } from './prepare.ts';
 

@@ -1,7 +1,7 @@
 import { statBucketFile, type FileStat } from '../bucket/index.ts';
 import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
-import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../fault.ts';
-import type { Level, Logger } from '../log.ts';
+import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../base/index.ts';
+import type { Level, Logger } from '../base/index.ts';
 import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder, type SortedPassOptions } from '../store/index.ts';
 import { PreparerPool, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';

@@ -1,5 +1,5 @@
 import { supersededCopies, supersededFolder } from '../bucket/index.ts';
-import { fault, type Fault } from '../fault.ts';
+import { fault, type Fault } from '../base/index.ts';
 import { doiKeysOfRecords, encodeRecords, type EncodedRecords, type FileEntry, type OvertakenRecords, type PreparedFile } from '../store/index.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 

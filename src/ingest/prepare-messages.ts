@@ -1,4 +1,4 @@
-import type { Fault, FileFaultCode } from '../fault.ts';
+import type { Fault, FileFaultCode } from '../base/index.ts';
 import type { FileIdentity, PreparedFile } from '../store/index.ts';
 
 /** Messages between the Ingestor and its prepare worker. */

@@ -1,9 +1,9 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mostRawBytes, parseDepositFile, parseDepositPath, rawSizeFault, type DepositPath } from '../deposit/index.ts';
-import { fault, type Fault, type FileFaultCode } from '../fault.ts';
+import { fault, type Fault, type FileFaultCode } from '../base/index.ts';
 // the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
-import { encodeRecords } from '../store/encoded-records.ts';
+import { encodeRecords } from '../store/holdings/index.ts';
 import type { PreparedFile } from '../store/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 import { hashBucketFile, notRegularFile, readBucketFile, readFault, type BucketFile } from './read-bucket-file.ts';

@@ -2,8 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statOf } from '../bucket/file-stat.ts';
-import { fault, type Fault } from '../fault.ts';
-import { UNREAD_HASH } from '../store/ledger.ts';
+import { fault, type Fault } from '../base/index.ts';
+import { UNREAD_HASH } from '../store/environment/index.ts';
 
 /** One bucket file as read from the local folder (or S3 mirror): bytes, identity and LastModified. */
 export interface BucketFile {

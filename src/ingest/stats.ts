@@ -1,4 +1,4 @@
-import type { Fault } from '../fault.ts';
+import type { Fault } from '../base/index.ts';
 import type { FileEntry, StoreWriteCode } from '../store/index.ts';
 
 /** In-memory ingest counters for /metrics and /healthz (the ledger holds the durable reports). */

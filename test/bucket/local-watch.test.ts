@@ -2,7 +2,7 @@ import { afterEach, expect, test } from 'bun:test';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FolderWatch, missedFiles, statBucketFile, type FileStat } from '../../src/bucket/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 const dirs: ReturnType<typeof tempDir>[] = [];

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { S3Mirror, SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
 import type { S3BucketSettings } from '../../src/config/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
 

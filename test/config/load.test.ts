@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSettings } from '../../src/config/index.ts';
-import { FaultError } from '../../src/fault.ts';
+import { FaultError } from '../../src/base/fault.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /** docs/design.md, "CLI and configuration": TOML, validated at start-up, every fault with its path, paths relative to the file's folder. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { IngestStats } from '../../src/ingest/index.ts';
-import { jsonLogger } from '../../src/log.ts';
+import { jsonLogger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { makeApp } from '../http/http-support.ts';
 import { tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobWorkersEnded, workerJob } from '../../src/worker-script.ts';
+import { jobWorkersEnded, workerJob } from '../../src/base/worker-script.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 // A job that takes `ms`, leaves a mark when it has finished, then answers: as the store read workers do, which

@@ -9,7 +9,7 @@ import {
   type ParsedRecord,
   type RejectedLine,
 } from '../../src/deposit/index.ts';
-import type { Fault } from '../../src/fault.ts';
+import type { Fault } from '../../src/base/fault.ts';
 import { gzLines } from '../support/fixtures.ts';
 
 /** docs/interface.md, "Depositing holdings": record schema, lines, and file-level faults. */

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { libc } from '../../src/libc.ts';
+import { libc } from '../../src/base/libc.ts';
 import { ReplyBytes } from '../../src/http/reply-bytes.ts';
 import { seeded } from '../support/fixtures.ts';
 

@@ -5,7 +5,7 @@ import { dumpLine } from '../../src/cli/dump-line.ts';
 import { missedFiles, scanBucketFolder, statBucketFile } from '../../src/bucket/index.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor } from '../../src/ingest/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { gzLines, tempDir, writeDeposit } from '../support/fixtures.ts';
 

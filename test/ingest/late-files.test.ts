@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor, InlinePreparer, type IngestOutcome } from '../../src/ingest/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { doiKeysOf, Store } from '../../src/store/index.ts';
 import { gzLines, tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 
 /**
- * Late files (src/store/late-files.ts, src/ingest/late-file.ts): a file that comes after files which follow it in
+ * Late files (src/store/apply/late-files.ts, src/ingest/late-file.ts): a file that comes after files which follow it in
  * (LastModified, key) order leaves what they decided, so the store ends as if the files had come in order.
  */
 

@@ -5,7 +5,7 @@ import { dumpCommand, failuresCommand, retryCommand } from '../../src/cli/holdin
 import type { Output } from '../../src/cli/output.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { Ingestor, InlinePreparer } from '../../src/ingest/index.ts';
-import type { Logger } from '../../src/log.ts';
+import type { Logger } from '../../src/base/log.ts';
 import { classifyStoreError, LOW_SPACE_BYTES, Store } from '../../src/store/index.ts';
 import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 

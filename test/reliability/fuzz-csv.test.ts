@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { FAULT_CODES } from '../../src/fault.ts';
+import { FAULT_CODES } from '../../src/base/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { csvRecords, importUpdates, newReport, readRetractionWatch, updateIdentity, type CsvRecord, type UpdateObject, type WorkUpdate } from '../../src/updates/index.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { MAX_LINE_BYTES, parseDepositFile, parseDepositText, parseRecordLine, type ParsedDeposit } from '../../src/deposit/index.ts';
-import { FAULT_CODES } from '../../src/fault.ts';
+import { FAULT_CODES } from '../../src/base/fault.ts';
 import { runCli, tempDir, writeConfig } from '../support/fixtures.ts';
 import { awkwardString, doiForms, fuzz, isBareDoi, keyOf, loneSurrogate, validDoi } from './fuzz-support.ts';
 import { clone, isObj, mutate, mutationArb, obj, objectsIn, ser, styleArb, type J, type Obj } from './fuzz-json.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { isIPv4, isIPv6 } from 'node:net';
 import fc from 'fast-check';
 import { MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
-import { FAULT_CODES } from '../../src/fault.ts';
+import { FAULT_CODES } from '../../src/base/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST } from '../../src/http/index.ts';
 import { NOT_PLAIN, plainDoiHash } from '../../src/doi/index.ts';

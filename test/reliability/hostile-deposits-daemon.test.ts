@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import zlib from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { S3Mirror } from '../../src/bucket/index.ts';
-import type { Logger } from '../../src/log.ts';
+import type { Logger } from '../../src/base/log.ts';
 import { BUN, REPO, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
 import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
 

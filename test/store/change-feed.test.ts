@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeCursor, encodeCursor, prefixLengthFor, Store } from '../../src/store/index.ts';
-import { META, openEnvironment } from '../../src/store/environment.ts';
+import { META, openEnvironment } from '../../src/store/environment/environment.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir } from '../support/fixtures.ts';
 
-/** The change feed's store side (src/store/change-feed.ts): cursors, a store made before the feed, the prefix length. */
+/** The change feed's store side (src/store/updates/change-feed.ts): cursors, a store made before the feed, the prefix length. */
 
 let dir: ReturnType<typeof tempDir>;
 beforeAll(() => {

@@ -3,7 +3,7 @@ import { importUpdates as importOrFault, type ImportResult } from '../../src/upd
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
-/** Update imports stream through the store's scratch space and swap in one transaction (src/store/feed-import.ts). */
+/** Update imports stream through the store's scratch space and swap in one transaction (src/store/updates/feed-import.ts). */
 
 const HEADER = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
 const row = (id: number, doi: string, notice: string) => `${id},T,,,J,P,,A,,Research Article;,1/2/2020 0:00,${notice},0,1/1/2019 0:00,${doi},0,Retraction,+Fake Peer Review;,No,`;

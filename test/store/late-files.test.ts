@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { open } from 'lmdb';
-import { META } from '../../src/store/environment.ts';
+import { META } from '../../src/store/environment/environment.ts';
 import { Store, type ApplyStatus, type PreparedFile } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile as file } from '../support/prepared-file.ts';
 
-/** The store's part of late files (src/store/late-files.ts): it names the later files and checks they were read. */
+/** The store's part of late files (src/store/apply/late-files.ts): it names the later files and checks they were read. */
 
 let dir: ReturnType<typeof tempDir>;
 let store: Store;

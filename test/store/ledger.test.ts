@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
-import { fault } from '../../src/fault.ts';
+import { fault } from '../../src/base/fault.ts';
 import { conflictFault, decideFile, seenBefore, UNREAD_HASH, type FileDecision, type FileEntry } from '../../src/store/index.ts';
-import { quarantineEntry } from '../../src/store/ledger.ts';
+import { quarantineEntry } from '../../src/store/environment/ledger.ts';
 
-/** The one rule for a deposit file (src/store/ledger.ts): what the ledger holds for its key decides what becomes of it. */
+/** The one rule for a deposit file (src/store/environment/ledger.ts): what the ledger holds for its key decides what becomes of it. */
 
 const H = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { doiKey } from '../../src/doi/index.ts';
-import { openEnvironment, type StoreDbs } from '../../src/store/environment.ts';
+import { openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
 import { keyHash, Store } from '../../src/store/index.ts';
-import { PrefixIndex, readPrefixParts, type PrefixParts } from '../../src/store/prefix-index.ts';
-import type { StoreRead } from '../../src/store/reloading.ts';
-import { storeReadJob } from '../../src/store/store-read.ts';
+import { PrefixIndex, readPrefixParts, type PrefixParts } from '../../src/store/updates/prefix-index.ts';
+import type { StoreRead } from '../../src/store/read-models/reloading.ts';
+import { storeReadJob } from '../../src/store/read-models/read-job.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir } from '../support/fixtures.ts';

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { Reloading, type StoreRead } from '../../src/store/reloading.ts';
+import { Reloading, type StoreRead } from '../../src/store/read-models/reloading.ts';
 
 /**
  * The reload rule of the Updates API's index and the private lookup's: here while reads are quick, elsewhere

@@ -4,8 +4,8 @@ import { open } from 'lmdb';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import type { EnvName } from '../../src/config/index.ts';
 import { parseDepositText, type ParsedDeposit } from '../../src/deposit/index.ts';
-import { fault } from '../../src/fault.ts';
-import { META } from '../../src/store/environment.ts';
+import { fault } from '../../src/base/fault.ts';
+import { META } from '../../src/store/environment/environment.ts';
 import { Store, SCHEMA_VERSION, type PreparedFile } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { META, openEnvironment, type StoreDbs } from '../../src/store/environment.ts';
+import { META, openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
 import { readUpdatesTable, servedUpdates, Store, UpdatesIndex, UpdatesTable, workerTableBuilder, type TableBuilder, type UpdatesEntry } from '../../src/store/index.ts';
 import { importSample } from '../http/http-support.ts';
 import { syntheticWorks } from '../support/crossref-api.ts';

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
 import { CrossrefHarvest, importUpdates, loadState, type WindowFigures } from '../../src/updates/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Fault } from '../../src/fault.ts';
+import { silentLogger } from '../../src/base/log.ts';
+import type { Fault } from '../../src/base/fault.ts';
 import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi, type CrossrefApiOptions, type FakeWork } from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 

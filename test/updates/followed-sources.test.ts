@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../src/log.ts';
+import type { Logger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { FollowedSources } from '../../src/updates/index.ts';
 import { SAMPLE } from '../support/rw-sample.ts';

@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
-import type { Fault } from '../../src/fault.ts';
-import type { Level, Logger } from '../../src/log.ts';
+import type { Fault } from '../../src/base/fault.ts';
+import type { Level, Logger } from '../../src/base/log.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
 import { harvestInProcess, idleSchedulingWorks, loadState, priorityArgv, type WindowFigures } from '../../src/updates/index.ts';
 import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 /**
- * The daemon's harvests run in a process of their own (src/updates/harvest/harvest-process.ts): the window lands
+ * The daemon's harvests run in a process of their own (src/updates/following/harvest-process.ts): the window lands
  * in the stores this process has open, the child's log lines come to this process's logger, every thread of the
  * child runs at the harvest's nice value and scheduling policy (SCHED_IDLE unless `idle` is off) and none of this
  * process's, a stop ends the run between pages with its

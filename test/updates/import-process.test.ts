@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Fault } from '../../src/fault.ts';
-import type { Level, Logger } from '../../src/log.ts';
+import type { Fault } from '../../src/base/fault.ts';
+import type { Level, Logger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { importInProcess, type SourceResult } from '../../src/updates/index.ts';
 import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 /**
- * The daemon imports dropped files and URLs in a process of its own (src/updates/child-process.ts), as it
+ * The daemon imports dropped files and URLs in a process of its own (src/updates/following/child-process.ts), as it
  * harvests: the source lands in the stores this process has open, the child runs at the given nice value, a
  * 304 and a source's own fault come back as they are, and a stop, a child that cannot start or dies is an
  * IMPORT_PROCESS_FAILED fault with nothing applied.

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { servedUpdates, Store } from '../../src/store/index.ts';
 import { CrossrefHarvest, importUpdates } from '../../src/updates/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { startCrossrefApi, type CrossrefApi, type FakeWork } from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { open } from 'lmdb';
 import { doiKey } from '../../src/doi/index.ts';
 import { documentStatus, historyOf } from '../../src/history/index.ts';
-import { META } from '../../src/store/environment.ts';
+import { META } from '../../src/store/environment/environment.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
 import { importUpdates, type UpdateObject } from '../../src/updates/index.ts';
 import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE } from '../support/crossref-works.ts';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { doiKey } from '../../src/doi/index.ts';
 import type { DocumentHistory } from '../../src/history/index.ts';
 import type { App } from '../../src/http/index.ts';
-import { META } from '../../src/store/environment.ts';
+import { META } from '../../src/store/environment/environment.ts';
 import { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
 import { BASE, documents, makeApp, post, postDois } from '../http/http-support.ts';

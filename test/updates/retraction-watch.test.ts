@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { FaultError } from '../../src/fault.ts';
+import { FaultError } from '../../src/base/fault.ts';
 import { csvRecords, newReport, readRetractionWatch, type WorkUpdate } from '../../src/updates/index.ts';
 import { FRANKEN, FRANKEN_DOI, SAMPLE_PATH as SAMPLE } from '../support/rw-sample.ts';
 

@@ -1,9 +1,9 @@
 import { expect, test } from 'bun:test';
-import { fault } from '../../src/fault.ts';
+import { fault } from '../../src/base/fault.ts';
 import { nextUrlState } from '../../src/updates/index.ts';
-import type { SourceResult } from '../../src/updates/source.ts';
+import type { SourceResult } from '../../src/updates/import/source.ts';
 
-/** What the store keeps of an update URL after each fetch (src/updates/url-state.ts). */
+/** What the store keeps of an update URL after each fetch (src/updates/following/url-state.ts). */
 
 const imported = (state: SourceResult['state'], rows: number, used: number, works: number): SourceResult => ({
   source: 'https://rw.example/rw.csv',

@@ -1,4 +1,4 @@
-import { libc } from '../../libc.ts';
+import { libc } from '../../base/index.ts';
 
 /**
  * Memory for the entitlement index's big buffers (its arena and slots, 100+ MB for a million DOIs), which the

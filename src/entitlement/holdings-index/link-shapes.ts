@@ -1,9 +1,9 @@
-import { libc, type Libc } from '../../libc.ts';
+import { libc, type Libc } from '../../base/index.ts';
 import { JsonBytes, sameBytes, type StoredHolding } from '../../store/index.ts';
 
 /**
  * Vor links shared between DOIs. Most platforms build every vor URL around the DOI
- * (`https://host/doi/pdf/<DOI>`), so the store keeps only the parts around it (src/store/holding-codec.ts), and
+ * (`https://host/doi/pdf/<DOI>`), so the store keeps only the parts around it (src/store/holdings/holding-codec.ts), and
  * those parts are the same for all of a platform's DOIs. The entitlement index keeps each distinct set of links
  * once, as its JSON with holes where the DOI goes, and a DOI's value holds the set's number: a DOI's vor JSON is
  * written when an answer serves it. Links some URL of which does not embed the DOI are kept with the DOI

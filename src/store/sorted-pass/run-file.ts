@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
-import { ByteReader, ByteWriter } from '../bytes.ts';
-import type { RecordView } from '../apply-records.ts';
-import type { KeyedCursor } from '../key-merge.ts';
+import { ByteReader, ByteWriter } from '../holdings/index.ts';
+import type { RecordView } from '../apply/index.ts';
+import type { KeyedCursor } from '../apply/index.ts';
 
 /**
  * A sorted run: records of many files merged in key order, one key's records in apply order, each naming its file

@@ -1,5 +1,5 @@
-import { fault, type Fault } from '../../fault.ts';
-import type { CrossrefWork } from '../crossref.ts';
+import { fault, type Fault } from '../../base/index.ts';
+import type { CrossrefWork } from '../import/index.ts';
 import { RateGate } from './rate-gate.ts';
 
 /**

@@ -1,11 +1,11 @@
 import type { CrossrefHarvestSettings } from '../../config/index.ts';
 import { doiKey } from '../../doi/index.ts';
-import { fault, type Fault } from '../../fault.ts';
-import type { Logger } from '../../log.ts';
+import { fault, type Fault } from '../../base/index.ts';
+import type { Logger } from '../../base/index.ts';
 import type { FeedImport, Store } from '../../store/index.ts';
-import { rowsOfWork } from '../crossref.ts';
-import { newReport, skippedFaults } from '../import-report.ts';
-import { commitEvery } from '../import-into-stores.ts';
+import { rowsOfWork } from '../import/index.ts';
+import { newReport, skippedFaults } from '../import/index.ts';
+import { commitEvery } from '../import/index.ts';
 import { CrossrefClient, stopped, type ClientOptions } from './crossref-client.ts';
 import { heldByOther, loadState, PASSES, saveState, windowFilter, windowOf, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
 

@@ -1,5 +1,5 @@
 import type { ReplaceReport, Store } from '../../store/index.ts';
-import type { ImportReport } from '../import-report.ts';
+import type { ImportReport } from '../import/index.ts';
 
 /**
  * What the store keeps of a harvest (META `updatesHarvest:<name>`), written after every page: the index date

@@ -2,4 +2,3 @@ export { CrossrefHarvest, HARVEST_ORIGIN, type HarvestProgress, type HarvestRunO
 export { CrossrefClient, parsePage, parseRetryAfter, type WorksPage, type WorksQuery } from './crossref-client.ts';
 export { RateGate, parseInterval } from './rate-gate.ts';
 export { loadState, PASSES, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
-export { harvestInProcess } from './harvest-process.ts';

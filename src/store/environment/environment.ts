@@ -1,0 +1,175 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { fault, FaultError } from '../../base/index.ts';
+import type { ConflictEntry, FileEntry } from './ledger.ts';
+
+/**
+ * One LMDB environment per deployment environment (production, staging), and the layout of its sub-databases
+ * and meta keys (docs/design.md, "Store layout"). Only the store's own modules open it.
+ */
+
+/**
+ * 2: an `updated` event's new-access byte carries change flags (holding-codec.ts). A version-1 store reads
+ * correctly as it is (its events carry no flags) and is marked 2 when opened for writing, so that a version-1
+ * program, which would misread the flags, refuses it.
+ */
+export const SCHEMA_VERSION = 2;
+const UPGRADES_FROM: readonly number[] = [1];
+
+/** Every key of the `meta` sub-database, named here once. */
+export const META = {
+  schemaVersion: 'schemaVersion',
+  /** the next apply sequence number */
+  nextSeq: 'nextSeq',
+  /** moves whenever `updates` changes, so every process's read index reloads */
+  updatesGen: 'updatesGen',
+  /** the change feed's head (change-feed.ts, FeedHead) */
+  changeFeed: 'changeFeed',
+  /** the cursor (as text) of a client that has every change: an empty poll is one read and a compare */
+  changeFeedTip: 'changeFeedTip',
+  /** the rules the change feed's served lists were rendered by (change-feed.ts, SERVED_RULES) */
+  servedRules: 'servedRules',
+  /** live holdings of one platform */
+  live: (platform: string) => `live:${platform}`,
+  /** the range of every `live` key, and the platform of one */
+  liveRange: { start: 'live:', end: 'live;' },
+  platformOfLive: (key: string) => key.slice('live:'.length),
+  /** a sorted pass that began and has not ended (sorted-pass/apply-pass.ts, PassRecord), and its files (PassFile[]) */
+  sortedPass: 'sortedPass',
+  sortedPassFiles: 'sortedPassFiles',
+  /** the platform's applied file that comes last in apply order, `{key, lastModified}` (late-files.ts) */
+  newestApplied: (platform: string) => `newest:${platform}`,
+  /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */
+  sourceState: (kind: SourceKind, id: string) => `${SOURCE_STATE_PREFIX[kind]}:${id}`,
+} as const;
+
+export interface StoreDbs {
+  /** the environment's store folder (messages name it) */
+  path: string;
+  root: RootDatabase;
+  /** key: utf8(doiKey) 0x00 utf8(platform); value: holding-codec bytes */
+  holdings: Database<Uint8Array, Uint8Array>;
+  /** key: doiKey; value: UpdatesEntry (msgpack) */
+  updates: Database<any, string>;
+  /** key: file key; value: FileEntry */
+  files: Database<FileEntry, string>;
+  /** key: `${fileKey}\u0000${hash}`; value: ConflictEntry */
+  conflicts: Database<ConflictEntry, string>;
+  /** key: apply sequence number; value: file key (history events refer to files by number) */
+  fileSeqs: Database<string, number>;
+  /** the change feed: key: change sequence number; value: ChangeRow (change-feed.ts), one per work, its latest change */
+  changes: Database<any, number>;
+  /** the feed's history: key: the number of a commit that changed the feed; value: LineageEntry (change-feed.ts) */
+  changeLineage: Database<any, number>;
+  /** rows of update imports in progress (feed-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
+  importScratch: Database<any, Uint8Array>;
+  /** META keys */
+  meta: Database<any, string>;
+}
+
+/** Moves `updatesGen` (in the caller's write transaction): every process's read index loads the update rows again. */
+export function bumpUpdatesGen(dbs: StoreDbs): void {
+  dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
+}
+
+/** Every sub-database the environment opened: every StoreDbs member but its path and root (--stats counts their pages). */
+export function subDatabases(dbs: StoreDbs): Database<unknown, Key>[] {
+  return Object.entries(dbs)
+    .filter(([name, d]) => name !== 'root' && name !== 'path' && d !== undefined) // read-only, a table an older store lacks is not opened
+    .map(([, d]) => d as Database<unknown, Key>);
+}
+
+/** The LMDB file of an environment's folder (`noSubdir`: the lock file sits beside it as data.mdb-lock). */
+export function dataFileOf(envPath: string): string {
+  return join(envPath, 'data.mdb');
+}
+
+export interface OpenOptions {
+  mapSizeBytes: number;
+  readOnly?: boolean;
+}
+
+export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
+  if (!opts.readOnly) mkdirSync(path, { recursive: true });
+  // checked before lmdb-js opens it, which makes the folder even to read: a read where a typo points makes nothing
+  else if (!existsSync(dataFileOf(path))) throw notMade(path);
+  let root: RootDatabase;
+  try {
+    root = open({
+      path: dataFileOf(path),
+      noSubdir: true,
+      maxDbs: 12,
+      mapSize: opts.mapSizeBytes,
+      // No writemap: measured here with this layout (bench/ingest.ts, same run), files applied one at a time
+      // went 145k -> 180k records/s (initial load) and 78k -> 95k (churn) without it, as commits got cheaper;
+      // queued batches were level. Sync commits either way (docs/design.md, "Durability").
+      useWritemap: false,
+      // Every write is a transaction (write-failure.ts). With lmdb-js's event-turn batching, each failed commit
+      // also rejected a promise of its own that nobody holds (an unhandled rejection, measured with lmdb-js 3.5.6
+      // on a full tmpfs); transactions are grouped per turn either way.
+      eventTurnBatching: false,
+      compression: false,
+      readOnly: opts.readOnly,
+    });
+  } catch (e) {
+    if (opts.readOnly && !existsSync(dataFileOf(path))) throw notMade(path); // gone since the check
+    throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
+  }
+  const dbs: StoreDbs = {
+    path,
+    root,
+    holdings: root.openDB({ name: 'holdings', keyEncoding: 'binary', encoding: 'binary' }),
+    updates: root.openDB({ name: 'updates', encoding: 'msgpack' }),
+    files: root.openDB({ name: 'files', encoding: 'msgpack' }),
+    conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
+    fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
+    importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
+    changes: root.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),
+    changeLineage: root.openDB({ name: 'changeLineage', keyEncoding: 'uint32', encoding: 'msgpack' }),
+    meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
+  };
+  // read-only, a table not there is not opened: its store is being made by another process (the tables come after
+  // the file; `meta` last), or is not a store of this program
+  if (opts.readOnly && !dbs.meta) {
+    void root.close();
+    throw notMade(path);
+  }
+  checkSchemaVersion(dbs, path, opts.readOnly ?? false);
+  return dbs;
+}
+
+/** A read-only open of a store that is not (yet) there: the commands that only read take it as holding nothing. */
+function notMade(path: string): FaultError {
+  return new FaultError(fault('STORE_NOT_MADE', `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`));
+}
+
+function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): void {
+  const found = dbs.meta.get(META.schemaVersion) as number | undefined;
+  if (found === undefined) {
+    if (readOnly) return;
+    dbs.root.transactionSync(() => {
+      if (dbs.meta.get(META.schemaVersion) === undefined) dbs.meta.putSync(META.schemaVersion, SCHEMA_VERSION);
+    });
+    return;
+  }
+  if (UPGRADES_FROM.includes(found)) {
+    // readable as it is; marking it keeps an older program from misreading what this one writes next
+    if (!readOnly) dbs.root.transactionSync(() => dbs.meta.putSync(META.schemaVersion, SCHEMA_VERSION));
+    return;
+  }
+  if (found !== SCHEMA_VERSION) {
+    dbs.root.close();
+    throw new FaultError(
+      fault(
+        'STORE_SCHEMA_MISMATCH',
+        `the store at ${path} has schema version ${found}; this program reads version ${SCHEMA_VERSION}. ` +
+          'Rebuild it from the bucket (move the folder away and restart) or run the matching program version.',
+      ),
+    );
+  }
+}
+
+/** The kinds of update source whose state the store keeps: a dropped file, a fetched URL, a harvest. */
+export type SourceKind = 'file' | 'url' | 'harvest';
+const SOURCE_STATE_PREFIX: Record<SourceKind, string> = { file: 'updatesFile', url: 'updatesUrl', harvest: 'updatesHarvest' };

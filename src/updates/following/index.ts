@@ -1,0 +1,5 @@
+export { idleSchedulingWorks, IMPORT_CHILD_ARG, importInProcess, priorityArgv } from './child-process.ts';
+export { FollowedSources, type SourceStatus } from './followed-sources.ts';
+export { harvestInProcess } from './harvest-process.ts';
+export { runImportChild } from './import-child.ts';
+export { loadUrlState, nextUrlState, type UrlSourceState } from './url-state.ts';
