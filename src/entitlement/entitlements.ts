@@ -1,7 +1,7 @@
 import type { EntitlementSettings, PlatformSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
-import { PlatformClient } from './platform-client.ts';
-import { PlatformFigures } from './platform-figures.ts';
+import { PlatformClient } from './platforms/index.ts';
+import { PlatformFigures } from './platforms/index.ts';
 import { EntitlementService } from './service.ts';
 
 /**

@@ -3,10 +3,10 @@ import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
 import { HoldingsIndex, openPartOf, type IndexedHolding, type OpenPart, type RecordView } from './holdings-index/index.ts';
-import { orgIdentity } from './org.ts';
-import { TIMED_OUT, verdictOf, type PlatformClient } from './platform-client.ts';
-import type { EntitlementSource, Org } from './schemas.ts';
-import { Decision, type PlatformVerdict } from './verdict.ts';
+import { orgIdentity } from './api/index.ts';
+import { TIMED_OUT, verdictOf, type PlatformClient } from './platforms/index.ts';
+import type { EntitlementSource, Org } from './api/index.ts';
+import { Decision, type PlatformVerdict } from './api/index.ts';
 
 /** A DOI that platforms must decide: its key, the bare DOI sent to them, its (paid or untyped) holdings. */
 export interface AskedDoi {

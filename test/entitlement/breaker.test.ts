@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { CircuitBreaker } from '../../src/entitlement/breaker.ts';
+import { CircuitBreaker } from '../../src/entitlement/platforms/breaker.ts';
 
 test('opens after N consecutive failures; a success in between starts the count again', () => {
   let now = 0;

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from 'bun:test';
-import { PlatformClient, TIMED_OUT } from '../../src/entitlement/platform-client.ts';
+import { PlatformClient, TIMED_OUT } from '../../src/entitlement/platforms/platform-client.ts';
 
 /**
  * A call whose socket ignores its abort signal is ended by the client's guard, past its deadline. Bun's own fetch

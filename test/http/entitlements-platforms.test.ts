@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { DEFAULT_ENTITLEMENTS, resolveConfig, type EntitlementSettings, type PlatformSettings } from '../../src/config/index.ts';
 import { AnswerCache } from '../../src/entitlement/answer-cache.ts';
 import { Entitlements } from '../../src/entitlement/index.ts';
-import { orgIdentity } from '../../src/entitlement/org.ts';
+import { orgIdentity } from '../../src/entitlement/api/org.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';

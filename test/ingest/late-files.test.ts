@@ -161,7 +161,7 @@ test('a later file replaced in the S3 mirror is read back from .superseded/, whe
   const { w, x, y } = threeFiles();
   const r = replica('r', 1);
   await ingest(r, [w, y]);
-  // as bucket/mirror-place.ts keeps the copy a same-key upload replaced
+  // as bucket/s3/mirror-place.ts keeps the copy a same-key upload replaced
   mkdirSync(join(bucket, '.superseded', 'acme'), { recursive: true });
   renameSync(join(bucket, y), join(bucket, '.superseded', `${y}.0123abcd`));
   writeFileSync(join(bucket, y), gzLines([{ doi: '10.1234/other' }]));

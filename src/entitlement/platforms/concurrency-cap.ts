@@ -2,7 +2,7 @@
  * A concurrency cap: at most `size` holders at once; others wait in order, each only until its deadline (a call
  * that could not start in time is a time-out, never a late answer).
  */
-export class Slots {
+export class ConcurrencyCap {
   private held = 0;
   private readonly waiting: { grant: (ok: boolean) => void; timer: Timer }[] = [];
 

@@ -1,4 +1,4 @@
-import { isHiddenOrTemp, unsafeKeyPart } from '../deposit/index.ts';
+import { isHiddenOrTemp, unsafeKeyPart } from '../../deposit/index.ts';
 
 /** The longest file or folder name Linux file systems take (NAME_MAX), in bytes. */
 export const NAME_MAX_BYTES = 255;

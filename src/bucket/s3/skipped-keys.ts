@@ -1,5 +1,5 @@
-import type { Logger } from '../base/index.ts';
-import type { MirrorObject } from './s3-listing.ts';
+import type { Logger } from '../../base/index.ts';
+import type { MirrorObject } from './listing.ts';
 
 /** Why a listed key is not mirrored: a path no file system takes, a path another key holds, too large for a deposit. */
 export type SkipCode = 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE';

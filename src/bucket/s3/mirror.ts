@@ -1,17 +1,17 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { S3BucketSettings } from '../config/index.ts';
-import type { Fault } from '../base/index.ts';
-import type { Logger } from '../base/index.ts';
-import { applyOrder, rawSizeFault } from '../deposit/index.ts';
+import type { S3BucketSettings } from '../../config/index.ts';
+import type { Fault } from '../../base/index.ts';
+import type { Logger } from '../../base/index.ts';
+import { applyOrder, rawSizeFault } from '../../deposit/index.ts';
 import { placeMirrored } from './mirror-place.ts';
-import { downloadObject } from './s3-download.ts';
-import { listBucket, type MirrorObject } from './s3-listing.ts';
-import { describeS3Error, s3ClientFor } from './s3-client.ts';
-import { loadMirrorState, saveMirrorState, type MirroredObject } from './s3-mirror-state.ts';
-import { LateObjects } from './s3-late-objects.ts';
-import { SkippedKeys } from './s3-skipped-keys.ts';
+import { downloadObject } from './download.ts';
+import { listBucket, type MirrorObject } from './listing.ts';
+import { describeS3Error, s3ClientFor } from './client.ts';
+import { loadMirrorState, saveMirrorState, type MirroredObject } from './mirror-state.ts';
+import { LateObjects } from './late-objects.ts';
+import { SkippedKeys } from './skipped-keys.ts';
 
 /**
  * Mirrors an S3 bucket (under its prefix) into a local folder that is then ingested like a local bucket.

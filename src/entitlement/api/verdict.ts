@@ -1,4 +1,4 @@
-import type { AccessType } from '../deposit/index.ts';
+import type { AccessType } from '../../deposit/index.ts';
 import type { ContentLink, Entitled, EntitlementSource, Org } from './schemas.ts';
 
 /** One platform's decision about one DOI, before the DOI's platforms are combined (Decision). */

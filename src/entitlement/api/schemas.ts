@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { UpdateObject } from '../update-record/index.ts';
+import { UpdateObject } from '../../update-record/index.ts';
 
 /**
  * The Entitlement API's shapes (docs/interface.md, "Entitlement API"), GetFTR's: the integrator's request and

@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { S3BucketSettings } from '../config/index.ts';
+import type { S3BucketSettings } from '../../config/index.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
 
 /** A listed object the mirror may copy: its bucket key, its path under the mirror folder, and what it was listed as. */

@@ -1,6 +1,6 @@
-import { applyOrder } from '../deposit/index.ts';
-import type { Logger } from '../base/index.ts';
-import type { MirrorObject } from './s3-listing.ts';
+import { applyOrder } from '../../deposit/index.ts';
+import type { Logger } from '../../base/index.ts';
+import type { MirrorObject } from './listing.ts';
 
 /**
  * Objects that arrive late: one that sorts before an object already put in place (S3 stamps an upload when it

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { PlatformSettings } from '../config/index.ts';
-import { ACCESS_TYPES, type AccessType } from '../deposit/index.ts';
-import { readDoiInput } from '../doi/index.ts';
+import type { PlatformSettings } from '../../config/index.ts';
+import { ACCESS_TYPES, type AccessType } from '../../deposit/index.ts';
+import { readDoiInput } from '../../doi/index.ts';
 import { CircuitBreaker } from './breaker.ts';
 import { signJwtHs256 } from './jwt.ts';
 import { PlatformFigures, type CallOutcome } from './platform-figures.ts';
-import { PlatformAnswer, PlatformEntitlement, type Org, type PlatformRequest } from './schemas.ts';
-import { Slots } from './slots.ts';
-import type { PlatformVerdict } from './verdict.ts';
+import { PlatformAnswer, PlatformEntitlement, type Org, type PlatformRequest } from '../api/index.ts';
+import { ConcurrencyCap } from './concurrency-cap.ts';
+import type { PlatformVerdict } from '../api/index.ts';
 
 const checkAnswer = TypeCompiler.Compile(PlatformAnswer);
 const checkEntry = TypeCompiler.Compile(PlatformEntitlement);
@@ -35,7 +35,7 @@ export interface CallerSettings {
  */
 export class PlatformClient {
   readonly breaker: CircuitBreaker;
-  private readonly slots: Slots;
+  private readonly slots: ConcurrencyCap;
 
   constructor(
     readonly settings: PlatformSettings & { entitlementUrl: string; entitlementSecret: string },
@@ -44,7 +44,7 @@ export class PlatformClient {
     readonly figures = new PlatformFigures(),
   ) {
     this.breaker = new CircuitBreaker(caller.breakerFailures, caller.breakerCooldownMs, caller.now, () => this.figures.breakerOpens++);
-    this.slots = new Slots(settings.entitlementConcurrency);
+    this.slots = new ConcurrencyCap(settings.entitlementConcurrency);
   }
 
   /**
