@@ -8,7 +8,7 @@
  * with those same bytes and the same headers. Load from wrk (Debian's package, installed here if missing) on
  * 127.0.0.1, 2 threads, 50 connections, 5 s per run after a 2 s warm-up, three runs per server taken in turns, as
  * the Updates API benchmark does; each figure is the median run by req/s. The load asks for one DOI, so after
- * the first request the daemon answers from its page cache (src/http/page-cache.ts), as it does for any page read
+ * the first request the daemon answers from its page cache (src/http/routes/page-cache.ts), as it does for any page read
  * again before the DOI changes. Also the in-process cost of one page (no socket): app.handle() from the cache,
  * and rendered (the same app with no page cache), with its two parts, historyOf and renderHistoryPage.
  * Targets (the issue): >= 0.30 of the same-bytes ceiling; page weight <= 30 KB.

@@ -71,7 +71,7 @@ export function plainDoiHash(b: Uint8Array, start: number, end: number): number 
 /**
  * plainDoiHash for b[start, end) whose bytes a reader has already checked to be plain-DOI bytes (0x21-0x7E
  * but `"` and `\`) and hashed as it read them (`hash`, their foldedHash): what is left is the prefix and length
- * rule. The Entitlement API's body scanner (src/http/plain-body.ts) reads each DOI once so.
+ * rule. The Entitlement API's body scanner (src/http/wire/plain-body.ts) reads each DOI once so.
  */
 export function plainDoiHashOfChecked(b: Uint8Array, start: number, end: number, hash: number): number {
   return suffixStartOfBytes(b, start, end) < 0 ? NOT_PLAIN : hash;

@@ -5,19 +5,19 @@ import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
-import { ApiKeys } from './auth.ts';
-import { DEFAULT_BODY_TIMEOUT_MS, type BodyLimits } from './body.ts';
-import { errorResponse, jsonResponse } from './errors.ts';
-import { renderEntitlementMetrics } from './entitlement-metrics.ts';
-import { HttpMetrics } from './http-metrics.ts';
-import { renderMetrics } from './metrics.ts';
-import { openApiDocument } from './openapi.ts';
-import { handleEntitlements, type EntitlementEnv } from './entitlements-route.ts';
-import { DirectRoutes, setDirectRoutes, type RouteHandler } from './direct-routes.ts';
-import { PageCache } from './page-cache.ts';
-import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
-import { handleUpdates } from './updates-route.ts';
-import { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
+import { ApiKeys } from './routes/index.ts';
+import { DEFAULT_BODY_TIMEOUT_MS, type BodyLimits } from './wire/index.ts';
+import { errorResponse, jsonResponse } from './wire/index.ts';
+import { renderEntitlementMetrics } from './metrics/index.ts';
+import { HttpMetrics } from './metrics/index.ts';
+import { renderMetrics } from './metrics/index.ts';
+import { openApiDocument } from './openapi/index.ts';
+import { handleEntitlements, type EntitlementEnv } from './entitlements/index.ts';
+import { DirectRoutes, setDirectRoutes, type RouteHandler } from './routes/index.ts';
+import { PageCache } from './routes/index.ts';
+import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './routes/index.ts';
+import { handleUpdates } from './routes/index.ts';
+import { handleByPrefix, handleChanges, handlePrefixes } from './routes/index.ts';
 
 export interface EnvHandles {
   store: Store;

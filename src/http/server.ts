@@ -1,12 +1,12 @@
 import type { App } from './app.ts';
-import { DEFAULT_BODY_TIMEOUT_MS } from './body.ts';
-import { directRoutesOf } from './direct-routes.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
+import { directRoutesOf } from './routes/index.ts';
 
 /**
  * Serves the app on a real port; port 0 picks a free one (tests). Bun's native router matches the static routes
  * without running JS and calls the API routes' handlers directly (direct-routes.ts); other requests reach Elysia.
  * The server's idle time-out (which drops a connection without a word) stays above the body time-out, so a
- * stalled body is answered 408 first (src/http/body.ts).
+ * stalled body is answered 408 first (src/http/wire/body.ts).
  */
 export function startServer(app: App, host: string, port: number, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): { url: string; port: number; stop(): Promise<void> } {
   // Elysia's listen hands Bun its own compiled `app.fetch` (a `fetch` option is overridden), and Bun's router

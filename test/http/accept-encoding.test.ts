@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { acceptsGzip, codedEtag } from '../../src/http/accept-encoding.ts';
+import { acceptsGzip, codedEtag } from '../../src/http/wire/accept-encoding.ts';
 
 /** Accept-Encoding read by its q-values (RFC 9110, 12.5.3), for the gzip-coded prefix list. */
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { startServer, type App } from '../../src/http/index.ts';
-import { directRoutesOf } from '../../src/http/direct-routes.ts';
+import { directRoutesOf } from '../../src/http/routes/direct-routes.ts';
 import { Store } from '../../src/store/index.ts';
 import type { Entitlements } from '../../src/entitlement/index.ts';
 import { tempDir } from '../support/fixtures.ts';
@@ -9,7 +9,7 @@ import { preparedFile } from '../support/prepared-file.ts';
 import { BASE, importSample, KEY, makeApp } from './http-support.ts';
 
 /**
- * The fast path of src/http/direct-routes.ts: Bun's router calls the API routes' handlers without Elysia. Held
+ * The fast path of src/http/routes/direct-routes.ts: Bun's router calls the API routes' handlers without Elysia. Held
  * to the general path (app.handle, through Elysia): the same request gets the same status, headers and body
  * both ways, a handler that throws (or whose promise rejects) gets the same 500, and another method still gets
  * Elysia's 405.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { plainDoiHash } from '../../src/doi/index.ts';
 import { MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
-import { scanEntitlementBody } from '../../src/http/plain-body.ts';
+import { scanEntitlementBody } from '../../src/http/wire/plain-body.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { firstJsonFault, positionOf } from '../../src/http/json-syntax.ts';
+import { firstJsonFault, positionOf } from '../../src/http/wire/json-syntax.ts';
 
-/** The scanner that says where an INVALID_JSON body stops being JSON (src/http/json-syntax.ts). */
+/** The scanner that says where an INVALID_JSON body stops being JSON (src/http/wire/json-syntax.ts). */
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const fault = (text: string) => {

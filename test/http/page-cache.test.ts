@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { PageCache, pageKey, type RenderedPage } from '../../src/http/page-cache.ts';
+import { PageCache, pageKey, type RenderedPage } from '../../src/http/routes/page-cache.ts';
 import { Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
@@ -7,7 +7,7 @@ import { preparedFile } from '../support/prepared-file.ts';
 import { BASE, makeApp } from './http-support.ts';
 
 /**
- * The status pages' cache (src/http/page-cache.ts): what drops a page, what empties the cache, when it must not
+ * The status pages' cache (src/http/routes/page-cache.ts): what drops a page, what empties the cache, when it must not
  * serve; and, through the app, that a page served from it is the page a fresh render gives.
  */
 

@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from '../../src/http/index.ts';
-import { scanPlainBody } from '../../src/http/plain-body.ts';
-import { answerParsed, answerPlain } from '../../src/http/updates-route.ts';
+import { scanPlainBody } from '../../src/http/wire/plain-body.ts';
+import { answerParsed, answerPlain } from '../../src/http/routes/updates-route.ts';
 import { Store, UpdatesTable } from '../../src/store/index.ts';
 import { seeded as prng, tempDir } from '../support/fixtures.ts';
 import { importSample, makeApp, post } from './http-support.ts';
 
 /**
- * The Updates API answers a body in the plain shape straight from its bytes (src/http/plain-body.ts) and parses
+ * The Updates API answers a body in the plain shape straight from its bytes (src/http/wire/plain-body.ts) and parses
  * any other body in full. These tests hold the two paths to one meaning: the scanner recognises a body only when
  * JSON.parse and the request schema would accept it with exactly the strings it found, and both paths write the
  * same reply, byte for byte.

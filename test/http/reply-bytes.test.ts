@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import { libc } from '../../src/base/libc.ts';
-import { ReplyBytes } from '../../src/http/reply-bytes.ts';
+import { ReplyBytes } from '../../src/http/wire/reply-bytes.ts';
 import { seeded } from '../support/fixtures.ts';
 
 /** The same writes into a ReplyBytes with native copies and into one without: their bytes must not differ. */

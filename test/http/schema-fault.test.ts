@@ -1,9 +1,9 @@
 import { expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { EntitlementsRequest } from '../../src/entitlement/index.ts';
-import { describeSchemaFault } from '../../src/http/schema-fault.ts';
+import { describeSchemaFault } from '../../src/http/wire/schema-fault.ts';
 
-/** A schema fault in words, named by the field that fails (src/http/schema-fault.ts). */
+/** A schema fault in words, named by the field that fails (src/http/wire/schema-fault.ts). */
 
 const check = TypeCompiler.Compile(EntitlementsRequest);
 const say = (value: unknown) => describeSchemaFault(check, value, '{...}', 'an entry is a DOI string or an object');

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { firstInvalidUtf8, utf8Text } from '../../src/http/utf8.ts';
+import { firstInvalidUtf8, utf8Text } from '../../src/http/wire/utf8.ts';
 
-/** Strict UTF-8 for request bodies (src/http/utf8.ts). */
+/** Strict UTF-8 for request bodies (src/http/wire/utf8.ts). */
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 const isUtf8 = (b: Uint8Array) => {

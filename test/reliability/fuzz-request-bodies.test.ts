@@ -6,7 +6,7 @@ import { FAULT_CODES } from '../../src/base/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { MAX_DOIS_PER_REQUEST } from '../../src/http/index.ts';
 import { NOT_PLAIN, plainDoiHash } from '../../src/doi/index.ts';
-import { scanEntitlementBody, scanPlainBody } from '../../src/http/plain-body.ts';
+import { scanEntitlementBody, scanPlainBody } from '../../src/http/wire/plain-body.ts';
 import { Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
@@ -19,7 +19,7 @@ import { clone, mutate, mutationArb, obj, objectsIn, ser, styleArb, type J, type
  * Property-based fuzzing of the Updates and Entitlement API request bodies (docs/interface.md, "Updates API",
  * "Entitlement API"; docs/reliability.md), through a real app over a real store. Any body gets a documented
  * status: 200 with one answer per entry as a model of the interface predicts it, or the request-level error the
- * model predicts, with its code; never a 500. The plain-body byte scanner (src/http/plain-body.ts) is held to the
+ * model predicts, with its code; never a 500. The plain-body byte scanner (src/http/wire/plain-body.ts) is held to the
  * general JSON path: a body and the same body behind a UTF-8 BOM (which the scanner never reads, and JSON
  * ignores) get the same reply, byte for byte.
  */

@@ -1,5 +1,5 @@
-import type { IntegratorSettings } from '../config/index.ts';
-import { errorResponse } from './errors.ts';
+import type { IntegratorSettings } from '../../config/index.ts';
+import { errorResponse } from '../wire/index.ts';
 
 /**
  * `x-api-key` lookup. Keys are compared through their SHA-256 digests, so the time a lookup takes says nothing

@@ -1,13 +1,13 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../doi/index.ts';
-import type { UpdatesIndex, UpdatesTable } from '../store/index.ts';
-import { unauthorized, type ApiKeys } from './auth.ts';
-import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
-import { scanPlainBody } from './plain-body.ts';
-import { describeSchemaFault } from './schema-fault.ts';
-import { ReplyBytes } from './reply-bytes.ts';
-import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './schemas.ts';
+import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
+import type { UpdatesIndex, UpdatesTable } from '../../store/index.ts';
+import { unauthorized, type ApiKeys } from './api-keys.ts';
+import { parseJson, readJsonBytes, type BodyLimits } from '../wire/index.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
+import { scanPlainBody } from '../wire/index.ts';
+import { describeSchemaFault } from '../wire/index.ts';
+import { ReplyBytes } from '../wire/index.ts';
+import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schemas.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 const SHAPE = '{"dois": ["10.xxxx/...", ...]}';

@@ -1,4 +1,4 @@
-import { FOLDED_HASH_SEED, foldedHashEnd, foldedHashStep, isPlainByte, NOT_PLAIN, plainDoiHashOfChecked } from '../doi/index.ts';
+import { FOLDED_HASH_SEED, foldedHashEnd, foldedHashStep, isPlainByte, NOT_PLAIN, plainDoiHashOfChecked } from '../../doi/index.ts';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -1,8 +1,8 @@
-import type { IntegratorSettings } from '../config/index.ts';
-import { ACCESS, ENTITLED_VALUES, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../entitlement/index.ts';
-import type { UpdatesTable } from '../store/index.ts';
-import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './entitlement-request.ts';
-import { ReplyBytes, type CopySource } from './reply-bytes.ts';
+import type { IntegratorSettings } from '../../config/index.ts';
+import { ACCESS, ENTITLED_VALUES, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../../entitlement/index.ts';
+import type { UpdatesTable } from '../../store/index.ts';
+import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './request.ts';
+import { ReplyBytes, type CopySource } from '../wire/index.ts';
 
 /**
  * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it

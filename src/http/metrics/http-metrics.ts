@@ -1,6 +1,6 @@
-import { LatencyHistogram } from '../entitlement/index.ts';
-import type { Logger } from '../base/index.ts';
-import { labelText } from './metrics.ts';
+import { LatencyHistogram } from '../../entitlement/index.ts';
+import type { Logger } from '../../base/index.ts';
+import { labelText } from './store-metrics.ts';
 
 /** Request latency buckets (seconds): the APIs answer in ms; a platform call may take up to its time-out. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

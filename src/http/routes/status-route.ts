@@ -1,9 +1,9 @@
-import { readDoiInput } from '../doi/index.ts';
-import { historyOf } from '../history/index.ts';
-import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../status-page/index.ts';
-import { noneMatch } from './etag.ts';
-import type { Store } from '../store/index.ts';
-import { errorBody, errorResponse, JSON_HEADERS } from './errors.ts';
+import { readDoiInput } from '../../doi/index.ts';
+import { historyOf } from '../../history/index.ts';
+import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../../status-page/index.ts';
+import { noneMatch } from '../wire/index.ts';
+import type { Store } from '../../store/index.ts';
+import { errorBody, errorResponse, JSON_HEADERS } from '../wire/index.ts';
 import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './page-cache.ts';
 
 /**

@@ -1,7 +1,7 @@
-import { EntitlementsRequest, EntitlementsResponse } from '../entitlement/index.ts';
-import { DocumentHistory } from '../history/index.ts';
-import { operationId, syncPaths } from './openapi-sync.ts';
-import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './schemas.ts';
+import { EntitlementsRequest, EntitlementsResponse } from '../../entitlement/index.ts';
+import { DocumentHistory } from '../../history/index.ts';
+import { operationId, syncPaths } from './change-feed-paths.ts';
+import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from '../routes/index.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates) and the document status page, generated

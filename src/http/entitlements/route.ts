@@ -1,10 +1,10 @@
-import { orgProblem, usedOrg, type EntitlementService } from '../entitlement/index.ts';
-import type { UpdatesTable } from '../store/index.ts';
-import { unauthorized, type ApiKeys } from './auth.ts';
-import { readJsonBytes, type BodyLimits } from './body.ts';
-import { render } from './entitlement-reply.ts';
-import { classifyEntries, readRequest, releaseEntries } from './entitlement-request.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
+import { orgProblem, usedOrg, type EntitlementService } from '../../entitlement/index.ts';
+import type { UpdatesTable } from '../../store/index.ts';
+import { unauthorized, type ApiKeys } from '../routes/index.ts';
+import { readJsonBytes, type BodyLimits } from '../wire/index.ts';
+import { render } from './reply.ts';
+import { classifyEntries, readRequest, releaseEntries } from './request.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 /** how far past the latest platform deadline a verdict may come before it is answered as a time-out */

@@ -1,6 +1,6 @@
-import type { EnvName } from '../config/index.ts';
-import type { IngestStats } from '../ingest/index.ts';
-import type { Store } from '../store/index.ts';
+import type { EnvName } from '../../config/index.ts';
+import type { IngestStats } from '../../ingest/index.ts';
+import type { Store } from '../../store/index.ts';
 
 /** Prometheus text exposition (format 0.0.4) of the stores and the ingestors, read from them at each scrape. */
 

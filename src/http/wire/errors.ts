@@ -1,4 +1,4 @@
-import type { HttpFaultCode } from '../base/index.ts';
+import type { HttpFaultCode } from '../../base/index.ts';
 
 /** Request-level errors (docs/interface.md, "Updates API"): `{"statusCode": N, "error": "<code>", "message": "<what and why>"}`. */
 

@@ -1,12 +1,12 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../store/index.ts';
-import { acceptsGzip, codedEtag } from './accept-encoding.ts';
-import { unauthorized, type ApiKeys } from './auth.ts';
-import { parseJson, readJsonBytes, type BodyLimits } from './body.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from './errors.ts';
-import { describeSchemaFault } from './schema-fault.ts';
-import { noneMatch } from './etag.ts';
-import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './schemas.ts';
+import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../../store/index.ts';
+import { acceptsGzip, codedEtag } from '../wire/index.ts';
+import { unauthorized, type ApiKeys } from './api-keys.ts';
+import { parseJson, readJsonBytes, type BodyLimits } from '../wire/index.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
+import { describeSchemaFault } from '../wire/index.ts';
+import { noneMatch } from '../wire/index.ts';
+import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './updates-schemas.ts';
 
 /**
  * The change feed and the private lookup (docs/design.md, "Change feed", "Private lookup"):

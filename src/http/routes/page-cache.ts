@@ -1,4 +1,4 @@
-import { doiKeysOf, type Store } from '../store/index.ts';
+import { doiKeysOf, type Store } from '../../store/index.ts';
 
 /** A rendered status page (or its JSON) with its ETag, as the route sends it. */
 export interface RenderedPage {

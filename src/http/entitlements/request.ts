@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../doi/index.ts';
+import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../../doi/index.ts';
 import {
   EntitlementsRequest,
   MAX_ENTITLEMENT_DOIS,
@@ -10,13 +10,13 @@ import {
   type EntitlementService,
   type OpenPart,
   type PlatformVerdict,
-} from '../entitlement/index.ts';
-import { JsonBytes } from '../store/index.ts';
-import { parseJson } from './body.ts';
-import { utf8Text } from './utf8.ts';
-import { errorResponse } from './errors.ts';
-import { scanEntitlementBody } from './plain-body.ts';
-import { describeSchemaFault } from './schema-fault.ts';
+} from '../../entitlement/index.ts';
+import { JsonBytes } from '../../store/index.ts';
+import { parseJson } from '../wire/index.ts';
+import { utf8Text } from '../wire/index.ts';
+import { errorResponse } from '../wire/index.ts';
+import { scanEntitlementBody } from '../wire/index.ts';
+import { describeSchemaFault } from '../wire/index.ts';
 
 /**
  * An Entitlement API request read into its entries, and each entry classified against the holdings index

@@ -1,0 +1,1 @@
+export { handleEntitlements, type EntitlementEnv } from './route.ts';

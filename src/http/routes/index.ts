@@ -1,0 +1,7 @@
+export { ApiKeys, unauthorized } from './api-keys.ts';
+export { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
+export { DirectRoutes, directRoutesOf, setDirectRoutes, type RouteHandler } from './direct-routes.ts';
+export { PageCache } from './page-cache.ts';
+export { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
+export { handleUpdates } from './updates-route.ts';
+export { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, MAX_DOIS_PER_REQUEST, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './updates-schemas.ts';
