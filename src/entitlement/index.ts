@@ -1,5 +1,5 @@
-export { Entitlements } from './entitlements.ts';
-export { EntitlementService, type AskedDoi } from './service.ts';
+export { Entitlements } from './platforms-and-stores.ts';
+export { EntitlementService, type AskedDoi } from './entitlement-service.ts';
 export { HoldingsIndex, recordView, ACCESS, openPart, workerBuilder } from './holdings-index/index.ts';
 export type { RecordView, IndexedHolding, OpenPart, BuiltIndex, IndexBuilder, BuildEvents } from './holdings-index/index.ts';
 export type { PlatformClient } from './platforms/index.ts';

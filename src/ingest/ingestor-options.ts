@@ -12,7 +12,7 @@ export interface IngestorOptions {
   root: string;
   /**
    * `--ingest`: each file is applied as the newest, in the order the operator gave, whatever its LastModified
-   * (docs/design.md, "CLI"); otherwise a late file defers to the files after it (late-file.ts).
+   * (docs/design.md, "CLI"); otherwise a late file defers to the files after it (read-later-files.ts).
    */
   inOrderGiven?: boolean;
   /**

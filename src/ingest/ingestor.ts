@@ -7,7 +7,7 @@ import { PreparerPool, WorkerPreparer, type FilePreparer } from './file-preparer
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
 import { heldBack, retryDelayMs, tried, untried, versionOf, type FileOrder, type Pending } from './pending.ts';
-import { readLaterFiles, type ReadBackAt } from './late-file.ts';
+import { readLaterFiles, type ReadBackAt } from './read-later-files.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
 import { IngestStats } from './stats.ts';
@@ -452,7 +452,7 @@ export class Ingestor {
     return true;
   }
 
-  /** A file that came after files that follow it (late-file.ts): applied once they are read back; false: kept for a retry. */
+  /** A file that came after files that follow it (read-later-files.ts): applied once they are read back; false: kept for a retry. */
   private async applyLate(f: PreparedFile, later: FileEntry[]): Promise<boolean> {
     this.opts.log.log('info', 'file.late', { env: this.opts.env, key: f.key, later: later.length, last: later.at(-1)?.key });
     const overtaken = await readLaterFiles(f, later, (at) => this.dispatch(at.key, 1, at), this.opts.root);

@@ -10,7 +10,7 @@ export interface PrepareRequest {
   platforms: string[];
   maxDecompressedBytes: number;
   tries: number;
-  /** a read-back (late-file.ts): the file at root/key is read whatever its name says, as a file of this platform */
+  /** a read-back (read-later-files.ts): the file at root/key is read whatever its name says, as a file of this platform */
   readBackAs?: string;
 }
 

@@ -9,7 +9,7 @@ import { doiKeysOf, Store } from '../../src/store/index.ts';
 import { gzLines, tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 
 /**
- * Late files (src/store/apply/late-files.ts, src/ingest/late-file.ts): a file that comes after files which follow it in
+ * Late files (src/store/apply/late-files.ts, src/ingest/read-later-files.ts): a file that comes after files which follow it in
  * (LastModified, key) order leaves what they decided, so the store ends as if the files had come in order.
  */
 

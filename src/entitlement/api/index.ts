@@ -1,3 +1,3 @@
 export { orgIdentity, orgProblem, usedOrg } from './org.ts';
-export * from './schemas.ts';
+export * from './schema.ts';
 export { Decision, type PlatformVerdict } from './verdict.ts';

@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Org } from './schemas.ts';
+import type { Org } from './schema.ts';
 
 /** The org fields a platform decides by, in the order they are sent and make up the cache identity. */
 const USED = ['ipv4', 'ipv6', 'entityID', 'openAthensOrgID', 'eduPersonScopedAffiliation'] as const;

@@ -1,5 +1,5 @@
 import type { AccessType } from '../../deposit/index.ts';
-import type { ContentLink, Entitled, EntitlementSource, Org } from './schemas.ts';
+import type { ContentLink, Entitled, EntitlementSource, Org } from './schema.ts';
 
 /** One platform's decision about one DOI, before the DOI's platforms are combined (Decision). */
 export interface PlatformVerdict {

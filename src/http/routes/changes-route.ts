@@ -6,7 +6,7 @@ import { parseJson, readJsonBytes, type BodyLimits } from '../wire/index.ts';
 import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 import { describeSchemaFault } from '../wire/index.ts';
 import { noneMatch } from '../wire/index.ts';
-import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './updates-schemas.ts';
+import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './updates-schema.ts';
 
 /**
  * The change feed and the private lookup (docs/design.md, "Change feed", "Private lookup"):

@@ -7,7 +7,7 @@ import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 import { scanPlainBody } from '../wire/index.ts';
 import { describeSchemaFault } from '../wire/index.ts';
 import { ReplyBytes } from '../wire/index.ts';
-import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schemas.ts';
+import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 const SHAPE = '{"dois": ["10.xxxx/...", ...]}';

@@ -51,7 +51,7 @@ export interface FileEntry extends FileIdentity {
   rejectedNotListed?: number;
   timings?: { readMs: number; parseMs: number; applyMs: number };
   tries?: number;
-  /** `--ingest`: the folder the file was read from (a late file reads it back from there: late-file.ts) */
+  /** `--ingest`: the folder the file was read from (a late file reads it back from there: read-later-files.ts) */
   readFrom?: string;
   /** wall clock of the daemon that wrote the entry: operational only, never part of history or dumps */
   recordedAt: string;

@@ -118,7 +118,7 @@ export class UpdatesIndex {
   }
 }
 
-/** Reads tables on a worker thread (store-read-worker.ts), one per read. `script`: another worker (tests). */
+/** Reads tables on a worker thread (store/updates/read-worker.ts), one per read. `script`: another worker (tests). */
 export function workerTableBuilder(script?: string): TableBuilder {
   return (where) => storeReadJob<BuiltTable>({ kind: 'updates', ...where }, 'the updates index worker', script);
 }
