@@ -24,7 +24,9 @@ console.log(api.url);
 let changes = 0;
 process.on('SIGUSR1', () => {
   changes++;
-  const updated = crossrefDate(`2020-${String(1 + Math.floor(changes / 28) % 12).padStart(2, '0')}-${String(1 + (changes % 28)).padStart(2, '0')}`);
+  const updated = crossrefDate(
+    `2020-${String(1 + (Math.floor(changes / 28) % 12)).padStart(2, '0')}-${String(1 + (changes % 28)).padStart(2, '0')}`,
+  );
   for (const work of api.works)
     for (const field of ['update-to', 'updated-by'] as const) {
       const list = work[field];

@@ -78,7 +78,9 @@ export function doiPools(data: string, manifest: Manifest): Pools {
     for (const line of text.split('\n')) {
       if (!line) continue;
       // every generated line starts {"doi":"...", so files after the pool's are only parsed for the pool's DOIs
-      const doi = line.startsWith('{"doi":"') ? line.slice(8, line.indexOf('"', 8)) : (JSON.parse(line) as { doi: string }).doi;
+      const doi = line.startsWith('{"doi":"')
+        ? line.slice(8, line.indexOf('"', 8))
+        : (JSON.parse(line) as { doi: string }).doi;
       if (i >= POOL_FILES && !last.has(doi)) continue;
       const r = JSON.parse(line) as { doi: string; accessType?: string; deleted?: boolean };
       last.set(r.doi, { platform, access: r.deleted ? 'deleted' : (r.accessType ?? 'none') });
@@ -174,11 +176,24 @@ interface WrkOptions {
 }
 
 async function wrk(url: string, script: string, o: WrkOptions = {}): Promise<Load> {
-  const before = o.pid === undefined ? undefined : { server: cpuSplit(o.pid), machine: machineCpu(), at: performance.now() };
-  const r = await sh(['wrk', `-t${o.threads ?? 2}`, `-c${o.connections ?? CONNECTIONS}`, `-d${o.duration ?? DURATION}`, '--timeout', o.timeout ?? '5s', '-s', script, url]);
+  const before =
+    o.pid === undefined ? undefined : { server: cpuSplit(o.pid), machine: machineCpu(), at: performance.now() };
+  const r = await sh([
+    'wrk',
+    `-t${o.threads ?? 2}`,
+    `-c${o.connections ?? CONNECTIONS}`,
+    `-d${o.duration ?? DURATION}`,
+    '--timeout',
+    o.timeout ?? '5s',
+    '-s',
+    script,
+    url,
+  ]);
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (-?\d+) (-?\d+)/.exec(r.out);
   if (!m) throw new Error(`wrk printed no result: ${r.out}`);
-  const [requests, durationUs, p50, p99, min, max, statusErrors, socketErrors, timeouts, e504, e200] = m.slice(1).map(Number) as number[];
+  const [requests, durationUs, p50, p99, min, max, statusErrors, socketErrors, timeouts, e504, e200] = m
+    .slice(1)
+    .map(Number) as number[];
   return {
     requests: requests!,
     rps: requests! / (durationUs! / 1e6),
@@ -194,7 +209,11 @@ async function wrk(url: string, script: string, o: WrkOptions = {}): Promise<Loa
 }
 
 /** Load.cpu, from the probes taken before a run of `requests` requests */
-function cpuPerRequest(before: { server: { user: number; system: number }; machine: { idle: number }; at: number }, pid: number, requests: number): Load['cpu'] {
+function cpuPerRequest(
+  before: { server: { user: number; system: number }; machine: { idle: number }; at: number },
+  pid: number,
+  requests: number,
+): Load['cpu'] {
   const server = cpuSplit(pid);
   const perRequestUs = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
   return {
@@ -204,7 +223,6 @@ function cpuPerRequest(before: { server: { user: number; system: number }; machi
   };
 }
 
-
 const listening = (out: string) => /^(http:\S+)$/m.exec(out)?.[1];
 
 /**
@@ -213,10 +231,16 @@ const listening = (out: string) => /^(http:\S+)$/m.exec(out)?.[1];
  * it waits for an empty queue twice in a row, and for the entitlement index (read on a worker thread after it listens).
  */
 async function startDaemon(config: string, files: number): Promise<Started> {
-  const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], { [SECRET_ENV]: SECRET });
+  const daemon = await startProcess(
+    [process.execPath, join(REPO, 'src/main.ts'), '--config', config],
+    (out) => /"url":"([^"]+)"/.exec(out)?.[1],
+    { [SECRET_ENV]: SECRET },
+  );
   let idle = 0;
   for (;;) {
-    const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as { production: { filesApplied: number; queueDepth: number } };
+    const h = (await (await fetch(`${daemon.url}/healthz`)).json()) as {
+      production: { filesApplied: number; queueDepth: number };
+    };
     idle = h.production.queueDepth === 0 ? idle + 1 : 0;
     if (idle > 0 && (files === 0 ? idle >= 2 : h.production.filesApplied >= files)) break;
     await Bun.sleep(250);
@@ -256,7 +280,11 @@ interface EntitlementReply {
 }
 
 async function post(url: string, body: string): Promise<Response> {
-  return fetch(`${url}/v2.2/entitlements`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body });
+  return fetch(`${url}/v2.2/entitlements`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+    body,
+  });
 }
 
 /**
@@ -266,7 +294,9 @@ async function post(url: string, body: string): Promise<Response> {
 async function verify(url: string, kind: string, list: string[], source: string): Promise<void> {
   let next = 0;
   const fail = (i: number, why: string) => {
-    throw new Error(`${kind}: body ${i} was not answered as the scenario needs (every entry statusCode 200, source "${source}"): ${why}`);
+    throw new Error(
+      `${kind}: body ${i} was not answered as the scenario needs (every entry statusCode 200, source "${source}"): ${why}`,
+    );
   };
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -275,12 +305,16 @@ async function verify(url: string, kind: string, list: string[], source: string)
         const res = await post(url, list[i]!);
         const text = await res.text();
         if (res.status !== 200)
-          fail(i, `HTTP ${res.status} ${text.slice(0, 300)}${res.status === 404 ? ' (is the Entitlement API route in this build?)' : ''}`);
+          fail(
+            i,
+            `HTTP ${res.status} ${text.slice(0, 300)}${res.status === 404 ? ' (is the Entitlement API route in this build?)' : ''}`,
+          );
         const sent = (JSON.parse(list[i]!) as { dois: string[] }).dois;
         const got = (JSON.parse(text) as EntitlementReply).entitlements;
         if (got?.length !== sent.length) fail(i, `${sent.length} DOIs asked, ${got?.length} entries answered`);
         got.forEach((e, j) => {
-          if (e.doi !== sent[j] || e.statusCode !== 200 || e.source !== source) fail(i, `entry ${j} for ${sent[j]}: ${JSON.stringify(e)}`);
+          if (e.doi !== sent[j] || e.statusCode !== 200 || e.source !== source)
+            fail(i, `entry ${j} for ${sent[j]}: ${JSON.stringify(e)}`);
         });
       }
     }),
@@ -313,7 +347,11 @@ if (import.meta.main) {
   const work = tempDir('doi-holdings-bench-entitlements-');
   try {
     const pools = doiPools(data, manifest);
-    const list = { open100: bodies(100, 300, pools.open, 1), open1: bodies(1, 2000, pools.open, 2), paid100: bodies(100, 300, pools.paid, 3) };
+    const list = {
+      open100: bodies(100, 300, pools.open, 1),
+      open1: bodies(1, 2000, pools.open, 2),
+      paid100: bodies(100, 300, pools.paid, 3),
+    };
     const scripts = {
       open100: wrkScript(work.path, 'open100', list.open100),
       open1: wrkScript(work.path, 'open1', list.open1),
@@ -321,7 +359,10 @@ if (import.meta.main) {
     };
     const paidCounting = wrkScript(work.path, 'paid100-count', list.paid100, true);
 
-    const platform = await startProcess([process.execPath, join(REPO, 'bench/lib/platform-server.ts'), String(PLATFORM_DELAY_MS)], listening);
+    const platform = await startProcess(
+      [process.execPath, join(REPO, 'bench/lib/platform-server.ts'), String(PLATFORM_DELAY_MS)],
+      listening,
+    );
     const files = manifest.a.length + manifest.b.length;
     console.log(`starting the daemon and ingesting ${files} deposit files (1.1M holdings) ...`);
     let daemon = await startDaemon(daemonConfig(join(work.path, 'breaker-defaults.toml'), data, platform.url), files);
@@ -339,14 +380,29 @@ if (import.meta.main) {
       writeFileSync(path, new Uint8Array(await (await post(daemon.url, body)).arrayBuffer()));
       return path;
     };
-    const reply = { open1: await saved('reply-open-1.json', list.open1[0]!), open100: await saved('reply-open-100.json', list.open100[0]!), paid100: await saved('reply-paid-100.json', list.paid100[0]!) };
+    const reply = {
+      open1: await saved('reply-open-1.json', list.open1[0]!),
+      open100: await saved('reply-open-100.json', list.open100[0]!),
+      paid100: await saved('reply-paid-100.json', list.paid100[0]!),
+    };
 
-    const ceiling = (...args: string[]) => startProcess([process.execPath, join(REPO, 'bench/ceiling-server.ts'), ...args], listening);
+    const ceiling = (...args: string[]) =>
+      startProcess([process.execPath, join(REPO, 'bench/ceiling-server.ts'), ...args], listening);
     const tiny = await ceiling();
     const sameOpen = await ceiling(reply.open1, reply.open100);
     const samePaid = await ceiling(reply.open1, reply.paid100);
     const paidCeiling = (client: 'fetch' | 'socket') =>
-      startProcess([process.execPath, join(REPO, 'bench/lib/paid-ceiling-server.ts'), `${platform.url}/entitlements`, reply.paid100, '20', client], listening);
+      startProcess(
+        [
+          process.execPath,
+          join(REPO, 'bench/lib/paid-ceiling-server.ts'),
+          `${platform.url}/entitlements`,
+          reply.paid100,
+          '20',
+          client,
+        ],
+        listening,
+      );
     const calls = await paidCeiling('fetch');
     const socketCalls = await paidCeiling('socket');
     const api = `${daemon.url}/v2.2/entitlements`;
@@ -354,24 +410,43 @@ if (import.meta.main) {
     // (c) has no tiny-reply runs of its own: a tiny reply to a 100-DOI body costs the ceiling the same whichever
     // DOIs the body holds, so (c) shows (a)'s (this saves ~17 s)
     const target = (url: string, s: Started) => ({ url, pid: s.pid });
-    const servers = { api: target(api, daemon), tiny: target(tiny.url, tiny), sameOpen: target(sameOpen.url, sameOpen), samePaid: target(samePaid.url, samePaid), calls: target(calls.url, calls), socket: target(socketCalls.url, socketCalls) };
-    const kinds: Record<'open100' | 'open1' | 'paid100', { script: string; targets: Partial<Record<Server, { url: string; pid: number }>> }> = {
+    const servers = {
+      api: target(api, daemon),
+      tiny: target(tiny.url, tiny),
+      sameOpen: target(sameOpen.url, sameOpen),
+      samePaid: target(samePaid.url, samePaid),
+      calls: target(calls.url, calls),
+      socket: target(socketCalls.url, socketCalls),
+    };
+    const kinds: Record<
+      'open100' | 'open1' | 'paid100',
+      { script: string; targets: Partial<Record<Server, { url: string; pid: number }>> }
+    > = {
       open100: { script: scripts.open100, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
       open1: { script: scripts.open1, targets: { api: servers.api, tiny: servers.tiny, same: servers.sameOpen } },
-      paid100: { script: scripts.paid100, targets: { api: servers.api, same: servers.samePaid, calls: servers.calls, socket: servers.socket } },
+      paid100: {
+        script: scripts.paid100,
+        targets: { api: servers.api, same: servers.samePaid, calls: servers.calls, socket: servers.socket },
+      },
     };
     // Every server is warmed first, then the servers take turns, ROUNDS runs each (this machine's speed drifts
     // over tens of seconds; turns spread the drift over all alike). Each figure is the median run by req/s.
     console.log('(a), (b), (c): warm-up, then 3 runs per server in turns ...');
-    for (const { script, targets } of Object.values(kinds)) for (const t of Object.values(targets)) await wrk(t!.url, script, { duration: WARMUP });
+    for (const { script, targets } of Object.values(kinds))
+      for (const t of Object.values(targets)) await wrk(t!.url, script, { duration: WARMUP });
     const callsBefore = (await platformStats(platform.url)).calls;
     const runs: Record<string, Record<Server, Load[]>> = {};
     for (const [name, { script, targets }] of Object.entries(kinds)) {
       runs[name] = { api: [], tiny: [], same: [], calls: [], socket: [] };
-      for (let round = 0; round < ROUNDS; round++) for (const [server, t] of Object.entries(targets)) runs[name]![server as Server].push(await wrk(t!.url, script, { pid: t!.pid }));
+      for (let round = 0; round < ROUNDS; round++)
+        for (const [server, t] of Object.entries(targets))
+          runs[name]![server as Server].push(await wrk(t!.url, script, { pid: t!.pid }));
     }
     runs.paid100!.tiny = runs.open100!.tiny;
-    const paidRequests = (['api', 'calls', 'socket'] as const).reduce((n, s) => n + runs.paid100![s].reduce((m, l) => m + l.requests, 0), 0);
+    const paidRequests = (['api', 'calls', 'socket'] as const).reduce(
+      (n, s) => n + runs.paid100![s].reduce((m, l) => m + l.requests, 0),
+      0,
+    );
     const callsPerPaidRequest = ((await platformStats(platform.url)).calls - callsBefore) / paidRequests;
     for (const s of [tiny, sameOpen, samePaid, calls, socketCalls]) await s.stop();
     const results = Object.fromEntries(
@@ -382,7 +457,9 @@ if (import.meta.main) {
           tiny: median(r.tiny),
           same: median(r.same),
           calls: r.calls.length ? median(r.calls) : undefined,
-          socket: r.socket.length ? { ...median(r.socket), errors: r.socket.reduce((n, l) => n + l.errors, 0) } : undefined,
+          socket: r.socket.length
+            ? { ...median(r.socket), errors: r.socket.reduce((n, l) => n + l.errors, 0) }
+            : undefined,
         },
       ]),
     ) as Record<keyof typeof kinds, { api: Load; tiny: Load; same: Load; calls?: Load; socket?: Load }>;
@@ -415,7 +492,12 @@ if (import.meta.main) {
       await platformMode(platform.url, { hang: true });
       alone.push(await wrk(api1, scripts.open100));
       const [h, b] = await Promise.all([
-        wrk(api1, paidCounting, { threads: 1, connections: HANG_CONNECTIONS, duration: `${Number.parseInt(DURATION) + 2}s`, timeout: '10s' }),
+        wrk(api1, paidCounting, {
+          threads: 1,
+          connections: HANG_CONNECTIONS,
+          duration: `${Number.parseInt(DURATION) + 2}s`,
+          timeout: '10s',
+        }),
         Bun.sleep(1000).then(() => wrk(api1, scripts.open100)),
       ]);
       hanging.push(h);
@@ -465,7 +547,11 @@ if (import.meta.main) {
     console.log(
       `reply sizes: 1 open DOI ${fmt(Bun.file(reply.open1).size)} bytes, 100 open DOIs ${fmt(Bun.file(reply.open100).size)} bytes, 100 paid DOIs ${fmt(Bun.file(reply.paid100).size)} bytes (the same-size ceilings return these)\n`,
     );
-    const label = { open100: '(a) 100 open DOIs', open1: '(b) 1 open DOI', paid100: `(c) 100 paid DOIs, platform ${PLATFORM_DELAY_MS} ms` };
+    const label = {
+      open100: '(a) 100 open DOIs',
+      open1: '(b) 1 open DOI',
+      paid100: `(c) 100 paid DOIs, platform ${PLATFORM_DELAY_MS} ms`,
+    };
     for (const [name, r] of Object.entries(runs))
       console.log(
         `${label[name as keyof typeof label]}, every run's req/s: daemon ${r.api.map((l) => fmt(l.rps)).join(', ')}; tiny ${name === 'paid100' ? 'as (a)' : r.tiny.map((l) => fmt(l.rps)).join(', ')}; same-size ${r.same.map((l) => fmt(l.rps)).join(', ')}${r.calls.length ? `; same calls ${r.calls.map((l) => fmt(l.rps)).join(', ')}; same calls by socket ${r.socket.map((l) => fmt(l.rps)).join(', ')}` : ''}`,
@@ -476,14 +562,19 @@ if (import.meta.main) {
     // where a ratio's gap is: the server's own CPU per request (a server runs its requests on one thread, so its
     // req/s is about 1 s over that), and what the machine left idle (a slower server leaves wrk's core idle part of
     // the time, and an answer then wakes an idle core, which costs the sender's system time)
-    const cpu = (l: Load | undefined) => (l?.cpu ? `${fmt(l.cpu.userUs + l.cpu.sysUs, 1)} µs (user ${fmt(l.cpu.userUs, 1)}, system ${fmt(l.cpu.sysUs, 1)}), idle ${fmt(l.cpu.idleCores, 2)} cores` : '—');
+    const cpu = (l: Load | undefined) =>
+      l?.cpu
+        ? `${fmt(l.cpu.userUs + l.cpu.sysUs, 1)} µs (user ${fmt(l.cpu.userUs, 1)}, system ${fmt(l.cpu.sysUs, 1)}), idle ${fmt(l.cpu.idleCores, 2)} cores`
+        : '—';
     for (const [name, r] of Object.entries(results))
       console.log(
         `${label[name as keyof typeof label]}, each server's CPU per request in its median run: daemon ${cpu(r.api)}; ${name === 'paid100' ? `same calls ${cpu(r.calls)}; same calls by socket ${cpu(r.socket)}` : `tiny ${cpu(r.tiny)}`}; same-size ${cpu(r.same)}`,
       );
     console.log('');
     const c = (l: Load) => `${fmt(l.rps)} (${fmt(l.p50Ms, 2)}, ${fmt(l.p99Ms, 2)})`;
-    console.log('| body | daemon req/s | p50 ms | p99 ms | errors (all runs) | ceiling, tiny reply: req/s (p50, p99) | ratio | ceiling, same-size reply: req/s (p50, p99) | ratio | target | result |');
+    console.log(
+      '| body | daemon req/s | p50 ms | p99 ms | errors (all runs) | ceiling, tiny reply: req/s (p50, p99) | ratio | ceiling, same-size reply: req/s (p50, p99) | ratio | target | result |',
+    );
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
     const a = results.open100;
     const b = results.open1;
@@ -496,7 +587,11 @@ if (import.meta.main) {
     };
     row('open100', '>= 0.45 of the same-size ceiling', a.api.rps / a.same.rps >= 0.45 && a.api.errors === 0);
     row('open1', '>= 0.70 of the tiny-reply ceiling', b.api.rps / b.tiny.rps >= 0.7 && b.api.errors === 0);
-    row('paid100', `p99 <= ${PLATFORM_DELAY_MS} + 20 ms`, cc.api.p99Ms <= PLATFORM_DELAY_MS + 20 && cc.api.errors === 0);
+    row(
+      'paid100',
+      `p99 <= ${PLATFORM_DELAY_MS} + 20 ms`,
+      cc.api.p99Ms <= PLATFORM_DELAY_MS + 20 && cc.api.errors === 0,
+    );
     const cc100 = cc.calls!;
     console.log(
       `| (c) ceiling making the same calls: a bare Bun server, 5 fetches of 20 DOIs per request, each answer parsed, the saved reply (bench/lib/paid-ceiling-server.ts) | ${fmt(cc100.rps)} | ${fmt(cc100.p50Ms, 2)} | ${fmt(cc100.p99Ms, 2)} | | | | | | the daemon's req/s ${fmt(cc.api.rps / cc100.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / cc100.p99Ms, 2)} x | ${cc100.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'the ceiling meets the target' : 'the ceiling itself misses the target on this machine'} |`,
@@ -509,7 +604,9 @@ if (import.meta.main) {
       `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | p99 <= ${PLATFORM_DELAY_MS} + 20 ms | ${met(c100.p99Ms <= PLATFORM_DELAY_MS + 20)} |`,
     );
 
-    console.log('\n| (d) platform hanging | requests | req/s | p50 ms | p99 ms | max ms | min ms | errors | entries 504 / 200 | reference | target | result |');
+    console.log(
+      '\n| (d) platform hanging | requests | req/s | p50 ms | p99 ms | max ms | min ms | errors | entries 504 / 200 | reference | target | result |',
+    );
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');
     console.log(
       `| (d1) 100 paid DOIs, breaker off, ${HANG_CONNECTIONS} connections (${ROUNDS} runs) | ${fmt(d1Hang.requests)} | — | ${fmt(d1Hang.p50Ms, 2)} | ${fmt(d1Hang.p99Ms, 2)} | ${fmt(d1Hang.maxMs, 2)} | ${fmt(d1Hang.minMs, 2)} | ${d1Hang.errors} | ${fmt(d1Hang.entries504)} / ${fmt(d1Hang.entries200)} | time-out ${TIMEOUT_MS} ms${d1Hang.minMs < TIMEOUT_MS ? ' (min < time-out: the breaker opened, or calls failed early)' : ''} | max <= ${limitMs} ms | ${met(d1Hang.maxMs <= limitMs && d1Hang.errors === 0)} |`,

@@ -88,7 +88,17 @@ interface Harvested {
 /** 1. One CrossrefHarvest.run() in this process, into the store at `dir` (the first is full, the next incremental). */
 async function harvestHere(dir: string, server: Started): Promise<Harvested> {
   const store = Store.open(join(dir, 'db'), 'production', { mapSizeBytes: 16 * 2 ** 30 });
-  const settings: CrossrefHarvestSettings = { name: 'bench', url: server.url, mailto: MAILTO, everyMs: 86_400_000, rows: ROWS, fullEveryMs: 0, staleAfterMs: 3 * 86_400_000, nice: 0, idle: false };
+  const settings: CrossrefHarvestSettings = {
+    name: 'bench',
+    url: server.url,
+    mailto: MAILTO,
+    everyMs: 86_400_000,
+    rows: ROWS,
+    fullEveryMs: 0,
+    staleAfterMs: 3 * 86_400_000,
+    nice: 0,
+    idle: false,
+  };
   let fetchMs = 0;
   let bytes = 0;
   const timedFetch = (async (...args: Parameters<typeof fetch>) => {
@@ -99,7 +109,10 @@ async function harvestHere(dir: string, server: Started): Promise<Harvested> {
     bytes += body.byteLength;
     return new Response(body, { status: r.status, headers: r.headers });
   }) as typeof fetch;
-  const harvest = new CrossrefHarvest(settings, [store], jsonLogger(writeStderr, 'warn'), { version: 'bench', fetch: timedFetch });
+  const harvest = new CrossrefHarvest(settings, [store], jsonLogger(writeStderr, 'warn'), {
+    version: 'bench',
+    fetch: timedFetch,
+  });
   Bun.gc(true);
   const heapBefore = process.memoryUsage().heapUsed;
   const [rssBefore, anonBefore] = [statusKb('VmRSS'), statusKb('RssAnon')];
@@ -126,7 +139,22 @@ async function harvestHere(dir: string, server: Started): Promise<Harvested> {
   const hwmKb = statusKb('VmHWM');
   await store.close();
   if ('code' in result) throw new Error(`the harvest failed: ${result.code}: ${result.message}`);
-  return { result, ms: t1 - t0, fetchMs, bytes, commitMs: t1 - lastPageAt, pagingHeap, heapBefore, mem, anonKb, hwmKb, rssBefore, anonBefore, cpuS: (cpu.user + cpu.system) / 1e6, serverCpu };
+  return {
+    result,
+    ms: t1 - t0,
+    fetchMs,
+    bytes,
+    commitMs: t1 - lastPageAt,
+    pagingHeap,
+    heapBefore,
+    mem,
+    anonKb,
+    hwmKb,
+    rssBefore,
+    anonBefore,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    serverCpu,
+  };
 }
 
 /** 2. --import-updates of the 65k-row CSV into the store of `config`. */
@@ -138,25 +166,46 @@ async function rwImport(config: string) {
   const wallS = (performance.now() - t) / 1000;
   if (r.code > 1) throw new Error(`--import-updates failed (${r.code}): ${r.out.slice(-2000)}`);
   const line = r.out.split('\n').find((l) => l.startsWith('{"') && l.includes('"rows"'));
-  const report = JSON.parse(line!) as { rows: number; used: number; works: number; skipped: Record<string, number>; seconds: number };
+  const report = JSON.parse(line!) as {
+    rows: number;
+    used: number;
+    works: number;
+    skipped: Record<string, number>;
+    seconds: number;
+  };
   return { ...report, bytes, wallS, code: r.code };
 }
 
 /** 3. The daemon on `b`, ROUNDS times: the Updates API rate alone, during its own harvest, after it, during --harvest, after it. */
 async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, bucket: string, files: string[]) {
-  const daemon = await startProcess([BUN, MAIN, '--config', b.config], (out) => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(out)?.[1]);
+  const daemon = await startProcess(
+    [BUN, MAIN, '--config', b.config],
+    (out) => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(out)?.[1],
+  );
   await indexesRead(daemon);
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(bucket, files);
   const list = bodies(100, 300, pools);
   const script = wrkScript(join(WORK, 'updates-100.lua'), list, BENCH_KEY);
-  const probe = (await (await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY }, body: list[0] })).json()) as {
+  const probe = (await (
+    await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY },
+      body: list[0],
+    })
+  ).json()) as {
     documents: { statusCode: number; updates: unknown[] }[];
   };
   await wrk(api, script, '3s'); // warm-up
   // a harvested work: every harvest changes its update's date, so its answer tells when the API serves the harvest
   const servedProbe = async () =>
-    (await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY }, body: JSON.stringify({ dois: [PROBE_DOI] }) })).text();
+    (
+      await fetch(api, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': BENCH_KEY },
+        body: JSON.stringify({ dois: [PROBE_DOI] }),
+      })
+    ).text();
   const windowed = async (during: () => Promise<number>, harvest = false) => {
     const load = startWrk(api, script);
     await Bun.sleep(1000);
@@ -172,7 +221,8 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     // a harvest's window goes on until the Updates API serves what it committed (its index is read again)
     const ended = performance.now();
     while (harvest && (await servedProbe()) === before) {
-      if (performance.now() - ended > 120_000) throw new Error(`the Updates API did not serve the harvest of ${PROBE_DOI} in 2 minutes`);
+      if (performance.now() - ended > 120_000)
+        throw new Error(`the Updates API did not serve the harvest of ${PROBE_DOI} in 2 minutes`);
       await Bun.sleep(10);
     }
     const servedMs = performance.now() - ended;
@@ -203,7 +253,8 @@ async function apiUnderHarvest(b: ReturnType<typeof copyStore>, fake: Started, b
     const done = /^.*"event":"harvest\.(window_committed|failed)".*"harvest":"daemon".*$/m;
     let m: RegExpExecArray | null;
     while (!(m = done.exec(daemon.output().slice(seen)))) {
-      if (performance.now() - t > 600_000) throw new Error(`the daemon's harvest did not end in 10 minutes: ${daemon.output().slice(-2000)}`);
+      if (performance.now() - t > 600_000)
+        throw new Error(`the daemon's harvest did not end in 10 minutes: ${daemon.output().slice(-2000)}`);
       await Bun.sleep(50);
     }
     if (m[0].includes('"event":"harvest.failed"')) throw new Error(`the daemon's harvest failed: ${m[0]}`);
@@ -242,13 +293,18 @@ async function main(): Promise<void> {
   const { dir: data, manifest } = await ingestData();
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
-  const fake = await startProcess([BUN, join(REPO, 'bench/crossref-server.ts'), String(WORKS)], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
+  const fake = await startProcess(
+    [BUN, join(REPO, 'bench/crossref-server.ts'), String(WORKS)],
+    (out) => /^(http:\S+)$/m.exec(out)?.[1],
+  );
 
   console.log(`copying the 1M store and importing the ${fmt(RW_ROWS)}-row Retraction Watch CSV into it ...`);
   const a = copyStore(source, join(WORK, 'a'));
   const rw = await rwImport(a.config);
   const b = copyStore(a.dir, join(WORK, 'b'));
-  console.log(`harvesting ${fmt(WORKS)} works from the fake (its own process, pid ${fake.pid}) into that store, in this process, twice (full, then incremental) ...`);
+  console.log(
+    `harvesting ${fmt(WORKS)} works from the fake (its own process, pid ${fake.pid}) into that store, in this process, twice (full, then incremental) ...`,
+  );
   const first = await harvestHere(a.dir, fake);
   await changeWorks(fake);
   const runs = [first, await harvestHere(a.dir, fake)];
@@ -258,51 +314,104 @@ async function main(): Promise<void> {
 
   const rateOf = (h: Harvested) => h.result.rows / (h.ms / 1000);
   const mode = (full: boolean | undefined) => (full ? 'full' : 'incremental');
-  console.log(`\nCrossref harvest (issue 21): the fake REST API in its own process (${fmt(WORKS)} synthetic works, rows=${ROWS}), stores of 1M holdings + ${fmt(rw.used)} RW rows; 2 cores shared`);
-  console.log('\n1. CrossrefHarvest.run() in this process (the fake in another), into one store: its first harvest (a full window, committed as a snapshot), then an incremental one of the same works, every update with a new date');
+  console.log(
+    `\nCrossref harvest (issue 21): the fake REST API in its own process (${fmt(WORKS)} synthetic works, rows=${ROWS}), stores of 1M holdings + ${fmt(rw.used)} RW rows; 2 cores shared`,
+  );
+  console.log(
+    '\n1. CrossrefHarvest.run() in this process (the fake in another), into one store: its first harvest (a full window, committed as a snapshot), then an incremental one of the same works, every update with a new date',
+  );
   for (const h of runs) {
     const rate = rateOf(h);
     const heap = h.mem.heapBytes;
     const rest = h.ms - h.fetchMs - h.commitMs;
     const pc = (ms: number) => `${fmt(ms / 1000, 2)} s (${fmt((100 * ms) / h.ms)}%)`;
-    console.log(`   ${mode(h.result.full)}: ${fmt(h.result.works)} works, ${fmt(h.result.rows)} rows (${fmt(h.result.used)} used, skipped ${JSON.stringify(h.result.skipped)}), ${h.result.pages} pages, ${fmt(h.bytes / 1e6, 1)} MB of replies`);
-    console.log(`     ${fmt(h.ms / 1000, 2)} s: ${fmt(rate)} records/s (target >= 20,000: ${met(rate >= 20_000)}); applied ${JSON.stringify(h.result.applied.production)}`);
-    console.log(`     time: waiting on the server (request to whole body) ${pc(h.fetchMs)}; rest of paging (parse, rows, scratch writes, progress saves) ${pc(rest)}; commit ${pc(h.commitMs)}`);
-    console.log(`     CPU: harvester ${fmt(h.cpuS, 2)} s, fake server ${fmt(h.serverCpu, 2)} s, in ${fmt(h.ms / 1000, 2)} s`);
-    console.log(`     peak JS heap (heapUsed, every 50 ms and after each page) ${MB(heap)} (target <= 256 MB: ${met(heap <= 256 * 1048576)}); while paging ${MB(h.pagingHeap)}; before the run ${MB(h.heapBefore)}`);
-    console.log(`     peak RssAnon (a worker thread, every 20 ms, the commit included) ${fmt(h.anonKb / 1024)} MiB, ${fmt(h.anonBefore / 1024)} MiB before; peak RSS (VmHWM, the store's mapped pages too) ${fmt(h.hwmKb / 1024)} MiB, ${fmt(h.rssBefore / 1024)} MiB before`);
+    console.log(
+      `   ${mode(h.result.full)}: ${fmt(h.result.works)} works, ${fmt(h.result.rows)} rows (${fmt(h.result.used)} used, skipped ${JSON.stringify(h.result.skipped)}), ${h.result.pages} pages, ${fmt(h.bytes / 1e6, 1)} MB of replies`,
+    );
+    console.log(
+      `     ${fmt(h.ms / 1000, 2)} s: ${fmt(rate)} records/s (target >= 20,000: ${met(rate >= 20_000)}); applied ${JSON.stringify(h.result.applied.production)}`,
+    );
+    console.log(
+      `     time: waiting on the server (request to whole body) ${pc(h.fetchMs)}; rest of paging (parse, rows, scratch writes, progress saves) ${pc(rest)}; commit ${pc(h.commitMs)}`,
+    );
+    console.log(
+      `     CPU: harvester ${fmt(h.cpuS, 2)} s, fake server ${fmt(h.serverCpu, 2)} s, in ${fmt(h.ms / 1000, 2)} s`,
+    );
+    console.log(
+      `     peak JS heap (heapUsed, every 50 ms and after each page) ${MB(heap)} (target <= 256 MB: ${met(heap <= 256 * 1048576)}); while paging ${MB(h.pagingHeap)}; before the run ${MB(h.heapBefore)}`,
+    );
+    console.log(
+      `     peak RssAnon (a worker thread, every 20 ms, the commit included) ${fmt(h.anonKb / 1024)} MiB, ${fmt(h.anonBefore / 1024)} MiB before; peak RSS (VmHWM, the store's mapped pages too) ${fmt(h.hwmKb / 1024)} MiB, ${fmt(h.rssBefore / 1024)} MiB before`,
+    );
   }
 
   const rwRate = rw.rows / rw.seconds;
-  console.log(`\n2. Retraction Watch import (bench/updates-import.ts's CSV: ${fmt(rw.rows)} rows, ${fmt(rw.bytes / 1e6, 1)} MB) into a copy of the 1M store, --import-updates:`);
-  console.log(`   ${fmt(rwRate)} rows/s (import ${fmt(rw.seconds, 2)} s, target <= 5 s; wall ${fmt(rw.wallS, 2)} s with the process start: ${fmt(rw.rows / rw.wallS)} rows/s); ${fmt(rw.used)} used, ${fmt(rw.works)} works, exit ${rw.code}`);
-  console.log(`   the harvest beside it: full ${fmt(rateOf(runs[0]!) / rwRate, 2)} x, incremental ${fmt(rateOf(runs[1]!) / rwRate, 2)} x the RW import's rows/s`);
+  console.log(
+    `\n2. Retraction Watch import (bench/updates-import.ts's CSV: ${fmt(rw.rows)} rows, ${fmt(rw.bytes / 1e6, 1)} MB) into a copy of the 1M store, --import-updates:`,
+  );
+  console.log(
+    `   ${fmt(rwRate)} rows/s (import ${fmt(rw.seconds, 2)} s, target <= 5 s; wall ${fmt(rw.wallS, 2)} s with the process start: ${fmt(rw.rows / rw.wallS)} rows/s); ${fmt(rw.used)} used, ${fmt(rw.works)} works, exit ${rw.code}`,
+  );
+  console.log(
+    `   the harvest beside it: full ${fmt(rateOf(runs[0]!) / rwRate, 2)} x, incremental ${fmt(rateOf(runs[1]!) / rwRate, 2)} x the RW import's rows/s`,
+  );
 
   const hits = probe.documents.filter((d) => d.updates.length > 0).length;
-  console.log(`\n3. Updates API (the daemon on another copy, 100-DOI bodies, probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 answered 200, ${hits} with updates), wrk -t2 -c50, ${ROUNDS} rounds of:`);
-  console.log(`   alone ${ALONE_MS / 1000} s; the daemon's own harvest of the ${fmt(WORKS)} works (SIGHUP after a config change); ${AFTER_MS / 1000} s after; --harvest of them in another process; ${AFTER_MS / 1000} s after`);
-  console.log('   req/s (wrk p50, p99 ms, errors); "pause": the longest /healthz answer, polled one after another; "covered": the harvest\'s own time (its log line, its report) over the window;');
-  console.log(`   a harvest's window ends when the Updates API serves it (${PROBE_DOI}'s answer changed): "served after" is that time after the harvest's end`);
-  console.log('   round 1 is each harvest\'s first (full, a snapshot), later rounds incremental windows of the same works; every harvest but the daemon\'s first changes the date of every update');
-  const w = (l: { rps: number; wrk: Load }) => `${fmt(l.rps)} (${fmt(l.wrk.p50Ms, 1)}, ${fmt(l.wrk.p99Ms, 1)}, ${l.wrk.errors})`;
-  type Window = { rps: number; seconds: number; harvestMs: number; servedMs: number; pauseMs: number; cpu: Record<string, number>; wrk: Load };
+  console.log(
+    `\n3. Updates API (the daemon on another copy, 100-DOI bodies, probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 answered 200, ${hits} with updates), wrk -t2 -c50, ${ROUNDS} rounds of:`,
+  );
+  console.log(
+    `   alone ${ALONE_MS / 1000} s; the daemon's own harvest of the ${fmt(WORKS)} works (SIGHUP after a config change); ${AFTER_MS / 1000} s after; --harvest of them in another process; ${AFTER_MS / 1000} s after`,
+  );
+  console.log(
+    '   req/s (wrk p50, p99 ms, errors); "pause": the longest /healthz answer, polled one after another; "covered": the harvest\'s own time (its log line, its report) over the window;',
+  );
+  console.log(
+    `   a harvest's window ends when the Updates API serves it (${PROBE_DOI}'s answer changed): "served after" is that time after the harvest's end`,
+  );
+  console.log(
+    "   round 1 is each harvest's first (full, a snapshot), later rounds incremental windows of the same works; every harvest but the daemon's first changes the date of every update",
+  );
+  const w = (l: { rps: number; wrk: Load }) =>
+    `${fmt(l.rps)} (${fmt(l.wrk.p50Ms, 1)}, ${fmt(l.wrk.p99Ms, 1)}, ${l.wrk.errors})`;
+  type Window = {
+    rps: number;
+    seconds: number;
+    harvestMs: number;
+    servedMs: number;
+    pauseMs: number;
+    cpu: Record<string, number>;
+    wrk: Load;
+  };
   const during = (l: Window, alone: { rps: number }) =>
     `${w(l)} | ${fmt(l.pauseMs)} ms | ${fmt(l.seconds, 1)} s | ${fmt(Math.min(1, l.harvestMs / 1000 / l.seconds) * 100)}% | ${fmt(l.servedMs)} ms | ${fmt(l.rps / alone.rps, 2)}`;
   const after = (l: Window) => `${w(l)} | ${fmt(l.pauseMs)} ms`;
-  console.log('| round | alone | pause | harvest in the daemon | pause | window | covered | served after | ratio | 5 s after | pause | --harvest, other process | pause | window | covered | served after | ratio | 5 s after | pause |');
+  console.log(
+    '| round | alone | pause | harvest in the daemon | pause | window | covered | served after | ratio | 5 s after | pause | --harvest, other process | pause | window | covered | served after | ratio | 5 s after | pause |',
+  );
   console.log(`|${' --- |'.repeat(1)}${' ---: |'.repeat(18)}`);
   rounds.forEach((r, i) =>
-    console.log(`| ${i + 1} ${mode(r.full.own)} | ${after(r.alone)} | ${during(r.own, r.alone)} | ${after(r.after)} | ${during(r.cli, r.alone)} | ${after(r.cliAfter)} |`),
+    console.log(
+      `| ${i + 1} ${mode(r.full.own)} | ${after(r.alone)} | ${during(r.own, r.alone)} | ${after(r.after)} | ${during(r.cli, r.alone)} | ${after(r.cliAfter)} |`,
+    ),
   );
-  const cores = (l: Window) => `${fmt(l.rps / l.cpu.daemon!)} | ${['daemon', 'niced', 'fake', 'system', 'idle'].map((k) => fmt(l.cpu[k]!, 2)).join(' | ')}`;
-  console.log('\n   CPU in each window, in cores (of 2): requests per second of the daemon\'s CPU; the daemon\'s threads; niced processes (the daemon\'s harvest); the fake; system time (all); idle');
+  const cores = (l: Window) =>
+    `${fmt(l.rps / l.cpu.daemon!)} | ${['daemon', 'niced', 'fake', 'system', 'idle'].map((k) => fmt(l.cpu[k]!, 2)).join(' | ')}`;
+  console.log(
+    "\n   CPU in each window, in cores (of 2): requests per second of the daemon's CPU; the daemon's threads; niced processes (the daemon's harvest); the fake; system time (all); idle",
+  );
   console.log('| round | window | req per daemon CPU s | daemon | niced | fake | system | idle |');
   console.log(`| --- | --- |${' ---: |'.repeat(6)}`);
   rounds.forEach((r, i) =>
-    (['alone', 'own', 'after', 'cli', 'cliAfter'] as const).forEach((k) => console.log(`| ${i + 1} | ${k} | ${cores(r[k])} |`)),
+    (['alone', 'own', 'after', 'cli', 'cliAfter'] as const).forEach((k) =>
+      console.log(`| ${i + 1} | ${k} | ${cores(r[k])} |`),
+    ),
   );
   const incremental = rounds.slice(1);
-  for (const [k, what] of [['own', "the daemon's own harvest (issue 21's case)"], ['cli', '--harvest in another process']] as const) {
+  for (const [k, what] of [
+    ['own', "the daemon's own harvest (issue 21's case)"],
+    ['cli', '--harvest in another process'],
+  ] as const) {
     const ratio = median(incremental.map((r) => r[k].rps / r.alone.rps));
     const secs = median(incremental.map((r) => r[k].harvestMs / 1000));
     console.log(

@@ -62,7 +62,13 @@ async function ingestorFor(store: Store, root: string): Promise<Ingestor> {
 }
 
 /** Files one at a time through the Ingestor, as they arrive in a running daemon. */
-async function oneByOne(name: string, store: Store, root: string, keys: string[], mem: PeakMemory): Promise<ScenarioResult> {
+async function oneByOne(
+  name: string,
+  store: Store,
+  root: string,
+  keys: string[],
+  mem: PeakMemory,
+): Promise<ScenarioResult> {
   const ingestor = await ingestorFor(store, root);
   const times: number[] = [];
   const t0 = performance.now();
@@ -82,7 +88,13 @@ async function oneByOne(name: string, store: Store, root: string, keys: string[]
  * All files queued at once: a daemon starting on a bucket that already holds them (keys from the same folder
  * scan the daemon does), or a publisher's burst of uploads.
  */
-async function queued(name: string, store: Store, root: string, only: string[] | undefined, mem: PeakMemory): Promise<ScenarioResult> {
+async function queued(
+  name: string,
+  store: Store,
+  root: string,
+  only: string[] | undefined,
+  mem: PeakMemory,
+): Promise<ScenarioResult> {
   const ingestor = await ingestorFor(store, root);
   const t0 = performance.now();
   const scanned = await scanBucketFolder(root);
@@ -98,7 +110,14 @@ async function queued(name: string, store: Store, root: string, only: string[] |
   return result(name, store, keys, seconds, times, ingestor);
 }
 
-function result(name: string, store: Store, keys: string[], seconds: number, times: number[], ingestor: Ingestor): ScenarioResult {
+function result(
+  name: string,
+  store: Store,
+  keys: string[],
+  seconds: number,
+  times: number[],
+  ingestor: Ingestor,
+): ScenarioResult {
   let records = 0;
   for (const k of keys) {
     const e = store.fileEntry(k);
@@ -117,7 +136,13 @@ function result(name: string, store: Store, keys: string[], seconds: number, tim
   };
 }
 
-function diskFigures(store: Store): { holdings: number; live: number; usedBytes: number; allocatedBytes: number; holdingsTreeBytes: number } {
+function diskFigures(store: Store): {
+  holdings: number;
+  live: number;
+  usedBytes: number;
+  allocatedBytes: number;
+  holdingsTreeBytes: number;
+} {
   const space = store.spaceUsage();
   const file = statSync(join(store.path, 'data.mdb'));
   const live = Object.values(store.liveCounts()).reduce((a, b) => a + b, 0);

@@ -17,7 +17,9 @@ rmSync(workDir, { recursive: true, force: true });
 mkdirSync(workDir, { recursive: true });
 const db = new SqliteHoldings(join(workDir, 'holdings.sqlite'));
 
-async function scenario(keys: string[]): Promise<{ records: number; seconds: number; recordsPerSecond: number; p50Ms: number; p95Ms: number }> {
+async function scenario(
+  keys: string[],
+): Promise<{ records: number; seconds: number; recordsPerSecond: number; p50Ms: number; p95Ms: number }> {
   const times: number[] = [];
   let records = 0;
   const t0 = performance.now();
@@ -27,7 +29,13 @@ async function scenario(keys: string[]): Promise<{ records: number; seconds: num
     times.push(performance.now() - t);
   }
   const seconds = (performance.now() - t0) / 1000;
-  return { records, seconds, recordsPerSecond: records / seconds, p50Ms: percentile(times, 50), p95Ms: percentile(times, 95) };
+  return {
+    records,
+    seconds,
+    recordsPerSecond: records / seconds,
+    p50Ms: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+  };
 }
 
 const a = await scenario(manifest.a);

@@ -55,10 +55,17 @@ async function cli(args: string[], what: string, okCodes = [0]): Promise<string>
   return r.out;
 }
 
-const stats = async (config: string) => JSON.parse((await cli(['--stats', '--env', 'production', '--config', config], '--stats')).trim().split('\n').pop()!) as Stats;
+const stats = async (config: string) =>
+  JSON.parse(
+    (await cli(['--stats', '--env', 'production', '--config', config], '--stats')).trim().split('\n').pop()!,
+  ) as Stats;
 
 /** A cached store of the given deposit files (built when missing, or when --stats cannot read it). */
-async function cachedStore(name: string, files: string[], withUpdates: boolean): Promise<{ config: string; stats: Stats }> {
+async function cachedStore(
+  name: string,
+  files: string[],
+  withUpdates: boolean,
+): Promise<{ config: string; stats: Stats }> {
   const dir = join(CACHE, name);
   const config = join(dir, 'config.toml');
   if (existsSync(join(dir, 'ready'))) {
@@ -67,8 +74,16 @@ async function cachedStore(name: string, files: string[], withUpdates: boolean):
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'bucket'), { recursive: true });
-  writeDaemonConfig(config, { mapSizeGiB: 16, bucket: 'bucket', platforms: PLATFORM_NAMES.map((n) => ({ name: n })), apiKey: KEY, updates: true });
-  console.log(`building the ${name} store: --ingest of ${files.length} deposit files${withUpdates ? ' and --import-updates of the Retraction Watch sample' : ''} ...`);
+  writeDaemonConfig(config, {
+    mapSizeGiB: 16,
+    bucket: 'bucket',
+    platforms: PLATFORM_NAMES.map((n) => ({ name: n })),
+    apiKey: KEY,
+    updates: true,
+  });
+  console.log(
+    `building the ${name} store: --ingest of ${files.length} deposit files${withUpdates ? ' and --import-updates of the Retraction Watch sample' : ''} ...`,
+  );
   const t = performance.now();
   await cli(['--ingest', ...files, '--config', config], '--ingest');
   if (withUpdates) await cli(['--import-updates', SAMPLE_PATH, '--config', config], '--import-updates', [0, 1]);
@@ -79,8 +94,14 @@ async function cachedStore(name: string, files: string[], withUpdates: boolean):
 
 async function ensureBinary(): Promise<void> {
   const newest = (dir: string): number =>
-    Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
-  if (existsSync(BINARY) && statSync(BINARY).mtimeMs > Math.max(newest(join(REPO, 'src')), newest(join(REPO, 'conf')))) return;
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
+      ),
+    );
+  if (existsSync(BINARY) && statSync(BINARY).mtimeMs > Math.max(newest(join(REPO, 'src')), newest(join(REPO, 'conf'))))
+    return;
   console.log('building the single binary ...');
   rmSync(BINARY, { force: true });
   const r = await sh([BUN, join(REPO, 'scripts/build.ts'), BINARY]);
@@ -90,7 +111,9 @@ async function ensureBinary(): Promise<void> {
 const spawned = new Set<ReturnType<typeof Bun.spawn>>();
 
 /** One start of the binary: ms to daemon.started, to the first /healthz 200 and to the index build's line (polled every 5 ms). */
-async function timedStart(config: string): Promise<{ startedMs: number; healthyMs: number; completeMs: number; indexMs: number; indexDois: number }> {
+async function timedStart(
+  config: string,
+): Promise<{ startedMs: number; healthyMs: number; completeMs: number; indexMs: number; indexDois: number }> {
   const t0 = performance.now();
   const proc = Bun.spawn([BINARY, '--config', config], { cwd: REPO, stdout: 'ignore', stderr: 'pipe' });
   spawned.add(proc);
@@ -99,7 +122,10 @@ async function timedStart(config: string): Promise<{ startedMs: number; healthyM
     let startedMs = 0;
     const decoder = new TextDecoder();
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the binary did not start in 60 s: ${out.slice(-2000)}`)), 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`the binary did not start in 60 s: ${out.slice(-2000)}`)),
+        60_000,
+      );
       void (async () => {
         for await (const c of proc.stderr) {
           out += decoder.decode(c);
@@ -115,7 +141,10 @@ async function timedStart(config: string): Promise<{ startedMs: number; healthyM
     });
     let healthyMs = 0;
     while (!healthyMs) {
-      const status = await fetch(`${url}/healthz`).then((r) => r.status, () => 0);
+      const status = await fetch(`${url}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200) healthyMs = performance.now() - t0;
       else await Bun.sleep(5);
     }
@@ -133,16 +162,30 @@ async function timedStart(config: string): Promise<{ startedMs: number; healthyM
 }
 
 /** One --dump under /usr/bin/time -v, stdout to a file; the bun process's RssAnon/RssFile polled every 10 ms. */
-async function timedDump(config: string): Promise<{ lines: number; bytes: number; seconds: number; maxRssKb: number; peakAnonKb: number; peakFileKb: number }> {
+async function timedDump(
+  config: string,
+): Promise<{
+  lines: number;
+  bytes: number;
+  seconds: number;
+  maxRssKb: number;
+  peakAnonKb: number;
+  peakFileKb: number;
+}> {
   const outFile = join(WORK, 'dump.jsonl');
   const timeFile = join(WORK, 'time.txt');
   const t0 = performance.now();
-  const proc = Bun.spawn(['/usr/bin/time', '-v', '-o', timeFile, BUN, MAIN, '--dump', '--config', config], { cwd: REPO, stdout: Bun.file(outFile), stderr: 'pipe' });
+  const proc = Bun.spawn(['/usr/bin/time', '-v', '-o', timeFile, BUN, MAIN, '--dump', '--config', config], {
+    cwd: REPO,
+    stdout: Bun.file(outFile),
+    stderr: 'pipe',
+  });
   spawned.add(proc);
   let peakAnonKb = 0;
   let peakFileKb = 0;
   let child = '';
-  const kb = (status: string, field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  const kb = (status: string, field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
   const poll = setInterval(() => {
     try {
       child ||= readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(' ')[0] ?? '';
@@ -168,12 +211,22 @@ async function timedDump(config: string): Promise<{ lines: number; bytes: number
 
 let backups = 0;
 /** One --backup of the 1M store into a new folder (removed after each measured window: the removal is not in it). */
-async function backup(config: string): Promise<{ bytes: number; sourceBytes: number; liveHoldings: number; seconds: number; wallMs: number }> {
+async function backup(
+  config: string,
+): Promise<{ bytes: number; sourceBytes: number; liveHoldings: number; seconds: number; wallMs: number }> {
   const dir = join(WORK, `backup-${++backups}`);
   const t = performance.now();
   const out = await cli(['--backup', dir, '--config', config, '--env', 'production'], '--backup');
   const wallMs = performance.now() - t;
-  return { ...(JSON.parse(out.trim().split('\n').pop()!) as { bytes: number; sourceBytes: number; liveHoldings: number; seconds: number }), wallMs };
+  return {
+    ...(JSON.parse(out.trim().split('\n').pop()!) as {
+      bytes: number;
+      sourceBytes: number;
+      liveHoldings: number;
+      seconds: number;
+    }),
+    wallMs,
+  };
 }
 
 const median = (xs: number[]) => {
@@ -187,7 +240,11 @@ async function main(): Promise<void> {
   await ensureWrk();
   if (!existsSync('/usr/bin/time')) {
     console.log('installing time from Debian packages ...');
-    const r = await sh(['sh', '-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time']);
+    const r = await sh([
+      'sh',
+      '-c',
+      'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time',
+    ]);
     if (r.code !== 0) throw new Error(`cannot install time: ${r.out.slice(-500)}`);
   }
   const { dir: data, manifest } = await ingestData();
@@ -205,8 +262,16 @@ async function main(): Promise<void> {
 
   // 2. --dump
   console.log(`2. --dump of each store, ${DUMPS} times ...`);
-  const dumps = { '1m': [] as Awaited<ReturnType<typeof timedDump>>[], '100k': [] as Awaited<ReturnType<typeof timedDump>>[] };
-  for (let i = 0; i < DUMPS; i++) for (const [name, s] of [['100k', small], ['1m', big]] as const) dumps[name].push(await timedDump(s.config));
+  const dumps = {
+    '1m': [] as Awaited<ReturnType<typeof timedDump>>[],
+    '100k': [] as Awaited<ReturnType<typeof timedDump>>[],
+  };
+  for (let i = 0; i < DUMPS; i++)
+    for (const [name, s] of [
+      ['100k', small],
+      ['1m', big],
+    ] as const)
+      dumps[name].push(await timedDump(s.config));
 
   // 3. --backup under Updates API load
   console.log('3. a backup alone, then the daemon: the Updates API load alone and during a backup, in turns ...');
@@ -217,7 +282,13 @@ async function main(): Promise<void> {
   const api = `${daemon.url}/v2.2/updates`;
   const pools = await doiPools(join(data, 'bucket'), manifest.a.slice(0, 30));
   const list = bodies(100, 300, pools);
-  const probe = (await (await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: list[0] })).json()) as {
+  const probe = (await (
+    await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: list[0],
+    })
+  ).json()) as {
     documents: { statusCode: number; updates: unknown[] }[];
   };
   const script = wrkScript(join(WORK, 'updates-100.lua'), list, KEY);
@@ -233,7 +304,10 @@ async function main(): Promise<void> {
     const [c0, t0] = await count();
     await during();
     const [c1, t1] = await count();
-    if (c1 <= c0) throw new Error('/metrics counted no 200 answers on /v2.2/updates during a window (doi_holdings_http_requests_total)');
+    if (c1 <= c0)
+      throw new Error(
+        '/metrics counted no 200 answers on /v2.2/updates during a window (doi_holdings_http_requests_total)',
+      );
     return { rps: (c1 - c0) / ((t1 - t0) / 1000), wrk: await load.stop() };
   };
   const rounds = [];
@@ -250,22 +324,40 @@ async function main(): Promise<void> {
   const s = (ms: number) => `${fmt(ms / 1000, 2)} s`;
   const bin = statSync(BINARY).size;
   const healthy = median(starts.map((x) => x.healthyMs));
-  console.log(`\nOperating it for real: 1M store ${fmt(big.stats.holdings.total)} live holdings, file ${mb(big.stats.store.fileBytes)}; small store ${fmt(small.stats.holdings.total)} live holdings, file ${mb(small.stats.store.fileBytes)}; 2 cores shared by everything`);
-  console.log(`\n1. single binary ${BINARY.slice(REPO.length + 1)}: ${fmt(bin / 1048576, 1)} MiB (${mb(bin)}); spawn -> /healthz 200 on the 1M store, ${STARTS} starts:`);
-  console.log('| start | spawn -> daemon.started | spawn -> /healthz 200 | spawn -> entitlement index complete | its build in the worker (log line) |');
+  console.log(
+    `\nOperating it for real: 1M store ${fmt(big.stats.holdings.total)} live holdings, file ${mb(big.stats.store.fileBytes)}; small store ${fmt(small.stats.holdings.total)} live holdings, file ${mb(small.stats.store.fileBytes)}; 2 cores shared by everything`,
+  );
+  console.log(
+    `\n1. single binary ${BINARY.slice(REPO.length + 1)}: ${fmt(bin / 1048576, 1)} MiB (${mb(bin)}); spawn -> /healthz 200 on the 1M store, ${STARTS} starts:`,
+  );
+  console.log(
+    '| start | spawn -> daemon.started | spawn -> /healthz 200 | spawn -> entitlement index complete | its build in the worker (log line) |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: |');
-  starts.forEach((x, i) => console.log(`| ${i + 1} | ${fmt(x.startedMs)} ms | ${fmt(x.healthyMs)} ms | ${fmt(x.completeMs)} ms | ${fmt(x.indexMs)} ms (${fmt(x.indexDois)} DOIs) |`));
-  console.log(`median spawn -> /healthz 200: ${fmt(healthy)} ms (target <= 1,000 ms: ${met(healthy <= 1000)}); median spawn -> index complete ${fmt(median(starts.map((x) => x.completeMs)))} ms, entitlement lookups reading the store until then (the source daemon of part 3: build ${fmt(Number(sourceIndex))} ms)`);
+  starts.forEach((x, i) =>
+    console.log(
+      `| ${i + 1} | ${fmt(x.startedMs)} ms | ${fmt(x.healthyMs)} ms | ${fmt(x.completeMs)} ms | ${fmt(x.indexMs)} ms (${fmt(x.indexDois)} DOIs) |`,
+    ),
+  );
+  console.log(
+    `median spawn -> /healthz 200: ${fmt(healthy)} ms (target <= 1,000 ms: ${met(healthy <= 1000)}); median spawn -> index complete ${fmt(median(starts.map((x) => x.completeMs)))} ms, entitlement lookups reading the store until then (the source daemon of part 3: build ${fmt(Number(sourceIndex))} ms)`,
+  );
 
   console.log('\n2. --dump (bun src/main.ts), stdout to a file, under /usr/bin/time -v:');
-  console.log('| store | run | lines | MB out | seconds | lines/s | max RSS (time -v) | peak RssAnon (heap + malloc) | peak RssFile (mapped store and binary) |');
+  console.log(
+    '| store | run | lines | MB out | seconds | lines/s | max RSS (time -v) | peak RssAnon (heap + malloc) | peak RssFile (mapped store and binary) |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const [name, runs] of Object.entries(dumps))
     runs.forEach((d, i) =>
-      console.log(`| ${name} | ${i + 1} | ${fmt(d.lines)} | ${fmt(d.bytes / 1e6, 1)} | ${fmt(d.seconds, 2)} | ${fmt(d.lines / d.seconds)} | ${fmt(d.maxRssKb / 1024)} MiB | ${fmt(d.peakAnonKb / 1024)} MiB | ${fmt(d.peakFileKb / 1024)} MiB |`),
+      console.log(
+        `| ${name} | ${i + 1} | ${fmt(d.lines)} | ${fmt(d.bytes / 1e6, 1)} | ${fmt(d.seconds, 2)} | ${fmt(d.lines / d.seconds)} | ${fmt(d.maxRssKb / 1024)} MiB | ${fmt(d.peakAnonKb / 1024)} MiB | ${fmt(d.peakFileKb / 1024)} MiB |`,
+      ),
     );
   const bigRate = median(dumps['1m'].map((d) => d.lines / d.seconds));
-  const perLine = (median(dumps['1m'].map((d) => d.seconds)) - median(dumps['100k'].map((d) => d.seconds))) / (big.stats.holdings.total - small.stats.holdings.total);
+  const perLine =
+    (median(dumps['1m'].map((d) => d.seconds)) - median(dumps['100k'].map((d) => d.seconds))) /
+    (big.stats.holdings.total - small.stats.holdings.total);
   const anon = (name: '1m' | '100k') => Math.max(...dumps[name].map((d) => d.peakAnonKb)) / 1024;
   const rss = (name: '1m' | '100k') => Math.max(...dumps[name].map((d) => d.maxRssKb)) / 1024;
   console.log(
@@ -275,10 +367,15 @@ async function main(): Promise<void> {
   console.log(
     `\n3. --backup of the 1M store (file ${mb(alone0.sourceBytes)}): alone ${fmt(alone0.seconds, 2)} s (wall ${s(alone0.wallMs)} with bun's start and the copy's check), backup ${mb(alone0.bytes)} = ${fmt(alone0.bytes / alone0.sourceBytes, 2)} of the store file, ${fmt(alone0.liveHoldings)} live holdings in the copy`,
   );
-  console.log(`Updates API, 100-DOI bodies (probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 statusCode 200, ${probe.documents.filter((d) => d.updates.length > 0).length} with updates); wrk -t2 -c50:`);
-  console.log('| round | alone: req/s (wrk p50, p99 ms, errors) | during the backup: req/s (wrk p50, p99 ms, errors) | backup s (wall) | backup size | ratio |');
+  console.log(
+    `Updates API, 100-DOI bodies (probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 statusCode 200, ${probe.documents.filter((d) => d.updates.length > 0).length} with updates); wrk -t2 -c50:`,
+  );
+  console.log(
+    '| round | alone: req/s (wrk p50, p99 ms, errors) | during the backup: req/s (wrk p50, p99 ms, errors) | backup s (wall) | backup size | ratio |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
-  const w = (l: { p50Ms: number; p99Ms: number; errors: number }) => `${fmt(l.p50Ms, 1)}, ${fmt(l.p99Ms, 1)}, ${l.errors}`;
+  const w = (l: { p50Ms: number; p99Ms: number; errors: number }) =>
+    `${fmt(l.p50Ms, 1)}, ${fmt(l.p99Ms, 1)}, ${l.errors}`;
   rounds.forEach((r, i) =>
     console.log(
       `| ${i + 1} | ${fmt(r.alone.rps)} (${w(r.alone.wrk)}) | ${fmt(r.during.rps)} (${w(r.during.wrk)}) | ${fmt(r.backup.seconds, 2)} (${s(r.backup.wallMs)}) | ${mb(r.backup.bytes)} | ${fmt(r.during.rps / r.alone.rps, 2)} |`,

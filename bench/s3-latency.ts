@@ -56,7 +56,13 @@ ${PLATFORM_NAMES.map((p) => `[[platforms]]\nname = "${p}"`).join('\n')}
 try {
   // 1. upload -> visible
   await s3.createBucket('latency');
-  const live = new EnvironmentRunner('production', config('latency', 'latency').buckets.production, config('latency', 'latency'), new Set(PLATFORM_NAMES), silentLogger);
+  const live = new EnvironmentRunner(
+    'production',
+    config('latency', 'latency').buckets.production,
+    config('latency', 'latency'),
+    new Set(PLATFORM_NAMES),
+    silentLogger,
+  );
   await live.start();
   const latencies: number[] = [];
   for (let i = 0; i < UPLOADS; i++) {
@@ -75,7 +81,14 @@ try {
   const files = manifest.a;
   const local = Store.open(join(work.path, 'local-db'), 'production', { mapSizeBytes: 16 * 1024 ** 3 });
   const platforms = new Set(PLATFORM_NAMES);
-  const ingestor = new Ingestor({ env: 'production', store: local, root: join(data, 'bucket'), platforms, settings: config('x', 'latency').ingest, log: silentLogger });
+  const ingestor = new Ingestor({
+    env: 'production',
+    store: local,
+    root: join(data, 'bucket'),
+    platforms,
+    settings: config('x', 'latency').ingest,
+    log: silentLogger,
+  });
   let t = performance.now();
   await ingestor.submit(files);
   await ingestor.idle();
@@ -85,12 +98,20 @@ try {
 
   await s3.createBucket('replica');
   for (let i = 0; i < files.length; i += 10)
-    await Promise.all(files.slice(i, i + 10).map(async (key) => s3.put('replica', key, await readFile(join(data, 'bucket', key)))));
+    await Promise.all(
+      files.slice(i, i + 10).map(async (key) => s3.put('replica', key, await readFile(join(data, 'bucket', key)))),
+    );
   // the files are already in the bucket when the replica starts: past the mirror's same-second guard (an object
   // is taken once its LastModified second has ended, and a little more), so the first listing takes them all
   await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
   const cfg = config('replica', 'replica');
-  const replica = new EnvironmentRunner('production', cfg.buckets.production, cfg, new Set(cfg.platforms.map((p) => p.name)), silentLogger);
+  const replica = new EnvironmentRunner(
+    'production',
+    cfg.buckets.production,
+    cfg,
+    new Set(cfg.platforms.map((p) => p.name)),
+    silentLogger,
+  );
   t = performance.now();
   await replica.start();
   while (replica.ingestor.stats.filesApplied < files.length) await Bun.sleep(20);
@@ -102,9 +123,15 @@ try {
   const s3Rate = records / s3Seconds;
   console.log(`\nS3 (s3rver ${s3.endpoint}, AWS SDK, the daemon's S3Mirror -> Ingestor -> LMDB)`);
   console.log(`PutObject -> visible in the store, ${UPLOADS} uploads, poll interval ${POLL_SECONDS * 1000} ms:`);
-  console.log(`  p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms, max ${fmt(Math.max(...latencies))} ms (target p50 <= poll + 1 s = ${fmt(POLL_SECONDS * 1000 + 1000)} ms)`);
-  console.log(`  (an object is taken ${SAME_SECOND_GUARD_MS - 1000} ms after its LastModified second has ended, so every object of a second is`);
-  console.log(`   applied in (LastModified, key) order on every replica: about ${fmt((SAME_SECOND_GUARD_MS - 500) / 1000, 2)} s of the figure on average)`);
+  console.log(
+    `  p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms, max ${fmt(Math.max(...latencies))} ms (target p50 <= poll + 1 s = ${fmt(POLL_SECONDS * 1000 + 1000)} ms)`,
+  );
+  console.log(
+    `  (an object is taken ${SAME_SECOND_GUARD_MS - 1000} ms after its LastModified second has ended, so every object of a second is`,
+  );
+  console.log(
+    `   applied in (LastModified, key) order on every replica: about ${fmt((SAME_SECOND_GUARD_MS - 500) / 1000, 2)} s of the figure on average)`,
+  );
   console.log(`Cold replica catch-up, ${files.length} files x ${fmt(manifest.recordsPerFile)} records:`);
   console.log(`  from S3: ${fmt(s3Rate)} records/s (${fmt(s3Seconds, 1)} s, listing + download + ingest)`);
   console.log(`  local folder, same files, same run: ${fmt(localRate)} records/s (${fmt(localSeconds, 1)} s)`);

@@ -10,7 +10,8 @@ import { scalePlan } from './lib/scale-data.ts';
 import { recordLine } from './lib/scale-records.ts';
 
 const [bucket, millions, worker, workers] = process.argv.slice(2);
-if (!bucket || !millions || worker === undefined || !workers) throw new Error('usage: bun bench/scale-generate.ts BUCKET MILLIONS WORKER WORKERS');
+if (!bucket || !millions || worker === undefined || !workers)
+  throw new Error('usage: bun bench/scale-generate.ts BUCKET MILLIONS WORKER WORKERS');
 const w = Number(worker);
 const n = Number(workers);
 const plan = scalePlan(Number(millions));

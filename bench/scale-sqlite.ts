@@ -16,7 +16,8 @@ export interface SqliteScaleResult {
 }
 
 const [bucket, manifestPath, workDir, stepFiles] = process.argv.slice(2);
-if (!bucket || !manifestPath || !workDir || !stepFiles) throw new Error('usage: bun bench/scale-sqlite.ts BUCKET MANIFEST WORK_DIR STEP_FILES');
+if (!bucket || !manifestPath || !workDir || !stepFiles)
+  throw new Error('usage: bun bench/scale-sqlite.ts BUCKET MANIFEST WORK_DIR STEP_FILES');
 const { load } = JSON.parse(readFileSync(manifestPath, 'utf8')) as ScaleManifest;
 const step = Number(stepFiles);
 

@@ -96,12 +96,18 @@ export function writeDeposits(bucket: string): string[] {
   PLATFORMS.forEach((platform, p) => {
     const lines = Array.from({ length: 300 }, (_, i) => {
       const doi = `10.5555/bg.${p * 1000 + i * 5}`;
-      return i % 6 === 0 ? { doi, deleted: true } : { doi, accessType: ACCESS[(i + p + 1) % 4], vor: vor(platform, doi, 2) };
+      return i % 6 === 0
+        ? { doi, deleted: true }
+        : { doi, accessType: ACCESS[(i + p + 1) % 4], vor: vor(platform, doi, 2) };
     });
     files.push(deposit(bucket, platform, lines, t0 + 7 * day + p * 3600));
   });
   type Step = [platform: string, record: object];
-  const rec = (platform: string, accessType: (typeof ACCESS)[number], version: number) => ({ doi: DOI, accessType, vor: vor(platform, DOI, version) });
+  const rec = (platform: string, accessType: (typeof ACCESS)[number], version: number) => ({
+    doi: DOI,
+    accessType,
+    vor: vor(platform, DOI, version),
+  });
   const steps: Step[] = [
     ['acme', rec('acme', 'open', 1)],
     ['beta', rec('beta', 'paid', 1)],
@@ -138,7 +144,14 @@ const NOTICES = 6;
 export function writeUpdates(path: string): void {
   const sample = readFileSync(SAMPLE_PATH, 'utf8').replace(/\n*$/, '\n');
   const natures = ['Expression of concern', 'Correction', 'Correction', 'Retraction', 'Reinstatement', 'Retraction'];
-  const dates = ['3/15/2022 0:00', '6/1/2022 0:00', '9/20/2022 0:00', '2/2/2023 0:00', '7/11/2023 0:00', '1/30/2024 0:00'];
+  const dates = [
+    '3/15/2022 0:00',
+    '6/1/2022 0:00',
+    '9/20/2022 0:00',
+    '2/2/2023 0:00',
+    '7/11/2023 0:00',
+    '1/30/2024 0:00',
+  ];
   const reasons = [
     '+Concerns/Issues About Data;+Concerns/Issues About Image;+Investigation by Journal/Publisher;',
     '+Error in Data;+Error in Text;',
@@ -203,9 +216,13 @@ async function wrk(url: string, script: string, duration = DURATION): Promise<Lo
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(r.out);
   if (!m) throw new Error(`wrk printed no result: ${r.out}`);
   const [requests, durationUs, p50, p99, statusErrors, socketErrors] = m.slice(1).map(Number) as number[];
-  return { rps: requests! / (durationUs! / 1e6), p50Ms: p50! / 1000, p99Ms: p99! / 1000, errors: statusErrors! + socketErrors! };
+  return {
+    rps: requests! / (durationUs! / 1e6),
+    p50Ms: p50! / 1000,
+    p99Ms: p99! / 1000,
+    errors: statusErrors! + socketErrors!,
+  };
 }
-
 
 async function run(args: string[], what: string, okCodes = [0]): Promise<string> {
   const r = await sh([process.execPath, join(REPO, 'src/main.ts'), ...args]);
@@ -238,29 +255,50 @@ async function main(): Promise<void> {
     const deposits = join(work.path, 'deposits');
     const config = join(work.path, 'status.toml');
     mkdirSync(join(work.path, 'bucket'), { recursive: true });
-    writeDaemonConfig(config, { mapSizeGiB: 1, bucket: 'bucket', platforms: PLATFORMS.map((name) => ({ name })), apiKey: 'bench-key-0123456789', updates: true });
+    writeDaemonConfig(config, {
+      mapSizeGiB: 1,
+      bucket: 'bucket',
+      platforms: PLATFORMS.map((name) => ({ name })),
+      apiKey: 'bench-key-0123456789',
+      updates: true,
+    });
     // the daemon's bucket stays empty: the deposits are applied by --ingest, in this order, before it starts
     const files = writeDeposits(deposits);
-    console.log(`status page: ingesting ${files.length} deposit files and importing the Retraction Watch sample + ${NOTICES} rows ...`);
+    console.log(
+      `status page: ingesting ${files.length} deposit files and importing the Retraction Watch sample + ${NOTICES} rows ...`,
+    );
     await run(['--ingest', ...files, '--config', config], '--ingest');
     const csvPath = join(work.path, 'retraction-watch.csv');
     writeUpdates(csvPath);
-    const imported = JSON.parse((await run(['--import-updates', csvPath, '--config', config], '--import-updates')).trim().split('\n').pop()!) as { rows: number; used: number; works: number };
-    if (imported.used !== imported.rows) throw new Error(`--import-updates used ${imported.used} of ${imported.rows} rows (every row of the sample and ours should be usable)`);
+    const imported = JSON.parse(
+      (await run(['--import-updates', csvPath, '--config', config], '--import-updates')).trim().split('\n').pop()!,
+    ) as { rows: number; used: number; works: number };
+    if (imported.used !== imported.rows)
+      throw new Error(
+        `--import-updates used ${imported.used} of ${imported.rows} rows (every row of the sample and ours should be usable)`,
+      );
 
     // in-process cost of one page (no socket), on the app the daemon serves, over the same store
     const store = Store.open(join(work.path, 'db'), 'production', { mapSizeBytes: 1 << 30, readOnly: true });
     let inProcess: { cached: number; handle: number; history: number; render: number };
     try {
-      const deps = { integrators: [], maxBodyBytes: 64 * 1024, envs: { production: { store } }, health: () => ({ ok: true, checks: {} }), version: 'bench' };
+      const deps = {
+        integrators: [],
+        maxBodyBytes: 64 * 1024,
+        envs: { production: { store } },
+        health: () => ({ ok: true, checks: {} }),
+        version: 'bench',
+      };
       // the daemon's app keeps rendered pages; the same app with no page cache renders every time (a miss)
       const app = createApp(deps);
       const uncached = createApp({ ...deps, pageCacheBytes: 0 });
       const pageUrl = `http://localhost/doi/${DOI}`;
       const first = await app.handle(new Request(pageUrl));
       const firstText = await first.text();
-      if (first.status !== 200 || !(first.headers.get('content-type') ?? '').startsWith('text/html')) throw new Error(`in-process page: HTTP ${first.status}`);
-      if ((await (await uncached.handle(new Request(pageUrl))).text()) !== firstText) throw new Error('the cached and the rendered page differ');
+      if (first.status !== 200 || !(first.headers.get('content-type') ?? '').startsWith('text/html'))
+        throw new Error(`in-process page: HTTP ${first.status}`);
+      if ((await (await uncached.handle(new Request(pageUrl))).text()) !== firstText)
+        throw new Error('the cached and the rendered page differ');
       const input = readDoiInput(DOI);
       if (input.problem !== undefined) throw new Error(`${DOI}: ${input.problem}`);
       const key = input.key;
@@ -276,27 +314,48 @@ async function main(): Promise<void> {
     }
 
     console.log('starting the daemon ...');
-    const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+    const daemon = await startProcess(
+      [process.execPath, join(REPO, 'src/main.ts'), '--config', config],
+      (out) => /"url":"([^"]+)"/.exec(out)?.[1],
+    );
     await indexesRead(daemon);
     const path = `/doi/${DOI}`;
-    const json = (await (await fetch(`${daemon.url}${path}?format=json`)).json()) as { events?: { kind: string }[]; status?: { label: string } };
+    const json = (await (await fetch(`${daemon.url}${path}?format=json`)).json()) as {
+      events?: { kind: string }[];
+      status?: { label: string };
+    };
     const events = json.events ?? [];
     const notices = events.filter((e) => e.kind === 'notice').length;
-    if (events.length !== EVENTS) throw new Error(`GET ${path}?format=json has ${events.length} events (${notices} notices), not ${EVENTS}: ${JSON.stringify(json).slice(0, 2000)}`);
+    if (events.length !== EVENTS)
+      throw new Error(
+        `GET ${path}?format=json has ${events.length} events (${notices} notices), not ${EVENTS}: ${JSON.stringify(json).slice(0, 2000)}`,
+      );
     const res = await fetch(`${daemon.url}${path}`);
     const page = new Uint8Array(await res.arrayBuffer());
-    if (res.status !== 200 || !(res.headers.get('content-type') ?? '').startsWith('text/html')) throw new Error(`GET ${path}: HTTP ${res.status} ${res.headers.get('content-type')}`);
+    if (res.status !== 200 || !(res.headers.get('content-type') ?? '').startsWith('text/html'))
+      throw new Error(`GET ${path}: HTTP ${res.status} ${res.headers.get('content-type')}`);
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => {
-      if (k !== 'date' && k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection' && k !== 'keep-alive') headers[k] = v;
+      if (
+        k !== 'date' &&
+        k !== 'content-length' &&
+        k !== 'transfer-encoding' &&
+        k !== 'connection' &&
+        k !== 'keep-alive'
+      )
+        headers[k] = v;
     });
     const bodyPath = join(work.path, 'page.html');
     const headersPath = join(work.path, 'headers.json');
     writeFileSync(bodyPath, page);
     writeFileSync(headersPath, JSON.stringify(headers));
-    const ceiling = await startProcess([process.execPath, join(REPO, 'bench/status-page.ts'), '--ceiling', bodyPath, headersPath], (out) => /^(http:\S+)$/m.exec(out)?.[1]);
+    const ceiling = await startProcess(
+      [process.execPath, join(REPO, 'bench/status-page.ts'), '--ceiling', bodyPath, headersPath],
+      (out) => /^(http:\S+)$/m.exec(out)?.[1],
+    );
     const check = await fetch(`${ceiling.url}${path}`);
-    if (Buffer.compare(Buffer.from(await check.arrayBuffer()), Buffer.from(page)) !== 0) throw new Error('the ceiling does not send the page bytes');
+    if (Buffer.compare(Buffer.from(await check.arrayBuffer()), Buffer.from(page)) !== 0)
+      throw new Error('the ceiling does not send the page bytes');
 
     const script = wrkScript(work.path);
     const targets = { daemon: `${daemon.url}${path}`, ceiling: `${ceiling.url}${path}` };
@@ -304,7 +363,9 @@ async function main(): Promise<void> {
     console.log(`load: warm-up, then ${ROUNDS} runs per server in turns ...`);
     for (const url of Object.values(targets)) await wrk(url, script, WARMUP);
     const runs: Record<keyof typeof targets, Load[]> = { daemon: [], ceiling: [] };
-    for (let round = 0; round < ROUNDS; round++) for (const [server, url] of Object.entries(targets)) runs[server as keyof typeof targets].push(await wrk(url, script));
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [server, url] of Object.entries(targets))
+        runs[server as keyof typeof targets].push(await wrk(url, script));
     await stopAll();
 
     const d = median(runs.daemon);
@@ -316,12 +377,18 @@ async function main(): Promise<void> {
     console.log(
       `\nDocument status page: GET ${path} (${EVENTS} events: ${EVENTS - notices} holding changes on ${PLATFORMS.length} platforms, ${notices} notices; status "${json.status?.label}"); store of ~3,500 DOIs and the Retraction Watch sample; wrk -t2 -c${CONNECTIONS} -d${DURATION} on 127.0.0.1 (client and servers share the 2 cores), ${ROUNDS} runs per server taken in turns, median shown`,
     );
-    console.log(`page weight: ${fmt(weight)} bytes = ${fmt(weight / 1024, 1)} KB (target <= ${TARGET_WEIGHT / 1024} KB: ${met(weight <= TARGET_WEIGHT)}); the ceiling sends these bytes with the daemon's headers`);
-    console.log(`every run's pages/s: daemon ${runs.daemon.map((l) => fmt(l.rps)).join(', ')}; ceiling ${runs.ceiling.map((l) => fmt(l.rps)).join(', ')}`);
+    console.log(
+      `page weight: ${fmt(weight)} bytes = ${fmt(weight / 1024, 1)} KB (target <= ${TARGET_WEIGHT / 1024} KB: ${met(weight <= TARGET_WEIGHT)}); the ceiling sends these bytes with the daemon's headers`,
+    );
+    console.log(
+      `every run's pages/s: daemon ${runs.daemon.map((l) => fmt(l.rps)).join(', ')}; ceiling ${runs.ceiling.map((l) => fmt(l.rps)).join(', ')}`,
+    );
     console.log(
       `in process (${fmt(RENDERS)} calls each, no socket): from the page cache (what the load above measures) ${fmt(inProcess.cached, 1)} µs per page; rendered (a cache miss: the first reader after a change) ${fmt(inProcess.handle, 1)} µs = historyOf ${fmt(inProcess.history, 1)} µs + renderHistoryPage ${fmt(inProcess.render, 1)} µs + the rest (routing, Buffer, hash, headers) ${fmt(inProcess.handle - inProcess.history - inProcess.render, 1)} µs\n`,
     );
-    console.log('| page | daemon pages/s | p50 ms | p99 ms | errors (all runs) | ceiling, same bytes: pages/s (p50, p99) | ratio | target | result |');
+    console.log(
+      '| page | daemon pages/s | p50 ms | p99 ms | errors (all runs) | ceiling, same bytes: pages/s (p50, p99) | ratio | target | result |',
+    );
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
     console.log(
       `| ${EVENTS}-event DOI, ${fmt(weight / 1024, 1)} KB | ${fmt(d.rps)} | ${fmt(d.p50Ms, 2)} | ${fmt(d.p99Ms, 2)} | ${daemonErrors} | ${fmt(c.rps)} (${fmt(c.p50Ms, 2)}, ${fmt(c.p99Ms, 2)})${ceilingErrors ? `, ${ceilingErrors} errors` : ''} | ${fmt(ratio, 2)} | >= ${fmt(TARGET_RATIO, 2)} of the ceiling | ${met(ratio >= TARGET_RATIO && daemonErrors === 0)} |`,

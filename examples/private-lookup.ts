@@ -37,7 +37,8 @@ function doiKey(doi: string): string {
 }
 
 async function prefixList(): Promise<PrefixList> {
-  const cached: PrefixList | undefined = cacheFile && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : undefined;
+  const cached: PrefixList | undefined =
+    cacheFile && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : undefined;
   const headers: Record<string, string> = { 'x-api-key': key!, 'accept-encoding': 'gzip' };
   if (cached?.etag) headers['if-none-match'] = cached.etag;
   const r = await fetch(`${base}/v2.2/updates/prefixes`, { headers });
@@ -60,7 +61,8 @@ for (let i = 0; i < asked.length; i += 100) {
     body: JSON.stringify({ prefixes: asked.slice(i, i + 100) }),
   });
   if (!r.ok) throw new Error(`by-prefix: HTTP ${r.status} ${await r.text()}`);
-  for (const w of ((await r.json()) as { works: { hash: string; updates: unknown[] }[] }).works) found.set(w.hash, w.updates);
+  for (const w of ((await r.json()) as { works: { hash: string; updates: unknown[] }[] }).works)
+    found.set(w.hash, w.updates);
 }
 for (const [doi, hash] of hashes) console.log(JSON.stringify({ doi, updates: found.get(hash) ?? [] }));
 console.error(`asked about ${asked.length} prefix(es) for ${dois.length} DOI(s)`);

@@ -27,7 +27,9 @@ for (;;) {
   const query = state.cursor ? `?after=${encodeURIComponent(state.cursor)}` : '';
   const r = await fetch(`${base}/v2.2/updates/changes${query}`, { headers: { 'x-api-key': key } });
   if (r.status === 410) {
-    console.error(`the cursor is gone (${((await r.json()) as { message: string }).message}); syncing again from the start`);
+    console.error(
+      `the cursor is gone (${((await r.json()) as { message: string }).message}); syncing again from the start`,
+    );
     state = { works: {} };
     continue;
   }

@@ -9,12 +9,22 @@ import { join } from 'node:path';
 
 const REPO = join(import.meta.dir, '..');
 const outfile = process.argv[2] ?? join(REPO, 'dist/doi-holdings');
-const libc = process.report?.getReport && (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime ? 'glibc' : 'musl';
+const libc =
+  process.report?.getReport &&
+  (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime
+    ? 'glibc'
+    : 'musl';
 const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
 
 const result = await Bun.build({
   // program.ts is an entrypoint of its own, loaded by main.ts at run time: main.ts lowers --backup and --dump first
-  entrypoints: [join(REPO, 'src/main.ts'), join(REPO, 'src/program.ts'), join(REPO, 'src/ingest/prepare-worker.ts'), join(REPO, 'src/entitlement/holdings-index/index-build-worker.ts'), join(REPO, 'src/store/updates/read-worker.ts')],
+  entrypoints: [
+    join(REPO, 'src/main.ts'),
+    join(REPO, 'src/program.ts'),
+    join(REPO, 'src/ingest/prepare-worker.ts'),
+    join(REPO, 'src/entitlement/holdings-index/index-build-worker.ts'),
+    join(REPO, 'src/store/updates/read-worker.ts'),
+  ],
   compile: { outfile },
   minify: true,
   plugins: [
@@ -23,7 +33,10 @@ const result = await Bun.build({
       setup(build) {
         build.onLoad({ filter: /[\\/]lmdb[\\/]native\.js$/ }, async (args) => {
           const source = await Bun.file(args.path).text();
-          const patched = source.replace('export let nativeAddon = loadNAPI(dirName);', `export let nativeAddon = require(${JSON.stringify(addon)});`);
+          const patched = source.replace(
+            'export let nativeAddon = loadNAPI(dirName);',
+            `export let nativeAddon = require(${JSON.stringify(addon)});`,
+          );
           if (patched === source) throw new Error(`lmdb's native.js changed: cannot embed ${addon}`);
           return { contents: patched, loader: 'js' };
         });

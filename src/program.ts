@@ -62,7 +62,12 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
     for (const env of envs) {
       const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
       try {
-        statsCommand(store, io, config.updates.crossref.map((c) => c.name), config.updates.urls.map((u) => u.url));
+        statsCommand(
+          store,
+          io,
+          config.updates.crossref.map((c) => c.name),
+          config.updates.urls.map((u) => u.url),
+        );
       } finally {
         await store.close();
       }
@@ -98,15 +103,29 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
         return reportCommand(command.keys, store, inv.env, config, io);
       case 'harvest':
         // a harvest keeps its progress in its first store: production's, as in the daemon
-        return await harvestCommand(config, [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)), io, stderrIsTty(), jsonLogger(writeStderr, 'warn'), {
-          full: command.full,
-          allowShrink: command.allowShrink,
-          version: pkg.version,
-        });
+        return await harvestCommand(
+          config,
+          [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)),
+          io,
+          stderrIsTty(),
+          jsonLogger(writeStderr, 'warn'),
+          {
+            full: command.full,
+            allowShrink: command.allowShrink,
+            version: pkg.version,
+          },
+        );
       case 'import-updates':
-        return await importUpdatesCommand(command.source, command.format, [store, ...otherStores(config, inv.env)], io, stderrIsTty(), {
-          allowShrink: command.allowShrink,
-        });
+        return await importUpdatesCommand(
+          command.source,
+          command.format,
+          [store, ...otherStores(config, inv.env)],
+          io,
+          stderrIsTty(),
+          {
+            allowShrink: command.allowShrink,
+          },
+        );
       default:
         return EXIT_USAGE;
     }
@@ -126,7 +145,11 @@ function otherStores(config: Config, env: EnvName): Store[] {
 }
 
 /** --config, else $DOI_HOLDINGS_CONFIG, else conf/default.toml, else the copy embedded in the binary. */
-function readConfig(path: string | undefined, env: Record<string, string | undefined>, requireSecrets: boolean): Config {
+function readConfig(
+  path: string | undefined,
+  env: Record<string, string | undefined>,
+  requireSecrets: boolean,
+): Config {
   if (path !== undefined) return loadConfig(path, env, { requireSecrets });
   const local = resolve('conf/default.toml');
   if (existsSync(local)) return loadConfig(local, env, { requireSecrets });
@@ -137,7 +160,8 @@ async function serve(config: Config, reread: () => Config, signals: StartSignals
   const log = jsonLogger();
   const daemon = new Daemon(config, log, pkg.version);
   // a fault of the new config is logged by reload; anything else (a drop folder that cannot be made) too, not thrown
-  const reload = () => void daemon.reload(reread).catch((e) => log.log('error', 'config.reload_failed', { error: String(e) }));
+  const reload = () =>
+    void daemon.reload(reread).catch((e) => log.log('error', 'config.reload_failed', { error: String(e) }));
   // `systemctl reload` (ExecReload in the unit) sends SIGHUP; a reload asked for during start() waits for it to end
   process.on('SIGHUP', () => {
     log.log('info', 'daemon.signal', { signal: 'SIGHUP' });
@@ -169,7 +193,10 @@ async function serve(config: Config, reread: () => Config, signals: StartSignals
     return EXIT_USAGE;
   }
   if (held.has('SIGHUP')) {
-    log.log('info', 'daemon.signal', { signal: 'SIGHUP', message: 'came while the program loaded: reloading now that the daemon has started' });
+    log.log('info', 'daemon.signal', {
+      signal: 'SIGHUP',
+      message: 'came while the program loaded: reloading now that the daemon has started',
+    });
     reload();
   }
   await stopped;
@@ -177,7 +204,11 @@ async function serve(config: Config, reread: () => Config, signals: StartSignals
 }
 
 /** Runs one invocation and sets the exit code; `signals` holds what came before the program was loaded. */
-export async function runProgram(argv: string[], env: Record<string, string | undefined>, signals: StartSignals): Promise<void> {
+export async function runProgram(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  signals: StartSignals,
+): Promise<void> {
   let code = EXIT_OK;
   try {
     code = await main(argv, env, signals);

@@ -8,7 +8,9 @@ import { open } from 'lmdb';
 /** What this machine allows an ingest, measured in the same run as the figures it bounds. */
 
 /** Read + gunzip + JSON.parse + validation of deposit files with the ingest's own parser, on this thread (one core). */
-export async function parseRate(paths: readonly string[]): Promise<{ records: number; seconds: number; recordsPerSecond: number }> {
+export async function parseRate(
+  paths: readonly string[],
+): Promise<{ records: number; seconds: number; recordsPerSecond: number }> {
   let records = 0;
   const t0 = performance.now();
   for (const path of paths) {
@@ -21,7 +23,10 @@ export async function parseRate(paths: readonly string[]): Promise<{ records: nu
 }
 
 /** Sequential writes of `bytes` to a new file in `dir`, 8 MiB a write, synced (fsync) before the clock stops. */
-export function sequentialWriteRate(dir: string, bytes = 1024 ** 3): { bytes: number; seconds: number; bytesPerSecond: number } {
+export function sequentialWriteRate(
+  dir: string,
+  bytes = 1024 ** 3,
+): { bytes: number; seconds: number; bytesPerSecond: number } {
   const path = `${dir}/sequential-write.tmp`;
   const chunk = Buffer.alloc(8 * 1024 ** 2, 0x5a);
   const t0 = performance.now();
@@ -42,11 +47,22 @@ export function sequentialWriteRate(dir: string, bytes = 1024 ** 3): { bytes: nu
  * `prepareBucketFile`, what a parse worker runs), on this thread: a sorted pass's first phase is bound by it,
  * divided among `ingest.parseWorkers`.
  */
-export async function prepareRate(root: string, keys: readonly string[], platforms: readonly string[]): Promise<{ records: number; seconds: number; recordsPerSecond: number }> {
+export async function prepareRate(
+  root: string,
+  keys: readonly string[],
+  platforms: readonly string[],
+): Promise<{ records: number; seconds: number; recordsPerSecond: number }> {
   let records = 0;
   const t0 = performance.now();
   for (const key of keys) {
-    const reply = await prepareBucketFile({ id: 0, root, key, platforms: [...platforms], maxDecompressedBytes: DEFAULT_INGEST.maxDecompressedBytes, tries: 1 });
+    const reply = await prepareBucketFile({
+      id: 0,
+      root,
+      key,
+      platforms: [...platforms],
+      maxDecompressedBytes: DEFAULT_INGEST.maxDecompressedBytes,
+      tries: 1,
+    });
     if (reply.kind !== 'prepared') throw new Error(`${key}: ${reply.kind}`);
     records += reply.prepared.encoded!.count;
   }
@@ -59,7 +75,10 @@ export async function prepareRate(root: string, keys: readonly string[], platfor
  * size) into an empty environment, in transactions of 250,000 (a sorted pass's chunks), synced: the bound of a
  * sorted pass's writing phase into an empty store.
  */
-export function lmdbAppendRate(dir: string, count = 2_000_000): { records: number; seconds: number; recordsPerSecond: number } {
+export function lmdbAppendRate(
+  dir: string,
+  count = 2_000_000,
+): { records: number; seconds: number; recordsPerSecond: number } {
   const path = `${dir}/lmdb-append.mdb`;
   const root = open({ path, noSubdir: true, mapSize: 8 * 1024 ** 3, useWritemap: false, compression: false });
   const db = root.openDB({ name: 'h', keyEncoding: 'binary', encoding: 'binary' });
@@ -91,8 +110,21 @@ export function lmdbAppendRate(dir: string, count = 2_000_000): { records: numbe
  * values of `valueBytes`, in one transaction each, the commit and its sync included; removed again after (not
  * timed). No parse, no decision, no history: the least any apply of such a file writes. Milliseconds, per file.
  */
-export async function lmdbNewFileMs(dataFile: string, mapSizeBytes: number, files: readonly string[], valueBytes: number): Promise<number[]> {
-  const root = open({ path: dataFile, noSubdir: true, maxDbs: 12, mapSize: mapSizeBytes, useWritemap: false, eventTurnBatching: false, compression: false });
+export async function lmdbNewFileMs(
+  dataFile: string,
+  mapSizeBytes: number,
+  files: readonly string[],
+  valueBytes: number,
+): Promise<number[]> {
+  const root = open({
+    path: dataFile,
+    noSubdir: true,
+    maxDbs: 12,
+    mapSize: mapSizeBytes,
+    useWritemap: false,
+    eventTurnBatching: false,
+    compression: false,
+  });
   const db = root.openDB({ name: 'holdings', keyEncoding: 'binary', encoding: 'binary' });
   const value = Buffer.alloc(valueBytes, 0x62);
   const out: number[] = [];

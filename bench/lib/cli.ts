@@ -20,7 +20,11 @@ const MAIN = join(REPO, 'src/main.ts');
 
 export async function runCli(config: string, args: string[]): Promise<CliRun> {
   const t0 = performance.now();
-  const proc = Bun.spawn([process.execPath, MAIN, '--config', config, ...args], { stdout: 'pipe', stderr: 'pipe', cwd: REPO });
+  const proc = Bun.spawn([process.execPath, MAIN, '--config', config, ...args], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+    cwd: REPO,
+  });
   let peakAnonKb = 0;
   const poll = setInterval(() => {
     try {
@@ -30,7 +34,11 @@ export async function runCli(config: string, args: string[]): Promise<CliRun> {
       // gone
     }
   }, 50);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   const ms = performance.now() - t0;
   clearInterval(poll);
   return { code, stdout, stderr, ms, peakAnonKb };
@@ -55,7 +63,11 @@ export interface IngestRun extends CliRun {
  * must come back as `expect` says (`applied`, or `duplicate`: applied before). Returns the run and the files'
  * counts summed.
  */
-export async function ingest(config: string, paths: readonly string[], expect: 'applied' | 'duplicate' = 'applied'): Promise<IngestRun> {
+export async function ingest(
+  config: string,
+  paths: readonly string[],
+  expect: 'applied' | 'duplicate' = 'applied',
+): Promise<IngestRun> {
   const r = await checked(config, ['--ingest', ...paths], '--ingest');
   const counts: FileCounts = { records: 0, added: 0, updated: 0, removed: 0, unchanged: 0, rejected: 0 };
   let files = 0;

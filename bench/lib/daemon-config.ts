@@ -12,9 +12,18 @@ export interface BenchPlatform {
  */
 export function writeDaemonConfig(
   path: string,
-  o: { mapSizeGiB: number; bucket: string; platforms: readonly BenchPlatform[]; apiKey: string; updates: boolean; extra?: string },
+  o: {
+    mapSizeGiB: number;
+    bucket: string;
+    platforms: readonly BenchPlatform[];
+    apiKey: string;
+    updates: boolean;
+    extra?: string;
+  },
 ): void {
-  const platforms = o.platforms.map((p) => ['[[platforms]]', `name = "${p.name}"`, ...(p.settings ?? [])].join('\n')).join('\n');
+  const platforms = o.platforms
+    .map((p) => ['[[platforms]]', `name = "${p.name}"`, ...(p.settings ?? [])].join('\n'))
+    .join('\n');
   writeFileSync(
     path,
     `[server]

@@ -25,9 +25,17 @@ export interface MeasuredDaemon extends Started {
   peakAnonKb(): Promise<number>;
 }
 
-export async function startMeasured(config: string, o: { timeoutMs: number; env?: Record<string, string> }): Promise<MeasuredDaemon> {
+export async function startMeasured(
+  config: string,
+  o: { timeoutMs: number; env?: Record<string, string> },
+): Promise<MeasuredDaemon> {
   const t0 = performance.now();
-  const daemon = await startProcess([process.execPath, join(REPO, 'src/main.ts'), '--config', config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], o.env, 5);
+  const daemon = await startProcess(
+    [process.execPath, join(REPO, 'src/main.ts'), '--config', config],
+    (out) => /"url":"([^"]+)"/.exec(out)?.[1],
+    o.env,
+    5,
+  );
   const listenMs = performance.now() - t0;
   const anon = rssAnonPeak(daemon.pid);
   const stop = daemon.stop;
@@ -45,8 +53,14 @@ export async function startMeasured(config: string, o: { timeoutMs: number; env?
     },
   });
   try {
-    while ((await fetch(`${daemon.url}/healthz`).then((r) => r.status, () => 0)) !== 200) {
-      if (performance.now() - t0 > o.timeoutMs) throw new Error(`/healthz did not answer 200 in ${o.timeoutMs / 1000} s: ${daemon.output().slice(-2000)}`);
+    while (
+      (await fetch(`${daemon.url}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    ) {
+      if (performance.now() - t0 > o.timeoutMs)
+        throw new Error(`/healthz did not answer 200 in ${o.timeoutMs / 1000} s: ${daemon.output().slice(-2000)}`);
       await Bun.sleep(5);
     }
     measured.healthzMs = performance.now() - t0;

@@ -43,7 +43,20 @@ function journals(count: number, make: (j: number) => (n: number) => string): Jo
   return Array.from({ length: count }, (_, j) => ({ next: 1, mint: make(j) }));
 }
 
-const ELSEVIER_CODES = ['cell', 'neuron', 'jcat', 'tet', 'jmb', 'bbrc', 'ijpharm', 'envpol', 'jhep', 'jacc', 'scitotenv', 'chemosphere'];
+const ELSEVIER_CODES = [
+  'cell',
+  'neuron',
+  'jcat',
+  'tet',
+  'jmb',
+  'bbrc',
+  'ijpharm',
+  'envpol',
+  'jhep',
+  'jacc',
+  'scitotenv',
+  'chemosphere',
+];
 
 function platforms(): PlatformModel[] {
   return [
@@ -52,8 +65,10 @@ function platforms(): PlatformModel[] {
       host: 'https://www.sciencedirect.com/science/article/pii',
       journals: journals(24, (j) =>
         j < ELSEVIER_CODES.length
-          ? (n) => `10.1016/j.${ELSEVIER_CODES[j]}.${2020 + Math.floor(n / 12000)}.${pad(1 + (Math.floor(n / 1000) % 12), 2)}.${pad(n % 1000, 3)}`
-          : (n) => `10.1016/S${pad(1400 + j * 37, 4)}-${pad(6700 + j, 4)}(${pad(20 + Math.floor(n / 100000), 2)})${pad(n % 100000, 5)}-${n % 10}`,
+          ? (n) =>
+              `10.1016/j.${ELSEVIER_CODES[j]}.${2020 + Math.floor(n / 12000)}.${pad(1 + (Math.floor(n / 1000) % 12), 2)}.${pad(n % 1000, 3)}`
+          : (n) =>
+              `10.1016/S${pad(1400 + j * 37, 4)}-${pad(6700 + j, 4)}(${pad(20 + Math.floor(n / 100000), 2)})${pad(n % 100000, 5)}-${n % 10}`,
       ),
       minted: [],
     },
@@ -64,7 +79,8 @@ function platforms(): PlatformModel[] {
         const codes = ['anie', 'adma', 'chem', 'ejoc', 'jcc', 'pssb', 'cssc', 'smll', 'aenm', 'adfm'];
         const prefix = j % 2 === 0 ? '10.1002' : '10.1111';
         const code = j % 2 === 0 ? codes[j / 2]! : `j.${1365 + j}-${pad(2000 + j, 4)}`;
-        return (n) => (prefix === '10.1002' ? `${prefix}/${code}.2025${pad(n, 5)}` : `${prefix}/${code}.2025.${pad(n, 5)}`);
+        return (n) =>
+          prefix === '10.1002' ? `${prefix}/${code}.2025${pad(n, 5)}` : `${prefix}/${code}.2025.${pad(n, 5)}`;
       }),
       minted: [],
     },
@@ -105,7 +121,11 @@ function recordLine(p: PlatformModel, doi: string, rand: () => number): string {
   }
   if (rand() < 0.1) return JSON.stringify({ doi, accessType });
   const vor: { url: string; contentType: string }[] = [{ url: `${p.host}/${doi}`, contentType: 'application/pdf' }];
-  if (rand() < 0.4) vor.push({ url: p.host.endsWith('/pdf') ? `${p.host.slice(0, -4)}/full/${doi}` : `${p.host}/${doi}/fulltext`, contentType: 'text/html' });
+  if (rand() < 0.4)
+    vor.push({
+      url: p.host.endsWith('/pdf') ? `${p.host.slice(0, -4)}/full/${doi}` : `${p.host}/${doi}/fulltext`,
+      contentType: 'text/html',
+    });
   return JSON.stringify({ doi, accessType, vor });
 }
 

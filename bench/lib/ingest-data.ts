@@ -20,7 +20,11 @@ export async function ingestData(): Promise<{ dir: string; manifest: Manifest }>
 
 /** Runs another bench script as its own process; returns its last stdout line. */
 export async function runBench(script: string, ...args: string[]): Promise<string> {
-  const proc = Bun.spawn([process.execPath, join(REPO, 'bench', script), ...args], { stdout: 'pipe', stderr: 'inherit', cwd: REPO });
+  const proc = Bun.spawn([process.execPath, join(REPO, 'bench', script), ...args], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+    cwd: REPO,
+  });
   const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   if (code !== 0) throw new Error(`${script} exited with ${code}`);
   return out.trim().split('\n').pop()!;

@@ -26,5 +26,6 @@ export class PeakMemory {
   }
 }
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 export const mib = (bytes: number) => `${fmt(bytes / 1048576, 0)} MiB`;

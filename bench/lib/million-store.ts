@@ -29,9 +29,20 @@ export async function millionStore(): Promise<string> {
   const { dir: data, manifest } = await ingestData();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'bucket'), { recursive: true });
-  writeDaemonConfig(config, { mapSizeGiB: 16, bucket: 'bucket', platforms: PLATFORM_NAMES.map((n) => ({ name: n })), apiKey: BENCH_KEY, updates: true });
-  console.log('building the 1M store: --ingest of 120 deposit files and --import-updates of the Retraction Watch sample ...');
-  await cli(['--ingest', ...[...manifest.a, ...manifest.b].map((k) => join(data, 'bucket', k)), '--config', config], '--ingest');
+  writeDaemonConfig(config, {
+    mapSizeGiB: 16,
+    bucket: 'bucket',
+    platforms: PLATFORM_NAMES.map((n) => ({ name: n })),
+    apiKey: BENCH_KEY,
+    updates: true,
+  });
+  console.log(
+    'building the 1M store: --ingest of 120 deposit files and --import-updates of the Retraction Watch sample ...',
+  );
+  await cli(
+    ['--ingest', ...[...manifest.a, ...manifest.b].map((k) => join(data, 'bucket', k)), '--config', config],
+    '--ingest',
+  );
   await cli(['--import-updates', SAMPLE_PATH, '--config', config], '--import-updates', [0, 1]);
   writeFileSync(join(dir, 'ready'), '');
   return dir;
@@ -41,13 +52,23 @@ export async function millionStore(): Promise<string> {
  * A copy of a store folder's db/ at `to`, with an empty bucket/ and a daemon config (config.toml, the store under
  * db/ beside it); writeConfig rewrites it with further TOML (`extra`), or writes another config file beside it.
  */
-export function copyStore(from: string, to: string): { dir: string; config: string; writeConfig(extra?: string, file?: string): string } {
+export function copyStore(
+  from: string,
+  to: string,
+): { dir: string; config: string; writeConfig(extra?: string, file?: string): string } {
   rmSync(to, { recursive: true, force: true });
   mkdirSync(join(to, 'bucket'), { recursive: true });
   cpSync(join(from, 'db'), join(to, 'db'), { recursive: true });
   const config = join(to, 'config.toml');
   const writeConfig = (extra?: string, file = 'config.toml') => {
-    writeDaemonConfig(join(to, file), { mapSizeGiB: 16, bucket: 'bucket', platforms: PLATFORM_NAMES.map((n) => ({ name: n })), apiKey: BENCH_KEY, updates: true, extra });
+    writeDaemonConfig(join(to, file), {
+      mapSizeGiB: 16,
+      bucket: 'bucket',
+      platforms: PLATFORM_NAMES.map((n) => ({ name: n })),
+      apiKey: BENCH_KEY,
+      updates: true,
+      extra,
+    });
     return join(to, file);
   };
   writeConfig();

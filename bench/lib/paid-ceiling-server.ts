@@ -20,13 +20,15 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'bun';
 
 const [platformUrl, replyFile, batchArg, clientArg] = process.argv.slice(2);
-if (!platformUrl || !replyFile) throw new Error('usage: paid-ceiling-server.ts <platform URL> <reply file> [batch] [fetch|socket]');
+if (!platformUrl || !replyFile)
+  throw new Error('usage: paid-ceiling-server.ts <platform URL> <reply file> [batch] [fetch|socket]');
 const reply = readFileSync(replyFile);
 const batch = Number(batchArg ?? 20);
 const headers = { 'content-type': 'application/json; charset=utf-8' };
 const callHeaders = { 'content-type': 'application/json', authorization: 'Bearer ceiling' };
 
-const viaFetch = (body: string) => fetch(platformUrl, { method: 'POST', headers: callHeaders, body }).then((r) => r.text());
+const viaFetch = (body: string) =>
+  fetch(platformUrl, { method: 'POST', headers: callHeaders, body }).then((r) => r.text());
 
 /** One kept-alive connection to the platform, with the answer it is reading (at most one call at a time). */
 interface Connection {
@@ -109,7 +111,8 @@ const server = Bun.serve({
   async fetch(req) {
     const { org, dois } = (await req.json()) as { org?: unknown; dois: string[] };
     const calls: Promise<unknown>[] = [];
-    for (let i = 0; i < dois.length; i += batch) calls.push(call(JSON.stringify({ org, dois: dois.slice(i, i + batch) })).then((text) => JSON.parse(text)));
+    for (let i = 0; i < dois.length; i += batch)
+      calls.push(call(JSON.stringify({ org, dois: dois.slice(i, i + batch) })).then((text) => JSON.parse(text)));
     await Promise.all(calls);
     return new Response(reply, { headers });
   },

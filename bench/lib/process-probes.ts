@@ -32,7 +32,8 @@ const poll = () => { const m = /RssAnon:\\s+(\\d+)/.exec(read()); if (m) peak = 
 poll(); setInterval(poll, 20); self.onmessage = () => postMessage(peak);`;
   const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'application/javascript' })));
   return {
-    peakKb: () => new Promise<number>((r) => ((w.onmessage = (e: MessageEvent) => r(e.data as number)), w.postMessage(0))),
+    peakKb: () =>
+      new Promise<number>((r) => ((w.onmessage = (e: MessageEvent) => r(e.data as number)), w.postMessage(0))),
     stop: () => w.terminate(),
   };
 }
@@ -44,7 +45,10 @@ export function pauseProbe(url: string): { stop(): Promise<number> } {
   const done = (async () => {
     while (running) {
       const t = performance.now();
-      await fetch(`${url}/healthz`).then((r) => r.arrayBuffer(), () => undefined);
+      await fetch(`${url}/healthz`).then(
+        (r) => r.arrayBuffer(),
+        () => undefined,
+      );
       max = Math.max(max, performance.now() - t);
       await Bun.sleep(20);
     }
@@ -60,6 +64,17 @@ export function pauseProbe(url: string): { stop(): Promise<number> } {
 
 /** The machine's CPU seconds so far by kind, all cores summed (/proc/stat's cpu line, in clock ticks of 1/100 s). */
 export function machineCpu(): { user: number; nice: number; system: number; idle: number; other: number } {
-  const [user, nice, system, idle, ...rest] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { user: user! / 100, nice: nice! / 100, system: system! / 100, idle: idle! / 100, other: rest.slice(0, 4).reduce((a, b) => a + b, 0) / 100 };
+  const [user, nice, system, idle, ...rest] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return {
+    user: user! / 100,
+    nice: nice! / 100,
+    system: system! / 100,
+    idle: idle! / 100,
+    other: rest.slice(0, 4).reduce((a, b) => a + b, 0) / 100,
+  };
 }

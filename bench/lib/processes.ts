@@ -17,7 +17,12 @@ const running = new Set<Started>();
  * Starts `cmd` in the repository and waits (up to 2 minutes) until `ready` finds its URL in its output, looking
  * every `pollMs`.
  */
-export async function startProcess(cmd: string[], ready: (out: string) => string | undefined, env?: Record<string, string>, pollMs = 50): Promise<Started> {
+export async function startProcess(
+  cmd: string[],
+  ready: (out: string) => string | undefined,
+  env?: Record<string, string>,
+  pollMs = 50,
+): Promise<Started> {
   const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', cwd: REPO, env: { ...process.env, ...env } });
   let out = '';
   const decoder = new TextDecoder();
@@ -88,9 +93,12 @@ export async function indexesComplete(url: string, timeoutMs = 120_000, pollMs =
   for (;;) {
     // the body: {status, <env>: {..., entitlementIndex}, ...}
     const h = (await (await fetch(`${url}/healthz`)).json()) as Record<string, unknown>;
-    const envs = Object.values(h).filter((v): v is { entitlementIndex: string } => typeof v === 'object' && v !== null && 'entitlementIndex' in v);
+    const envs = Object.values(h).filter(
+      (v): v is { entitlementIndex: string } => typeof v === 'object' && v !== null && 'entitlementIndex' in v,
+    );
     if (envs.length > 0 && envs.every((e) => e.entitlementIndex === 'complete')) return;
-    if (Date.now() > deadline) throw new Error(`the entitlement index was not read in ${timeoutMs / 60_000} minutes: ${JSON.stringify(h)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the entitlement index was not read in ${timeoutMs / 60_000} minutes: ${JSON.stringify(h)}`);
     await Bun.sleep(pollMs);
   }
 }

@@ -1,4 +1,15 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { prng } from './deposit-generator.ts';
 import { BENCH_DIR, runBench } from './ingest-data.ts';
@@ -73,8 +84,15 @@ export function scalePlan(millions: number): ScalePlan {
     first: i * RECORDS_PER_FILE,
     records: Math.min(RECORDS_PER_FILE, records - i * RECORDS_PER_FILE),
   }));
-  const sources = load.filter((_, i) => i % REDEPOSIT_EVERY === REDEPOSIT_EVERY >> 1 || (files < REDEPOSIT_EVERY && i === 0));
-  const redeposit = sources.map((f, j) => ({ ...f, key: keyOf(1, j, f.key.slice(0, f.key.indexOf('/'))), mtime: FIRST_MTIME + files + j, copyOf: f.key }));
+  const sources = load.filter(
+    (_, i) => i % REDEPOSIT_EVERY === REDEPOSIT_EVERY >> 1 || (files < REDEPOSIT_EVERY && i === 0),
+  );
+  const redeposit = sources.map((f, j) => ({
+    ...f,
+    key: keyOf(1, j, f.key.slice(0, f.key.indexOf('/'))),
+    mtime: FIRST_MTIME + files + j,
+    copyOf: f.key,
+  }));
   const fresh = Array.from({ length: FRESH_FILES }, (_, k) => ({
     key: keyOf(2, k, SCALE_PLATFORMS[(files + k) % SCALE_PLATFORMS.length]!),
     mtime: FIRST_MTIME + files + redeposit.length + k,
@@ -91,15 +109,22 @@ export async function scaleData(millions: number): Promise<{ dir: string; bucket
   const manifestPath = join(dir, 'manifest.json');
   if (existsSync(manifestPath)) {
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as ScaleManifest;
-    if (manifest.version === SCALE_GENERATOR_VERSION && manifest.millions === millions) return { dir, bucket, manifest };
+    if (manifest.version === SCALE_GENERATOR_VERSION && manifest.millions === millions)
+      return { dir, bucket, manifest };
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(bucket, { recursive: true });
   const plan = scalePlan(millions);
   const workers = Math.max(1, Math.min(navigator.hardwareConcurrency, 4));
-  console.log(`generating ${plan.load.length + plan.fresh.length} deposit files (${workers} processes) and ${plan.redeposit.length} re-deposits into ${dir} ...`);
+  console.log(
+    `generating ${plan.load.length + plan.fresh.length} deposit files (${workers} processes) and ${plan.redeposit.length} re-deposits into ${dir} ...`,
+  );
   const t = performance.now();
-  await Promise.all(Array.from({ length: workers }, (_, w) => runBench('scale-generate.ts', bucket, String(millions), String(w), String(workers))));
+  await Promise.all(
+    Array.from({ length: workers }, (_, w) =>
+      runBench('scale-generate.ts', bucket, String(millions), String(w), String(workers)),
+    ),
+  );
   for (const f of plan.redeposit) {
     const to = join(bucket, f.key);
     mkdirSync(join(to, '..'), { recursive: true });
@@ -124,7 +149,8 @@ export async function scaleData(millions: number): Promise<{ dir: string; bucket
 
 function folderBytes(dir: string): number {
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? folderBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size;
+  for (const e of readdirSync(dir, { withFileTypes: true }))
+    n += e.isDirectory() ? folderBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size;
   return n;
 }
 

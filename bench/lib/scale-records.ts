@@ -11,7 +11,10 @@ export const PLATFORM_COUNT = 20;
 export const PREFIX_COUNT = 2000;
 
 /** The 20 platforms: `platform01` ... `platform20` (each file comes from one). */
-export const SCALE_PLATFORMS = Array.from({ length: PLATFORM_COUNT }, (_, i) => `platform${String(i + 1).padStart(2, '0')}`);
+export const SCALE_PLATFORMS = Array.from(
+  { length: PLATFORM_COUNT },
+  (_, i) => `platform${String(i + 1).padStart(2, '0')}`,
+);
 
 /** A bijective 32-bit mixer (the murmur3 finaliser). */
 export function mix32(x: number): number {
@@ -73,5 +76,9 @@ export function recordLine(p: number, platform: string): string {
   const doi = doiOf(p);
   const accessType = accessOf(p);
   if (!hasVor(p)) return JSON.stringify({ doi, accessType });
-  return JSON.stringify({ doi, accessType, vor: [{ url: `https://www.${platform}.example/doi/pdf/${doi}`, contentType: 'application/pdf' }] });
+  return JSON.stringify({
+    doi,
+    accessType,
+    vor: [{ url: `https://www.${platform}.example/doi/pdf/${doi}`, contentType: 'application/pdf' }],
+  });
 }

@@ -22,7 +22,13 @@ export interface StoreFolder {
   path(key: string): string;
 }
 
-export function storeFolder(dir: string, data: string, keys: readonly string[], mapSizeGiB: number, passFiles?: number): StoreFolder {
+export function storeFolder(
+  dir: string,
+  data: string,
+  keys: readonly string[],
+  mapSizeGiB: number,
+  passFiles?: number,
+): StoreFolder {
   mkdirSync(join(dir, 'bucket'), { recursive: true });
   linkBucket(data, join(dir, 'bucket'), keys);
   const config = join(dir, 'config.toml');

@@ -28,10 +28,14 @@ export class SqliteHoldings {
   CREATE TABLE history (k TEXT NOT NULL, n INTEGER NOT NULL, kind TEXT NOT NULL, time INTEGER NOT NULL, file INTEGER NOT NULL,
     old_access TEXT, new_access TEXT, PRIMARY KEY (k, n)) WITHOUT ROWID;
   CREATE TABLE files (key TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL, counts TEXT NOT NULL);`);
-    this.getOld = db.prepare<{ live: number; state: string | null }, [string]>('SELECT live, state FROM holdings WHERE k = ?');
+    this.getOld = db.prepare<{ live: number; state: string | null }, [string]>(
+      'SELECT live, state FROM holdings WHERE k = ?',
+    );
     this.putHolding = db.prepare('INSERT OR REPLACE INTO holdings (k, live, state, updated) VALUES (?, ?, ?, ?)');
     this.lastEvent = db.prepare<{ n: number }, [string]>('SELECT max(n) AS n FROM history WHERE k = ?');
-    this.putEvent = db.prepare('INSERT INTO history (k, n, kind, time, file, old_access, new_access) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.putEvent = db.prepare(
+      'INSERT INTO history (k, n, kind, time, file, old_access, new_access) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
     this.putFile = db.prepare('INSERT INTO files (key, seq, hash, counts) VALUES (?, ?, ?, ?)');
   }
 

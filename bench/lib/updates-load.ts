@@ -23,7 +23,8 @@ export interface Load {
 export async function doiPools(bucket: string, keys: string[]): Promise<{ plain: string[]; withUpdates: string[] }> {
   const plain: string[] = [];
   for (const key of keys)
-    for (const line of new TextDecoder().decode(Bun.gunzipSync(readFileSync(join(bucket, key)))).split('\n')) if (line) plain.push((JSON.parse(line) as { doi: string }).doi);
+    for (const line of new TextDecoder().decode(Bun.gunzipSync(readFileSync(join(bucket, key)))).split('\n'))
+      if (line) plain.push((JSON.parse(line) as { doi: string }).doi);
   const withUpdates: string[] = [];
   let col = -1;
   for await (const { fields } of csvRecords(Bun.file(SAMPLE_PATH).stream())) {
@@ -34,10 +35,19 @@ export async function doiPools(bucket: string, keys: string[]): Promise<{ plain:
 }
 
 /** `count` bodies of `n` DOIs, ~5% of them with updates (seeded). */
-export function bodies(n: number, count: number, pools: { plain: string[]; withUpdates: string[] }, seed = n): string[] {
+export function bodies(
+  n: number,
+  count: number,
+  pools: { plain: string[]; withUpdates: string[] },
+  seed = n,
+): string[] {
   const rand = prng(seed);
   const pick = (a: string[]) => a[Math.floor(rand() * a.length)]!;
-  return Array.from({ length: count }, () => JSON.stringify({ dois: Array.from({ length: n }, () => (rand() < 0.05 ? pick(pools.withUpdates) : pick(pools.plain))) }));
+  return Array.from({ length: count }, () =>
+    JSON.stringify({
+      dois: Array.from({ length: n }, () => (rand() < 0.05 ? pick(pools.withUpdates) : pick(pools.plain))),
+    }),
+  );
 }
 
 export function wrkScript(path: string, list: string[], apiKey: string): string {
@@ -65,7 +75,13 @@ function parse(out: string): Load {
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
   if (!m) throw new Error(`wrk printed no result: ${out}`);
   const [requests, durationUs, p50, p99, statusErrors, socketErrors] = m.slice(1).map(Number) as number[];
-  return { requests: requests!, rps: requests! / (durationUs! / 1e6), p50Ms: p50! / 1000, p99Ms: p99! / 1000, errors: statusErrors! + socketErrors! };
+  return {
+    requests: requests!,
+    rps: requests! / (durationUs! / 1e6),
+    p50Ms: p50! / 1000,
+    p99Ms: p99! / 1000,
+    errors: statusErrors! + socketErrors!,
+  };
 }
 
 /** wrk for a fixed duration. */
@@ -77,7 +93,10 @@ const loads = new Set<ReturnType<typeof Bun.spawn>>();
 
 /** wrk running until stop() (SIGINT: wrk stops and prints its summary), at most 10 minutes. */
 export function startWrk(url: string, script: string, connections = 50): { stop(): Promise<Load> } {
-  const proc = Bun.spawn(['wrk', '-t2', `-c${connections}`, '-d600s', '-s', script, url], { stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn(['wrk', '-t2', `-c${connections}`, '-d600s', '-s', script, url], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   loads.add(proc);
   const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]).then(([o, e]) => o + e);
   return {
@@ -102,6 +121,9 @@ export async function stopLoads(): Promise<void> {
 /** The daemon's count of answered requests on `route` with `status` (from /metrics). */
 export async function answered(url: string, route: string, status = 200): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^doi_holdings_http_requests_total\\{[^}]*route="${route.replace(/[.\/]/g, '\\$&')}"[^}]*status="${status}"[^}]*\\} (\\d+)`, 'm').exec(text);
+  const m = new RegExp(
+    `^doi_holdings_http_requests_total\\{[^}]*route="${route.replace(/[.\/]/g, '\\$&')}"[^}]*status="${status}"[^}]*\\} (\\d+)`,
+    'm',
+  ).exec(text);
   return m ? Number(m[1]) : 0;
 }

@@ -38,7 +38,8 @@ export function writeAllSync(fd: number, bytes: Uint8Array, giveUpMs = Infinity)
       if (code === undefined) throw e; // no system call's error: a bug
       if (code === 'EINTR') continue;
       if (code !== 'EAGAIN') return { at, failure: { errno: code, message } };
-      if (waited >= giveUpMs) return { at, failure: { errno: code, message: `${message}: the reader took nothing for ${waited} ms` } };
+      if (waited >= giveUpMs)
+        return { at, failure: { errno: code, message: `${message}: the reader took nothing for ${waited} ms` } };
       // 1 ms, doubling to 16 ms while the pipe stays full: a paused reader costs a few wake-ups a second, not 1,000
       Atomics.wait(pause, 0, 0, nap);
       waited += nap;

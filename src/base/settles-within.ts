@@ -3,7 +3,13 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([p.then(() => true, () => true), late]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

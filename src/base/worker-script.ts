@@ -47,7 +47,12 @@ const liveJobs = new Set<Promise<void>>();
  * when a daemon stopped while its start-up reads ran). The jobs answer after they let go of the store.
  * `name` goes in the error of a worker that failed.
  */
-export function workerJob<T>(script: string, request: unknown, name: string, progress?: ProgressHandler): { done: Promise<T>; cancel(): void } {
+export function workerJob<T>(
+  script: string,
+  request: unknown,
+  name: string,
+  progress?: ProgressHandler,
+): { done: Promise<T>; cancel(): void } {
   const worker = new Worker(script);
   const ended = new Promise<void>((resolve) => worker.addEventListener('close', () => resolve(), { once: true }));
   liveJobs.add(ended);

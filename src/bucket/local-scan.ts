@@ -8,7 +8,10 @@ import { isHiddenOrTemp, undecodableNameFault } from '../deposit/index.ts';
  * bucket: the ingestor refuses them, NOT_REGULAR_FILE, so that they are reported rather than passed over).
  * `under`: only the files below this folder of the bucket (a key prefix without its trailing `/`).
  */
-export async function scanBucketFolder(root: string, opts: { everyEntry?: boolean; under?: string } = {}): Promise<string[]> {
+export async function scanBucketFolder(
+  root: string,
+  opts: { everyEntry?: boolean; under?: string } = {},
+): Promise<string[]> {
   const keys: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries;

@@ -73,16 +73,24 @@ export class FolderWatch {
     const handle = (path: string) => {
       if (this.closed) return;
       const key = toKey(real, path);
-      void Promise.resolve(onFiles([key])).catch((e) => log.log('error', 'watch.handler_failed', { env: envName, key, error: String(e) }));
+      void Promise.resolve(onFiles([key])).catch((e) =>
+        log.log('error', 'watch.handler_failed', { env: envName, key, error: String(e) }),
+      );
     };
     watcher.on('add', handle).on('change', handle);
     watcher.on('addDir', (path: string) => path !== real && this.noteNewFolder(toKey(real, path)));
     watcher.on('error', (e) => log.log('error', 'watch.error', { env: envName, root, error: String(e) }));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     const existing = await scanBucketFolder(root, { everyEntry: true });
-    log.log('info', 'watch.started', { env: envName, root, existingFiles: existing.length, rescanMs: this.opts.rescanMs });
+    log.log('info', 'watch.started', {
+      env: envName,
+      root,
+      existingFiles: existing.length,
+      rescanMs: this.opts.rescanMs,
+    });
     await onFiles(existing);
-    if (this.opts.rescanMs > 0 && !this.closed) this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
+    if (this.opts.rescanMs > 0 && !this.closed)
+      this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
   }
 
   async close(): Promise<void> {
@@ -126,11 +134,28 @@ export class FolderWatch {
     try {
       const unreadable: string[] = [];
       const stopped = () => this.closed;
-      const keys = await missedFiles(root, { under, settleMs, holds, stopped, unreadable: (key, e) => unreadable.push(`${key}: ${String(e)}`) });
-      if (unreadable.length > 0) log.log('warn', 'watch.rescan_skipped', { env: envName, folder: under ?? '', files: unreadable.length, first: unreadable.slice(0, 5) });
+      const keys = await missedFiles(root, {
+        under,
+        settleMs,
+        holds,
+        stopped,
+        unreadable: (key, e) => unreadable.push(`${key}: ${String(e)}`),
+      });
+      if (unreadable.length > 0)
+        log.log('warn', 'watch.rescan_skipped', {
+          env: envName,
+          folder: under ?? '',
+          files: unreadable.length,
+          first: unreadable.slice(0, 5),
+        });
       if (keys.length === 0 || this.closed) return [];
       // info, not warn: a file that settled during the listing may be the watch's own too (the ingestor dedups)
-      log.log('info', 'watch.rescan_found', { env: envName, folder: under ?? '', files: keys.length, keys: keys.slice(0, 10) });
+      log.log('info', 'watch.rescan_found', {
+        env: envName,
+        folder: under ?? '',
+        files: keys.length,
+        keys: keys.slice(0, 10),
+      });
       await onFiles(keys);
       return keys;
     } catch (e) {

@@ -36,7 +36,8 @@ export async function missedFiles(root: string, opts: RescanOptions): Promise<st
   // a name that is not UTF-8 is listed with U+FFFD for its bad bytes, and is not there by that name: handed on
   // (unless refused already), for the ingestor to say so once (BAD_PATH), rather than taken for gone
   const undecodable: string[] = [];
-  const stat = (key: string) => statOrGone(root, key, opts.unreadable, (k) => void (opts.holds(k, undefined) || undecodable.push(k)));
+  const stat = (key: string) =>
+    statOrGone(root, key, opts.unreadable, (k) => void (opts.holds(k, undefined) || undecodable.push(k)));
   for (let i = 0; i < keys.length; i++) {
     if (i % STATS_PER_TURN === STATS_PER_TURN - 1) await Bun.sleep(0);
     if (stopped()) return [];
@@ -54,7 +55,11 @@ export async function missedFiles(root: string, opts: RescanOptions): Promise<st
  * Of files listed with their stats, those whose size and time are the same `ms` later: one being written (or gone)
  * is left out. The settle rule of a rescan, and of the update drop folder's start-up scan.
  */
-export async function heldStill(listed: ReadonlyMap<string, FileStat>, ms: number, stat: (key: string) => FileStat | undefined): Promise<string[]> {
+export async function heldStill(
+  listed: ReadonlyMap<string, FileStat>,
+  ms: number,
+  stat: (key: string) => FileStat | undefined,
+): Promise<string[]> {
   if (listed.size === 0) return [];
   await Bun.sleep(ms);
   const out: string[] = [];
@@ -69,7 +74,12 @@ export async function heldStill(listed: ReadonlyMap<string, FileStat>, ms: numbe
  * A file removed since the listing is simply not there any more; one that cannot be stat'ed is told of, and
  * skipped; one whose name is not UTF-8 goes to `undecodable`.
  */
-function statOrGone(root: string, key: string, unreadable: ((key: string, error: unknown) => void) | undefined, undecodable: (key: string) => void): FileStat | undefined {
+function statOrGone(
+  root: string,
+  key: string,
+  unreadable: ((key: string, error: unknown) => void) | undefined,
+  undecodable: (key: string) => void,
+): FileStat | undefined {
   try {
     return statBucketFileSync(root, key);
   } catch (e) {

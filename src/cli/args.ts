@@ -30,7 +30,24 @@ export interface Invocation {
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
 export function parseArgs(argv: readonly string[]): Invocation | Fault {
-  const known = new Set([...TAKES_VALUE, '--dump', '--history', '--validate', '--ingest', '--import-updates', '--harvest', '--full', '--allow-shrink', '--failures', '--retry', '--report', '--stats', '--check-config', '--help', '--version']);
+  const known = new Set([
+    ...TAKES_VALUE,
+    '--dump',
+    '--history',
+    '--validate',
+    '--ingest',
+    '--import-updates',
+    '--harvest',
+    '--full',
+    '--allow-shrink',
+    '--failures',
+    '--retry',
+    '--report',
+    '--stats',
+    '--check-config',
+    '--help',
+    '--version',
+  ]);
   const flags = new Map<string, string>();
   const seen: string[] = [];
   const positional: string[] = [];
@@ -43,9 +60,11 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       if (TAKES_VALUE.has(name)) {
         const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
         // `--platform --doi X` is a missing value, not a platform named "--doi" (use --name=VALUE for such values)
-        if (v === undefined || v === '' || (eq < 0 && v.startsWith('--'))) return fault('USAGE', `${name} needs a value`);
+        if (v === undefined || v === '' || (eq < 0 && v.startsWith('--')))
+          return fault('USAGE', `${name} needs a value`);
         flags.set(name, v);
-      } else if (eq > 0) return fault('USAGE', known.has(name) ? `${name} takes no value` : `unknown option ${name} (see --help)`);
+      } else if (eq > 0)
+        return fault('USAGE', known.has(name) ? `${name} takes no value` : `unknown option ${name} (see --help)`);
       else flags.set(name, '');
     } else if (a === '-h') flags.set('--help', '');
     else positional.push(a);
@@ -53,18 +72,38 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   const unknown = seen.find((s) => !known.has(s));
   if (unknown) return fault('USAGE', `unknown option ${unknown} (see --help)`);
   const env = flags.get('--env') ?? 'production';
-  if (env !== 'production' && env !== 'staging') return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
-  const modes = ['--dump', '--validate', '--ingest', '--import-updates', '--harvest', '--failures', '--retry', '--report', '--stats', '--backup', '--check-config', '--help', '--version'].filter((m) => flags.has(m));
+  if (env !== 'production' && env !== 'staging')
+    return fault('USAGE', `--env must be production or staging, not ${JSON.stringify(env)}`);
+  const modes = [
+    '--dump',
+    '--validate',
+    '--ingest',
+    '--import-updates',
+    '--harvest',
+    '--failures',
+    '--retry',
+    '--report',
+    '--stats',
+    '--backup',
+    '--check-config',
+    '--help',
+    '--version',
+  ].filter((m) => flags.has(m));
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
   if (flags.has('--full') && mode !== '--harvest') return fault('USAGE', '--full goes with --harvest');
-  if (flags.has('--allow-shrink') && mode !== '--harvest' && mode !== '--import-updates') return fault('USAGE', '--allow-shrink goes with --import-updates or --harvest');
+  if (flags.has('--allow-shrink') && mode !== '--harvest' && mode !== '--import-updates')
+    return fault('USAGE', '--allow-shrink goes with --import-updates or --harvest');
   // update information goes into every configured environment: an --env here would read as "staging only"
   if (flags.has('--env') && (mode === '--import-updates' || mode === '--harvest'))
     return fault('USAGE', `${mode} goes into every configured environment; --env does not go with it`);
   const rest = positional[0] === 'serve' ? positional.slice(1) : positional;
-  const base = { configPath: flags.get('--config'), env: env as EnvName, ...(flags.has('--env') ? { envGiven: true as const } : {}) };
+  const base = {
+    configPath: flags.get('--config'),
+    env: env as EnvName,
+    ...(flags.has('--env') ? { envGiven: true as const } : {}),
+  };
   const noPositional = (cmd: Command): Invocation | Fault =>
     rest.length > 0 ? fault('USAGE', `unexpected argument ${JSON.stringify(rest[0])}`) : { ...base, command: cmd };
   switch (mode) {
@@ -76,7 +115,12 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     case '--version':
       return { ...base, command: { kind: 'version' } };
     case '--dump':
-      return noPositional({ kind: 'dump', platform: flags.get('--platform'), doi: flags.get('--doi'), ...(flags.has('--history') ? { history: true } : {}) });
+      return noPositional({
+        kind: 'dump',
+        platform: flags.get('--platform'),
+        doi: flags.get('--doi'),
+        ...(flags.has('--history') ? { history: true } : {}),
+      });
     case '--failures':
       return noPositional({ kind: 'failures' });
     case '--stats':
@@ -90,20 +134,34 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
       if (rest.length === 0) return fault('USAGE', `${mode} needs at least one FILE`);
       return { ...base, command: { kind: mode === '--validate' ? 'validate' : 'ingest', files: rest } };
     case '--retry':
-      if (rest.length !== 1) return fault('USAGE', '--retry needs exactly one KEY (<platform>/<name>.jsonl.gz, see --failures)');
+      if (rest.length !== 1)
+        return fault('USAGE', '--retry needs exactly one KEY (<platform>/<name>.jsonl.gz, see --failures)');
       return { ...base, command: { kind: 'retry', key: rest[0]! } };
     case '--report':
-      if (rest.length === 0) return fault('USAGE', '--report needs at least one KEY (<platform>/<name>.jsonl.gz, as the bucket names it)');
+      if (rest.length === 0)
+        return fault('USAGE', '--report needs at least one KEY (<platform>/<name>.jsonl.gz, as the bucket names it)');
       return { ...base, command: { kind: 'report', keys: rest } };
     case '--import-updates': {
       if (rest.length !== 1) return fault('USAGE', '--import-updates needs exactly one PATH or URL');
       const format = flags.get('--format');
       if (format !== undefined && !(UPDATE_FORMATS as readonly string[]).includes(format))
         return fault('USAGE', `--format must be ${UPDATE_FORMATS.join(' or ')}`);
-      return { ...base, command: { kind: 'import-updates', source: rest[0]!, format: format as UpdateFormat | undefined, ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) } };
+      return {
+        ...base,
+        command: {
+          kind: 'import-updates',
+          source: rest[0]!,
+          format: format as UpdateFormat | undefined,
+          ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}),
+        },
+      };
     }
     case '--harvest':
-      return noPositional({ kind: 'harvest', ...(flags.has('--full') ? { full: true } : {}), ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}) });
+      return noPositional({
+        kind: 'harvest',
+        ...(flags.has('--full') ? { full: true } : {}),
+        ...(flags.has('--allow-shrink') ? { allowShrink: true } : {}),
+      });
     default:
       return fault('USAGE', `unknown mode ${mode}`);
   }

@@ -88,8 +88,15 @@ export interface DumpEvent {
  * removal), `live`, and `history`, oldest event first. Every value comes from the store, so replicas and a
  * crashed-then-recovered store dump the same bytes as a clean one.
  */
-export function historyDumpLine(env: EnvName, h: HoldingView, fileOf: (seq: number) => string): DumpLine & { live: boolean; history: DumpEvent[] } {
-  const line = lineOf(env, h.platform, h.state ?? { doi: h.doiKey }, h.updated) as DumpLine & { live: boolean; history: DumpEvent[] };
+export function historyDumpLine(
+  env: EnvName,
+  h: HoldingView,
+  fileOf: (seq: number) => string,
+): DumpLine & { live: boolean; history: DumpEvent[] } {
+  const line = lineOf(env, h.platform, h.state ?? { doi: h.doiKey }, h.updated) as DumpLine & {
+    live: boolean;
+    history: DumpEvent[];
+  };
   line.live = h.live;
   line.history = h.events.map((e) => {
     const out: DumpEvent = { event: e.kind, time: new Date(e.time).toISOString(), file: fileOf(e.fileSeq) };

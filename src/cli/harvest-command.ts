@@ -25,7 +25,10 @@ export async function harvestCommand(
   // the CLI does not demand the daemon's secrets (S3 keys), but a harvest told to use a Plus token must have it
   const tokenless = config.updates.crossref.filter((s) => s.plusTokenEnv !== undefined && s.plusToken === undefined);
   if (tokenless.length > 0) {
-    for (const s of tokenless) io.err(`doi-holdings: harvest ${s.name}: environment variable ${s.plusTokenEnv} (plusTokenEnv) is not set or empty`);
+    for (const s of tokenless)
+      io.err(
+        `doi-holdings: harvest ${s.name}: environment variable ${s.plusTokenEnv} (plusTokenEnv) is not set or empty`,
+      );
     return EXIT_USAGE;
   }
   let code = EXIT_OK;

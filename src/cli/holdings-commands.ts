@@ -1,6 +1,14 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
-import { fileNameProblem, isHiddenOrTemp, mostRawBytes, parseDepositFile, rawSizeFault, unsafeKeyFault, type ParsedDeposit } from '../deposit/index.ts';
+import {
+  fileNameProblem,
+  isHiddenOrTemp,
+  mostRawBytes,
+  parseDepositFile,
+  rawSizeFault,
+  unsafeKeyFault,
+  type ParsedDeposit,
+} from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
 import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome, type IngestorOptions } from '../ingest/index.ts';
 import { jsonLogger, silentLogger, type Logger } from '../base/index.ts';
@@ -14,7 +22,12 @@ import { Progress } from './progress.ts';
  * --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block);
  * with --history, every holding (tombstones too) with its events.
  */
-export function dumpCommand(store: Store, filter: { platform?: string; doi?: string; history?: boolean }, io: Output, progress = new Progress(false)): number {
+export function dumpCommand(
+  store: Store,
+  filter: { platform?: string; doi?: string; history?: boolean },
+  io: Output,
+  progress = new Progress(false),
+): number {
   const form = filter.doi !== undefined ? readDoiForm(filter.doi) : undefined;
   if (form?.problem !== undefined) {
     io.err(`--doi ${JSON.stringify(filter.doi)}: ${form.problem}`);
@@ -23,12 +36,19 @@ export function dumpCommand(store: Store, filter: { platform?: string; doi?: str
   const key = form && doiKey(form.bare);
   let lines = 0;
   const each = () => {
-    if ((++lines & 4095) === 0) progress.update((s) => `dumping ${store.env}: ${lines.toLocaleString('en')} lines, ${s} s`);
+    if ((++lines & 4095) === 0)
+      progress.update((s) => `dumping ${store.env}: ${lines.toLocaleString('en')} lines, ${s} s`);
   };
   try {
     if (!filter.history) {
       // a reader that left, or a disk that is full, wants no more: the dump stops there (output.ts says which)
-      writeDumpLines(store, { platform: filter.platform, doiKey: key }, (chunk) => io.outBytes(chunk), each, () => io.wanted());
+      writeDumpLines(
+        store,
+        { platform: filter.platform, doiKey: key },
+        (chunk) => io.outBytes(chunk),
+        each,
+        () => io.wanted(),
+      );
       return EXIT_OK;
     }
     dumpHistories(store, key, filter.platform, (line) => {
@@ -43,7 +63,12 @@ export function dumpCommand(store: Store, filter: { platform?: string; doi?: str
 }
 
 /** `out` says whether more is wanted */
-function dumpHistories(store: Store, key: string | undefined, platform: string | undefined, out: (line: string) => boolean): void {
+function dumpHistories(
+  store: Store,
+  key: string | undefined,
+  platform: string | undefined,
+  out: (line: string) => boolean,
+): void {
   const files = new Map<number, string>();
   const fileOf = (seq: number) => {
     let k = files.get(seq);
@@ -64,7 +89,9 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
     // the bucket's rules on a name, in its order: a name it never reads, unsafe as a path (BAD_PATH), the name itself
     if (isHiddenOrTemp(name)) {
       faults++;
-      io.out(`${path}: IGNORED: a bucket takes a name starting with "." (or ending in .partial or ~) for an upload in progress and never reads it; rename it`);
+      io.out(
+        `${path}: IGNORED: a bucket takes a name starting with "." (or ending in .partial or ~) for an upload in progress and never reads it; rename it`,
+      );
       continue;
     }
     const nameProblem = unsafeKeyFault(name) ?? fileNameProblem(name);
@@ -75,8 +102,14 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
     try {
       const max = config.ingest.maxDecompressedBytes;
       // read with the size rule's bound, a byte more: a file that grew past it after its size was taken is not read whole
-      const bytes = new Uint8Array(await Bun.file(path).slice(0, mostRawBytes(max) + 1).arrayBuffer());
-      parsed = rawSizeFault(name, Math.max(Bun.file(path).size, bytes.length), max) ?? (await parseDepositFile(bytes, { maxDecompressedBytes: max }));
+      const bytes = new Uint8Array(
+        await Bun.file(path)
+          .slice(0, mostRawBytes(max) + 1)
+          .arrayBuffer(),
+      );
+      parsed =
+        rawSizeFault(name, Math.max(Bun.file(path).size, bytes.length), max) ??
+        (await parseDepositFile(bytes, { maxDecompressedBytes: max }));
     } catch (e) {
       parsed = { code: 'READ_FAILED', message: `cannot read: ${(e as Error).message}` };
     }
@@ -90,7 +123,9 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
       continue;
     }
     const valid = parsed.records.length;
-    io.out(`${path}: ${parsed.recordLines} records, ${valid} valid DOIs, ${parsed.rejected.length} rejected lines${parsed.superseded ? `, ${parsed.superseded} superseded by a later line` : ''}`);
+    io.out(
+      `${path}: ${parsed.recordLines} records, ${valid} valid DOIs, ${parsed.rejected.length} rejected lines${parsed.superseded ? `, ${parsed.superseded} superseded by a later line` : ''}`,
+    );
     for (const r of parsed.rejected) io.out(`  line ${r.line}${r.path ? ` ${r.path}` : ''}: ${r.code}: ${r.message}`);
     if (parsed.rejected.length > 0) faults++;
   }
@@ -105,14 +140,22 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
  * stdout that fails stops none of it: the files asked for are applied, not some first part of them (their outcomes
  * stay in the ledger for --report).
  */
-export async function ingestCommand(files: string[], store: Store, config: Config, io: Output, progress = new Progress(false)): Promise<number> {
+export async function ingestCommand(
+  files: string[],
+  store: Store,
+  config: Config,
+  io: Output,
+  progress = new Progress(false),
+): Promise<number> {
   let faults = 0;
   let done = 0;
   const bucket = config.buckets[store.env];
   const given = files.map((path) => {
     const abs = resolve(path);
     const key = `${basename(dirname(abs))}/${basename(abs)}`;
-    const root = bucket ? ingestRoot(abs, key, bucket.path, (m) => io.err(`doi-holdings: ${m}`)) : dirname(dirname(abs));
+    const root = bucket
+      ? ingestRoot(abs, key, bucket.path, (m) => io.err(`doi-holdings: ${m}`))
+      : dirname(dirname(abs));
     return { key, root };
   });
   for (const run of runsOfDistinctKeys(given)) {
@@ -120,7 +163,9 @@ export async function ingestCommand(files: string[], store: Store, config: Confi
       io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
       if (isFault(outcome)) faults++;
       done++;
-      progress.update((s) => `ingesting into ${store.env}: ${done} of ${files.length} files, ${faults} with faults, ${s} s`);
+      progress.update(
+        (s) => `ingesting into ${store.env}: ${done} of ${files.length} files, ${faults} with faults, ${s} s`,
+      );
     });
   }
   progress.done();
@@ -147,11 +192,17 @@ function runsOfDistinctKeys<T extends { key: string }>(files: readonly T[]): T[]
  * outcome known early, a file missing say, waits for the files before it; a key never reported, a hidden name,
  * is reported undefined at the end).
  */
-async function ingestRun(store: Store, config: Config, files: readonly { key: string; root: string }[], report: (key: string, o: IngestOutcome | undefined) => void): Promise<void> {
+async function ingestRun(
+  store: Store,
+  config: Config,
+  files: readonly { key: string; root: string }[],
+  report: (key: string, o: IngestOutcome | undefined) => void,
+): Promise<void> {
   const outcomes = new Map<string, IngestOutcome>();
   let next = 0;
   const flush = (all: boolean) => {
-    for (; next < files.length && (all || outcomes.has(files[next]!.key)); next++) report(files[next]!.key, outcomes.get(files[next]!.key));
+    for (; next < files.length && (all || outcomes.has(files[next]!.key)); next++)
+      report(files[next]!.key, outcomes.get(files[next]!.key));
   };
   // a backlog that takes a sorted pass is parsed on a worker, as the daemon's is, and tells its progress (stderr)
   const backlog = files.length >= config.ingest.sortedPassFiles;
@@ -178,16 +229,41 @@ export function failuresCommand(store: Store, io: Output): number {
   for (const f of store.failures()) {
     if (f.kind === 'quarantined') {
       const { key, code, message, tries, lastModified, recordedAt } = f.entry;
-      io.out(JSON.stringify({ env: store.env, kind: 'quarantined', key, code, message, tries, lastModified: new Date(lastModified).toISOString(), recordedAt }));
+      io.out(
+        JSON.stringify({
+          env: store.env,
+          kind: 'quarantined',
+          key,
+          code,
+          message,
+          tries,
+          lastModified: new Date(lastModified).toISOString(),
+          recordedAt,
+        }),
+      );
     } else {
-      io.out(JSON.stringify({ env: store.env, kind: 'conflict', key: f.conflict.key, ...conflictFault(f.conflict), recordedAt: f.conflict.recordedAt }));
+      io.out(
+        JSON.stringify({
+          env: store.env,
+          kind: 'conflict',
+          key: f.conflict.key,
+          ...conflictFault(f.conflict),
+          recordedAt: f.conflict.recordedAt,
+        }),
+      );
     }
   }
   return EXIT_OK;
 }
 
 /** --retry KEY: clears the quarantine and applies the file from the environment's bucket folder now. */
-export async function retryCommand(key: string, store: Store, env: EnvName, config: Config, io: Output): Promise<number> {
+export async function retryCommand(
+  key: string,
+  store: Store,
+  env: EnvName,
+  config: Config,
+  io: Output,
+): Promise<number> {
   const bucket = config.buckets[env];
   if (!bucket) {
     io.err(`no bucket is configured for ${env}`);
@@ -215,7 +291,13 @@ export async function retryCommand(key: string, store: Store, env: EnvName, conf
  * One file through an Ingestor of its own: the daemon's rules and decision, with one try (the operator is there
  * to see a fault, and --retry is theirs to run) and parsing on this thread.
  */
-async function ingestOne(store: Store, config: Config, root: string, key: string, retry: boolean): Promise<IngestOutcome | undefined> {
+async function ingestOne(
+  store: Store,
+  config: Config,
+  root: string,
+  key: string,
+  retry: boolean,
+): Promise<IngestOutcome | undefined> {
   let outcome: IngestOutcome | undefined;
   const ingestor = new Ingestor({
     ...cliIngestorOptions(store, config, root, retry),
@@ -261,11 +343,23 @@ function isFault(o: IngestOutcome | undefined): boolean {
 function describeOutcome(env: EnvName, key: string, o: IngestOutcome | undefined): Record<string, unknown> {
   switch (o?.status) {
     case 'applied':
-      return { env, key: o.entry.key, outcome: 'applied', counts: o.entry.counts, rejectedLines: o.entry.rejectedLines };
+      return {
+        env,
+        key: o.entry.key,
+        outcome: 'applied',
+        counts: o.entry.counts,
+        rejectedLines: o.entry.rejectedLines,
+      };
     case 'duplicate':
       // the same file again: decided before, as applied or as quarantined
       if (o.entry.outcome === 'quarantined')
-        return { env, key: o.entry.key, outcome: 'quarantined', code: o.entry.code, message: `${o.entry.message} (already quarantined; --retry tries it again)` };
+        return {
+          env,
+          key: o.entry.key,
+          outcome: 'quarantined',
+          code: o.entry.code,
+          message: `${o.entry.message} (already quarantined; --retry tries it again)`,
+        };
       return { env, key: o.entry.key, outcome: 'duplicate', message: 'the same file was applied before; nothing done' };
     case 'conflict':
       return { env, key: o.conflict.key, outcome: 'conflict', ...conflictFault(o.conflict) };
@@ -277,8 +371,19 @@ function describeOutcome(env: EnvName, key: string, o: IngestOutcome | undefined
       return { env, key: o.entry.key, outcome: 'unreadable', code: o.fault.code, message: o.fault.message };
     case 'unrecorded':
       // the store is full: the file was not applied, and its quarantine could not be written either
-      return { env, key: o.key, outcome: 'failed', code: o.fault.code, message: `${o.fault.message}; its quarantine could not be recorded either: ${o.writeFault.message}` };
+      return {
+        env,
+        key: o.key,
+        outcome: 'failed',
+        code: o.fault.code,
+        message: `${o.fault.message}; its quarantine could not be recorded either: ${o.writeFault.message}`,
+      };
     case undefined:
-      return { env, key, outcome: 'ignored', message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested' };
+      return {
+        env,
+        key,
+        outcome: 'ignored',
+        message: 'hidden and temporary file names (a leading dot, .partial, ~) are never ingested',
+      };
   }
 }

@@ -18,7 +18,9 @@ export async function importUpdatesCommand(
   const started = performance.now();
   const progress = new Progress(isTty);
   const onProgress = (rows: number, bytes: number) =>
-    progress.update((s) => `importing ${source}: ${rows.toLocaleString('en')} rows, ${(bytes / 1e6).toFixed(1)} MB, ${s} s`);
+    progress.update(
+      (s) => `importing ${source}: ${rows.toLocaleString('en')} rows, ${(bytes / 1e6).toFixed(1)} MB, ${s} s`,
+    );
   const result = await importSource(stores, source, { format, onProgress, allowShrink: opts.allowShrink });
   progress.done();
   if ('notModified' in result) return EXIT_OK;

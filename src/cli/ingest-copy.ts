@@ -1,4 +1,15 @@
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 
@@ -34,7 +45,9 @@ export function ingestRoot(abs: string, key: string, bucketPath: string, warn: (
     }
     return keptRoot;
   } catch (e) {
-    warn(`${key}: no copy could be kept in ${join(bucketPath, INGESTED)} (${(e as Error).message}); read from ${root}, which must stay while files of its platform may still come late`);
+    warn(
+      `${key}: no copy could be kept in ${join(bucketPath, INGESTED)} (${(e as Error).message}); read from ${root}, which must stay while files of its platform may still come late`,
+    );
     return root;
   }
 }

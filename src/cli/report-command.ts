@@ -17,7 +17,9 @@ export function reportCommand(keys: readonly string[], store: Store, env: EnvNam
       io.err(`${key}: not in the ${env} ledger (keys are <platform>/<name>.jsonl.gz, as the bucket names them)`);
       continue;
     }
-    const conflicts = store.conflictsOf(key).map((c) => ({ ...conflictFault(c), lastModified: iso(c.lastModified), recordedAt: c.recordedAt }));
+    const conflicts = store
+      .conflictsOf(key)
+      .map((c) => ({ ...conflictFault(c), lastModified: iso(c.lastModified), recordedAt: c.recordedAt }));
     const { lastModified, rejectedNotListed, ...rest } = entry;
     const line: Record<string, unknown> = { env, ...rest, lastModified: iso(lastModified) };
     if (rejectedNotListed) {

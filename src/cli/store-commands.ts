@@ -14,11 +14,20 @@ import { Progress } from './progress.ts';
  * the last window's figures and the index date reached, and per configured update URL (`urls`) its last success and
  * its last import's figures. Reads one snapshot while the daemon runs.
  */
-export function statsCommand(store: Store, io: Output, harvestNames: readonly string[] = [], urls: readonly string[] = []): number {
+export function statsCommand(
+  store: Store,
+  io: Output,
+  harvestNames: readonly string[] = [],
+  urls: readonly string[] = [],
+): number {
   const byPlatform: Record<string, Record<string, number>> = {};
   let total = 0;
   for (const h of store.liveHoldings({})) {
-    const counts = (byPlatform[h.platform] ??= { total: 0, ...Object.fromEntries(ACCESS_TYPES.map((a) => [a, 0])), none: 0 });
+    const counts = (byPlatform[h.platform] ??= {
+      total: 0,
+      ...Object.fromEntries(ACCESS_TYPES.map((a) => [a, 0])),
+      none: 0,
+    });
     counts.total!++;
     counts[h.state.accessType ?? 'none']!++;
     total++;
@@ -52,7 +61,16 @@ function harvestStats(store: Store, names: readonly string[]): Record<string, un
   for (const name of names) {
     if (!namesSource(store, 'harvest', name)) continue;
     const h = loadState(store, name);
-    const last = h.last && { from: h.last.from ?? null, until: h.last.until, full: h.last.full, works: h.last.works, rows: h.last.rows, used: h.last.used, skipped: h.last.skipped, pages: h.last.pages };
+    const last = h.last && {
+      from: h.last.from ?? null,
+      until: h.last.until,
+      full: h.last.full,
+      works: h.last.works,
+      rows: h.last.rows,
+      used: h.last.used,
+      skipped: h.last.skipped,
+      pages: h.last.pages,
+    };
     const w = h.window;
     out[name] = {
       lastSuccessAt: iso(h.lastSuccessAt),
@@ -61,7 +79,17 @@ function harvestStats(store: Store, names: readonly string[]): Record<string, un
       lastError: h.lastError ?? null,
       reached: h.reached ?? null,
       last: last ?? null,
-      window: w ? { from: w.from ?? null, until: w.until, full: w.full, pass: PASSES[w.pass]?.name ?? null, pages: w.pages, works: w.works, startedAt: iso(w.startedAt) } : null,
+      window: w
+        ? {
+            from: w.from ?? null,
+            until: w.until,
+            full: w.full,
+            pass: PASSES[w.pass]?.name ?? null,
+            pages: w.pages,
+            works: w.works,
+            startedAt: iso(w.startedAt),
+          }
+        : null,
     };
   }
   return out;
@@ -107,7 +135,13 @@ const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null)
  * and checked, and DIR appears only once every environment asked for is copied (writeBackupFolder): a backup that
  * failed part-way leaves no DIR. The reports are printed then, one line per environment.
  */
-export async function backupCommand(dir: string, envs: readonly EnvName[], config: Config, io: Output, onTty: boolean): Promise<number> {
+export async function backupCommand(
+  dir: string,
+  envs: readonly EnvName[],
+  config: Config,
+  io: Output,
+  onTty: boolean,
+): Promise<number> {
   // the target and every store are checked before anything is written
   let refused = backupRefused(dir);
   for (const env of envs) refused ??= await unopenable(config, env);
@@ -132,7 +166,13 @@ export async function backupCommand(dir: string, envs: readonly EnvName[], confi
 }
 
 /** Copies one environment's store into the partial folder, opens the copy and checks it: its report line, naming `target`, where it will be. */
-async function backupOne(env: EnvName, partial: string, target: string, config: Config, onTty: boolean): Promise<string> {
+async function backupOne(
+  env: EnvName,
+  partial: string,
+  target: string,
+  config: Config,
+  onTty: boolean,
+): Promise<string> {
   const store = Store.open(config.store.dir, env, { mapSizeBytes: config.store.mapSizeBytes, readOnly: true });
   const progress = new Progress(onTty);
   const expected = store.pageFigures();
@@ -141,7 +181,10 @@ async function backupOne(env: EnvName, partial: string, target: string, config: 
   const timer = onTty
     ? setInterval(() => {
         const bytes = existsSync(partialOf) ? statSync(partialOf).size : 0;
-        progress.update((s) => `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`);
+        progress.update(
+          (s) =>
+            `backing up ${env}: ${(bytes / 1e6).toFixed(0)} MB of at most ${((expected.usedPages * expected.pageSize) / 1e6).toFixed(0)} MB, ${s} s`,
+        );
       }, 200)
     : undefined;
   const started = performance.now();

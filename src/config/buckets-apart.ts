@@ -14,11 +14,15 @@ export function bucketsApartProblems(buckets: ConfigFile['buckets'], base: strin
   const out: string[] = [];
   const [pp, sp] = [real(resolve(base, p.path)), real(resolve(base, s.path))];
   if (inside(sp, pp) || inside(pp, sp))
-    out.push(`  /buckets/staging/path: staging's folder ${sp} and production's ${pp} ${pp === sp ? 'are the same folder' : 'are one inside the other'}: each environment needs a folder of its own`);
+    out.push(
+      `  /buckets/staging/path: staging's folder ${sp} and production's ${pp} ${pp === sp ? 'are the same folder' : 'are one inside the other'}: each environment needs a folder of its own`,
+    );
   if (p.kind === 's3' && s.kind === 's3' && p.bucket === s.bucket && sameS3Service(p.endpoint, s.endpoint)) {
     const [a, b] = [normalisePrefix(p.prefix), normalisePrefix(s.prefix)];
     if (a.startsWith(b) || b.startsWith(a))
-      out.push(`  /buckets/staging/prefix: staging and production read the same objects of S3 bucket ${p.bucket} (prefixes "${a}" and "${b}" overlap): give each its own bucket or prefixes apart`);
+      out.push(
+        `  /buckets/staging/prefix: staging and production read the same objects of S3 bucket ${p.bucket} (prefixes "${a}" and "${b}" overlap): give each its own bucket or prefixes apart`,
+      );
   }
   return out;
 }

@@ -5,7 +5,16 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
-import { DEFAULT_CROSSREF_URL, DEFAULT_ENTITLEMENTS, DEFAULT_INGEST, defaultStaleAfterMs, DEFAULT_PLATFORM_ENTITLEMENT, ENV_NAMES, type BucketSettings, type Config } from './resolved.ts';
+import {
+  DEFAULT_CROSSREF_URL,
+  DEFAULT_ENTITLEMENTS,
+  DEFAULT_INGEST,
+  defaultStaleAfterMs,
+  DEFAULT_PLATFORM_ENTITLEMENT,
+  ENV_NAMES,
+  type BucketSettings,
+  type Config,
+} from './resolved.ts';
 import { fault, FaultError } from '../base/index.ts';
 import { parseSourceDate } from '../update-record/index.ts';
 
@@ -44,7 +53,12 @@ export function loadConfig(path: string, env: Record<string, string | undefined>
   return resolveConfig(raw, path, env, opts);
 }
 
-export function resolveConfig(raw: unknown, path: string, processEnv: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
+export function resolveConfig(
+  raw: unknown,
+  path: string,
+  processEnv: Record<string, string | undefined>,
+  opts: LoadOptions = {},
+): Config {
   const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
   // own names only: a variable named `constructor` or `toString` in the config must not find Object's members
   let env: Record<string, string | undefined> = Object.assign(Object.create(null), processEnv);
@@ -57,7 +71,8 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     Object.assign(env, secrets.values);
     secretNames = Object.keys(secrets.values);
   }
-  if (problems.length === 0) problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
+  if (problems.length === 0)
+    problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
   if (problems.length > 0) {
     const unique = [...new Set(problems)];
     throw new FaultError(fault('CONFIG_INVALID', `config ${path} is invalid:\n${unique.join('\n')}`));
@@ -75,7 +90,12 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
   return {
     source: resolve(path),
     secretNames,
-    server: { host, port, maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024, bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000 },
+    server: {
+      host,
+      port,
+      maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024,
+      bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
+    },
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
@@ -94,7 +114,17 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const { apiKey, previousApiKey } = integratorKeys(i, env);
-      return apiKey === undefined ? [] : [{ name: i.name, apiKey, ...(previousApiKey ? { previousApiKey } : {}), updates: i.updates ?? false, cache: i.cache ?? true }];
+      return apiKey === undefined
+        ? []
+        : [
+            {
+              name: i.name,
+              apiKey,
+              ...(previousApiKey ? { previousApiKey } : {}),
+              updates: i.updates ?? false,
+              cache: i.cache ?? true,
+            },
+          ];
     }),
     entitlements: {
       name: file.entitlements?.name ?? DEFAULT_ENTITLEMENTS.name,
@@ -103,7 +133,9 @@ export function resolveConfig(raw: unknown, path: string, processEnv: Record<str
       cacheMaxBytes: file.entitlements?.cacheMaxBytes ?? DEFAULT_ENTITLEMENTS.cacheMaxBytes,
       breakerFailures: file.entitlements?.breakerFailures ?? DEFAULT_ENTITLEMENTS.breakerFailures,
       breakerCooldownMs:
-        file.entitlements?.breakerCooldownSeconds !== undefined ? Math.round(file.entitlements.breakerCooldownSeconds * 1000) : DEFAULT_ENTITLEMENTS.breakerCooldownMs,
+        file.entitlements?.breakerCooldownSeconds !== undefined
+          ? Math.round(file.entitlements.breakerCooldownSeconds * 1000)
+          : DEFAULT_ENTITLEMENTS.breakerCooldownMs,
     },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
@@ -146,13 +178,21 @@ function describeError(e: ValueError): string[] {
     if (chosen.length === 1 && chosen[0]!.length > 0) return chosen[0]!.flatMap(describeError);
   }
   // a pattern says little to an operator: a schema's `patternMeans` says it in words
-  const means = e.type === ValueErrorType.StringPattern && typeof e.schema.patternMeans === 'string' ? e.schema.patternMeans : undefined;
+  const means =
+    e.type === ValueErrorType.StringPattern && typeof e.schema.patternMeans === 'string'
+      ? e.schema.patternMeans
+      : undefined;
   if (means !== undefined) return [`  ${e.path}: ${e.message} (${means})`];
   return [`  ${e.path || '/'}: ${e.message}`];
 }
 
 /** Rules the schema cannot say: uniqueness, either/or fields, environment variables that must be set. */
-function semanticProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean, base: string): string[] {
+function semanticProblems(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+  requireSecrets: boolean,
+  base: string,
+): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   file.platforms.forEach((p, i) => {
@@ -160,11 +200,15 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
     seen.add(p.name);
     // GetFTR's publisher integration signs every call with a JWT: a platform endpoint without a secret is a mistake
     if (p.entitlementUrl !== undefined && p.entitlementSecretEnv === undefined)
-      out.push(`  /platforms/${i}/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret's environment variable)`);
+      out.push(
+        `  /platforms/${i}/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret's environment variable)`,
+      );
     if (p.entitlementUrl === undefined && p.entitlementSecretEnv !== undefined)
       out.push(`  /platforms/${i}/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call`);
     if (requireSecrets && p.entitlementSecretEnv && (env[p.entitlementSecretEnv] ?? '') === '')
-      out.push(`  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`);
+      out.push(
+        `  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`,
+      );
   });
   const names = new Set<string>();
   const keys = new Set<string>();
@@ -178,14 +222,18 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
     const { apiKey: key, previousApiKey: previous } = integratorKeys(it, env);
     if (key === undefined) {
       if (requireSecrets) out.push(`  /integrators/${i}/apiKeyEnv: environment variable ${it.apiKeyEnv} is not set`);
-    }
-    else if (key.length < 8) out.push(`  /integrators/${i}/apiKeyEnv: the key in ${it.apiKeyEnv} is shorter than 8 characters`);
+    } else if (key.length < 8)
+      out.push(`  /integrators/${i}/apiKeyEnv: the key in ${it.apiKeyEnv} is shorter than 8 characters`);
     else if (keys.has(key)) out.push(`  /integrators/${i}: the same API key is given to two integrators`);
     if (key !== undefined) keys.add(key);
-    if (it.previousApiKey !== undefined && it.previousApiKeyEnv !== undefined) out.push(`  /integrators/${i}: give at most one of previousApiKey or previousApiKeyEnv`);
+    if (it.previousApiKey !== undefined && it.previousApiKeyEnv !== undefined)
+      out.push(`  /integrators/${i}: give at most one of previousApiKey or previousApiKeyEnv`);
     // an unset or empty previousApiKeyEnv is no fault: rotation ends by emptying or removing it
     if (previous === undefined) return;
-    if (previous.length < 8) out.push(`  /integrators/${i}/previousApiKeyEnv: the key in ${it.previousApiKeyEnv} is shorter than 8 characters`);
+    if (previous.length < 8)
+      out.push(
+        `  /integrators/${i}/previousApiKeyEnv: the key in ${it.previousApiKeyEnv} is shorter than 8 characters`,
+      );
     else if (keys.has(previous)) out.push(`  /integrators/${i}: the previous API key is already in use as a key`);
     keys.add(previous);
   });
@@ -208,7 +256,8 @@ function semanticProblems(file: ConfigFile, env: Record<string, string | undefin
         `  /updates/crossref/${i}: only one Crossref harvest may be configured (found ${file.updates!.crossref!.length}): harvests share one feed, so a full run of one would withdraw the updates only another brought`,
       );
     // a day of the calendar, as update sources' dates are read (Date.parse would roll 2020-02-30 over to March 1)
-    if (c.from !== undefined && parseSourceDate(c.from) !== c.from) out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
+    if (c.from !== undefined && parseSourceDate(c.from) !== c.from)
+      out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
   });
@@ -234,7 +283,10 @@ function resolveBucket(
 ): BucketSettings {
   if (b.kind === 'local') return { kind: 'local', path: abs(b.path) };
   const credentials =
-    b.accessKeyIdEnv && b.secretAccessKeyEnv && env[b.accessKeyIdEnv] !== undefined && env[b.secretAccessKeyEnv] !== undefined
+    b.accessKeyIdEnv &&
+    b.secretAccessKeyEnv &&
+    env[b.accessKeyIdEnv] !== undefined &&
+    env[b.secretAccessKeyEnv] !== undefined
       ? { accessKeyId: env[b.accessKeyIdEnv]!, secretAccessKey: env[b.secretAccessKeyEnv]! }
       : undefined;
   return {

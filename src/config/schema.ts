@@ -3,7 +3,10 @@ import { UpdateFormat } from '../update-record/index.ts';
 
 /** The TOML shape of the config (README, "Configuration reference"), as written by the operator (paths may be relative to the file). */
 
-const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', description: 'the bucket folder of its files' });
+const PlatformName = t.String({
+  pattern: '^[a-z0-9][a-z0-9._-]{0,63}$',
+  description: 'the bucket folder of its files',
+});
 
 /**
  * Text sent in platform calls' headers and JWT: printable ASCII, spaces only between words. fetch refuses a header
@@ -11,8 +14,18 @@ const PlatformName = t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', descript
  * for every integrator. A product name (the user-agent's first word) has no spaces at all.
  */
 const HeaderText = (maxLength: number) =>
-  t.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', patternMeans: 'printable ASCII, spaces only between words' });
-const ProductName = t.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e]+$', patternMeans: 'printable ASCII, no spaces or control characters' });
+  t.String({
+    minLength: 1,
+    maxLength,
+    pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$',
+    patternMeans: 'printable ASCII, spaces only between words',
+  });
+const ProductName = t.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^[\\x21-\\x7e]+$',
+  patternMeans: 'printable ASCII, no spaces or control characters',
+});
 
 export const LocalBucket = t.Object(
   {

@@ -11,7 +11,10 @@ export function readSecretsFile(path: string): { values: Record<string, string>;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    return { values: {}, problems: [`  /secretsFile: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`] };
+    return {
+      values: {},
+      problems: [`  /secretsFile: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`],
+    };
   }
   return parseSecrets(text, path);
 }

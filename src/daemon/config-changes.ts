@@ -32,7 +32,9 @@ export function configChanges(old: Config, next: Config): ConfigChanges {
   // kept in the [updates] table, but the store takes it when it opens (its change feed prunes by it)
   if (old.store.changeFeedKeepMs !== next.store.changeFeedKeepMs) restartOnly.push('updates.changeFeedKeepDays');
   if (differs(old.ingest, next.ingest)) restartOnly.push('ingest');
-  for (const env of new Set([...Object.keys(old.buckets), ...Object.keys(next.buckets)]) as Set<keyof Config['buckets']>)
+  for (const env of new Set([...Object.keys(old.buckets), ...Object.keys(next.buckets)]) as Set<
+    keyof Config['buckets']
+  >)
     if (differs(old.buckets[env], next.buckets[env])) restartOnly.push(`buckets.${env}`);
   return {
     restartOnly,

@@ -72,14 +72,27 @@ export class Daemon {
     const builder = workerBuilder();
     for (const [env, r] of this.envs) {
       entitlements.forStore(r.store).index.buildInBackground(builder, {
-        built: (figures) => this.log.log('info', 'entitlement.index_built', { env, ...figures, ms: Math.round(figures.ms) }),
-        failed: (error) => this.log.log('error', 'entitlement.index_build_failed', { env, error, message: 'built on the main thread instead' }),
+        built: (figures) =>
+          this.log.log('info', 'entitlement.index_built', { env, ...figures, ms: Math.round(figures.ms) }),
+        failed: (error) =>
+          this.log.log('error', 'entitlement.index_build_failed', {
+            env,
+            error,
+            message: 'built on the main thread instead',
+          }),
       });
     }
     // the Updates API's index and the private lookup's too: a large store's first read would hold the first request
     for (const [env, r] of this.envs) {
-      r.store.onIndexReadFailed = (index, error) => this.log.log('error', 'store.index_read_failed', { env, index, error, message: 'read on the main thread instead' });
-      const read = (index: string) => (w: WarmRead) => 'ms' in w && this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) });
+      r.store.onIndexReadFailed = (index, error) =>
+        this.log.log('error', 'store.index_read_failed', {
+          env,
+          index,
+          error,
+          message: 'read on the main thread instead',
+        });
+      const read = (index: string) => (w: WarmRead) =>
+        'ms' in w && this.log.log('info', 'store.index_read', { env, index, ms: Math.round(w.ms) });
       void r.store.updatesIndex.warm().then(read('updates'));
       void r.store.changeFeed.warm().then(read('prefixes'));
     }
@@ -97,7 +110,12 @@ export class Daemon {
     if (this.closing) return;
     this.started = true;
     // nativeMemory: libc's madvise and memcpy were found (src/base/libc.ts): huge pages and native reply copies
-    this.log.log('info', 'daemon.started', { version: this.version, envs: [...this.envs.keys()], url: this.url, nativeMemory: libc() !== null });
+    this.log.log('info', 'daemon.started', {
+      version: this.version,
+      envs: [...this.envs.keys()],
+      url: this.url,
+      nativeMemory: libc() !== null,
+    });
   }
 
   private listen(): void {
@@ -157,19 +175,28 @@ export class Daemon {
     } catch (e) {
       if (!(e instanceof FaultError)) throw e;
       const [summary, ...problems] = e.fault.message.split('\n');
-      this.log.log('error', 'config.reload_refused', { code: e.fault.code, message: summary, problems: problems.map((p) => p.trim()), kept: this.config.source });
+      this.log.log('error', 'config.reload_refused', {
+        code: e.fault.code,
+        message: summary,
+        problems: problems.map((p) => p.trim()),
+        kept: this.config.source,
+      });
       return false;
     }
     const changes = configChanges(this.config, next);
     if (changes.restartOnly.length > 0)
-      this.log.log('warn', 'config.restart_needed', { fields: changes.restartOnly, message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart` });
+      this.log.log('warn', 'config.restart_needed', {
+        fields: changes.restartOnly,
+        message: `${changes.restartOnly.join(', ')}: changed in the file, kept as running until a restart`,
+      });
     if (changes.updates && !(await this.restartUpdates(next))) return false;
     // sources stopped by an earlier failed reload: any later reload tries to start them (its other changes stand)
     if (!changes.updates && !this.updateSources) await this.startStoppedUpdates(next);
     this.keys.replace(next.integrators);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
-    if (added.length + removed.length + changed.length > 0 || changes.entitlements) this.entitlements.reconfigure(next.platforms, next.entitlements);
+    if (added.length + removed.length + changed.length > 0 || changes.entitlements)
+      this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
     const { server, store, ingest, buckets } = this.config;
@@ -190,14 +217,22 @@ export class Daemon {
       return true;
     } catch (e) {
       await this.updateSources?.close();
-      this.log.log('error', 'config.reload_failed', { error: String(e), kept: this.config.source, message: 'the new update sources could not start: nothing of the reload was taken' });
+      this.log.log('error', 'config.reload_failed', {
+        error: String(e),
+        kept: this.config.source,
+        message: 'the new update sources could not start: nothing of the reload was taken',
+      });
       try {
         await this.followUpdates(this.config);
       } catch (again) {
         // neither config's sources start: none run until a reload or restart that can start them (said, not thrown)
         await this.updateSources?.close();
         this.updateSources = undefined;
-        this.log.log('error', 'updates.sources_stopped', { error: String(again), message: 'the running update sources could not start again either: none are followed until a reload or restart starts them' });
+        this.log.log('error', 'updates.sources_stopped', {
+          error: String(again),
+          message:
+            'the running update sources could not start again either: none are followed until a reload or restart starts them',
+        });
       }
       return false;
     }
@@ -206,11 +241,16 @@ export class Daemon {
   private async startStoppedUpdates(next: Config): Promise<void> {
     try {
       await this.followUpdates(next);
-      this.log.log('info', 'updates.sources_started', { message: 'the update sources stopped by a failed reload run again' });
+      this.log.log('info', 'updates.sources_started', {
+        message: 'the update sources stopped by a failed reload run again',
+      });
     } catch (e) {
       await this.updateSources?.close();
       this.updateSources = undefined;
-      this.log.log('error', 'updates.sources_stopped', { error: String(e), message: 'the update sources still cannot start: none are followed until a reload or restart starts them' });
+      this.log.log('error', 'updates.sources_stopped', {
+        error: String(e),
+        message: 'the update sources still cannot start: none are followed until a reload or restart starts them',
+      });
     }
   }
 
@@ -229,16 +269,38 @@ export class Daemon {
       const s = r.ingestor.stats;
       const idleMs = now - s.lastProgressAt;
       const stuck = s.queueDepth > 0 && idleMs > STUCK_AFTER_MS;
-      if (stuck) failed.push(`${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`);
+      if (stuck)
+        failed.push(
+          `${env}: ingestion stuck: ${s.queueDepth} files waiting, none finished for ${Math.round(idleMs / 1000)} s`,
+        );
       // a full map or filesystem: nothing can be applied until the operator makes room (until a file applies again)
       const full = s.storeFull(r.store.appliedSeq().seq);
       if (full) failed.push(`${env}: store full: ${full.code}: ${full.message}`);
-      const s3 = r.mirror && { lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null, failing: r.mirror.lastError?.code ?? null };
+      const s3 = r.mirror && {
+        lastListingSecondsAgo: r.mirror.lastListingAt ? Math.round((now - r.mirror.lastListingAt) / 1000) : null,
+        failing: r.mirror.lastError?.code ?? null,
+      };
       // a warming index is not a failure: its lookups read the store, the answers are the same
       const entitlementIndex = this.entitlements.forStore(r.store).index.complete ? 'complete' : 'warming';
-      checks[env] = { queueDepth: s.queueDepth, filesApplied: s.filesApplied, quarantined: s.quarantined, lagSeconds: s.lagSeconds(), stuck, storeFull: full?.code ?? null, entitlementIndex, ...(s3 ? { s3 } : {}) };
+      checks[env] = {
+        queueDepth: s.queueDepth,
+        filesApplied: s.filesApplied,
+        quarantined: s.quarantined,
+        lagSeconds: s.lagSeconds(),
+        stuck,
+        storeFull: full?.code ?? null,
+        entitlementIndex,
+        ...(s3 ? { s3 } : {}),
+      };
     }
-    const sources = !this.started ? { checks: {}, warnings: ['daemon: starting: the buckets are being scanned and the update sources started'] } : this.updateSources?.freshness(now) ?? { checks: {}, warnings: ['update sources: stopped (a reload could not start them, nor the running ones again): none are followed until a reload or restart starts them'] };
+    const sources = !this.started
+      ? { checks: {}, warnings: ['daemon: starting: the buckets are being scanned and the update sources started'] }
+      : (this.updateSources?.freshness(now) ?? {
+          checks: {},
+          warnings: [
+            'update sources: stopped (a reload could not start them, nor the running ones again): none are followed until a reload or restart starts them',
+          ],
+        });
     if (Object.keys(sources.checks).length > 0) checks.updateSources = sources.checks;
     return { ok: failed.length === 0, failed, warnings: sources.warnings, checks };
   }
@@ -249,7 +311,9 @@ export class Daemon {
       // stores under it would leave it starting update sources on closed stores. Bounded: a start that hangs (a
       // folder on a dead mount) must not hold the stop for ever.
       if (!(await settlesWithin(this.reloads, RELOADS_END_MS)))
-        this.log.log('error', 'daemon.close_failed', { error: `a start or reload still running after ${RELOADS_END_MS / 1000} s: closing under it` });
+        this.log.log('error', 'daemon.close_failed', {
+          error: `a start or reload still running after ${RELOADS_END_MS / 1000} s: closing under it`,
+        });
       for (const close of this.closers.reverse()) {
         try {
           await close();
@@ -258,7 +322,10 @@ export class Daemon {
         }
       }
       // the process must not exit while a read worker is inside LMDB: they end when their read does
-      if (!(await jobWorkersEnded(WORKERS_END_MS))) this.log.log('error', 'daemon.close_failed', { error: `store reads on worker threads still running after ${WORKERS_END_MS / 1000} s: the process ends when they do` });
+      if (!(await jobWorkersEnded(WORKERS_END_MS)))
+        this.log.log('error', 'daemon.close_failed', {
+          error: `store reads on worker threads still running after ${WORKERS_END_MS / 1000} s: the process ends when they do`,
+        });
       this.log.log('info', 'daemon.stopped', {});
     })();
     return this.closing;

@@ -40,7 +40,13 @@ export class EnvironmentRunner {
     });
 
     if (bucket.kind === 's3')
-      this.mirror = new S3Mirror({ settings: bucket, log, envName: env, maxDecompressedBytes: config.ingest.maxDecompressedBytes, onChange: (keys) => this.ingestor.submit(keys) });
+      this.mirror = new S3Mirror({
+        settings: bucket,
+        log,
+        envName: env,
+        maxDecompressedBytes: config.ingest.maxDecompressedBytes,
+        onChange: (keys) => this.ingestor.submit(keys),
+      });
   }
 
   async start(): Promise<void> {

@@ -42,11 +42,19 @@ export function parseDepositPath(key: string, platforms: ReadonlySet<string>): D
   const unsafe = unsafeKeyFault(key);
   if (unsafe) return unsafe;
   const parts = key.split('/');
-  if (parts.length === 1) return fault('NOT_IN_PLATFORM_FOLDER', `${key}: files must be inside a platform folder (<platform>/<name>.jsonl.gz)`);
+  if (parts.length === 1)
+    return fault(
+      'NOT_IN_PLATFORM_FOLDER',
+      `${key}: files must be inside a platform folder (<platform>/<name>.jsonl.gz)`,
+    );
   if (parts.length > 2 || parts.some((p) => p === ''))
-    return fault('NESTED_PATH', `${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`);
+    return fault(
+      'NESTED_PATH',
+      `${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`,
+    );
   const [platform, name] = parts as [string, string];
-  if (!platforms.has(platform)) return fault('UNKNOWN_PLATFORM', `${key}: platform "${platform}" is not registered in the config`);
+  if (!platforms.has(platform))
+    return fault('UNKNOWN_PLATFORM', `${key}: platform "${platform}" is not registered in the config`);
   const nameFault = fileNameProblem(name);
   if (nameFault) return fault(nameFault.code, `${key}: ${nameFault.message}`);
   return { platform, name, key };
@@ -55,7 +63,8 @@ export function parseDepositPath(key: string, platforms: ReadonlySet<string>): D
 /** The rules on the file name alone (docs/interface.md, "Depositing holdings"): a UUID, and the .jsonl.gz extension. */
 export function fileNameProblem(name: string): Fault<'BAD_EXTENSION' | 'NAME_WITHOUT_UUID'> | undefined {
   if (!name.endsWith('.jsonl.gz')) return fault('BAD_EXTENSION', 'the file name must end in .jsonl.gz');
-  if (!UUID.test(name)) return fault('NAME_WITHOUT_UUID', 'the file name must contain a UUID (RFC 4122) so that it is unique');
+  if (!UUID.test(name))
+    return fault('NAME_WITHOUT_UUID', 'the file name must contain a UUID (RFC 4122) so that it is unique');
   return undefined;
 }
 
@@ -71,7 +80,10 @@ export function keyLengthProblem(key: string): Fault<'BAD_PATH'> | undefined {
   if (key.length <= MAX_KEY_BYTES / 3) return undefined;
   const bytes = Buffer.byteLength(key);
   if (bytes <= MAX_KEY_BYTES) return undefined;
-  return fault('BAD_PATH', `${key}: the path is ${bytes} bytes long, over the ${MAX_KEY_BYTES} a key may have; it is not read or recorded`);
+  return fault(
+    'BAD_PATH',
+    `${key}: the path is ${bytes} bytes long, over the ${MAX_KEY_BYTES} a key may have; it is not read or recorded`,
+  );
 }
 
 /**
@@ -80,7 +92,10 @@ export function keyLengthProblem(key: string): Fault<'BAD_PATH'> | undefined {
  */
 export function undecodableNameFault(key: string, e: unknown): Fault<'BAD_PATH'> | undefined {
   if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !key.includes('\uFFFD')) return undefined;
-  return fault('BAD_PATH', `${JSON.stringify(key)}: the path is not valid UTF-8 (shown with U+FFFD for its bad bytes), so it cannot be opened by name; rename it`);
+  return fault(
+    'BAD_PATH',
+    `${JSON.stringify(key)}: the path is not valid UTF-8 (shown with U+FFFD for its bad bytes), so it cannot be opened by name; rename it`,
+  );
 }
 
 /** A key is a deposit candidate at all (used to ignore our own temp files and dotfiles in a mirror). */

@@ -1,5 +1,14 @@
 export * from './schema.ts';
-export { parseDepositPath, fileNameProblem, isHiddenOrTemp, keyLengthProblem, undecodableNameFault, unsafeKeyFault, unsafeKeyPart, type DepositPath } from './file-name.ts';
+export {
+  parseDepositPath,
+  fileNameProblem,
+  isHiddenOrTemp,
+  keyLengthProblem,
+  undecodableNameFault,
+  unsafeKeyFault,
+  unsafeKeyPart,
+  type DepositPath,
+} from './file-name.ts';
 export {
   parseDepositFile,
   parseDepositText,

@@ -43,7 +43,10 @@ export interface ParseOptions {
 }
 
 /** Gunzips then parses. A file-level fault means nothing of the file may be applied. */
-export async function parseDepositFile(gz: Uint8Array, opts: ParseOptions): Promise<ParsedDeposit | Fault<FileFaultCode>> {
+export async function parseDepositFile(
+  gz: Uint8Array,
+  opts: ParseOptions,
+): Promise<ParsedDeposit | Fault<FileFaultCode>> {
   const raw = gunzip(gz, opts.maxDecompressedBytes);
   if ('code' in raw) return raw;
   return parseDepositText(raw.bytes);
@@ -51,24 +54,35 @@ export async function parseDepositFile(gz: Uint8Array, opts: ParseOptions): Prom
 
 function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault<FileFaultCode> {
   if (gz.length === 0) return fault('EMPTY_FILE', 'the file is empty (0 bytes): not a gzip file');
-  if (gz.length < 2 || gz[0] !== 0x1f || gz[1] !== 0x8b) return fault('NOT_GZIP', 'the content is not gzip-compressed (no gzip header)');
+  if (gz.length < 2 || gz[0] !== 0x1f || gz[1] !== 0x8b)
+    return fault('NOT_GZIP', 'the content is not gzip-compressed (no gzip header)');
   try {
     // Synchronous: ~1.5 ms for a 10k-record file, where the thread-pool round trip of zlib.gunzip costs more.
     // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (docs/design.md, "Measurements that shaped the design")
-    const out = zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024, info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    const out = zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024, info: true }) as unknown as {
+      buffer: Buffer;
+      engine: { bytesWritten: number };
+    };
     // zlib stops at a zero byte after a member (padding) and passes over whatever follows it: refused here
     const end = out.engine.bytesWritten;
     if (end < gz.length && gz.subarray(end).some((b) => b !== 0))
-      return fault('GZIP_CORRUPT', `the gzip stream is corrupt: ${gz.length - end} bytes after its end (from byte ${end}) are neither another gzip member nor zero padding`);
+      return fault(
+        'GZIP_CORRUPT',
+        `the gzip stream is corrupt: ${gz.length - end} bytes after its end (from byte ${end}) are neither another gzip member nor zero padding`,
+      );
     return { bytes: out.buffer };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE')
       return fault('TOO_LARGE', `the decompressed content is over the ${max}-byte bound`);
-    if (err.code === 'Z_BUF_ERROR') return fault('GZIP_TRUNCATED', 'the gzip stream is truncated (unexpected end of file)');
+    if (err.code === 'Z_BUF_ERROR')
+      return fault('GZIP_TRUNCATED', 'the gzip stream is truncated (unexpected end of file)');
     // the first member's header was checked above: a bad header is that of bytes after a member
     if (err.message === 'incorrect header check')
-      return fault('GZIP_CORRUPT', 'the gzip stream is corrupt: the bytes after its end are neither another gzip member nor zero padding (incorrect header check)');
+      return fault(
+        'GZIP_CORRUPT',
+        'the gzip stream is corrupt: the bytes after its end are neither another gzip member nor zero padding (incorrect header check)',
+      );
     return fault('GZIP_CORRUPT', `the gzip stream is corrupt: ${err.message}`);
   }
 }
@@ -115,7 +129,12 @@ export function parseDepositText(bytes: Uint8Array): ParsedDeposit | Fault<FileF
     if (!overLong && text.charCodeAt(0) !== 0x7b && isBlank(text)) continue;
     if (++recordLines > MAX_RECORDS_PER_FILE) return tooManyRecords(lineNo, recordLines);
     if (overLong) {
-      rejected.push({ line: lineNo, path: '', code: 'LINE_TOO_LONG', message: `the line is over ${MAX_LINE_BYTES} bytes` });
+      rejected.push({
+        line: lineNo,
+        path: '',
+        code: 'LINE_TOO_LONG',
+        message: `the line is over ${MAX_LINE_BYTES} bytes`,
+      });
       continue;
     }
     const outcome = parseRecordLine(text, lineNo);
@@ -148,12 +167,23 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
   // a \uD800-\uDFFF escape without its pair passes the schema but has no UTF-8 form: it could not be stored as sent
   for (let i = 0; value.vor && i < value.vor.length; i++)
     if (!value.vor[i]!.url.isWellFormed())
-      return { line, path: `/vor/${i}/url`, code: 'SCHEMA', message: `/vor/${i}/url: contains a lone UTF-16 surrogate (a \\u escape without its pair)` };
+      return {
+        line,
+        path: `/vor/${i}/url`,
+        code: 'SCHEMA',
+        message: `/vor/${i}/url: contains a lone UTF-16 surrogate (a \\u escape without its pair)`,
+      };
   // the one-pass check takes nearly every DOI; what it declines gets the full rules and their reasons
   const plain = plainDoiKey(value.doi);
   if (plain !== undefined) return { line, key: plain, record: value };
   const problem = doiProblem(value.doi);
-  if (problem) return { line, path: '/doi', code: 'INVALID_DOI', message: `doi ${JSON.stringify(value.doi.slice(0, 80))}: ${problem}` };
+  if (problem)
+    return {
+      line,
+      path: '/doi',
+      code: 'INVALID_DOI',
+      message: `doi ${JSON.stringify(value.doi.slice(0, 80))}: ${problem}`,
+    };
   return { line, key: doiKey(value.doi), record: value };
 }
 
@@ -161,15 +191,23 @@ function describeSchemaError(path: string, message: string, value: object): stri
   if (message.startsWith('Unexpected property')) return `property ${path.slice(1)} is not allowed`;
   if (message === 'Expected required property') return `${path.slice(1)} is required`;
   const last = path.split('/').pop();
-  if (message === 'Expected union value' && last === 'accessType') return `${path}: must be one of ${ACCESS_TYPES.join(', ')}`;
-  if (message === 'Expected union value' && last === 'contentType') return `${path}: must be one of ${CONTENT_TYPES.join(', ')}`;
-  const at = path.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
+  if (message === 'Expected union value' && last === 'accessType')
+    return `${path}: must be one of ${ACCESS_TYPES.join(', ')}`;
+  if (message === 'Expected union value' && last === 'contentType')
+    return `${path}: must be one of ${CONTENT_TYPES.join(', ')}`;
+  const at = path
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
   return `${path}: ${message} (got ${JSON.stringify(at)?.slice(0, 80)})`;
 }
 
 /** Every non-blank line is a record, valid or not: the one that passes the bound rejects the file whole. */
 function tooManyRecords(lineNo: number, recordLines: number): Fault<FileFaultCode> {
-  return fault('TOO_MANY_RECORDS', `the file has more than ${MAX_RECORDS_PER_FILE} records (line ${lineNo} is record ${recordLines}); nothing was applied`);
+  return fault(
+    'TOO_MANY_RECORDS',
+    `the file has more than ${MAX_RECORDS_PER_FILE} records (line ${lineNo} is record ${recordLines}); nothing was applied`,
+  );
 }
 
 function isBlank(text: string): boolean {

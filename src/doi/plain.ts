@@ -121,7 +121,8 @@ export function foldByte(c: number): number {
  */
 function suffixStartOfString(s: string): number {
   const n = s.length;
-  if (n < 9 || n > MAX_DOI_BYTES || s.charCodeAt(0) !== 0x31 || s.charCodeAt(1) !== 0x30 || s.charCodeAt(2) !== 0x2e) return -1;
+  if (n < 9 || n > MAX_DOI_BYTES || s.charCodeAt(0) !== 0x31 || s.charCodeAt(1) !== 0x30 || s.charCodeAt(2) !== 0x2e)
+    return -1;
   let i = 3;
   while (i < n && s.charCodeAt(i) >= 0x30 && s.charCodeAt(i) <= 0x39) i++;
   return i - 3 < 4 || i - 3 > 9 || i + 1 >= n || s.charCodeAt(i) !== 0x2f ? -1 : i + 1;

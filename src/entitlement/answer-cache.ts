@@ -87,7 +87,8 @@ export class AnswerCache<V> {
     let keys = this.byDoi.get(doiKey);
     if (!keys) this.byDoi.set(doiKey, (keys = new Set()));
     keys.add(key);
-    while (this.oldest && (this.entries.size > this.maxEntries || this.usedBytes > this.maxBytes)) this.remove(this.oldest);
+    while (this.oldest && (this.entries.size > this.maxEntries || this.usedBytes > this.maxBytes))
+      this.remove(this.oldest);
   }
 
   clear(): void {
@@ -112,7 +113,8 @@ export class AnswerCache<V> {
    */
   settle(stamp: AskStamp, answer?: { platform: string; org: string; value: V; ttlMs: number }): void {
     const w = this.watched.get(stamp.doiKey)!;
-    if (answer && w.drops === stamp.drops && this.clears === stamp.clears) this.set(answer.platform, stamp.doiKey, answer.org, answer.value, answer.ttlMs);
+    if (answer && w.drops === stamp.drops && this.clears === stamp.clears)
+      this.set(answer.platform, stamp.doiKey, answer.org, answer.value, answer.ttlMs);
     if (--w.asks === 0) this.watched.delete(stamp.doiKey);
   }
 

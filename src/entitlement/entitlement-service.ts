@@ -2,7 +2,13 @@ import type { EntitlementSettings, IntegratorSettings, PlatformSettings } from '
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
-import { HoldingsIndex, openPartOf, type IndexedHolding, type OpenPart, type RecordView } from './holdings-index/index.ts';
+import {
+  HoldingsIndex,
+  openPartOf,
+  type IndexedHolding,
+  type OpenPart,
+  type RecordView,
+} from './holdings-index/index.ts';
 import { orgIdentity } from './api/index.ts';
 import { TIMED_OUT, verdictOf, type PlatformClient } from './platforms/index.ts';
 import type { EntitlementSource, Org } from './api/index.ts';
@@ -77,7 +83,8 @@ export class EntitlementService {
   reconfigure(platforms: readonly PlatformSettings[], bounds: CacheBounds): void {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.configured.set(new Set(this.settings.keys()));
-    if (bounds.cacheMaxEntries !== this.cache.maxEntries || bounds.cacheMaxBytes !== this.cache.maxBytes) this.cache = this.newCache(bounds);
+    if (bounds.cacheMaxEntries !== this.cache.maxEntries || bounds.cacheMaxBytes !== this.cache.maxBytes)
+      this.cache = this.newCache(bounds);
     else this.cache.clear();
   }
 
@@ -87,7 +94,13 @@ export class EntitlementService {
 
   /** The first holding a configured platform answers from the deposit, in an index record (no allocation). */
   openPart(record: RecordView, out: OpenPart): OpenPart | undefined {
-    return openPartOf(record.bytes, out, record.valueStart, record.valueEnd, this.configured.maskFor(this.index.platformNames));
+    return openPartOf(
+      record.bytes,
+      out,
+      record.valueStart,
+      record.valueEnd,
+      this.configured.maskFor(this.index.platformNames),
+    );
   }
 
   /** The holdings of configured platforms in an index record. */
@@ -105,14 +118,21 @@ export class EntitlementService {
    * `waitMs` is how long until every call has ended (the longest time-out of the platforms asked). A platform gets
    * each DOI key once per request, in batches.
    */
-  ask(dois: readonly AskedDoi[], org: Org, integrator: IntegratorSettings): { verdicts: (PlatformVerdict | undefined)[]; done: Promise<void>; waitMs: number } {
+  ask(
+    dois: readonly AskedDoi[],
+    org: Org,
+    integrator: IntegratorSettings,
+  ): { verdicts: (PlatformVerdict | undefined)[]; done: Promise<void>; waitMs: number } {
     const start = this.now();
     let deadline = start;
     const identity = orgIdentity(org);
     const cache = this.cache;
     const decision = new Decision(dois);
     /** per platform: DOI key -> the bare DOI to send and the entries (doi number, holding) waiting for it */
-    const toAsk = new Map<string, Map<string, { bare: string; waiting: { at: number; slot: number; held: IndexedHolding }[] }>>();
+    const toAsk = new Map<
+      string,
+      Map<string, { bare: string; waiting: { at: number; slot: number; held: IndexedHolding }[] }>
+    >();
     for (let at = 0; at < dois.length; at++) {
       const d = dois[at]!;
       for (let slot = 0; slot < d.holdings.length; slot++) {
@@ -123,7 +143,10 @@ export class EntitlementService {
           decision.put(at, slot, notSupported(h));
           continue;
         }
-        const cached = integrator.cache && settings.entitlementCacheSeconds > 0 ? cache.get(h.platform, d.doiKey, identity) : undefined;
+        const cached =
+          integrator.cache && settings.entitlementCacheSeconds > 0
+            ? cache.get(h.platform, d.doiKey, identity)
+            : undefined;
         if (cached) {
           client.figures.cacheHits++;
           decision.put(at, slot, withDepositedAccess({ ...cached, statusCode: 200, source: 'service_cache', org }, h));

@@ -54,7 +54,14 @@ export class Entitlements {
       if (existing && JSON.stringify(existing.settings) === JSON.stringify(settings)) continue;
       let figures = this.figures.get(p.name);
       if (!figures) this.figures.set(p.name, (figures = new PlatformFigures()));
-      const caller = { name: this.settings.name, userAgent: userAgentOf(this.settings), breakerFailures: this.settings.breakerFailures, breakerCooldownMs: this.settings.breakerCooldownMs, now: this.now, timeOfDay: this.timeOfDay };
+      const caller = {
+        name: this.settings.name,
+        userAgent: userAgentOf(this.settings),
+        breakerFailures: this.settings.breakerFailures,
+        breakerCooldownMs: this.settings.breakerCooldownMs,
+        now: this.now,
+        timeOfDay: this.timeOfDay,
+      };
       this.clients.set(p.name, new PlatformClient(settings, caller, figures));
     }
     for (const name of this.clients.keys()) if (!wanted.has(name)) this.clients.delete(name);

@@ -1,4 +1,11 @@
-import { recordKey, workNotices, type HoldingEvent, type HoldingView, type Store, type UpdatesEntry } from '../store/index.ts';
+import {
+  recordKey,
+  workNotices,
+  type HoldingEvent,
+  type HoldingView,
+  type Store,
+  type UpdatesEntry,
+} from '../store/index.ts';
 import { compareSourceDates, type UpdateObject } from '../updates/index.ts';
 import { updateIdentity } from '../updates/index.ts';
 import { documentStatus } from './document-status.ts';
@@ -15,7 +22,11 @@ export function historyOf(store: Store, doiKey: string): DocumentHistory | undef
  * source no longer lists are kept, marked `withdrawn`; notices of a Retraction Watch record that now has another
  * nature are kept, marked `reclassified` (docs/design.md, "One update per notice"). Neither counts for the status.
  */
-export function documentHistory(doiKey: string, holdings: readonly HoldingView[], updates: UpdatesEntry | undefined): DocumentHistory | undefined {
+export function documentHistory(
+  doiKey: string,
+  holdings: readonly HoldingView[],
+  updates: UpdatesEntry | undefined,
+): DocumentHistory | undefined {
   if (holdings.length === 0 && !updates) return undefined;
   const notices = workNotices(updates);
   const served = notices.served;
@@ -60,19 +71,46 @@ function reclassifiedAs(now: UpdateObject): NonNullable<NoticeEvent['reclassifie
  * whose record is served now with another nature, dated the same or later, was re-classified, not dropped: it is
  * marked so.
  */
-function withdrawnNotices(entry: UpdatesEntry | undefined, currentOfRecord: ReadonlyMap<string, UpdateObject>): NoticeEvent[] {
+function withdrawnNotices(
+  entry: UpdatesEntry | undefined,
+  currentOfRecord: ReadonlyMap<string, UpdateObject>,
+): NoticeEvent[] {
   if (!entry) return [];
-  const live = new Set(entry.updates.flatMap((u) => [updateIdentity(u), ...(u.recordId === undefined ? [] : [natureKey(u.source, u.recordId, u.updateType)])]));
+  const live = new Set(
+    entry.updates.flatMap((u) => [
+      updateIdentity(u),
+      ...(u.recordId === undefined ? [] : [natureKey(u.source, u.recordId, u.updateType)]),
+    ]),
+  );
   const last = new Map<string, UpdatesEntry['events'][number]>();
   for (const e of entry.events) last.set(updateIdentity(e), e);
   const out: NoticeEvent[] = [];
   for (const [id, e] of last) {
-    if (e.kind !== 'withdrawn' || live.has(id) || (e.recordId !== undefined && live.has(natureKey(e.source, e.recordId, e.updateType)))) continue;
-    const now = e.recordId === undefined ? undefined : currentOfRecord.get(recordKey({ source: e.source, recordId: e.recordId }));
+    if (
+      e.kind !== 'withdrawn' ||
+      live.has(id) ||
+      (e.recordId !== undefined && live.has(natureKey(e.source, e.recordId, e.updateType)))
+    )
+      continue;
+    const now =
+      e.recordId === undefined ? undefined : currentOfRecord.get(recordKey({ source: e.source, recordId: e.recordId }));
     // a record asserted now with another nature dated before the withdrawn one was not re-classified into it: a
     // feed dropped its record, and another feed's older assertion is what is left
-    const base: NoticeEvent = { kind: 'notice', date: e.time, updateType: e.updateType, label: updateTypeLabel(e.updateType), source: e.source, noticeDoi: e.updateDoi, reasons: [], urls: [] };
-    out.push(now && compareSourceDates(now.updateDate, e.time) >= 0 ? { ...base, reclassified: reclassifiedAs(now) } : { ...base, withdrawn: true });
+    const base: NoticeEvent = {
+      kind: 'notice',
+      date: e.time,
+      updateType: e.updateType,
+      label: updateTypeLabel(e.updateType),
+      source: e.source,
+      noticeDoi: e.updateDoi,
+      reasons: [],
+      urls: [],
+    };
+    out.push(
+      now && compareSourceDates(now.updateDate, e.time) >= 0
+        ? { ...base, reclassified: reclassifiedAs(now) }
+        : { ...base, withdrawn: true },
+    );
   }
   return out;
 }
@@ -106,10 +144,15 @@ function holdingEvent(platform: string, e: HoldingEvent): HoldingChangeEvent {
   }
 }
 
-function access<K extends 'accessType' | 'previousAccessType'>(key: K, value: HoldingEvent['newAccess']): Partial<Record<K, NonNullable<HoldingEvent['newAccess']>>> {
+function access<K extends 'accessType' | 'previousAccessType'>(
+  key: K,
+  value: HoldingEvent['newAccess'],
+): Partial<Record<K, NonNullable<HoldingEvent['newAccess']>>> {
   return value ? ({ [key]: value } as Record<K, NonNullable<HoldingEvent['newAccess']>>) : {};
 }
 
 function currentHolding(h: HoldingView): CurrentHolding {
-  return h.live && h.state?.accessType ? { platform: h.platform, held: true, accessType: h.state.accessType } : { platform: h.platform, held: h.live };
+  return h.live && h.state?.accessType
+    ? { platform: h.platform, held: true, accessType: h.state.accessType }
+    : { platform: h.platform, held: h.live };
 }

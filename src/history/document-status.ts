@@ -30,10 +30,15 @@ const STATES: Record<StatusCode, { label: string; tone: DocumentStatus['tone']; 
  * `replacedNotices`: notice DOIs some source calls a retract-and-replace (replacedNoticeDois), so another
  * source's copy of the same notice, which gives no reasons (Crossref), reads the same.
  */
-export function stateOfNotice(u: Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>, replacedNotices?: ReadonlySet<string>): StatusCode | undefined {
+export function stateOfNotice(
+  u: Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>,
+  replacedNotices?: ReadonlySet<string>,
+): StatusCode | undefined {
   switch (u.updateType) {
     case 'retraction':
-      return isRetractAndReplace(u.reasons) || (u.updateDoi !== null && replacedNotices?.has(u.updateDoi.toLowerCase())) ? 'replaced' : 'retracted';
+      return isRetractAndReplace(u.reasons) || (u.updateDoi !== null && replacedNotices?.has(u.updateDoi.toLowerCase()))
+        ? 'replaced'
+        : 'retracted';
     case 'withdrawal':
     case 'removal':
       return 'withdrawn';
@@ -58,9 +63,13 @@ function isRetractAndReplace(reasons: readonly string[]): boolean {
 }
 
 /** The notice DOIs (lower-cased) of retractions whose reasons say retract-and-replace, in any source. */
-export function replacedNoticeDois(notices: readonly Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>[]): Set<string> {
+export function replacedNoticeDois(
+  notices: readonly Pick<UpdateObject, 'updateType' | 'reasons' | 'updateDoi'>[],
+): Set<string> {
   const out = new Set<string>();
-  for (const u of notices) if (u.updateType === 'retraction' && u.updateDoi !== null && isRetractAndReplace(u.reasons)) out.add(u.updateDoi.toLowerCase());
+  for (const u of notices)
+    if (u.updateType === 'retraction' && u.updateDoi !== null && isRetractAndReplace(u.reasons))
+      out.add(u.updateDoi.toLowerCase());
   return out;
 }
 
@@ -88,10 +97,16 @@ export function documentStatus(notices: readonly UpdateObject[]): DocumentStatus
  * is not transitive (`2020` is both `2020-04` and `2020-05`), so the notices are first put in one fixed order (by
  * date as text, then type and notice DOI): the answer never depends on the order they are passed in.
  */
-function inDecidingOrder(notices: readonly UpdateObject[], replaced: ReadonlySet<string>): { u: UpdateObject; state: StatusCode | undefined }[] {
+function inDecidingOrder(
+  notices: readonly UpdateObject[],
+  replaced: ReadonlySet<string>,
+): { u: UpdateObject; state: StatusCode | undefined }[] {
   const rank = (s: StatusCode | undefined) => (s === undefined ? 0 : STATES[s].reverses ? 100 : STATES[s].severity);
   const fixed = (a: UpdateObject, b: UpdateObject) =>
-    compareText(a.updateDate, b.updateDate) || compareText(a.updateType, b.updateType) || compareText(a.updateDoi ?? '', b.updateDoi ?? '') || compareText(a.source, b.source);
+    compareText(a.updateDate, b.updateDate) ||
+    compareText(a.updateType, b.updateType) ||
+    compareText(a.updateDoi ?? '', b.updateDoi ?? '') ||
+    compareText(a.source, b.source);
   return [...notices]
     .sort(fixed)
     .map((u) => ({ u, state: stateOfNotice(u, replaced) }))

@@ -20,12 +20,17 @@ export type StatusCode = (typeof STATUS_CODES)[number];
 
 export const DocumentStatus = t.Object(
   {
-    code: t.Union(STATUS_CODES.map((c) => t.Literal(c)), {
-      description:
-        'The latest decisive state: a retraction stays until a reinstatement (or a retract-and-replace) reverses it; a correction or an expression of concern never hides it',
-    }),
+    code: t.Union(
+      STATUS_CODES.map((c) => t.Literal(c)),
+      {
+        description:
+          'The latest decisive state: a retraction stays until a reinstatement (or a retract-and-replace) reverses it; a correction or an expression of concern never hides it',
+      },
+    ),
     label: t.String({ description: 'The badge text, e.g. "Retracted", "No known updates"' }),
-    tone: t.Union([t.Literal('alert'), t.Literal('caution'), t.Literal('neutral')], { description: 'alert: red; caution: amber; neutral: grey' }),
+    tone: t.Union([t.Literal('alert'), t.Literal('caution'), t.Literal('neutral')], {
+      description: 'alert: red; caution: amber; neutral: grey',
+    }),
     date: t.Optional(t.String({ description: "The deciding notice's date (the source's precision)" })),
     source: t.Optional(t.String({ description: "The deciding notice's source" })),
   },
@@ -45,7 +50,9 @@ export const NoticeEvent = t.Object(
     noticeDoi: t.Union([t.String(), t.Null()], { description: "The notice's DOI; null when the source gives none" }),
     reasons: t.Array(t.String()),
     urls: t.Array(t.String()),
-    withdrawn: t.Optional(t.Boolean({ description: 'true: the source no longer lists this notice (it does not count for the status)' })),
+    withdrawn: t.Optional(
+      t.Boolean({ description: 'true: the source no longer lists this notice (it does not count for the status)' }),
+    ),
     reclassified: t.Optional(
       t.Object(
         {
@@ -55,7 +62,8 @@ export const NoticeEvent = t.Object(
         },
         {
           additionalProperties: false,
-          description: 'Retraction Watch re-classified the record this notice belongs to: it no longer stands (it does not count for the status and is not served)',
+          description:
+            'Retraction Watch re-classified the record this notice belongs to: it no longer stands (it does not count for the status and is not served)',
         },
       ),
     ),
@@ -67,7 +75,9 @@ export type NoticeEvent = Static<typeof NoticeEvent>;
 export const HoldingChangeEvent = t.Object(
   {
     kind: t.Literal('holding'),
-    date: t.String({ description: 'When the platform deposited the change (the deposit file’s LastModified), ISO 8601 UTC' }),
+    date: t.String({
+      description: 'When the platform deposited the change (the deposit file’s LastModified), ISO 8601 UTC',
+    }),
     platform: t.String(),
     change: t.Union([t.Literal('added'), t.Literal('changed'), t.Literal('removed'), t.Literal('re-added')]),
     accessType: t.Optional(AccessType),

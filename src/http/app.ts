@@ -69,11 +69,27 @@ export function createApp(deps: HttpDeps) {
    * threw (timed from its start), else as `other` (only the error handling timed).
    */
   const failed = (request: Request, r: Response, error?: unknown, route = 'other', startedAt = performance.now()) => {
-    http.note(request, route, r.status, startedAt, error === undefined ? undefined : { error: String((error as Error | null)?.stack ?? error) });
+    http.note(
+      request,
+      route,
+      r.status,
+      startedAt,
+      error === undefined ? undefined : { error: String((error as Error | null)?.stack ?? error) },
+    );
     return r;
   };
   const threw = (request: Request, error: unknown, route?: string, startedAt?: number) =>
-    failed(request, errorResponse(500, 'INTERNAL', `internal error: ${(error as Error | null | undefined)?.message ?? String(error)}`), error, route, startedAt);
+    failed(
+      request,
+      errorResponse(
+        500,
+        'INTERNAL',
+        `internal error: ${(error as Error | null | undefined)?.message ?? String(error)}`,
+      ),
+      error,
+      route,
+      startedAt,
+    );
   /**
    * A route's handler, timed and counted under the route's name (not the path: DOIs would make every path a
    * series), answering its own throw or rejection with the app's 500: one handler whether Elysia or Bun's router
@@ -119,7 +135,13 @@ export function createApp(deps: HttpDeps) {
   // a GET route answers HEAD too (as GET without the body), so its 405 names both
   const notAllowed = (route: string, method: 'GET' | 'POST') => {
     const allowed = method === 'GET' ? 'GET, HEAD' : method;
-    return forElysia(timed(route, (request) => errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, { allow: allowed })));
+    return forElysia(
+      timed(route, (request) =>
+        errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${route}; use ${allowed}`, {
+          allow: allowed,
+        }),
+      ),
+    );
   };
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
@@ -127,24 +149,42 @@ export function createApp(deps: HttpDeps) {
     for (const path of ENTITLEMENT_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, served('POST', route, (request) => handleEntitlements(request, keys, answers, body)), { parse: 'none' })
+        .post(
+          route,
+          served('POST', route, (request) => handleEntitlements(request, keys, answers, body)),
+          { parse: 'none' },
+        )
         .all(route, notAllowed(route, 'POST'));
     }
     for (const path of UPDATE_PATHS) {
       const route = `${prefix}${path}`;
       app = app
-        .post(route, served('POST', route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)), { parse: 'none' })
+        .post(
+          route,
+          served('POST', route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)),
+          { parse: 'none' },
+        )
         .all(route, notAllowed(route, 'POST'));
     }
     // the change feed and the private lookup (v2.2 only: they are ours, not GetFTR's)
     const store = deps.envs[env]?.store;
     const feed = `${prefix}/v2.2/updates`;
     app = app
-      .get(`${feed}/changes`, served('GET', `${feed}/changes`, (request) => handleChanges(request, keys, store)))
+      .get(
+        `${feed}/changes`,
+        served('GET', `${feed}/changes`, (request) => handleChanges(request, keys, store)),
+      )
       .all(`${feed}/changes`, notAllowed(`${feed}/changes`, 'GET'))
-      .get(`${feed}/prefixes`, served('GET', `${feed}/prefixes`, (request) => handlePrefixes(request, keys, store)))
+      .get(
+        `${feed}/prefixes`,
+        served('GET', `${feed}/prefixes`, (request) => handlePrefixes(request, keys, store)),
+      )
       .all(`${feed}/prefixes`, notAllowed(`${feed}/prefixes`, 'GET'))
-      .post(`${feed}/by-prefix`, served('POST', `${feed}/by-prefix`, (request) => handleByPrefix(request, keys, store, body)), { parse: 'none' })
+      .post(
+        `${feed}/by-prefix`,
+        served('POST', `${feed}/by-prefix`, (request) => handleByPrefix(request, keys, store, body)),
+        { parse: 'none' },
+      )
       .all(`${feed}/by-prefix`, notAllowed(`${feed}/by-prefix`, 'POST'));
   }
   for (const env of ['production', 'staging'] as EnvName[]) {
@@ -158,14 +198,22 @@ export function createApp(deps: HttpDeps) {
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of ['/openapi.json', '/healthz', '/metrics']) app = app.all(route, notAllowed(route, 'GET'));
   const whole = app
-    .get('/openapi.json', served('GET', '/openapi.json', () => jsonResponse(openapi)))
+    .get(
+      '/openapi.json',
+      served('GET', '/openapi.json', () => jsonResponse(openapi)),
+    )
     .get(
       '/healthz',
       served('GET', '/healthz', () => {
         const h = deps.health();
         // a warning (a stale update source) is amber: still 200, since the replica answers correctly from what it holds
         const status = !h.ok ? 'unhealthy' : h.warnings?.length ? 'warning' : 'ok';
-        const body = { status, ...(h.failed?.length ? { failed: h.failed } : {}), ...(h.warnings?.length ? { warnings: h.warnings } : {}), ...h.checks };
+        const body = {
+          status,
+          ...(h.failed?.length ? { failed: h.failed } : {}),
+          ...(h.warnings?.length ? { warnings: h.warnings } : {}),
+          ...h.checks,
+        };
         return jsonResponse(JSON.stringify(body), h.ok ? 200 : 503);
       }),
     )
@@ -176,7 +224,11 @@ export function createApp(deps: HttpDeps) {
           const h = deps.envs[env];
           return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
         });
-        const text = renderMetrics(sources, now()) + renderEntitlementMetrics(sources, entitlements.clients, entitlements.figures) + http.render() + (await registry.metrics());
+        const text =
+          renderMetrics(sources, now()) +
+          renderEntitlementMetrics(sources, entitlements.clients, entitlements.figures) +
+          http.render() +
+          (await registry.metrics());
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );

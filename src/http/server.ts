@@ -8,7 +8,12 @@ import { directRoutesOf } from './routes/index.ts';
  * The server's idle time-out (which drops a connection without a word) stays above the body time-out, so a
  * stalled body is answered 408 first (src/http/wire/body.ts).
  */
-export function startServer(app: App, host: string, port: number, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): { url: string; port: number; stop(): Promise<void> } {
+export function startServer(
+  app: App,
+  host: string,
+  port: number,
+  bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+): { url: string; port: number; stop(): Promise<void> } {
   // Elysia's listen hands Bun its own compiled `app.fetch` (a `fetch` option is overridden), and Bun's router
   // takes only static paths from it; the wildcard routes (status pages) are routed by Bun to a fetch that fixes
   // the URL first. (`app.fetch` is read per request: listen compiles it again.)
@@ -41,5 +46,11 @@ function routable(request: Request): Request {
   const slash = url.indexOf('/', url.indexOf('://') + 3);
   if (slash >= 11) return request;
   const path = slash === -1 ? '/' : url.slice(slash);
-  return new Request(`http://localhost${path}`, { method: request.method, headers: request.headers, body: request.body, signal: request.signal, duplex: 'half' } as RequestInit);
+  return new Request(`http://localhost${path}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+    duplex: 'half',
+  } as RequestInit);
 }

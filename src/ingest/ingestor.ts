@@ -2,7 +2,18 @@ import { statBucketFile, type FileStat } from '../bucket/index.ts';
 import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
 import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../base/index.ts';
 import type { Level, Logger } from '../base/index.ts';
-import { seenBefore, storeWriteFault, UNREAD_HASH, type ApplyStatus, type FileEntry, type FileIdentity, type FileStatus, type PreparedFile, type SortedPassBuilder, type SortedPassOptions } from '../store/index.ts';
+import {
+  seenBefore,
+  storeWriteFault,
+  UNREAD_HASH,
+  type ApplyStatus,
+  type FileEntry,
+  type FileIdentity,
+  type FileStatus,
+  type PreparedFile,
+  type SortedPassBuilder,
+  type SortedPassOptions,
+} from '../store/index.ts';
 import { PreparerPool, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
@@ -29,7 +40,8 @@ const PASS_WAIT_MS = 1000;
 export function backlogBatch<T extends { size: number }>(ready: readonly T[], maxFiles: number): T[] {
   let bytes = 0;
   let n = 0;
-  while (n < ready.length && n < maxFiles && (n === 0 || bytes + ready[n]!.size <= PASS_BYTES)) bytes += ready[n++]!.size;
+  while (n < ready.length && n < maxFiles && (n === 0 || bytes + ready[n]!.size <= PASS_BYTES))
+    bytes += ready[n++]!.size;
   return ready.slice(0, n);
 }
 
@@ -71,7 +83,14 @@ export class Ingestor {
   constructor(private readonly opts: IngestorOptions) {
     this.now = opts.now ?? Date.now;
     this.order = opts.inOrderGiven ? (a, b) => this.given.get(a.key)! - this.given.get(b.key)! : applyOrder;
-    const worker = () => new WorkerPreparer((message) => opts.log.log('error', 'ingest.worker_failed', { env: opts.env, message, fallback: 'parsing on the main thread' }));
+    const worker = () =>
+      new WorkerPreparer((message) =>
+        opts.log.log('error', 'ingest.worker_failed', {
+          env: opts.env,
+          message,
+          fallback: 'parsing on the main thread',
+        }),
+      );
     this.preparer = opts.preparer ?? new PreparerPool(opts.settings.parseWorkers, worker);
   }
 
@@ -79,7 +98,11 @@ export class Ingestor {
   async submit(keys: Iterable<string>, opts: { retry?: boolean } = {}): Promise<void> {
     for (const key of keys) {
       if (this.closed || isHiddenOrTemp(key) || this.refusedKeys.has(key)) continue;
-      const s = keyLengthProblem(key) ?? (await statBucketFile(this.rootOf(key), key).catch((e: unknown) => undecodableNameFault(key, e) ?? readFault(key, e)));
+      const s =
+        keyLengthProblem(key) ??
+        (await statBucketFile(this.rootOf(key), key).catch(
+          (e: unknown) => undecodableNameFault(key, e) ?? readFault(key, e),
+        ));
       if ('code' in s) {
         if (s.code === 'BAD_PATH') this.refusedKeys.add(key);
         this.report({ status: 'unread', key, fault: s });
@@ -93,7 +116,14 @@ export class Ingestor {
         continue;
       }
       const prev = this.pending.get(key);
-      this.pending.set(key, { key, lastModified: s.lastModified, size: s.size, tries: prev?.tries ?? 0, due: prev?.due ?? 0, retry: opts.retry || prev?.retry });
+      this.pending.set(key, {
+        key,
+        lastModified: s.lastModified,
+        size: s.size,
+        tries: prev?.tries ?? 0,
+        due: prev?.due ?? 0,
+        retry: opts.retry || prev?.retry,
+      });
     }
     this.stats.queueDepth = this.pending.size;
     this.kick();
@@ -106,7 +136,11 @@ export class Ingestor {
   holds(key: string, stat: FileStat | undefined): boolean {
     if (this.refusedKeys.has(key)) return true;
     if (!stat || keyLengthProblem(key)) return false; // the store cannot be asked
-    return this.pending.has(key) || this.decidedUnrecorded.get(key) === versionOf(stat) || this.opts.store.decidedBefore(key, stat);
+    return (
+      this.pending.has(key) ||
+      this.decidedUnrecorded.get(key) === versionOf(stat) ||
+      this.opts.store.decidedBefore(key, stat)
+    );
   }
 
   /** Resolves once nothing is pending or in flight (tests, CLI). */
@@ -138,10 +172,13 @@ export class Ingestor {
   private schedule(): void {
     if (this.timer) clearTimeout(this.timer);
     const next = Math.min(...[...this.pending.values()].map((p) => p.due));
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.kick();
-    }, Math.max(0, next - this.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.kick();
+      },
+      Math.max(0, next - this.now()),
+    );
   }
 
   private wakeIdle(): void {
@@ -192,7 +229,8 @@ export class Ingestor {
       }
       await inFlight;
       // the batch in flight may have left a file waiting for a retry (the store could not write): it goes first
-      if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!, this.order)) for (const f of batch) this.pending.set(f.key, untried(f));
+      if (batch.length > 0 && heldBack(this.pending.values(), batch[0]!, this.order))
+        for (const f of batch) this.pending.set(f.key, untried(f));
       else if (batch.length > 0) inFlight = this.applyBatch(batch).then(() => undefined);
     }
     await inFlight;
@@ -215,7 +253,9 @@ export class Ingestor {
     try {
       const statuses = await store.resumeSortedPass(this.passOptions());
       // the pass's files, queued again by the start's scan, are applied now: not read again to be found duplicates
-      for (const { entry } of statuses) if (this.pending.get(entry.key) && versionOf(this.pending.get(entry.key)!) === versionOf(entry)) this.pending.delete(entry.key);
+      for (const { entry } of statuses)
+        if (this.pending.get(entry.key) && versionOf(this.pending.get(entry.key)!) === versionOf(entry))
+          this.pending.delete(entry.key);
       this.reportPass(statuses);
       this.passTries = 0;
     } catch (e) {
@@ -245,7 +285,8 @@ export class Ingestor {
     try {
       builder = store.sortedPassBuilder();
       for (; i < ready.length && !this.closed; i++) {
-        for (let j = i; j < Math.min(ready.length, i + settings.passFiles); j++) if (!replies.has(j)) replies.set(j, this.dispatch(ready[j]!.key, ready[j]!.tries + 1));
+        for (let j = i; j < Math.min(ready.length, i + settings.passFiles); j++)
+          if (!replies.has(j)) replies.set(j, this.dispatch(ready[j]!.key, ready[j]!.tries + 1));
         const f = await this.finish(ready[i]!, await replies.get(i)!);
         replies.delete(i);
         if (f === 'retry') break; // it is queued again: the files after it wait for it
@@ -270,7 +311,14 @@ export class Ingestor {
     }
     if (this.closed) return this.passesInstead(builder, prepared, ready.slice(i)); // closing: nothing began
     for (const q of ready.slice(i + 1)) this.pending.set(q.key, q);
-    log.log('info', 'pass.spilled', { env, files: builder.files.length, records: builder.records, runs: builder.runs.length, runBytes: builder.runBytes, ms: Math.round(performance.now() - t0) });
+    log.log('info', 'pass.spilled', {
+      env,
+      files: builder.files.length,
+      records: builder.records,
+      runs: builder.runs.length,
+      runBytes: builder.runBytes,
+      ms: Math.round(performance.now() - t0),
+    });
     if (builder.files.length === 0) builder.discard();
     else {
       let statuses: FileStatus[] | undefined;
@@ -305,12 +353,17 @@ export class Ingestor {
       chunkRecords: settings.passChunkRecords,
       // closing (a daemon's stop, under systemd's time-out): the pass stops after its chunk, to go on at the next start
       stop: () => this.closed,
-      onChunk: (p) => log.log('info', 'pass.chunk', { env, applied: p.applied, records: p.records, ms: Math.round(p.ms) }),
+      onChunk: (p) =>
+        log.log('info', 'pass.chunk', { env, applied: p.applied, records: p.records, ms: Math.round(p.ms) }),
     };
   }
 
   /** A sorted pass that did not begin: its files back in the queue, applied in passes until the queue runs dry. */
-  private passesInstead(builder: SortedPassBuilder | undefined, prepared: readonly Pending[], unread: readonly Pending[]): void {
+  private passesInstead(
+    builder: SortedPassBuilder | undefined,
+    prepared: readonly Pending[],
+    unread: readonly Pending[],
+  ): void {
     builder?.discard();
     for (const p of prepared) this.pending.set(p.key, p);
     for (const p of unread) if (!this.pending.has(p.key)) this.pending.set(p.key, p); // a file waiting for its retry keeps its pause
@@ -324,7 +377,12 @@ export class Ingestor {
     }
     this.stats.lastProgressAt = this.now();
     const records = statuses.reduce((n, r) => n + (r.entry.counts?.records ?? 0), 0);
-    this.opts.log.log('info', 'pass.committed', { env: this.opts.env, files: statuses.length, records, ...(t0 !== undefined ? { ms: Math.round(performance.now() - t0) } : {}) });
+    this.opts.log.log('info', 'pass.committed', {
+      env: this.opts.env,
+      files: statuses.length,
+      records,
+      ...(t0 !== undefined ? { ms: Math.round(performance.now() - t0) } : {}),
+    });
   }
 
   /** A sorted pass could not write (the store or disk full): it stands, and is resumed after a backoff. */
@@ -334,7 +392,13 @@ export class Ingestor {
     this.stats.noteStoreFailure(cause, this.opts.store.appliedSeq().seq);
     const delay = retryDelayMs(this.opts.settings.retryBaseMs, this.passTries);
     this.passRetryAt = this.now() + delay;
-    this.opts.log.log('error', 'pass.failed', { env: this.opts.env, code: cause.code, message: cause.message, tries: this.passTries, retryInMs: delay });
+    this.opts.log.log('error', 'pass.failed', {
+      env: this.opts.env,
+      code: cause.code,
+      message: cause.message,
+      tries: this.passTries,
+      retryInMs: delay,
+    });
   }
 
   /** Waits `ms`, or less when the ingestor closes. */
@@ -351,7 +415,13 @@ export class Ingestor {
   /** The worker reads, hashes, checks the path, parses and encodes the file (its try number `tries`). */
   private dispatch(key: string, tries: number, readBack?: ReadBackAt): Promise<PrepareReply> {
     const { platforms, settings } = this.opts;
-    const input = { root: readBack?.root ?? this.rootOf(key), key, platforms: [...platforms], maxDecompressedBytes: settings.maxDecompressedBytes, tries };
+    const input = {
+      root: readBack?.root ?? this.rootOf(key),
+      key,
+      platforms: [...platforms],
+      maxDecompressedBytes: settings.maxDecompressedBytes,
+      tries,
+    };
     return this.preparer.prepare(readBack ? { ...input, readBackAs: readBack.readBackAs } : input);
   }
 
@@ -378,7 +448,8 @@ export class Ingestor {
     if (reply.kind === 'fault') {
       // a conflict is recorded at once; a fault that may pass by itself is retried before it quarantines
       const file = { ...reply.file, platform: reply.platform };
-      if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code)) return this.retryOrQuarantine(p, tries, reply.fault, file);
+      if (decision === 'quarantine' && RECOVERABLE_FILE_FAULTS.has(reply.fault.code))
+        return this.retryOrQuarantine(p, tries, reply.fault, file);
       return this.quarantine(p, tries, file, reply.fault);
     }
     const prepared = reply.prepared;
@@ -389,7 +460,12 @@ export class Ingestor {
   }
 
   /** A recoverable fault: tried again after a backoff, or quarantined once the tries are used up. */
-  private async retryOrQuarantine(p: Pending, tries: number, f: Fault<FileFaultCode>, file?: FileIdentity & { platform?: string }): Promise<'retry' | undefined> {
+  private async retryOrQuarantine(
+    p: Pending,
+    tries: number,
+    f: Fault<FileFaultCode>,
+    file?: FileIdentity & { platform?: string },
+  ): Promise<'retry' | undefined> {
     const { settings } = this.opts;
     if (tries >= settings.maxTries) {
       const gaveUp = settings.maxTries > 1 ? fault(f.code, `${f.message} (gave up after ${tries} tries)`) : f;
@@ -398,7 +474,11 @@ export class Ingestor {
         return undefined;
       }
       // a file that could not be read is quarantined by what its stat says: its content is unknown
-      const identity = file ?? { key: p.key, hash: UNREAD_HASH, ...(await statBucketFile(this.rootOf(p.key), p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))) };
+      const identity = file ?? {
+        key: p.key,
+        hash: UNREAD_HASH,
+        ...(await statBucketFile(this.rootOf(p.key), p.key).catch(() => ({ size: 0, lastModified: p.lastModified }))),
+      };
       return this.quarantine(p, tries, identity, gaveUp);
     }
     return this.retryLater(p, tries, 'warn', 'file.retry', { code: f.code, message: f.message });
@@ -428,22 +508,38 @@ export class Ingestor {
       }
       // Nothing of the batch was committed. Apply its files one by one so one bad file cannot hold back or
       // quarantine the others.
-      if (batch.length > 1) return this.oneByOne(batch, (f) => f, (f) => this.applyBatch([f]));
+      if (batch.length > 1)
+        return this.oneByOne(
+          batch,
+          (f) => f,
+          (f) => this.applyBatch([f]),
+        );
       const f = batch[0]!;
       const cause = storeWriteFault(e); // STORE_FULL, DISK_FULL or APPLY_FAILED
       this.stats.noteStoreFailure(cause, store.appliedSeq().seq);
-      return (await this.retryOrQuarantine(tried(f), f.tries, fault(cause.code, `${f.key}: ${cause.message}`), f)) !== 'retry';
+      return (
+        (await this.retryOrQuarantine(tried(f), f.tries, fault(cause.code, `${f.key}: ${cause.message}`), f)) !==
+        'retry'
+      );
     }
     const ms = performance.now() - t0;
     for (const r of results) if (r.status !== 'late') this.report(r, ms / results.length);
     this.stats.lastProgressAt = this.now();
     log.log('debug', 'batch.committed', { env, files: batch.length, ms: Math.round(ms) });
     const late = results.flatMap((r) => (r.status === 'late' ? [r] : []));
-    return this.oneByOne(late, (r) => r.file, (r) => this.applyLate(r.file, r.later));
+    return this.oneByOne(
+      late,
+      (r) => r.file,
+      (r) => this.applyLate(r.file, r.later),
+    );
   }
 
   /** Files one at a time; false when one was kept for a retry: it holds back the rest, back in the queue untried. */
-  private async oneByOne<T>(items: readonly T[], fileOf: (item: T) => PreparedFile, apply: (item: T) => Promise<boolean>): Promise<boolean> {
+  private async oneByOne<T>(
+    items: readonly T[],
+    fileOf: (item: T) => PreparedFile,
+    apply: (item: T) => Promise<boolean>,
+  ): Promise<boolean> {
     for (const [i, item] of items.entries()) {
       if (await apply(item)) continue;
       for (const g of items.slice(i + 1).map(fileOf)) this.pending.set(g.key, untried(g));
@@ -454,7 +550,12 @@ export class Ingestor {
 
   /** A file that came after files that follow it (read-later-files.ts): applied once they are read back; false: kept for a retry. */
   private async applyLate(f: PreparedFile, later: FileEntry[]): Promise<boolean> {
-    this.opts.log.log('info', 'file.late', { env: this.opts.env, key: f.key, later: later.length, last: later.at(-1)?.key });
+    this.opts.log.log('info', 'file.late', {
+      env: this.opts.env,
+      key: f.key,
+      later: later.length,
+      last: later.at(-1)?.key,
+    });
     const overtaken = await readLaterFiles(f, later, (at) => this.dispatch(at.key, 1, at), this.opts.root);
     if (!('fault' in overtaken)) return this.applyBatch([{ ...f, overtaken }]);
     if (overtaken.lasting) return (await this.quarantine(tried(f), f.tries, f, overtaken.fault)) !== 'retry';
@@ -476,7 +577,12 @@ export class Ingestor {
    * Records the file's quarantine. That is a write too: when the store cannot make it (full), the file is never
    * dropped: the daemon keeps it and tries it again (applying it first, should there be room by then).
    */
-  private async quarantine(p: Pending, tries: number, file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>): Promise<'retry' | undefined> {
+  private async quarantine(
+    p: Pending,
+    tries: number,
+    file: FileIdentity & { platform?: string },
+    f: Fault<FileFaultCode>,
+  ): Promise<'retry' | undefined> {
     const { store, keepUnrecorded } = this.opts;
     let status: FileStatus;
     try {
@@ -485,7 +591,12 @@ export class Ingestor {
       const writeFault = storeWriteFault(e);
       this.stats.noteStoreFailure(writeFault, store.appliedSeq().seq);
       if (keepUnrecorded === false) this.report({ status: 'unrecorded', key: p.key, fault: f, writeFault });
-      else return this.retryLater(p, tries, 'error', 'file.quarantine_failed', { code: writeFault.code, message: writeFault.message, fileCode: f.code });
+      else
+        return this.retryLater(p, tries, 'error', 'file.quarantine_failed', {
+          code: writeFault.code,
+          message: writeFault.message,
+          fileCode: f.code,
+        });
       return undefined;
     }
     this.report(status);

@@ -16,18 +16,31 @@ export type IngestOutcome =
 
 /** The bucket key an outcome is about. */
 export function outcomeKey(o: IngestOutcome): string {
-  return o.status === 'unread' || o.status === 'unrecorded' ? o.key : o.status === 'conflict' ? o.conflict.key : o.entry.key;
+  return o.status === 'unread' || o.status === 'unrecorded'
+    ? o.key
+    : o.status === 'conflict'
+      ? o.conflict.key
+      : o.entry.key;
 }
 
 /** Where every outcome goes first: the ingest stats and the log. `now` is the ingestor's clock. */
-export function countAndLog(o: IngestOutcome, to: { env: EnvName; log: Logger; stats: IngestStats; now: number }, applyMs = 0): void {
+export function countAndLog(
+  o: IngestOutcome,
+  to: { env: EnvName; log: Logger; stats: IngestStats; now: number },
+  applyMs = 0,
+): void {
   const { env, log, stats } = to;
   if (o.status === 'conflict') stats.noteDone(o.conflict.lastModified);
   else if (o.status !== 'unread' && o.status !== 'unrecorded') stats.noteDone(o.entry.lastModified);
   switch (o.status) {
     case 'applied':
       stats.noteApplied(o.entry, applyMs);
-      log.log(o.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', { env, key: o.entry.key, ...o.entry.counts, firstRejected: o.entry.rejectedLines?.slice(0, 3) });
+      log.log(o.entry.counts!.rejected > 0 ? 'warn' : 'info', 'file.applied', {
+        env,
+        key: o.entry.key,
+        ...o.entry.counts,
+        firstRejected: o.entry.rejectedLines?.slice(0, 3),
+      });
       break;
     case 'quarantined':
       stats.quarantined++;
@@ -49,7 +62,13 @@ export function countAndLog(o: IngestOutcome, to: { env: EnvName; log: Logger; s
       else log.log('error', 'file.unreadable', { env, key: o.key, code: o.fault.code, message: o.fault.message });
       break;
     case 'unrecorded':
-      log.log('error', 'file.quarantine_failed', { env, key: o.key, code: o.writeFault.code, message: o.writeFault.message, fileCode: o.fault.code });
+      log.log('error', 'file.quarantine_failed', {
+        env,
+        key: o.key,
+        code: o.writeFault.code,
+        message: o.writeFault.message,
+        fileCode: o.fault.code,
+      });
       break;
   }
 }

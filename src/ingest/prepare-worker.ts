@@ -15,7 +15,11 @@ let queue: Promise<void> = Promise.resolve();
 
 self.onmessage = (event: MessageEvent<PrepareRequest>) => {
   // a reply that could not be sent must not stop the queue: the request is answered as a failed read
-  queue = queue.then(() => prepareAndReply(event.data)).catch((e: unknown) => self.postMessage({ id: event.data.id, kind: 'readError', fault: readFault(event.data.key, e) }));
+  queue = queue
+    .then(() => prepareAndReply(event.data))
+    .catch((e: unknown) =>
+      self.postMessage({ id: event.data.id, kind: 'readError', fault: readFault(event.data.key, e) }),
+    );
 };
 
 async function prepareAndReply(request: PrepareRequest): Promise<void> {

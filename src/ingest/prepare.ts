@@ -44,16 +44,21 @@ export async function prepareBucketFile(input: PrepareRequest): Promise<PrepareR
   try {
     const special = await notRegularFile(root, key);
     if (special) return { id, kind: 'fault', file: special.file, fault: special.fault };
-    const path = input.readBackAs !== undefined ? { platform: input.readBackAs, name: key, key } : parseDepositPath(key, new Set(input.platforms));
+    const path =
+      input.readBackAs !== undefined
+        ? { platform: input.readBackAs, name: key, key }
+        : parseDepositPath(key, new Set(input.platforms));
     if ('code' in path) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: path };
     const tooLarge = rawSizeFault(key, (await lstat(join(root, key))).size, input.maxDecompressedBytes);
-    if (tooLarge) return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: tooLarge, platform: path.platform };
+    if (tooLarge)
+      return { id, kind: 'fault', file: await hashBucketFile(root, key), fault: tooLarge, platform: path.platform };
     const t0 = performance.now();
     const file = await readBucketFile(root, key, mostRawBytes(input.maxDecompressedBytes));
     const readMs = round(performance.now() - t0);
     const identity = { key, size: file.size, hash: file.hash, lastModified: file.lastModified };
     const prepared = await prepareFile(file, path, input.maxDecompressedBytes, input.tries);
-    if ('fault' in prepared) return { id, kind: 'fault', file: identity, fault: prepared.fault, platform: prepared.platform };
+    if ('fault' in prepared)
+      return { id, kind: 'fault', file: identity, fault: prepared.fault, platform: prepared.platform };
     prepared.encoded = encodeRecords(prepared.parsed.records, prepared.platform);
     prepared.timings.readMs = readMs;
     return { id, kind: 'prepared', file: identity, prepared };

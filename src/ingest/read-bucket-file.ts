@@ -21,14 +21,26 @@ export interface BucketFile {
  * (it may point outside the bucket), and a FIFO would block the read for ever. A folder is left to the read
  * (READ_FAILED), as any file that cannot be read.
  */
-export async function notRegularFile(root: string, key: string): Promise<{ file: Omit<BucketFile, 'bytes'>; fault: Fault<'NOT_REGULAR_FILE'> } | undefined> {
+export async function notRegularFile(
+  root: string,
+  key: string,
+): Promise<{ file: Omit<BucketFile, 'bytes'>; fault: Fault<'NOT_REGULAR_FILE'> } | undefined> {
   const path = join(root, key);
   const s = await lstat(path);
   if (s.isFile() || s.isDirectory()) return undefined;
-  const what = s.isSymbolicLink() ? `a symbolic link (to ${await readlink(path)})` : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : 'a device';
+  const what = s.isSymbolicLink()
+    ? `a symbolic link (to ${await readlink(path)})`
+    : s.isFIFO()
+      ? 'a FIFO'
+      : s.isSocket()
+        ? 'a socket'
+        : 'a device';
   return {
     file: { key, ...statOf(s), hash: UNREAD_HASH },
-    fault: fault('NOT_REGULAR_FILE', `${key}: ${what}, not a regular file; links in a bucket folder are not followed and only regular files are read`),
+    fault: fault(
+      'NOT_REGULAR_FILE',
+      `${key}: ${what}, not a regular file; links in a bucket folder are not followed and only regular files are read`,
+    ),
   };
 }
 

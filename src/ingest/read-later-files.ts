@@ -1,6 +1,13 @@
 import { supersededCopies, supersededFolder } from '../bucket/index.ts';
 import { fault, type Fault } from '../base/index.ts';
-import { doiKeysOfRecords, encodeRecords, type EncodedRecords, type FileEntry, type OvertakenRecords, type PreparedFile } from '../store/index.ts';
+import {
+  doiKeysOfRecords,
+  encodeRecords,
+  type EncodedRecords,
+  type FileEntry,
+  type OvertakenRecords,
+  type PreparedFile,
+} from '../store/index.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 
 /** Where a copy of an applied file may be: `root` (default: the bucket folder), `key` under it, read as a file of `readBackAs`. */
@@ -48,7 +55,11 @@ export async function readLaterFiles(
 }
 
 /** The applied file's records, from the first copy with the applied sha256: in the bucket, a replaced S3 object, or where `--ingest` read it. */
-async function readBack(e: FileEntry, read: (at: ReadBackAt) => Promise<PrepareReply>, bucket: string): Promise<EncodedRecords | { why: string; lasting: boolean }> {
+async function readBack(
+  e: FileEntry,
+  read: (at: ReadBackAt) => Promise<PrepareReply>,
+  bucket: string,
+): Promise<EncodedRecords | { why: string; lasting: boolean }> {
   const platform = e.platform!;
   let why = 'it is no longer in the bucket folder';
   for (const at of await copiesOf(e, bucket)) {

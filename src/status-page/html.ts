@@ -62,7 +62,9 @@ function slots(strings: TemplateStringsArray): Slot[] {
   known = strings.slice(0, -1).map((before, i) => {
     if (URL_ATTRIBUTE.test(before)) return 'url';
     if (UNQUOTED_ATTRIBUTE.test(before) || EVENT_ATTRIBUTE.test(before))
-      throw new Error(`html template: value ${i} is in an unquoted or event-handler attribute (after ${JSON.stringify(before.slice(-40))})`);
+      throw new Error(
+        `html template: value ${i} is in an unquoted or event-handler attribute (after ${JSON.stringify(before.slice(-40))})`,
+      );
     return 'text';
   });
   slotsOf.set(strings, known);
@@ -75,7 +77,8 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (kinds[i] === 'url') {
-      if (!(v instanceof HttpUrl)) throw new Error(`html template: value ${i} is in a URL attribute and is not an HttpUrl`);
+      if (!(v instanceof HttpUrl))
+        throw new Error(`html template: value ${i} is in a URL attribute and is not an HttpUrl`);
       out += escapeHtml(v.href);
     } else out += render(v);
     out += strings[i + 1]!;

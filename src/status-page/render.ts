@@ -25,7 +25,8 @@ export interface PageContext {
 }
 
 const EXPLAIN: Record<StatusCode, string> = {
-  retracted: 'This article has been retracted. Its findings should not be relied on; the notice is in the history below.',
+  retracted:
+    'This article has been retracted. Its findings should not be relied on; the notice is in the history below.',
   withdrawn: 'This article has been withdrawn or removed by its publisher.',
   partial_retraction: 'Part of this article has been retracted; the notice is in the history below.',
   expression_of_concern: 'The publisher or editors have published an expression of concern about this article.',
@@ -37,7 +38,9 @@ const EXPLAIN: Record<StatusCode, string> = {
 };
 
 export function renderHistoryPage(h: DocumentHistory, ctx: PageContext): string {
-  const replaced = replacedNoticeDois(h.events.flatMap((e) => (e.kind === 'notice' && !e.withdrawn && !e.reclassified ? [asNotice(e)] : [])));
+  const replaced = replacedNoticeDois(
+    h.events.flatMap((e) => (e.kind === 'notice' && !e.withdrawn && !e.reclassified ? [asNotice(e)] : [])),
+  );
   const body = html`<h1><span class="meta">DOI</span> <a href="${HttpUrl.ofDoi(h.doi)}">${h.doi}</a></h1>
 ${statusBlock(h.status)}
 ${h.holdings.length > 0 ? holdingsBlock(h.holdings) : ''}
@@ -82,10 +85,10 @@ ${ctx.staging ? html`<p class="staging">Staging: test data, not the production r
 ${body}
 </main>
 ${
-    history
-      ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
-      : ''
-  }
+  history
+    ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
+    : ''
+}
 </body>
 </html>
 `.text;
@@ -102,7 +105,8 @@ ${s.date ? html`<p class="meta">Latest deciding notice: ${s.date}, ${sourceLabel
 function holdingsBlock(holdings: readonly CurrentHolding[]): Html {
   return html`<h2 id="platforms">Platforms</h2>
 <ul class="holdings" aria-labelledby="platforms">${holdings.map(
-    (p) => html`<li><strong>${p.platform}</strong>: ${p.held ? (p.accessType ? accessLabel(p.accessType) : 'held, access type not given') : 'removed'}</li>`,
+    (p) =>
+      html`<li><strong>${p.platform}</strong>: ${p.held ? (p.accessType ? accessLabel(p.accessType) : 'held, access type not given') : 'removed'}</li>`,
   )}</ul>`;
 }
 
@@ -113,11 +117,21 @@ function eventItem(e: HistoryEvent, replaced: ReadonlySet<string>): Html {
 function noticeItem(e: NoticeEvent, replaced: ReadonlySet<string>): Html {
   const state = stateOfNotice(asNotice(e), replaced);
   const standing = !e.withdrawn && !e.reclassified;
-  const tone = !standing ? 'neutral' : state === 'retracted' ? 'alert' : state && state !== 'reinstated' ? 'caution' : 'neutral';
+  const tone = !standing
+    ? 'neutral'
+    : state === 'retracted'
+      ? 'alert'
+      : state && state !== 'reinstated'
+        ? 'caution'
+        : 'neutral';
   // a link reads as where it goes (its parsed form, not the source's text: a right-to-left override in that text
   // can make evil.example look like another host); the notice's own doi.org link is shown once, as the notice (sources write it unencoded); other links after it
-  const noticeUrls = e.noticeDoi ? new Set([HttpUrl.ofDoi(e.noticeDoi).href, HttpUrl.parse(`https://doi.org/${e.noticeDoi}`)?.href]) : new Set();
-  const links = e.urls.map((u) => [u, HttpUrl.parse(u)] as const).filter(([, url]) => !url || !noticeUrls.has(url.href));
+  const noticeUrls = e.noticeDoi
+    ? new Set([HttpUrl.ofDoi(e.noticeDoi).href, HttpUrl.parse(`https://doi.org/${e.noticeDoi}`)?.href])
+    : new Set();
+  const links = e.urls
+    .map((u) => [u, HttpUrl.parse(u)] as const)
+    .filter(([, url]) => !url || !noticeUrls.has(url.href));
   return html`<li class="event notice tone-${tone}${standing ? '' : ' withdrawn'}">
 <time datetime="${e.date}">${e.date}</time>
 <h3>${e.label}</h3>

@@ -12,7 +12,17 @@ import { FeedImport } from './updates/index.ts';
 import { decodeHolding, decodeLive, isLive } from './holdings/index.ts';
 import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holdings/index.ts';
 import { StoredHolding } from './holdings/index.ts';
-import { appliedEntry, decidedVersion, decideFile, emptyCounts, quarantineEntry, type ConflictEntry, type FileDecision, type FileEntry, type FileIdentity } from './environment/index.ts';
+import {
+  appliedEntry,
+  decidedVersion,
+  decideFile,
+  emptyCounts,
+  quarantineEntry,
+  type ConflictEntry,
+  type FileDecision,
+  type FileEntry,
+  type FileIdentity,
+} from './environment/index.ts';
 import { recordsInPlace } from './apply/index.ts';
 import type { ApplyStatus, FileStatus, PreparedFile } from './apply/index.ts';
 import type { HoldingView, LiveHolding } from './holdings/index.ts';
@@ -21,8 +31,18 @@ import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } fro
 import { UpdatesIndex, workerTableBuilder } from './updates/index.ts';
 import type { ReplaceMode, UpdatesEntry } from './updates/index.ts';
 import { writeTransaction } from './environment/index.ts';
-import { adoptPass, beginPass, passesFolder, passFolderName, processAlive, removeStaleRuns, runPass, SortedPassBuilder, standingPass, type PassRecord } from './sorted-pass/index.ts';
-
+import {
+  adoptPass,
+  beginPass,
+  passesFolder,
+  passFolderName,
+  processAlive,
+  removeStaleRuns,
+  runPass,
+  SortedPassBuilder,
+  standingPass,
+  type PassRecord,
+} from './sorted-pass/index.ts';
 
 /** How a sorted pass runs: chunk size, a hook after each chunk's commit (tests stop a pass there), and a stop asked between chunks. */
 export interface SortedPassOptions {
@@ -51,10 +71,16 @@ export class Store {
     /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
   ) {
-    this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) => this.onIndexReadFailed('prefixes', e));
+    this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) =>
+      this.onIndexReadFailed('prefixes', e),
+    );
   }
 
-  static open(dir: string, env: EnvName, opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number }): Store {
+  static open(
+    dir: string,
+    env: EnvName,
+    opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number },
+  ): Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
     if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
@@ -118,7 +144,11 @@ export class Store {
         b.discard();
         return undefined;
       }
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk, stop: opts.stop });
+      return await runPass(this.dbs, record, {
+        chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords,
+        onChunk: opts.onChunk,
+        stop: opts.stop,
+      });
     } finally {
       this.applied.pending--;
     }
@@ -135,7 +165,11 @@ export class Store {
     try {
       const record = await adoptPass(this.dbs);
       if (!record) return []; // another process took it over, or it ended
-      return await runPass(this.dbs, record, { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk, stop: opts.stop });
+      return await runPass(this.dbs, record, {
+        chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords,
+        onChunk: opts.onChunk,
+        stop: opts.stop,
+      });
     } finally {
       this.applied.pending--;
     }
@@ -159,7 +193,10 @@ export class Store {
 
   /** The last apply sequence number committed by any process, and whether this process has commits not yet told. */
   appliedSeq(): { seq: number; pending: boolean } {
-    return { seq: ((this.dbs.meta.get(META.nextSeq) as number | undefined) ?? 1) - 1, pending: this.applied.pending > 0 };
+    return {
+      seq: ((this.dbs.meta.get(META.nextSeq) as number | undefined) ?? 1) - 1,
+      pending: this.applied.pending > 0,
+    };
   }
 
   /**
@@ -186,8 +223,14 @@ export class Store {
       const existing = this.dbs.files.get(file.key);
       const decision = decideFile(existing, { ...file, faulty: true }, opts.retry ?? false);
       if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
-      if (decision === 'conflict') return { status: 'conflict', conflict: recordConflict(this.dbs, file, existing!, now), entry: existing! };
-      if (decision === 'unreadable') return { status: 'unreadable', entry: existing!, fault: fault(f.code, `${f.message}; the applied file of this key is kept`) };
+      if (decision === 'conflict')
+        return { status: 'conflict', conflict: recordConflict(this.dbs, file, existing!, now), entry: existing! };
+      if (decision === 'unreadable')
+        return {
+          status: 'unreadable',
+          entry: existing!,
+          fault: fault(f.code, `${f.message}; the applied file of this key is kept`),
+        };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
       this.dbs.files.putSync(file.key, entry);
       return { status: 'quarantined', entry };
@@ -202,7 +245,8 @@ export class Store {
    */
   private applyInOnePass(files: readonly PreparedFile[], now: () => Date, told: AppliedFile[]): ApplyStatus[] {
     // a sorted pass holds the holdings until it ends (its chunks and sequence numbers are its own)
-    if (this.dbs.meta.get(META.sortedPass) !== undefined) throw new Error(`a sorted pass is applying a backlog to ${this.path}: files apply after it ends`);
+    if (this.dbs.meta.get(META.sortedPass) !== undefined)
+      throw new Error(`a sorted pass is applying a backlog to ${this.path}: files apply after it ends`);
     const placed = files.map((f) => this.placeFile(f, now));
     const pass = placed.filter((p): p is FileInPass => !('status' in p));
     const t0 = performance.now();
@@ -227,9 +271,14 @@ export class Store {
   private placeFile(f: PreparedFile, now: () => Date): ApplyStatus | FileInPass {
     const { files, fileSeqs, meta } = this.dbs;
     const existing = files.get(f.key);
-    const decision = decideFile(existing, { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, f.retry ?? false);
+    const decision = decideFile(
+      existing,
+      { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false },
+      f.retry ?? false,
+    );
     if (decision === 'duplicate') return { status: 'duplicate', entry: existing! };
-    if (decision === 'conflict') return { status: 'conflict', conflict: recordConflict(this.dbs, f, existing!, now), entry: existing! };
+    if (decision === 'conflict')
+      return { status: 'conflict', conflict: recordConflict(this.dbs, f, existing!, now), entry: existing! };
     if (decision !== 'apply') throw new Error(`${f.key}: a prepared file decided as ${decision}`); // a read file is never unread or faulty
     const inPlace = recordsInPlace(this.dbs, f);
     if ('late' in inPlace) return { status: 'late', file: f, later: inPlace.late };
@@ -264,7 +313,8 @@ export class Store {
   }
 
   *failures(): Generator<{ kind: 'quarantined'; entry: FileEntry } | { kind: 'conflict'; conflict: ConflictEntry }> {
-    for (const { value } of this.dbs.files.getRange()) if (value.outcome === 'quarantined') yield { kind: 'quarantined', entry: value };
+    for (const { value } of this.dbs.files.getRange())
+      if (value.outcome === 'quarantined') yield { kind: 'quarantined', entry: value };
     for (const { value } of this.dbs.conflicts.getRange()) yield { kind: 'conflict', conflict: value };
   }
 
@@ -277,12 +327,14 @@ export class Store {
 
   /** Holdings with their histories in store order, tombstones included, optionally of one platform or DOI key. */
   *holdingHistories(filter: HoldingFilter = {}): Generator<HoldingView> {
-    for (const { doiKey, platform, value } of this.holdingValues(filter)) yield { doiKey, platform, ...decodeHolding(doiKey, value) };
+    for (const { doiKey, platform, value } of this.holdingValues(filter))
+      yield { doiKey, platform, ...decodeHolding(doiKey, value) };
   }
 
   /** Live holdings in store order (DOI key, then platform), optionally of one platform or one DOI key. */
   *liveHoldings(filter: HoldingFilter = {}): Generator<LiveHolding> {
-    for (const { doiKey, platform, value } of this.holdingValues(filter)) if (isLive(value)) yield { doiKey, platform, ...decodeLive(doiKey, value) };
+    for (const { doiKey, platform, value } of this.holdingValues(filter))
+      if (isLive(value)) yield { doiKey, platform, ...decodeLive(doiKey, value) };
   }
 
   /** Live holdings in store order read in place, for the fast paths (holding-json.ts): one reader, moved along. */
@@ -298,14 +350,20 @@ export class Store {
 
   liveCounts(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const { key, value } of this.dbs.meta.getRange(META.liveRange)) out[META.platformOfLive(key as string)] = value as number;
+    for (const { key, value } of this.dbs.meta.getRange(META.liveRange))
+      out[META.platformOfLive(key as string)] = value as number;
     return out;
   }
 
   // --- update information ---
 
   /** Starts a bounded-memory import of one feed (feed-import.ts); `now` dates it (stale imports are cleared). */
-  beginUpdatesImport(origin: string, mode: ReplaceMode, now = Date.now(), resume?: { id: string; rows: number }): FeedImport {
+  beginUpdatesImport(
+    origin: string,
+    mode: ReplaceMode,
+    now = Date.now(),
+    resume?: { id: string; rows: number },
+  ): FeedImport {
     return new FeedImport(this.dbs, origin, mode, now, resume, this.opened.changeFeedKeepMs);
   }
 
@@ -316,7 +374,11 @@ export class Store {
   /** The in-memory read index the Updates API answers from (one per store, built on first use; slow reloads on a worker). */
   get updatesIndex(): UpdatesIndex {
     const where = { path: this.path, mapSizeBytes: this.opened.mapSizeBytes };
-    return (this.index ??= new UpdatesIndex(this.dbs, { builder: workerTableBuilder(), where, onFailed: (e) => this.onIndexReadFailed('updates', e) }));
+    return (this.index ??= new UpdatesIndex(this.dbs, {
+      builder: workerTableBuilder(),
+      where,
+      onFailed: (e) => this.onIndexReadFailed('updates', e),
+    }));
   }
 
   /** Rows of update imports that have not committed (in progress, or left by one that died). */
@@ -330,9 +392,16 @@ export class Store {
   }
 
   /** Saves `state`; with `refuse`, only when it says nothing, given the state as saved (in the same transaction). */
-  async saveSourceState<T extends object, R = never>(kind: SourceKind, id: string, state: T, refuse?: (saved: T | undefined) => R | undefined): Promise<R | undefined> {
+  async saveSourceState<T extends object, R = never>(
+    kind: SourceKind,
+    id: string,
+    state: T,
+    refuse?: (saved: T | undefined) => R | undefined,
+  ): Promise<R | undefined> {
     const key = META.sourceState(kind, id);
-    return this.write(() => refuse?.(this.dbs.meta.get(key) as T | undefined) ?? void this.dbs.meta.putSync(key, state));
+    return this.write(
+      () => refuse?.(this.dbs.meta.get(key) as T | undefined) ?? void this.dbs.meta.putSync(key, state),
+    );
   }
 
   /** One write transaction, all or nothing; a failure is a StoreWriteError (write-failure.ts). */
@@ -365,7 +434,12 @@ export class Store {
     // a copy taken mid-pass would hold a pass whose runs it lacks: it could never end
     const pass = this.dbs.meta.get(META.sortedPass) as PassRecord | undefined;
     if (pass)
-      throw new FaultError(fault('BACKUP_FAILED', `a sorted pass is applying a backlog to ${this.path} (${pass.applied} of ${pass.records} records): back up once it ends (its pass.committed line)`));
+      throw new FaultError(
+        fault(
+          'BACKUP_FAILED',
+          `a sorted pass is applying a backlog to ${this.path} (${pass.applied} of ${pass.records} records): back up once it ends (its pass.committed line)`,
+        ),
+      );
     const target = storeFileIn(dir, this.env);
     await copyStore(this.dbs, target);
     return target;

@@ -9,7 +9,12 @@ export function parseSourceDate(raw: string): string | undefined {
   const rw = RW_DATE.exec(s);
   if (rw) return isoOf(Number(rw[3]), Number(rw[1]), Number(rw[2]));
   const iso = ISO_DATE.exec(s);
-  if (iso) return isoOf(Number(iso[1]), iso[2] === undefined ? undefined : Number(iso[2]), iso[3] === undefined ? undefined : Number(iso[3]));
+  if (iso)
+    return isoOf(
+      Number(iso[1]),
+      iso[2] === undefined ? undefined : Number(iso[2]),
+      iso[3] === undefined ? undefined : Number(iso[3]),
+    );
   return undefined;
 }
 
@@ -19,7 +24,11 @@ export function fromDateParts(parts: unknown): string | undefined {
   if (!Array.isArray(first) || first.length === 0) return undefined;
   const [y, m, d] = first.map((v) => (typeof v === 'string' ? Number(v) : v)) as (number | undefined | null)[];
   if (typeof y !== 'number' || !Number.isInteger(y)) return undefined;
-  return isoOf(y, typeof m === 'number' ? m : undefined, typeof d === 'number' && typeof m === 'number' ? d : undefined);
+  return isoOf(
+    y,
+    typeof m === 'number' ? m : undefined,
+    typeof d === 'number' && typeof m === 'number' ? d : undefined,
+  );
 }
 
 /**

@@ -1,2 +1,9 @@
 export { compareSourceDates, fromDateParts, parseSourceDate } from './dates.ts';
-export { UPDATE_FORMATS, UpdateFormat, updateIdentity, UpdateObject, type ImportRow, type WorkUpdate } from './update-record.ts';
+export {
+  UPDATE_FORMATS,
+  UpdateFormat,
+  updateIdentity,
+  UpdateObject,
+  type ImportRow,
+  type WorkUpdate,
+} from './update-record.ts';

@@ -9,9 +9,13 @@ export type UpdateFormat = (typeof UPDATE_FORMATS)[number];
 /** The update object of the Updates API, with the values we give its fields (docs/interface.md, "Updates API"). */
 export const UpdateObject = t.Object(
   {
-    updateDoi: t.Union([t.String(), t.Null()], { description: "DOI of the updating notice; null when the source has none" }),
+    updateDoi: t.Union([t.String(), t.Null()], {
+      description: 'DOI of the updating notice; null when the source has none',
+    }),
     source: t.String({ description: '`crossref` (publisher-deposited Crossmark) or `retraction-watch`' }),
-    updateType: t.String({ description: 'retraction, correction, expression_of_concern, ... (lower case, `_` for spaces)' }),
+    updateType: t.String({
+      description: 'retraction, correction, expression_of_concern, ... (lower case, `_` for spaces)',
+    }),
     updateDate: t.String({ description: 'ISO 8601 at the precision the source gives: YYYY-MM-DD, YYYY-MM or YYYY' }),
     reasons: t.Array(t.String()),
     urls: t.Array(t.String()),
@@ -26,7 +30,9 @@ export type UpdateObject = Static<typeof UpdateObject>;
  * when it has one (two such records of a work are two notices). A source's later row wins over an earlier one;
  * across feeds the fuller one is served (store/updates/work-updates.ts).
  */
-export function updateIdentity(u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'> & { recordId?: string }): string {
+export function updateIdentity(
+  u: Pick<UpdateObject, 'source' | 'updateDoi' | 'updateType'> & { recordId?: string },
+): string {
   const notice = u.updateDoi !== null ? doiKey(u.updateDoi) : u.recordId !== undefined ? `#${u.recordId}` : '';
   return `${u.source}\u0000${notice}\u0000${u.updateType}`;
 }

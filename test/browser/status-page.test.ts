@@ -19,7 +19,10 @@ import { preparedFile } from '../support/prepared-file.ts';
  */
 
 const ARTIFACTS = join(import.meta.dir, '..', 'artifacts');
-const AXE_SOURCE = readFileSync(join(dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'), 'utf8');
+const AXE_SOURCE = readFileSync(
+  join(dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'),
+  'utf8',
+);
 
 // From the real sample (read with Python's csv module): a Correction (2022-12-07, notice 10.3892/ijo.2022.5463)
 // then a Retraction (2023-08-04, notice 10.3892/ijo.2023.5552).
@@ -46,12 +49,36 @@ const RETRACTED_HELD_AT = Date.UTC(2024, 0, 15, 12, 0);
 
 /** Holdings changes of HOLDINGS_DOI on two platforms, oldest first, one deposit file each. */
 const HOLDING_STEPS: { platform: string; time: number; line: object }[] = [
-  { platform: 'acme', time: T0, line: { doi: HOLDINGS_DOI, accessType: 'paid', vor: [{ url: 'https://acme.example/v1.pdf', contentType: 'application/pdf' }] } },
-  { platform: 'acme', time: T0 + DAY, line: { doi: HOLDINGS_DOI, accessType: 'open', vor: [{ url: 'https://acme.example/v2.html', contentType: 'text/html' }] } },
+  {
+    platform: 'acme',
+    time: T0,
+    line: {
+      doi: HOLDINGS_DOI,
+      accessType: 'paid',
+      vor: [{ url: 'https://acme.example/v1.pdf', contentType: 'application/pdf' }],
+    },
+  },
+  {
+    platform: 'acme',
+    time: T0 + DAY,
+    line: {
+      doi: HOLDINGS_DOI,
+      accessType: 'open',
+      vor: [{ url: 'https://acme.example/v2.html', contentType: 'text/html' }],
+    },
+  },
   { platform: 'beta', time: T0 + 2 * DAY, line: { doi: HOLDINGS_DOI, accessType: 'free' } },
   { platform: 'beta', time: T0 + 3 * DAY, line: { doi: HOLDINGS_DOI, deleted: true } },
   { platform: 'acme', time: T0 + 4 * DAY, line: { doi: HOLDINGS_DOI, deleted: true } },
-  { platform: 'acme', time: T0 + 5 * DAY, line: { doi: HOLDINGS_DOI, accessType: 'open', vor: [{ url: 'https://acme.example/v3.html', contentType: 'text/html' }] } },
+  {
+    platform: 'acme',
+    time: T0 + 5 * DAY,
+    line: {
+      doi: HOLDINGS_DOI,
+      accessType: 'open',
+      vor: [{ url: 'https://acme.example/v3.html', contentType: 'text/html' }],
+    },
+  },
 ];
 
 let dir: ReturnType<typeof tempDir> | undefined;
@@ -71,7 +98,8 @@ const depositKeys: string[] = [];
 function deposit(store: Store, lines: object[], opts: { platform?: string; time: number }): void {
   const file = { ...preparedFile(lines, opts), inOrderGiven: true };
   const [status] = store.applyFilesSync([file]);
-  if (status?.status !== 'applied' || status.entry.counts?.rejected) throw new Error(`deposit not applied: ${JSON.stringify(status)}`);
+  if (status?.status !== 'applied' || status.entry.counts?.rejected)
+    throw new Error(`deposit not applied: ${JSON.stringify(status)}`);
   depositKeys.push(file.key);
 }
 
@@ -84,14 +112,31 @@ beforeAll(async () => {
   await importSample([production, staging]);
   deposit(production, [{ doi: RETRACTED_DOI, accessType: 'paid' }], { time: RETRACTED_HELD_AT });
   for (const s of HOLDING_STEPS) deposit(production, [s.line], { platform: s.platform, time: s.time });
-  deposit(production, [{ doi: XSS_DOI, accessType: 'paid' }, { doi: JS_DOI, accessType: 'open' }], { time: T0 });
+  deposit(
+    production,
+    [
+      { doi: XSS_DOI, accessType: 'paid' },
+      { doi: JS_DOI, accessType: 'open' },
+    ],
+    { time: T0 },
+  );
   deposit(staging, [{ doi: STAGING_DOI, accessType: 'free' }], { time: T0 });
   server = startServer(makeApp({ production: { store: production }, staging: { store: staging } }), '127.0.0.1', 0);
   browser = await launchChromium();
   desktop = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  phone = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 2,
+  });
   axeDesktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
-  axePhone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, bypassCSP: true });
+  axePhone = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+    bypassCSP: true,
+  });
 }, INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -154,7 +199,10 @@ describe('the document status page in a browser', () => {
     expect(await h3s(page)).toEqual(['Added by acme', 'Retraction', 'Correction']);
     const notices = page.locator('ol.timeline > li.event.notice');
     expect(await notices.locator('h3').allInnerTexts()).toEqual(['Retraction', 'Correction']);
-    expect(await notices.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual(['2023-08-04', '2022-12-07']);
+    expect(await notices.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual([
+      '2023-08-04',
+      '2022-12-07',
+    ]);
     const retraction = notices.first();
     expect(await retraction.innerText()).toContain('Unreliable Data');
     expect(await retraction.innerText()).toContain('Source: Retraction Watch');
@@ -178,13 +226,26 @@ describe('the document status page in a browser', () => {
     const { page } = v;
     expect(v.status).toBe(200);
     expect(await page.locator('section.status p.badge').innerText()).toBe('No known updates');
-    expect(await h3s(page)).toEqual(['Added again by acme', 'Removed by acme', 'Removed by beta', 'Added by beta', 'Changed by acme', 'Added by acme']);
+    expect(await h3s(page)).toEqual([
+      'Added again by acme',
+      'Removed by acme',
+      'Removed by beta',
+      'Added by beta',
+      'Changed by acme',
+      'Added by acme',
+    ]);
     const items = page.locator('ol.timeline > li.event');
     expect(await items.count()).toBe(HOLDING_STEPS.length);
     expect(await page.locator('ol.timeline > li.event.holding').count()).toBe(HOLDING_STEPS.length);
     const newestFirst = HOLDING_STEPS.map((s) => s.time).reverse();
-    expect(await items.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual(newestFirst.map((t) => new Date(t).toISOString()));
-    expect(await items.locator('time').allInnerTexts()).toEqual(newestFirst.map((t) => `${new Date(t).toISOString().slice(0, 10)} ${new Date(t).toISOString().slice(11, 16)} UTC`));
+    expect(await items.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual(
+      newestFirst.map((t) => new Date(t).toISOString()),
+    );
+    expect(await items.locator('time').allInnerTexts()).toEqual(
+      newestFirst.map(
+        (t) => `${new Date(t).toISOString().slice(0, 10)} ${new Date(t).toISOString().slice(11, 16)} UTC`,
+      ),
+    );
     const detail = async (i: number) => (await items.nth(i).locator('p').allInnerTexts()).join(' | ');
     expect(await detail(0)).toBe('Access: open access');
     expect(await detail(1)).toBe('Was: open access');
@@ -237,7 +298,11 @@ describe('the document status page in a browser', () => {
     const cases = [
       { path: statusPath(XSS_DOI), status: 200, shown: XSS_DOI },
       { path: statusPath(XSS_SENT), status: 400, shown: JSON.stringify(XSS_SENT) },
-      { path: '/doi/%3Cscript%3Ewindow.__xss%3D3%3C%2Fscript%3E', status: 400, shown: '"<script>window.__xss=3</script>"' },
+      {
+        path: '/doi/%3Cscript%3Ewindow.__xss%3D3%3C%2Fscript%3E',
+        status: 400,
+        shown: '"<script>window.__xss=3</script>"',
+      },
       { path: statusPath(JS_DOI), status: 200, shown: JS_DOI },
     ];
     for (const c of cases) {
@@ -258,7 +323,9 @@ describe('the document status page in a browser', () => {
         expect(await page.locator('code').first().innerText()).toBe(c.shown);
       }
       // every link goes to http(s): the `javascript:` in a DOI stays inside a doi.org address
-      const protocols = await page.evaluate(() => [...(globalThis as any).document.querySelectorAll('a')].map((a: any) => a.protocol as string));
+      const protocols = await page.evaluate(() =>
+        [...(globalThis as any).document.querySelectorAll('a')].map((a: any) => a.protocol as string),
+      );
       expect(protocols.filter((p) => p !== 'http:' && p !== 'https:')).toEqual([]);
       await page.waitForTimeout(100); // an onerror handler or a timer would have fired by now
       expect(v.dialogs).toEqual([]);
@@ -282,7 +349,9 @@ describe('the document status page in a browser', () => {
     const { page } = v;
     expect(v.headers['content-security-policy']).toContain("default-src 'none'");
     // the inline style is allowed by its hash: it applies (the header bar is dark)
-    expect(await page.locator('header.site').evaluate((e) => (globalThis as any).getComputedStyle(e).backgroundColor)).toBe('rgb(27, 31, 36)');
+    expect(
+      await page.locator('header.site').evaluate((e) => (globalThis as any).getComputedStyle(e).backgroundColor),
+    ).toBe('rgb(27, 31, 36)');
     expect(v.consoleErrors).toEqual([]);
     // control: an inline script is refused, and the refusal is seen by the listener the checks above rely on
     await page.addScriptTag({ content: 'window.__probe = 1' }).catch(() => {});
@@ -312,7 +381,11 @@ describe('the document status page in a browser', () => {
           const r = await (globalThis as any).axe.run();
           return {
             passes: r.passes.length as number,
-            violations: r.violations.map((x: any) => ({ id: x.id as string, impact: x.impact as string, nodes: x.nodes.length as number })),
+            violations: r.violations.map((x: any) => ({
+              id: x.id as string,
+              impact: x.impact as string,
+              nodes: x.nodes.length as number,
+            })),
           };
         });
         expect(result.passes).toBeGreaterThan(10); // axe did run on this page
@@ -324,7 +397,9 @@ describe('the document status page in a browser', () => {
         await v.page.close();
       }
     }
-    console.log(`axe on ${pages.length} pages at 2 widths, violations below serious: ${minor.length === 0 ? 'none' : `\n  ${minor.join('\n  ')}`}`);
+    console.log(
+      `axe on ${pages.length} pages at 2 widths, violations below serious: ${minor.length === 0 ? 'none' : `\n  ${minor.join('\n  ')}`}`,
+    );
     expect(serious).toEqual([]);
   });
 
@@ -339,7 +414,9 @@ describe('the document status page in a browser', () => {
       const v = await visit(s.ctx, statusPath(s.doi));
       expect(v.status).toBe(200);
       expect(await v.page.evaluate(() => (globalThis as any).innerWidth as number)).toBe(s.width);
-      const scrollWidth = await v.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+      const scrollWidth = await v.page.evaluate(
+        () => (globalThis as any).document.documentElement.scrollWidth as number,
+      );
       expect({ file: s.file, scrollWidth: scrollWidth <= s.width }).toEqual({ file: s.file, scrollWidth: true });
       const path = join(ARTIFACTS, s.file);
       rmSync(path, { force: true });
@@ -355,7 +432,9 @@ describe('the document status page in a browser', () => {
     for (const path of [`/doi/${'x'.repeat(160)}`, statusPath(`10.1000/${'y'.repeat(160)}`)]) {
       const v = await visit(phone, path);
       expect(v.status === 400 || v.status === 404).toBe(true);
-      const scrollWidth = await v.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+      const scrollWidth = await v.page.evaluate(
+        () => (globalThis as any).document.documentElement.scrollWidth as number,
+      );
       expect({ path, scrollWidth }).toEqual({ path, scrollWidth: 390 });
       await v.page.close();
     }
@@ -373,14 +452,24 @@ describe('the document status page in a browser', () => {
     expect(box !== null && box.width > 20 && box.height > 10).toBe(true);
     const look = await badge.evaluate((e) => {
       const s = (globalThis as any).getComputedStyle(e);
-      return { display: s.display as string, visibility: s.visibility as string, background: s.backgroundColor as string, color: s.color as string };
+      return {
+        display: s.display as string,
+        visibility: s.visibility as string,
+        background: s.backgroundColor as string,
+        color: s.color as string,
+      };
     });
     expect(look.display).not.toBe('none');
     expect(look.visibility).toBe('visible');
     expect(look.background).not.toBe(look.color);
     const path = join(ARTIFACTS, 'status-retracted.pdf');
     rmSync(path, { force: true });
-    await page.pdf({ path, format: 'A4', printBackground: true, margin: { top: '15mm', right: '15mm', bottom: '15mm', left: '15mm' } });
+    await page.pdf({
+      path,
+      format: 'A4',
+      printBackground: true,
+      margin: { top: '15mm', right: '15mm', bottom: '15mm', left: '15mm' },
+    });
     const pdf = readFileSync(path);
     expect(statSync(path).size).toBeGreaterThan(5_000);
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');

@@ -68,7 +68,10 @@ test('files in nested folders created at once are handed on, each once the watch
 test('a file handed on but not taken is handed on again by the next rescan, and a taken one is not', async () => {
   const root = bucket();
   let refusals = 0;
-  const { taken, handed } = await watching(root, { rescanMs: 150, refuse: (k) => k === 'acme/x.jsonl.gz' && refusals++ === 0 });
+  const { taken, handed } = await watching(root, {
+    rescanMs: 150,
+    refuse: (k) => k === 'acme/x.jsonl.gz' && refusals++ === 0,
+  });
   mkdirSync(join(root, 'acme'));
   await Bun.sleep(400); // the folder is the watch's before its files come: the watch's own event is the first hand-on
   writeFileSync(join(root, 'acme', 'x.jsonl.gz'), 'x');
@@ -101,10 +104,22 @@ test('missedFiles: only settled files the ingestor does not hold, below `under`,
   const root = bucket();
   mkdirSync(join(root, 'acme'));
   mkdirSync(join(root, 'beta'));
-  for (const k of ['acme/new.jsonl.gz', 'acme/held.jsonl.gz', 'acme/.hidden.jsonl.gz', 'acme/part.jsonl.gz.partial', 'acme/edit.jsonl.gz~', 'beta/other.jsonl.gz']) writeFileSync(join(root, k), k);
+  for (const k of [
+    'acme/new.jsonl.gz',
+    'acme/held.jsonl.gz',
+    'acme/.hidden.jsonl.gz',
+    'acme/part.jsonl.gz.partial',
+    'acme/edit.jsonl.gz~',
+    'beta/other.jsonl.gz',
+  ])
+    writeFileSync(join(root, k), k);
   const held = new Map<string, FileStat>([['acme/held.jsonl.gz', await statBucketFile(root, 'acme/held.jsonl.gz')]]);
-  const holds = (key: string, stat: FileStat | undefined) => stat !== undefined && held.get(key)?.size === stat.size && held.get(key)?.lastModified === stat.lastModified;
-  expect((await missedFiles(root, { settleMs: 20, holds })).sort()).toEqual(['acme/new.jsonl.gz', 'beta/other.jsonl.gz']);
+  const holds = (key: string, stat: FileStat | undefined) =>
+    stat !== undefined && held.get(key)?.size === stat.size && held.get(key)?.lastModified === stat.lastModified;
+  expect((await missedFiles(root, { settleMs: 20, holds })).sort()).toEqual([
+    'acme/new.jsonl.gz',
+    'beta/other.jsonl.gz',
+  ]);
   expect(await missedFiles(root, { settleMs: 20, holds, under: 'acme' })).toEqual(['acme/new.jsonl.gz']);
   // the held file, rewritten: a new version the ingestor does not hold
   writeFileSync(join(root, 'acme/held.jsonl.gz'), 'a longer content');
@@ -158,6 +173,16 @@ test('a file the watch could not hand on is logged with its key', async () => {
   watches.push(watch);
   await watch.start();
   writeFileSync(join(root, 'acme', 'a.jsonl.gz'), 'a');
-  const failed = await waitFor(() => lines.find((l) => l.event === 'watch.handler_failed'), 'watch.handler_failed', 5_000);
-  expect(failed).toEqual({ level: 'error', event: 'watch.handler_failed', env: 'staging', key: 'acme/a.jsonl.gz', error: 'Error: ingestor closed' });
+  const failed = await waitFor(
+    () => lines.find((l) => l.event === 'watch.handler_failed'),
+    'watch.handler_failed',
+    5_000,
+  );
+  expect(failed).toEqual({
+    level: 'error',
+    event: 'watch.handler_failed',
+    env: 'staging',
+    key: 'acme/a.jsonl.gz',
+    error: 'Error: ingestor closed',
+  });
 });

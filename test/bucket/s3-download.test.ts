@@ -19,7 +19,11 @@ let dir: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    res.writeHead(200, { 'content-length': String(BODY.length), etag: '"abc"', 'content-type': 'application/octet-stream' });
+    res.writeHead(200, {
+      'content-length': String(BODY.length),
+      etag: '"abc"',
+      'content-type': 'application/octet-stream',
+    });
     if (req.url!.includes('/whole/')) return void res.end(BODY);
     res.write(BODY.subarray(0, 500));
     if (req.url!.includes('/reset/')) setTimeout(() => req.socket.destroy(), 30);
@@ -33,7 +37,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  client = new S3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS, maxAttempts: 1 });
+  client = new S3Client({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3_CREDENTIALS,
+    maxAttempts: 1,
+  });
 });
 afterAll(() => {
   client.destroy();
@@ -45,7 +55,13 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-const listed = (key: string, size = BODY.length) => ({ bucket: 'b', key, etag: '"abc"', size, lastModified: Date.UTC(2026, 0, 2, 3, 4, 5, 678) });
+const listed = (key: string, size = BODY.length) => ({
+  bucket: 'b',
+  key,
+  etag: '"abc"',
+  size,
+  lastModified: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+});
 
 test('a whole object lands with its bytes, and the listed LastModified as its mtime', async () => {
   const path = join(dir.path, 'x');
@@ -55,38 +71,57 @@ test('a whole object lands with its bytes, and the listed LastModified as its mt
 });
 
 test.each(['reset', 'short'])('a body that breaks off (%s) is an error, not a wait', async (how) => {
-  await expect(downloadObject(client, listed(`${how}/x.jsonl.gz`), join(dir.path, 'x'), { stallMs: 10_000 })).rejects.toThrow(`${how}/x.jsonl.gz: the download broke off`);
+  await expect(
+    downloadObject(client, listed(`${how}/x.jsonl.gz`), join(dir.path, 'x'), { stallMs: 10_000 }),
+  ).rejects.toThrow(`${how}/x.jsonl.gz: the download broke off`);
 });
 
 test('a body that stalls is given up after the stall time, saying so', async () => {
-  await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300 })).rejects.toThrow('stall/x.jsonl.gz: no byte arrived for 0.3 s');
+  await expect(
+    downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300 }),
+  ).rejects.toThrow('stall/x.jsonl.gz: no byte arrived for 0.3 s');
 });
 
 test('a body that trickles (never a stall, too slow on the whole) is given up once its time at the least rate has passed', async () => {
   // 1000 bytes at 2000 bytes/s at least: 0.5 s, plus the stall time's 0.3 s; the trickle would take 10 s
-  await expect(downloadObject(client, listed('trickle/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300, minBytesPerS: 2000 })).rejects.toThrow(
-    /^trickle\/x\.jsonl\.gz: \d+ of 1000 bytes arrived in 0\.8 s, slower than 2000 bytes\/s$/,
-  );
+  await expect(
+    downloadObject(client, listed('trickle/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 300, minBytesPerS: 2000 }),
+  ).rejects.toThrow(/^trickle\/x\.jsonl\.gz: \d+ of 1000 bytes arrived in 0\.8 s, slower than 2000 bytes\/s$/);
 });
 
-test('a download under way ends when its stop signal fires (the mirror closing), with the stop\'s reason', async () => {
+test("a download under way ends when its stop signal fires (the mirror closing), with the stop's reason", async () => {
   const stop = new AbortController();
   setTimeout(() => stop.abort(new Error('the mirror is closing')), 100);
-  await expect(downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 10_000, stop: stop.signal })).rejects.toThrow('the mirror is closing');
+  await expect(
+    downloadObject(client, listed('stall/x.jsonl.gz'), join(dir.path, 'x'), { stallMs: 10_000, stop: stop.signal }),
+  ).rejects.toThrow('the mirror is closing');
 });
 
 test('a local write error is S3_MIRROR_WRITE naming the mirror folder, not the bucket unreachable', async () => {
-  const settings = { kind: 's3', path: join(dir.path, 'mirror'), bucket: 'b', region: 'us-east-1', prefix: '', forcePathStyle: true, credentialSource: 'x', pollMs: 1000 } as S3BucketSettings;
+  const settings = {
+    kind: 's3',
+    path: join(dir.path, 'mirror'),
+    bucket: 'b',
+    region: 'us-east-1',
+    prefix: '',
+    forcePathStyle: true,
+    credentialSource: 'x',
+    pollMs: 1000,
+  } as S3BucketSettings;
   const blocked = join(dir.path, 'a-folder');
   mkdirSync(blocked);
   const e = await downloadObject(client, listed('whole/x.jsonl.gz'), blocked).catch((err: unknown) => err);
   expect(describeS3Error(e, settings)).toMatchObject({ code: 'S3_MIRROR_WRITE' });
-  expect(describeS3Error(e, settings).message).toContain(`the mirror folder ${settings.path} cannot be written (EISDIR)`);
+  expect(describeS3Error(e, settings).message).toContain(
+    `the mirror folder ${settings.path} cannot be written (EISDIR)`,
+  );
   expect(describeS3Error(new Error('socket hang up'), settings).code).toBe('S3_UNREACHABLE');
 });
 
 test('a body of another length than listed is an error', async () => {
-  await expect(downloadObject(client, listed('whole/x.jsonl.gz', 999), join(dir.path, 'x'))).rejects.toThrow('1000 bytes arrived, the listing says 999');
+  await expect(downloadObject(client, listed('whole/x.jsonl.gz', 999), join(dir.path, 'x'))).rejects.toThrow(
+    '1000 bytes arrived, the listing says 999',
+  );
 });
 
 test('the kept copy of a replaced object is never overwritten by a rerun that finds the new bytes in place', () => {

@@ -49,7 +49,13 @@ function settings(extra: Partial<S3BucketSettings> = {}): S3BucketSettings {
 }
 
 function mirror(extra: Partial<S3BucketSettings> = {}, onChange?: (keys: string[]) => void): S3Mirror {
-  const m = new S3Mirror({ settings: settings(extra), log: silentLogger, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, onChange });
+  const m = new S3Mirror({
+    settings: settings(extra),
+    log: silentLogger,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    onChange,
+  });
   mirrors.push(m);
   return m;
 }
@@ -57,7 +63,12 @@ function mirror(extra: Partial<S3BucketSettings> = {}, onChange?: (keys: string[
 /** A client that counts the GetObject calls of each key. */
 async function countingClient() {
   const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3_CREDENTIALS,
+  });
   const gets = new Map<string, number>();
   const send = client.send.bind(client);
   client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
@@ -81,10 +92,15 @@ test('objects are mirrored with their content and LastModified as mtime; a secon
   await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz', 'one');
   await s3.put(bucket, 'acme/00000000-0000-4000-8000-000000000002.jsonl.gz', 'two');
   const m = mirror();
-  expect((await syncUntil(m, 2)).sort()).toEqual(['acme/00000000-0000-4000-8000-000000000001.jsonl.gz', 'acme/00000000-0000-4000-8000-000000000002.jsonl.gz']);
+  expect((await syncUntil(m, 2)).sort()).toEqual([
+    'acme/00000000-0000-4000-8000-000000000001.jsonl.gz',
+    'acme/00000000-0000-4000-8000-000000000002.jsonl.gz',
+  ]);
   const path = join(settings().path, 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz');
   expect(readFileSync(path, 'utf8')).toBe('one');
-  const head = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz' }));
+  const head = await s3.client.send(
+    new HeadObjectCommand({ Bucket: bucket, Key: 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz' }),
+  );
   expect(Math.floor(statSync(path).mtimeMs)).toBe(head.LastModified!.getTime());
   expect((await m.syncOnce()).downloaded).toEqual([]);
 });
@@ -177,7 +193,11 @@ test('a mirror state that cannot be written: the objects put in place are handed
 
 test('files are handed on in (LastModified, key) order, and never ahead of an earlier one whose download failed', async () => {
   // three objects in three different seconds: apply order c, a, b (LastModified), not key order
-  const keys = ['acme/00000000-0000-4000-8000-00000000000c.jsonl.gz', 'acme/00000000-0000-4000-8000-00000000000a.jsonl.gz', 'acme/00000000-0000-4000-8000-00000000000b.jsonl.gz'];
+  const keys = [
+    'acme/00000000-0000-4000-8000-00000000000c.jsonl.gz',
+    'acme/00000000-0000-4000-8000-00000000000a.jsonl.gz',
+    'acme/00000000-0000-4000-8000-00000000000b.jsonl.gz',
+  ];
   for (const k of keys) {
     await s3.put(bucket, k, k);
     await Bun.sleep(1050);
@@ -185,7 +205,12 @@ test('files are handed on in (LastModified, key) order, and never ahead of an ea
   await Bun.sleep(SAME_SECOND_GUARD_MS + 100); // past the same-second guard for the last one
   // a client whose first GetObject of the middle file fails
   const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3_CREDENTIALS,
+  });
   let failed = false;
   const send = client.send.bind(client);
   client.send = ((command: { input?: { Key?: string } }, ...rest: unknown[]) => {
@@ -196,7 +221,14 @@ test('files are handed on in (LastModified, key) order, and never ahead of an ea
     return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
   }) as typeof client.send;
   const handed: string[][] = [];
-  const m = new S3Mirror({ settings: settings(), log: silentLogger, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(k) });
+  const m = new S3Mirror({
+    settings: settings(),
+    log: silentLogger,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    client,
+    onChange: (k) => void handed.push(k),
+  });
   mirrors.push(m);
 
   await expect(m.syncOnce()).rejects.toThrow('connection reset');
@@ -216,7 +248,12 @@ test('an object listed after later ones were put in place is applied, and said t
   await Bun.sleep(SAME_SECOND_GUARD_MS + 100);
   // a client whose listings show b five seconds older than a: as a long upload, stamped when it began, shows late
   const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3_CREDENTIALS,
+  });
   let aAt = 0;
   const send = client.send.bind(client) as (...a: unknown[]) => Promise<unknown>;
   client.send = (async (command: unknown, ...rest: unknown[]) => {
@@ -229,9 +266,18 @@ test('an object listed after later ones were put in place is applied, and said t
     return out;
   }) as typeof client.send;
   const lines: { event: string; fields?: Record<string, unknown> }[] = [];
-  const log = { log: (_: unknown, event: string, fields?: Record<string, unknown>) => void lines.push({ event, fields }) };
+  const log = {
+    log: (_: unknown, event: string, fields?: Record<string, unknown>) => void lines.push({ event, fields }),
+  };
   const handed: string[] = [];
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(...k) });
+  const m = new S3Mirror({
+    settings: settings(),
+    log,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    client,
+    onChange: (k) => void handed.push(...k),
+  });
   mirrors.push(m);
   await m.syncOnce();
   expect(handed).toEqual([a]);
@@ -241,7 +287,12 @@ test('an object listed after later ones were put in place is applied, and said t
   expect(handed).toEqual([a, b]);
   const late = lines.filter((l) => l.event === 's3.late_object');
   expect(late).toHaveLength(1);
-  expect(late[0]!.fields).toMatchObject({ env: 'production', key: b, after: a, lastModified: new Date(aAt - 5000).toISOString() });
+  expect(late[0]!.fields).toMatchObject({
+    env: 'production',
+    key: b,
+    after: a,
+    lastModified: new Date(aAt - 5000).toISOString(),
+  });
 
   // in order again: nothing said
   await s3.put(bucket, c!, 'c');
@@ -252,7 +303,14 @@ test('an object listed after later ones were put in place is applied, and said t
 
   // a mirror started again over this folder knows what is in place (from its state file)
   await m.close();
-  const again = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client, onChange: (k) => void handed.push(...k) });
+  const again = new S3Mirror({
+    settings: settings(),
+    log,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    client,
+    onChange: (k) => void handed.push(...k),
+  });
   mirrors.push(again);
   await s3.put(bucket, d!, 'd');
   await again.syncOnce();
@@ -263,11 +321,19 @@ test('an object listed after later ones were put in place is applied, and said t
   ]);
 });
 
-test('a key re-uploaded whose kept copy\'s name would be too long is skipped once, not fetched again every round', async () => {
+test("a key re-uploaded whose kept copy's name would be too long is skipped once, not fetched again every round", async () => {
   const { client, gets } = await countingClient();
   const logged: Record<string, unknown>[] = [];
-  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client });
+  const log = {
+    log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }),
+  } as unknown as typeof silentLogger;
+  const m = new S3Mirror({
+    settings: settings(),
+    log,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    client,
+  });
   mirrors.push(m);
   // a 230-byte name: its kept copy, `<name>.<etag>` under .superseded/, is over the 255 bytes a name may have
   const key = `acme/${'a'.repeat(221)}.jsonl.gz`;
@@ -287,9 +353,17 @@ test('a key re-uploaded whose kept copy\'s name would be too long is skipped onc
 
 test('a key that clashes with another as file and folder is skipped and said (PATH_CLASH); it holds back nothing after it, round after round', async () => {
   const logged: Record<string, unknown>[] = [];
-  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
+  const log = {
+    log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }),
+  } as unknown as typeof silentLogger;
   const { client, gets } = await countingClient();
-  const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: DEPOSIT_BOUND, client });
+  const m = new S3Mirror({
+    settings: settings(),
+    log,
+    envName: 'production',
+    maxDecompressedBytes: DEPOSIT_BOUND,
+    client,
+  });
   mirrors.push(m);
   // a file, then a key that needs that file's name as a folder; then a folder, then a file of that folder's name
   await s3.put(bucket, 'acme/a.jsonl.gz', 'a file');
@@ -322,12 +396,16 @@ test('a key that clashes with another as file and folder is skipped and said (PA
   await m.syncOnce();
   expect(gets.get('acme/d')).toBe(2);
   expect(logged.some((l) => l.event === 's3.sync_failed')).toBe(false);
-  expect(existsSync(join(settings().path, '.s3-partial')) ? readdirSync(join(settings().path, '.s3-partial')) : []).toEqual([]);
+  expect(
+    existsSync(join(settings().path, '.s3-partial')) ? readdirSync(join(settings().path, '.s3-partial')) : [],
+  ).toEqual([]);
 });
 
-test('an object larger than any deposit can be is not downloaded: said (TOO_LARGE) once, holding back nothing; new bytes of a deposit\'s size are', async () => {
+test("an object larger than any deposit can be is not downloaded: said (TOO_LARGE) once, holding back nothing; new bytes of a deposit's size are", async () => {
   const logged: Record<string, unknown>[] = [];
-  const log = { log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }) } as unknown as typeof silentLogger;
+  const log = {
+    log: (_level: string, event: string, fields: Record<string, unknown>) => void logged.push({ event, ...fields }),
+  } as unknown as typeof silentLogger;
   const { client, gets } = await countingClient();
   // a bound of 1 KiB of content: a gzip of it is at most 1,049,616 bytes (1 KiB, a 64th more and 1 MiB)
   const m = new S3Mirror({ settings: settings(), log, envName: 'production', maxDecompressedBytes: 1024, client });
@@ -342,7 +420,9 @@ test('an object larger than any deposit can be is not downloaded: said (TOO_LARG
   const skipped = logged.filter((l) => l.event === 's3.key_skipped');
   expect(skipped.map((l) => [l.key, l.code])).toEqual([[big, 'TOO_LARGE']]);
   expect([...m.skipped]).toEqual([['TOO_LARGE', 1]]); // /metrics: doi_holdings_s3_keys_skipped_total
-  expect(skipped[0]!.why).toBe(`${big}: the file is 1049617 bytes, more than a gzip of at most 1024 bytes of content can be (1049616); it is not read; not mirrored`);
+  expect(skipped[0]!.why).toBe(
+    `${big}: the file is 1049617 bytes, more than a gzip of at most 1024 bytes of content can be (1049616); it is not read; not mirrored`,
+  );
   // the same key uploaded again at a size a deposit can be: downloaded like any other
   await s3.put(bucket, big, 'now small');
   expect(await syncUntil(m, 1)).toEqual([big]);

@@ -35,7 +35,9 @@ describe('conf/alerts.yml under promtool', () => {
 
 test('every alert has a case in conf/alerts.test.yml, and every case names an alert', () => {
   const alerts = new Set([...readFileSync(RULES, 'utf8').matchAll(/^\s*- alert: (\w+)$/gm)].map((m) => m[1]));
-  const tested = new Set([...readFileSync(join(REPO, 'conf/alerts.test.yml'), 'utf8').matchAll(/^\s*alertname: (\w+)$/gm)].map((m) => m[1]));
+  const tested = new Set(
+    [...readFileSync(join(REPO, 'conf/alerts.test.yml'), 'utf8').matchAll(/^\s*alertname: (\w+)$/gm)].map((m) => m[1]),
+  );
   expect(alerts.size).toBe(11);
   expect([...alerts].sort()).toEqual([...tested].sort());
 });
@@ -44,7 +46,13 @@ test('every doi_holdings_* series the rules read is exported by the service', ()
   const read = new Set(readFileSync(RULES, 'utf8').match(/doi_holdings_[a-z0-9_]+/g) ?? []);
   expect(read.size).toBeGreaterThan(5);
   const sources = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [readFileSync(join(dir, e.name), 'utf8')] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory()
+        ? sources(join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? [readFileSync(join(dir, e.name), 'utf8')]
+          : [],
+    );
   const code = sources(join(REPO, 'src')).join('\n');
   // the alert names themselves (DoiHoldings...) are not series; every series name is quoted in the code
   expect([...read].filter((name) => !code.includes(`'${name}'`))).toEqual([]);

@@ -22,7 +22,10 @@ afterAll(() => dir.remove());
 test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; it answers an entitlement request from it; --dump shows it; it harvests in a process of its own', async () => {
   const api = await startCrossrefApi({ works: realWorks() });
   // an integrator without updates: its open-DOI answers take the reply's native-copy path
-  const cfg = writeConfig(join(dir.path), `\n[[integrators]]\nname = "plain"\napiKey = "plain-key-123"\nupdates = false\n\n[[updates.crossref]]\nurl = "${api.url}"\nmailto = "ops@example.org"\n`);
+  const cfg = writeConfig(
+    join(dir.path),
+    `\n[[integrators]]\nname = "plain"\napiKey = "plain-key-123"\nupdates = false\n\n[[updates.crossref]]\nurl = "${api.url}"\nmailto = "ops@example.org"\n`,
+  );
   const daemon = Bun.spawn([exe, '--config', cfg.path], { cwd: '/', stdout: 'pipe', stderr: 'pipe' });
   let log = '';
   void (async () => {
@@ -33,7 +36,11 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     await waitFor(() => log.includes('entitlement.index_built'), 'the index build worker', 20_000);
     expect(log).not.toContain('entitlement.index_build_failed'); // its fallback builds on the main thread
     // the store's read worker: the Updates API's index and the prefix index, read as the daemon starts
-    await waitFor(() => (log.match(/"event":"store\.index_read"/g) ?? []).length === 4, 'the store read worker, 2 indexes x 2 environments', 20_000);
+    await waitFor(
+      () => (log.match(/"event":"store\.index_read"/g) ?? []).length === 4,
+      'the store read worker, 2 indexes x 2 environments',
+      20_000,
+    );
     expect(log).not.toContain('store.index_read_failed');
     const vor = [{ url: 'https://acme.example/pdf/1', contentType: 'application/pdf' }];
     writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free', vor }]);
@@ -49,16 +56,32 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     expect(await answer.text()).toBe(
       JSON.stringify({
         entitlements: [
-          { doi: '10.5555/compiled.1', statusCode: 200, entitled: 'yes', accessType: 'free', source: 'oa_platform', vor },
+          {
+            doi: '10.5555/compiled.1',
+            statusCode: 200,
+            entitled: 'yes',
+            accessType: 'free',
+            source: 'oa_platform',
+            vor,
+          },
           { doi: '10.5555/none.1', statusCode: 404 },
         ],
       }),
     );
     const dump = Bun.spawnSync([exe, '--dump', '--config', cfg.path], { cwd: '/' });
     expect(dump.exitCode).toBe(0);
-    const lines = dump.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const lines = dump.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ env: 'production', platform: 'acme', doi: '10.5555/Compiled.1', accessType: 'free' });
+    expect(lines[0]).toMatchObject({
+      env: 'production',
+      platform: 'acme',
+      doi: '10.5555/Compiled.1',
+      accessType: 'free',
+    });
     expect(log).not.toContain('ingest.worker_failed');
     await waitFor(() => log.includes('harvest.window_committed'), 'the harvest process', 20_000);
     expect(log).not.toContain('harvest.failed');
@@ -86,9 +109,16 @@ test('a stop sent to a command of the compiled executable while it loads stops i
   const silent = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => undefined) });
   try {
     mkdirSync(join(dir.path, 'signals'));
-    const cfg = writeConfig(join(dir.path, 'signals'), `\n[[updates.crossref]]\nurl = "http://127.0.0.1:${silent.port}"\nmailto = "ops@example.org"\n`);
+    const cfg = writeConfig(
+      join(dir.path, 'signals'),
+      `\n[[updates.crossref]]\nurl = "http://127.0.0.1:${silent.port}"\nmailto = "ops@example.org"\n`,
+    );
     for (const afterMs of [0, 40, 80, 120, 160, 220]) {
-      const harvest = Bun.spawn([exe, '--harvest', '--config', cfg.path], { cwd: '/', stdout: 'ignore', stderr: 'ignore' });
+      const harvest = Bun.spawn([exe, '--harvest', '--config', cfg.path], {
+        cwd: '/',
+        stdout: 'ignore',
+        stderr: 'ignore',
+      });
       await Bun.sleep(afterMs);
       harvest.kill('SIGTERM');
       // once --harvest runs, a stop lets its call in flight go on for 5 s (crossref-client.ts): 10 s is ample

@@ -31,12 +31,18 @@ afterAll(async () => {
 
 test('Redocly lint with the recommended rules: no errors, no warnings', () => {
   // run in the temp folder so no redocly.yaml of a parent folder changes the rules; no telemetry, no update check
-  const lint = Bun.spawnSync([BUN, join(REPO, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--extends=recommended', '--format=json', file], {
-    cwd: dir.path,
-    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-  });
+  const lint = Bun.spawnSync(
+    [BUN, join(REPO, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--extends=recommended', '--format=json', file],
+    {
+      cwd: dir.path,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    },
+  );
   const out = lint.stdout.toString();
-  let report: { totals: Record<string, number>; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
+  let report: {
+    totals: Record<string, number>;
+    problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+  };
   try {
     report = JSON.parse(out);
   } catch {
@@ -48,7 +54,9 @@ test('Redocly lint with the recommended rules: no errors, no warnings', () => {
 });
 
 test('every operation has its stable camelCase operationId, the /staging/ twin prefixed with staging', () => {
-  const ids = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+  const ids = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+  );
   expect(ids.sort()).toEqual(
     [
       'POST /v2.1/entitlements checkEntitlementsV21',
@@ -70,5 +78,6 @@ test('every operation has its stable camelCase operationId, the /staging/ twin p
 
 test('the status pages are public (security: []); every other operation needs the x-api-key', () => {
   for (const [path, ops] of Object.entries(doc.paths))
-    for (const op of Object.values(ops)) expect([path, op.security]).toEqual([path, path.endsWith('/doi/{doi}') ? [] : [{ apiKey: [] }]]);
+    for (const op of Object.values(ops))
+      expect([path, op.security]).toEqual([path, path.endsWith('/doi/{doi}') ? [] : [{ apiKey: [] }]]);
 });

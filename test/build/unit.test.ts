@@ -42,7 +42,8 @@ test('make install puts the binary, the unit (paths following PREFIX), sysusers,
   const binary = join(dir.path, 'fake-binary');
   writeFileSync(binary, '#!/bin/sh\necho fake\n');
   chmodSync(binary, 0o755);
-  const install = () => Bun.spawnSync(['make', '-s', '-C', REPO, 'install', `DESTDIR=${dest}`, 'PREFIX=/opt/dh', `BINARY=${binary}`]);
+  const install = () =>
+    Bun.spawnSync(['make', '-s', '-C', REPO, 'install', `DESTDIR=${dest}`, 'PREFIX=/opt/dh', `BINARY=${binary}`]);
   const first = install();
   expect({ code: first.exitCode, err: first.stderr.toString() }).toEqual({ code: 0, err: '' });
   const at = (p: string) => join(dest, p);
@@ -54,12 +55,16 @@ test('make install puts the binary, the unit (paths following PREFIX), sysusers,
   expect(readFileSync(at('opt/dh/lib/sysusers.d/doi-holdings.conf'), 'utf8')).toContain('u doi-holdings');
   expect(statSync(at('etc/doi-holdings/secrets.env')).mode & 0o777).toBe(0o640);
   expect(existsSync(at('opt/dh/share/doc/doi-holdings/docs/interface.md'))).toBe(true);
-  expect(readFileSync(at('opt/dh/share/doc/doi-holdings/grafana-dashboard.json'), 'utf8')).toBe(readFileSync(join(REPO, 'conf/grafana-dashboard.json'), 'utf8'));
+  expect(readFileSync(at('opt/dh/share/doc/doi-holdings/grafana-dashboard.json'), 'utf8')).toBe(
+    readFileSync(join(REPO, 'conf/grafana-dashboard.json'), 'utf8'),
+  );
   writeFileSync(at('etc/doi-holdings/doi-holdings.toml'), '# the operator edited this\n');
   writeFileSync(at('etc/doi-holdings/secrets.env'), 'KEY=secret\n');
   const again = install();
   expect(again.exitCode).toBe(0);
   expect(readFileSync(at('etc/doi-holdings/doi-holdings.toml'), 'utf8')).toBe('# the operator edited this\n');
   expect(readFileSync(at('etc/doi-holdings/secrets.env'), 'utf8')).toBe('KEY=secret\n');
-  expect(readFileSync(at('etc/doi-holdings/doi-holdings.toml.example'), 'utf8')).toBe(readFileSync(join(REPO, 'conf/doi-holdings.toml'), 'utf8'));
+  expect(readFileSync(at('etc/doi-holdings/doi-holdings.toml.example'), 'utf8')).toBe(
+    readFileSync(join(REPO, 'conf/doi-holdings.toml'), 'utf8'),
+  );
 });

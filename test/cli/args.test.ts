@@ -23,8 +23,16 @@ describe('serve (the default)', () => {
   });
 
   test('the explicit serve word and --config', () => {
-    expect(ok(['serve', '--config', 'conf/x.toml'])).toEqual({ command: { kind: 'serve' }, configPath: 'conf/x.toml', env: 'production' });
-    expect(ok(['--config=/etc/doi.toml'])).toEqual({ command: { kind: 'serve' }, configPath: '/etc/doi.toml', env: 'production' });
+    expect(ok(['serve', '--config', 'conf/x.toml'])).toEqual({
+      command: { kind: 'serve' },
+      configPath: 'conf/x.toml',
+      env: 'production',
+    });
+    expect(ok(['--config=/etc/doi.toml'])).toEqual({
+      command: { kind: 'serve' },
+      configPath: '/etc/doi.toml',
+      env: 'production',
+    });
   });
 
   test('an unexpected positional argument is an error', () => {
@@ -35,17 +43,32 @@ describe('serve (the default)', () => {
 
 describe('--dump', () => {
   test('plain', () => {
-    expect(ok(['--dump'])).toEqual({ command: { kind: 'dump', platform: undefined, doi: undefined }, configPath: undefined, env: 'production' });
+    expect(ok(['--dump'])).toEqual({
+      command: { kind: 'dump', platform: undefined, doi: undefined },
+      configPath: undefined,
+      env: 'production',
+    });
   });
 
   test('with --platform, --doi, --env and --config, in any order and in both value forms', () => {
-    const want: Invocation = { command: { kind: 'dump', platform: 'acme', doi: '10.1234/AbC' }, configPath: 'c.toml', env: 'staging', envGiven: true };
-    expect(ok(['--dump', '--platform', 'acme', '--doi', '10.1234/AbC', '--env', 'staging', '--config', 'c.toml'])).toEqual(want);
+    const want: Invocation = {
+      command: { kind: 'dump', platform: 'acme', doi: '10.1234/AbC' },
+      configPath: 'c.toml',
+      env: 'staging',
+      envGiven: true,
+    };
+    expect(
+      ok(['--dump', '--platform', 'acme', '--doi', '10.1234/AbC', '--env', 'staging', '--config', 'c.toml']),
+    ).toEqual(want);
     expect(ok(['--env=staging', '--doi=10.1234/AbC', '--config=c.toml', '--platform=acme', '--dump'])).toEqual(want);
   });
 
   test('a value may itself contain "="', () => {
-    expect(ok(['--dump', '--doi=10.1234/a=b']).command).toEqual({ kind: 'dump', platform: undefined, doi: '10.1234/a=b' });
+    expect(ok(['--dump', '--doi=10.1234/a=b']).command).toEqual({
+      kind: 'dump',
+      platform: undefined,
+      doi: '10.1234/a=b',
+    });
   });
 
   test('--env production is explicit', () => {
@@ -58,7 +81,12 @@ describe('--dump', () => {
   });
 
   test('--history goes with --dump only', () => {
-    expect(ok(['--dump', '--history']).command).toEqual({ kind: 'dump', platform: undefined, doi: undefined, history: true });
+    expect(ok(['--dump', '--history']).command).toEqual({
+      kind: 'dump',
+      platform: undefined,
+      doi: undefined,
+      history: true,
+    });
     expect(usage(['--failures', '--history']).message).toBe('--history goes with --dump');
     expect(usage(['--history']).message).toBe('--history goes with --dump');
     expect(usage(['--dump', '--history=yes']).message).toBe('--history takes no value');
@@ -80,7 +108,18 @@ describe('--validate and --ingest', () => {
   });
 
   test('--ingest FILE... keeps the given order and takes --env and --config', () => {
-    expect(ok(['--ingest', '--env', 'staging', 'acme/2.jsonl.gz', 'acme/1.jsonl.gz', '--config', 'c.toml', 'beta/3.jsonl.gz'])).toEqual({
+    expect(
+      ok([
+        '--ingest',
+        '--env',
+        'staging',
+        'acme/2.jsonl.gz',
+        'acme/1.jsonl.gz',
+        '--config',
+        'c.toml',
+        'beta/3.jsonl.gz',
+      ]),
+    ).toEqual({
       command: { kind: 'ingest', files: ['acme/2.jsonl.gz', 'acme/1.jsonl.gz', 'beta/3.jsonl.gz'] },
       configPath: 'c.toml',
       env: 'staging',
@@ -144,14 +183,24 @@ describe('--failures, --retry, --import-updates, --help, --version', () => {
 
   test('--import-updates needs exactly one source and a known format', () => {
     expect(usage(['--import-updates']).message).toBe('--import-updates needs exactly one PATH or URL');
-    expect(usage(['--import-updates', 'a.csv', 'b.csv']).message).toBe('--import-updates needs exactly one PATH or URL');
-    expect(usage(['--import-updates', 'a.csv', '--format', 'csv']).message).toBe('--format must be retraction-watch-csv or crossref-json');
+    expect(usage(['--import-updates', 'a.csv', 'b.csv']).message).toBe(
+      '--import-updates needs exactly one PATH or URL',
+    );
+    expect(usage(['--import-updates', 'a.csv', '--format', 'csv']).message).toBe(
+      '--format must be retraction-watch-csv or crossref-json',
+    );
   });
 
   test('--import-updates and --harvest refuse --env: update information goes into every configured environment', () => {
-    expect(usage(['--import-updates', '--env', 'staging', 'a.csv']).message).toBe('--import-updates goes into every configured environment; --env does not go with it');
-    expect(usage(['--import-updates', 'a.csv', '--env=production']).message).toBe('--import-updates goes into every configured environment; --env does not go with it');
-    expect(usage(['--harvest', '--env', 'staging']).message).toBe('--harvest goes into every configured environment; --env does not go with it');
+    expect(usage(['--import-updates', '--env', 'staging', 'a.csv']).message).toBe(
+      '--import-updates goes into every configured environment; --env does not go with it',
+    );
+    expect(usage(['--import-updates', 'a.csv', '--env=production']).message).toBe(
+      '--import-updates goes into every configured environment; --env does not go with it',
+    );
+    expect(usage(['--harvest', '--env', 'staging']).message).toBe(
+      '--harvest goes into every configured environment; --env does not go with it',
+    );
     expect(ok(['--ingest', '--env', 'staging', 'acme/x.jsonl.gz']).env).toBe('staging'); // a deposit file has one environment
   });
 
@@ -162,7 +211,22 @@ describe('--failures, --retry, --import-updates, --help, --version', () => {
   });
 
   test('the help text names every command', () => {
-    for (const word of ['--config', '--dump', '--env', '--platform', '--doi', '--validate', '--ingest', '--import-updates', '--format', '--failures', '--retry', '--check-config', '--help', '--version'])
+    for (const word of [
+      '--config',
+      '--dump',
+      '--env',
+      '--platform',
+      '--doi',
+      '--validate',
+      '--ingest',
+      '--import-updates',
+      '--format',
+      '--failures',
+      '--retry',
+      '--check-config',
+      '--help',
+      '--version',
+    ])
       expect(HELP).toContain(word);
   });
 });
@@ -218,6 +282,8 @@ describe('--stats and --backup', () => {
       envGiven: true,
     });
     expect((parseArgs(['--backup']) as { message: string }).message).toBe('--backup needs a value');
-    expect((parseArgs(['--backup', 'd', '--stats']) as { message: string }).message).toBe('choose one of --stats, --backup');
+    expect((parseArgs(['--backup', 'd', '--stats']) as { message: string }).message).toBe(
+      'choose one of --stats, --backup',
+    );
   });
 });

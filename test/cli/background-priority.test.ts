@@ -4,7 +4,17 @@ import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from '../../src/cli/args.ts';
 import { BACKGROUND_NICE, runsInBackground } from '../../src/cli/background-priority.ts';
-import { BUN, REPO, runCli, startDaemon, tempDir, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  BUN,
+  REPO,
+  runCli,
+  startDaemon,
+  tempDir,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 /** --backup and --dump run at nice 19, every thread of them; the daemon and the other commands keep their priority. */
 
@@ -15,7 +25,10 @@ function threadNices(pid: number): { name: string; nice: number }[] {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       // the name is in parentheses and may hold spaces ("Bun Pool 0"): fields are counted after its `)`
-      out.push({ name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) });
+      out.push({
+        name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]),
+      });
     } catch {
       // the thread ended meanwhile
     }
@@ -25,16 +38,42 @@ function threadNices(pid: number): { name: string; nice: number }[] {
 
 test('the raw-argument check agrees with parseArgs on which commands run in the background', () => {
   const argvs = [
-    [], ['serve'], ['--config', 'x.toml'], ['--config=x.toml'], ['--check-config'], ['--help'], ['-h'], ['--version'],
-    ['--dump'], ['--dump', '--history'], ['--dump', '--platform', 'acme'], ['--dump', '--doi=10.1/x'], ['--env', 'staging', '--dump'],
-    ['--backup', '/b'], ['--backup=/b'], ['--backup', '/b', '--env', 'staging'], ['--config=c.toml', '--backup=/tmp/--dump'],
-    ['--validate', 'f'], ['--ingest', 'f'], ['--import-updates', 's'], ['--harvest'], ['--harvest', '--full'], ['--failures'],
-    ['--retry', 'k'], ['--report', 'k'], ['--stats'], ['--config=--dump'], ['--platform=--backup', '--stats'],
+    [],
+    ['serve'],
+    ['--config', 'x.toml'],
+    ['--config=x.toml'],
+    ['--check-config'],
+    ['--help'],
+    ['-h'],
+    ['--version'],
+    ['--dump'],
+    ['--dump', '--history'],
+    ['--dump', '--platform', 'acme'],
+    ['--dump', '--doi=10.1/x'],
+    ['--env', 'staging', '--dump'],
+    ['--backup', '/b'],
+    ['--backup=/b'],
+    ['--backup', '/b', '--env', 'staging'],
+    ['--config=c.toml', '--backup=/tmp/--dump'],
+    ['--validate', 'f'],
+    ['--ingest', 'f'],
+    ['--import-updates', 's'],
+    ['--harvest'],
+    ['--harvest', '--full'],
+    ['--failures'],
+    ['--retry', 'k'],
+    ['--report', 'k'],
+    ['--stats'],
+    ['--config=--dump'],
+    ['--platform=--backup', '--stats'],
   ];
   for (const argv of argvs) {
     const parsed = parseArgs(argv);
     if ('code' in parsed) throw new Error(`${JSON.stringify(argv)} should parse: ${parsed.message}`);
-    expect({ argv, background: runsInBackground(argv) }).toEqual({ argv, background: ['backup', 'dump'].includes(parsed.command.kind) });
+    expect({ argv, background: runsInBackground(argv) }).toEqual({
+      argv,
+      background: ['backup', 'dump'].includes(parsed.command.kind),
+    });
   }
 });
 
@@ -78,7 +117,11 @@ test('--dump beside the daemon: the dump runs at nice 19 while it writes, the da
   try {
     await waitForLog(daemon, 'daemon.started');
     // its output is not read until the threads are looked at: a dump larger than the pipe waits on it meanwhile
-    const dump = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--dump', '--config', cfg.path], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
+    const dump = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--dump', '--config', cfg.path], {
+      cwd: REPO,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     const reader = dump.stdout.getReader();
     const first = await reader.read(); // it has loaded and started writing
     expect(first.done).toBe(false);

@@ -2,7 +2,17 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { open } from 'lmdb';
-import { BUN, dump, gzLines, REPO, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  BUN,
+  dump,
+  gzLines,
+  REPO,
+  runCli,
+  tempDir,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
@@ -15,7 +25,12 @@ afterEach(() => dir.remove());
 
 describe('--validate', () => {
   test('reports every rejected line with line number, field path and reason, exits 1, and touches no store', async () => {
-    const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok' }, '', { doi: '10.5555/x', vor: [{ url: 'ftp://nope' }] }, 'not json']);
+    const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [
+      { doi: '10.5555/ok' },
+      '',
+      { doi: '10.5555/x', vor: [{ url: 'ftp://nope' }] },
+      'not json',
+    ]);
     const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('3 records, 1 valid DOIs, 2 rejected lines');
@@ -42,15 +57,32 @@ describe('--validate', () => {
 
   test('names the bucket refuses or never reads are reported, though their content is clean: a backslash, a leading dot', async () => {
     const outbox = join(dir.path, 'outbox');
-    const slash = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: 'a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz' });
-    const hidden = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: '.00000000-0000-4000-8000-000000000002.jsonl.gz' });
-    const partial = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], { name: '00000000-0000-4000-8000-000000000003.jsonl.gz.partial' });
-    const r = await runCli(['--validate', '--config', cfg.path, join(outbox, slash), join(outbox, hidden), join(outbox, partial)]);
+    const slash = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], {
+      name: 'a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz',
+    });
+    const hidden = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], {
+      name: '.00000000-0000-4000-8000-000000000002.jsonl.gz',
+    });
+    const partial = writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }], {
+      name: '00000000-0000-4000-8000-000000000003.jsonl.gz.partial',
+    });
+    const r = await runCli([
+      '--validate',
+      '--config',
+      cfg.path,
+      join(outbox, slash),
+      join(outbox, hidden),
+      join(outbox, partial),
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`${join(outbox, slash)}: REJECTED BAD_PATH: a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz: the path contains a backslash`);
+    expect(r.stdout).toContain(
+      `${join(outbox, slash)}: REJECTED BAD_PATH: a\\b-00000000-0000-4000-8000-000000000001.jsonl.gz: the path contains a backslash`,
+    );
     expect(r.stdout).toContain(`${join(outbox, hidden)}: IGNORED: a bucket takes a name starting with "."`);
     // a name the bucket never reads is only that: its other rules do not apply
-    expect(r.stdout.split('\n').filter((l) => l.startsWith(join(outbox, partial)))).toEqual([expect.stringContaining(': IGNORED: ')]);
+    expect(r.stdout.split('\n').filter((l) => l.startsWith(join(outbox, partial)))).toEqual([
+      expect.stringContaining(': IGNORED: '),
+    ]);
   });
 
   test('a file larger than any gzip of content within the bound is TOO_LARGE without being read, as the bucket refuses it', async () => {
@@ -59,14 +91,22 @@ describe('--validate', () => {
     truncateSync(path, 70 * 1024 * 1024); // zero padding after the gzip member, 70 MiB in all (sparse)
     const r = await runCli(['--validate', '--config', cfg.path, path]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`${path}: REJECTED TOO_LARGE: ${basename(key)}: the file is ${70 * 1024 * 1024} bytes, more than a gzip of at most ${64 * 1024 * 1024} bytes of content can be`);
+    expect(r.stdout).toContain(
+      `${path}: REJECTED TOO_LARGE: ${basename(key)}: the file is ${70 * 1024 * 1024} bytes, more than a gzip of at most ${64 * 1024 * 1024} bytes of content can be`,
+    );
   });
 });
 
 describe('--ingest', () => {
   test('applies files in the order given and reports each; exit 1 when a line is rejected', async () => {
-    const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'paid' }], { mtime: 5000 }));
-    const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'open' }, { doi: 'junk' }], { mtime: 1000 }));
+    const a = join(
+      cfg.bucket,
+      writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'paid' }], { mtime: 5000 }),
+    );
+    const b = join(
+      cfg.bucket,
+      writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/o', accessType: 'open' }, { doi: 'junk' }], { mtime: 1000 }),
+    );
     const r = await runCli(['--ingest', '--config', cfg.path, a, b]);
     expect(r.code).toBe(1);
     expect(r.lines.map((l) => JSON.parse(l).outcome)).toEqual(['applied', 'applied']);
@@ -85,7 +125,9 @@ describe('--ingest', () => {
 
 describe('--report', () => {
   test("prints each file's report from the ledger: applied, quarantined, its conflicts; an unknown key is a usage error", async () => {
-    const good = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/r1', accessType: 'open' }, { doi: 'junk' }], { mtime: 1000 });
+    const good = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/r1', accessType: 'open' }, { doi: 'junk' }], {
+      mtime: 1000,
+    });
     const bad = writeDeposit(cfg.bucket, 'acme', [], { bytes: new Uint8Array([1, 2, 3]) });
     await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, good), join(cfg.bucket, bad)]);
     writeFileSync(join(cfg.bucket, good), gzLines([{ doi: '10.5555/r2' }])); // the same name, other content
@@ -94,7 +136,15 @@ describe('--report', () => {
     const r = await runCli(['--report', '--config', cfg.path, good, bad]);
     expect(r.code).toBe(0);
     const [g, b] = r.lines.map((l) => JSON.parse(l));
-    expect(g).toMatchObject({ env: 'production', key: good, platform: 'acme', outcome: 'applied', seq: 1, lastModified: '1970-01-01T00:16:40.000Z', tries: 1 });
+    expect(g).toMatchObject({
+      env: 'production',
+      key: good,
+      platform: 'acme',
+      outcome: 'applied',
+      seq: 1,
+      lastModified: '1970-01-01T00:16:40.000Z',
+      tries: 1,
+    });
     expect(g.counts).toMatchObject({ records: 2, added: 1, rejected: 1 });
     expect(g.rejectedLines).toEqual([expect.objectContaining({ line: 2, code: 'INVALID_DOI' })]);
     expect(g.conflicts).toEqual([expect.objectContaining({ code: 'KEY_REUSED' })]);
@@ -109,12 +159,18 @@ describe('--report', () => {
   });
 
   test('over 1,000 rejected lines: the rest are counted, and the note says how to list them all', async () => {
-    const key = writeDeposit(cfg.bucket, 'acme', Array.from({ length: 1003 }, (_, i) => ({ doi: `bad-${i}` })));
+    const key = writeDeposit(
+      cfg.bucket,
+      'acme',
+      Array.from({ length: 1003 }, (_, i) => ({ doi: `bad-${i}` })),
+    );
     await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
     const line = JSON.parse((await runCli(['--report', '--config', cfg.path, key])).lines[0]!);
     expect(line.rejectedLines).toHaveLength(1000);
     expect(line.rejectedNotListed).toBe(3);
-    expect(line.note).toBe(`3 more rejected lines were counted, not kept: doi-holdings --validate ${join(cfg.bucket, key)} lists every one`);
+    expect(line.note).toBe(
+      `3 more rejected lines were counted, not kept: doi-holdings --validate ${join(cfg.bucket, key)} lists every one`,
+    );
   });
 });
 
@@ -135,7 +191,15 @@ describe('--failures and --retry', () => {
   });
 
   test('--retry of an old quarantined file leaves what newer files decided and applies the rest; with a newer file gone, nothing', async () => {
-    const old = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/e', accessType: 'open' }], { mtime: 1000 });
+    const old = writeDeposit(
+      cfg.bucket,
+      'gamma',
+      [
+        { doi: '10.5555/d', accessType: 'open' },
+        { doi: '10.5555/e', accessType: 'open' },
+      ],
+      { mtime: 1000 },
+    );
     expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, old)])).code).toBe(1); // UNKNOWN_PLATFORM
     writeFileSync(cfg.path, `${await Bun.file(cfg.path).text()}\n[[platforms]]\nname = "gamma"\n`);
     const newer = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000 });
@@ -148,19 +212,35 @@ describe('--failures and --retry', () => {
     expect(JSON.parse(refused.lines[0]!).message).toContain(`comes before ${newer}`);
     expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid']]);
 
-    writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000, name: newer.split('/')[1] });
+    writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], {
+      mtime: 5000,
+      name: newer.split('/')[1],
+    });
     const retry = await runCli(['--retry', '--config', cfg.path, old]);
     expect(retry.code).toBe(0);
     expect(JSON.parse(retry.lines[0]!)).toMatchObject({ outcome: 'applied', counts: { added: 1, overtaken: 1 } });
-    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
+    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([
+      ['10.5555/d', 'paid'],
+      ['10.5555/e', 'open'],
+    ]);
   });
 
   test('a file --ingest applied from a folder since deleted can still be read back: an older file after it is applied, not quarantined', async () => {
-    const old = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/e', accessType: 'open' }], { mtime: 1000 });
+    const old = writeDeposit(
+      cfg.bucket,
+      'gamma',
+      [
+        { doi: '10.5555/d', accessType: 'open' },
+        { doi: '10.5555/e', accessType: 'open' },
+      ],
+      { mtime: 1000 },
+    );
     expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, old)])).code).toBe(1); // UNKNOWN_PLATFORM
     writeFileSync(cfg.path, `${await Bun.file(cfg.path).text()}\n[[platforms]]\nname = "gamma"\n`);
     // the operator's download folder, outside the bucket: a newer file, applied, then the folder removed
-    const newer = writeDeposit(join(dir.path, 'downloads'), 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], { mtime: 5000 });
+    const newer = writeDeposit(join(dir.path, 'downloads'), 'gamma', [{ doi: '10.5555/d', accessType: 'paid' }], {
+      mtime: 5000,
+    });
     expect((await runCli(['--ingest', '--config', cfg.path, join(dir.path, 'downloads', newer)])).code).toBe(0);
     const copies = readdirSync(join(cfg.bucket, '.ingested'));
     expect(copies.map((c) => existsSync(join(cfg.bucket, '.ingested', c, newer)))).toEqual([true]);
@@ -169,7 +249,10 @@ describe('--failures and --retry', () => {
     const retry = await runCli(['--retry', '--config', cfg.path, old]);
     expect(retry.code).toBe(0);
     expect(JSON.parse(retry.lines[0]!)).toMatchObject({ outcome: 'applied', counts: { added: 1, overtaken: 1 } });
-    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([['10.5555/d', 'paid'], ['10.5555/e', 'open']]);
+    expect((await dump(cfg.path)).map((l) => [l.doi, l.accessType])).toEqual([
+      ['10.5555/d', 'paid'],
+      ['10.5555/e', 'open'],
+    ]);
   });
 
   test('--ingest from elsewhere keeps one copy per content: a file quarantined, fixed and given again is read from its own copy', async () => {
@@ -178,7 +261,9 @@ describe('--failures and --retry', () => {
     expect((await runCli(['--ingest', '--config', cfg.path, join(downloads, key)])).code).toBe(1); // NOT_GZIP
     writeDeposit(downloads, 'acme', [{ doi: '10.5555/f', accessType: 'open' }], { name: key.split('/')[1] });
     expect((await runCli(['--ingest', '--config', cfg.path, join(downloads, key)])).code).toBe(0);
-    const report = JSON.parse((await runCli(['--report', '--config', cfg.path, key])).lines[0]!) as { readFrom?: string };
+    const report = JSON.parse((await runCli(['--report', '--config', cfg.path, key])).lines[0]!) as {
+      readFrom?: string;
+    };
     expect(readFileSync(join(report.readFrom!, key)).equals(readFileSync(join(downloads, key)))).toBe(true);
     expect(readdirSync(join(cfg.bucket, '.ingested'))).toHaveLength(2);
   });
@@ -213,7 +298,11 @@ describe('usage and config', () => {
   });
 
   test('--dump, --failures and --report only read: where no store is yet (or a typo in store.dir points) they say so and make none', async () => {
-    for (const [command, code] of [[['--dump'], 0], [['--failures'], 0], [['--report', 'acme/x.jsonl.gz'], 2]] as const) {
+    for (const [command, code] of [
+      [['--dump'], 0],
+      [['--failures'], 0],
+      [['--report', 'acme/x.jsonl.gz'], 2],
+    ] as const) {
       const r = await runCli([...command, '--config', cfg.path]);
       expect([r.code, r.stdout]).toEqual([code, '']);
       expect(r.stderr).toContain(`there is no store at ${join(cfg.store, 'production')} yet`);
@@ -228,9 +317,17 @@ describe('usage and config', () => {
   });
 
   test('--dump into a reader that stops early (| head) ends quietly, exit 0, no stack trace', async () => {
-    const key = writeDeposit(cfg.bucket, 'acme', Array.from({ length: 5000 }, (_, i) => ({ doi: `10.5555/many.${i}`, accessType: 'open' })));
+    const key = writeDeposit(
+      cfg.bucket,
+      'acme',
+      Array.from({ length: 5000 }, (_, i) => ({ doi: `10.5555/many.${i}`, accessType: 'open' })),
+    );
     expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)])).code).toBe(0);
-    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--dump', '--config', cfg.path], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--dump', '--config', cfg.path], {
+      cwd: REPO,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     const reader = proc.stdout.getReader();
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value).startsWith('{"env":"production"')).toBe(true);
@@ -247,7 +344,10 @@ describe('usage and config', () => {
 
   test('a bad config stops start-up with every fault listed by path, exit 2', async () => {
     const bad = join(dir.path, 'bad.toml');
-    writeFileSync(bad, '[server]\nlisten = "nowhere"\n[buckets.production]\nkind = "ftp"\npath = "x"\n[[platforms]]\nname = "Bad Name"\n[[integrators]]\nname = "i"\n');
+    writeFileSync(
+      bad,
+      '[server]\nlisten = "nowhere"\n[buckets.production]\nkind = "ftp"\npath = "x"\n[[platforms]]\nname = "Bad Name"\n[[integrators]]\nname = "i"\n',
+    );
     const r = await runCli(['--config', bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('/server/listen');
@@ -257,13 +357,20 @@ describe('usage and config', () => {
 
   test('--check-config loads the config as the daemon does, secrets included, and starts nothing; --stats does not check secrets', async () => {
     const secret = 'DOI_HOLDINGS_TEST_CHECK_SECRET';
-    cfg = writeConfig(dir.path, `[[platforms]]\nname = "gamma"\nentitlementUrl = "https://gamma.example/e"\nentitlementSecretEnv = "${secret}"\n`);
+    cfg = writeConfig(
+      dir.path,
+      `[[platforms]]\nname = "gamma"\nentitlementUrl = "https://gamma.example/e"\nentitlementSecretEnv = "${secret}"\n`,
+    );
     const env = { [secret]: '' }; // unset or empty: the same to serve
     const unset = await runCli(['--check-config', '--config', cfg.path], env);
     expect([unset.code, unset.stdout]).toEqual([2, '']);
-    expect(unset.stderr).toContain(`/platforms/2/entitlementSecretEnv: environment variable ${secret} is not set or empty`);
+    expect(unset.stderr).toContain(
+      `/platforms/2/entitlementSecretEnv: environment variable ${secret} is not set or empty`,
+    );
     // the daemon refuses it the same way
-    expect((await runCli(['--config', cfg.path], env)).stderr).toContain(`environment variable ${secret} is not set or empty`);
+    expect((await runCli(['--config', cfg.path], env)).stderr).toContain(
+      `environment variable ${secret} is not set or empty`,
+    );
     // while --stats of a store that exists passes it by
     const key = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/checked' }]);
     expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)], env)).code).toBe(0);
@@ -281,9 +388,13 @@ describe('usage and config', () => {
     const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/q' }]));
     await runCli(['--ingest', '--config', cfg.path, a, b]);
     expect((await dump(cfg.path, ['--platform', 'beta'])).map((l) => l.doi)).toEqual(['10.5555/q']);
-    expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555/q'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
+    expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555/q'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(
+      ['10.5555/Q@acme', '10.5555/q@beta'],
+    );
     // a doi.org link is percent-decoded, as in the APIs; one that does not decode, or is not a DOI, is a usage error
-    expect((await dump(cfg.path, ['--doi', 'https://doi.org/10.5555%2Fq'])).map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
+    expect(
+      (await dump(cfg.path, ['--doi', 'https://doi.org/10.5555%2Fq'])).map((l) => `${l.doi}@${l.platform}`),
+    ).toEqual(['10.5555/Q@acme', '10.5555/q@beta']);
     const bad = await runCli(['--dump', '--config', cfg.path, '--doi', 'https://doi.org/10.5555/q%zz']);
     expect([bad.code, bad.stdout]).toEqual([2, '']);
     expect(bad.stderr).toContain('malformed percent-encoding at index 9 of its DOI');
@@ -291,12 +402,37 @@ describe('usage and config', () => {
 });
 
 describe('--dump --history', () => {
-  test('adds each holding\'s events with their files, tombstones included, in store order', async () => {
-    const a1 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/H', accessType: 'paid' }, { doi: '10.5555/gone', accessType: 'open' }], { mtime: 1_700_000_000 });
-    const a2 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h', accessType: 'open', vor: [{ url: 'https://x.example/h.pdf' }] }, { doi: '10.5555/gone', deleted: true }], { mtime: 1_700_000_100 });
+  test("adds each holding's events with their files, tombstones included, in store order", async () => {
+    const a1 = writeDeposit(
+      cfg.bucket,
+      'acme',
+      [
+        { doi: '10.5555/H', accessType: 'paid' },
+        { doi: '10.5555/gone', accessType: 'open' },
+      ],
+      { mtime: 1_700_000_000 },
+    );
+    const a2 = writeDeposit(
+      cfg.bucket,
+      'acme',
+      [
+        { doi: '10.5555/h', accessType: 'open', vor: [{ url: 'https://x.example/h.pdf' }] },
+        { doi: '10.5555/gone', deleted: true },
+      ],
+      { mtime: 1_700_000_100 },
+    );
     await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, a1), join(cfg.bucket, a2)]);
     // the plain dump is unchanged: live holdings only, no history
-    expect(await dump(cfg.path)).toEqual([{ env: 'production', platform: 'acme', doi: '10.5555/h', accessType: 'open', vor: [{ url: 'https://x.example/h.pdf' }], updated: '2023-11-14T22:15:00.000Z' }]);
+    expect(await dump(cfg.path)).toEqual([
+      {
+        env: 'production',
+        platform: 'acme',
+        doi: '10.5555/h',
+        accessType: 'open',
+        vor: [{ url: 'https://x.example/h.pdf' }],
+        updated: '2023-11-14T22:15:00.000Z',
+      },
+    ]);
     expect(await dump(cfg.path, ['--history'])).toEqual([
       {
         env: 'production',
@@ -319,7 +455,14 @@ describe('--dump --history', () => {
         live: true,
         history: [
           { event: 'added', time: '2023-11-14T22:13:20.000Z', file: a1, to: 'paid' },
-          { event: 'updated', time: '2023-11-14T22:15:00.000Z', file: a2, from: 'paid', to: 'open', changed: ['links', 'doi'] },
+          {
+            event: 'updated',
+            time: '2023-11-14T22:15:00.000Z',
+            file: a2,
+            from: 'paid',
+            to: 'open',
+            changed: ['links', 'doi'],
+          },
         ],
       },
     ]);
@@ -327,7 +470,7 @@ describe('--dump --history', () => {
   });
 });
 
-describe('--ingest runs the daemon\'s rules', () => {
+describe("--ingest runs the daemon's rules", () => {
   test('a quarantined file given again is still reported as quarantined, exit 1 each time', async () => {
     const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: Buffer.from('plain text') });
     for (let i = 0; i < 2; i++) {
@@ -360,12 +503,23 @@ describe('--ingest runs the daemon\'s rules', () => {
     const key = writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.5555/g' }]);
     const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.lines[0]!)).toEqual({ env: 'production', key, outcome: 'quarantined', code: 'UNKNOWN_PLATFORM', message: `${key}: platform "gamma" is not registered in the config` });
+    expect(JSON.parse(r.lines[0]!)).toEqual({
+      env: 'production',
+      key,
+      outcome: 'quarantined',
+      code: 'UNKNOWN_PLATFORM',
+      message: `${key}: platform "gamma" is not registered in the config`,
+    });
   });
 
   test('a missing file and a hidden file are reported, not applied, exit 1', async () => {
     const missing = join(cfg.bucket, 'acme', '00000000-0000-4000-8000-0000000000ee.jsonl.gz');
-    const hidden = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h' }], { name: '.00000000-0000-4000-8000-0000000000ef.jsonl.gz' }));
+    const hidden = join(
+      cfg.bucket,
+      writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/h' }], {
+        name: '.00000000-0000-4000-8000-0000000000ef.jsonl.gz',
+      }),
+    );
     const r = await runCli(['--ingest', '--config', cfg.path, missing, hidden]);
     expect(r.code).toBe(1);
     expect(r.lines.map((l) => [JSON.parse(l).key, JSON.parse(l).outcome, JSON.parse(l).code])).toEqual([
@@ -379,7 +533,11 @@ describe('--ingest runs the daemon\'s rules', () => {
     const full = gzLines([{ doi: '10.5555/t', accessType: 'free' }]);
     const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: full.subarray(0, full.length - 6) });
     const r = await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
-    expect(JSON.parse(r.lines[0]!)).toMatchObject({ outcome: 'quarantined', code: 'GZIP_TRUNCATED', message: `${key}: the gzip stream is truncated (unexpected end of file)` });
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({
+      outcome: 'quarantined',
+      code: 'GZIP_TRUNCATED',
+      message: `${key}: the gzip stream is truncated (unexpected end of file)`,
+    });
     writeFileSync(join(cfg.bucket, key), full);
     const retry = await runCli(['--retry', '--config', cfg.path, key]);
     expect(retry.code).toBe(0);

@@ -1,8 +1,26 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { realWorks, startCrossrefApi, syntheticWorks, type CrossrefApi, type FakeWork } from '../support/crossref-api.ts';
+import {
+  realWorks,
+  startCrossrefApi,
+  syntheticWorks,
+  type CrossrefApi,
+  type FakeWork,
+} from '../support/crossref-api.ts';
 import { BUN, REPO, runCli, startDaemon, tempDir, waitFor, writeConfig, type TestConfig } from '../support/fixtures.ts';
-import { daemonUrl, doisOf, harvestConfig, MAILTO, NOTICE_DOI, queries, RETRACTED_DOI, servingConfig, stallCall, updatesOf, type Daemon } from '../support/harvest-support.ts';
+import {
+  daemonUrl,
+  doisOf,
+  harvestConfig,
+  MAILTO,
+  NOTICE_DOI,
+  queries,
+  RETRACTED_DOI,
+  servingConfig,
+  stallCall,
+  updatesOf,
+  type Daemon,
+} from '../support/harvest-support.ts';
 
 /**
  * `--harvest` run as the real program against the loopback Crossref API (test/support/crossref-api.ts): its report
@@ -38,7 +56,8 @@ async function fake(works: FakeWork[], opts: Parameters<typeof startCrossrefApi>
   return api;
 }
 
-const harvest = (cfg: TestConfig, env: Record<string, string> = {}, ...extra: string[]) => runCli(['--harvest', '--config', cfg.path, ...extra], env);
+const harvest = (cfg: TestConfig, env: Record<string, string> = {}, ...extra: string[]) =>
+  runCli(['--harvest', '--config', cfg.path, ...extra], env);
 
 /** The one JSON report line of a harvest run. */
 function reportOf(stdout: string): Record<string, any> {
@@ -108,8 +127,12 @@ test('a harvest of the real records and 300 synthetic works: exit 0, one report,
 
   const base = await serve(dir);
   const answers = await updatesOf(base, [RETRACTED_DOI, NOTICE_DOI, '10.5555/harvest.1']);
-  expect(answers[RETRACTED_DOI]).toContainEqual(expect.objectContaining({ updateDoi: NOTICE_DOI, updateType: 'retraction' }));
-  expect(answers['10.5555/harvest.1']).toContainEqual(expect.objectContaining({ updateDoi: '10.5555/harvest.0', updateType: 'retraction' }));
+  expect(answers[RETRACTED_DOI]).toContainEqual(
+    expect.objectContaining({ updateDoi: NOTICE_DOI, updateType: 'retraction' }),
+  );
+  expect(answers['10.5555/harvest.1']).toContainEqual(
+    expect.objectContaining({ updateDoi: '10.5555/harvest.0', updateType: 'retraction' }),
+  );
 }, 60_000);
 
 test('on a terminal the harvest shows its progress line on stderr, rewritten in place', async () => {
@@ -118,7 +141,12 @@ test('on a terminal the harvest shows its progress line on stderr, rewritten in 
   // script(1) (util-linux) runs it on a pseudo-terminal: stdout and stderr are both the terminal
   const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
   const command = [BUN, join(REPO, 'src/main.ts'), '--harvest', '--config', cfg.path].map(quote).join(' ');
-  const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], { cwd: REPO, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], {
+    cwd: REPO,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   const [screen, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   expect(code).toBe(0);
   const lines = screen.split(/\r?\n/);
@@ -126,7 +154,9 @@ test('on a terminal the harvest shows its progress line on stderr, rewritten in 
   expect(reports.map((r) => [r.harvest, r.works])).toEqual([['crossref', 304]]);
   expect(api.calls.length).toBe(4);
   // the progress line, rewritten in place (stdout's report is written at the end, so not interleaved)
-  expect(screen).toMatch(/\rharvesting crossref: (notices|updated) [\d,]+ of [\d,]+ works, [\d,]+ pages, [\d.]+ s\x1b\[K/);
+  expect(screen).toMatch(
+    /\rharvesting crossref: (notices|updated) [\d,]+ of [\d,]+ works, [\d,]+ pages, [\d.]+ s\x1b\[K/,
+  );
 }, 60_000);
 
 test('without plusTokenEnv no Crossref-Plus-API-Token is sent', async () => {
@@ -165,9 +195,16 @@ test('the next run asks from the index date the last window ended (the until of 
   expect(next[0]!.filter).toContain(`from-index-date:${until}`);
   for (const q of next) expect(q.filter).toContain(`from-index-date:${until}`);
   // every work was indexed in 2024: the new window holds none, and what was served stays
-  expect(reportOf(second.stdout)).toMatchObject({ from: until, full: false, works: 0, applied: { production: { updatesAdded: 0, updatesWithdrawn: 0 } } });
+  expect(reportOf(second.stdout)).toMatchObject({
+    from: until,
+    full: false,
+    works: 0,
+    applied: { production: { updatesAdded: 0, updatesWithdrawn: 0 } },
+  });
   const base = await serve(dir);
-  expect((await updatesOf(base, [RETRACTED_DOI]))[RETRACTED_DOI]).toContainEqual(expect.objectContaining({ updateDoi: NOTICE_DOI }));
+  expect((await updatesOf(base, [RETRACTED_DOI]))[RETRACTED_DOI]).toContainEqual(
+    expect.objectContaining({ updateDoi: NOTICE_DOI }),
+  );
 }, 60_000);
 
 test('--harvest --env is refused before any call: a harvest goes into every environment, its progress kept in production', async () => {
@@ -187,7 +224,11 @@ describe('a run killed mid-window', () => {
   /** Starts `--harvest` and SIGKILLs it while call `n` (stalled by the fake) is in flight: n - 1 pages are saved. */
   async function killedAt(cfg: TestConfig, api: CrossrefApi, n: number): Promise<void> {
     stallCall(api, n, 15_000);
-    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--harvest', '--config', cfg.path], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--harvest', '--config', cfg.path], {
+      cwd: REPO,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     await waitFor(() => api.calls.length >= n || proc.exitCode !== null, `call ${n} to /works`);
     expect(proc.exitCode).toBeNull();
     proc.kill('SIGKILL');
@@ -205,7 +246,13 @@ describe('a run killed mid-window', () => {
     return { report: reportOf(r.stdout), served: await served(await serve(dir), ws) };
   }
 
-  const figures = (r: Record<string, any>) => ({ works: r.works, rows: r.rows, used: r.used, pages: r.pages, applied: r.applied });
+  const figures = (r: Record<string, any>) => ({
+    works: r.works,
+    rows: r.rows,
+    used: r.used,
+    pages: r.pages,
+    applied: r.applied,
+  });
 
   for (const [n, pass, cursor] of [
     [3, 'is-update:true', /@200$/],
@@ -219,7 +266,10 @@ describe('a run killed mid-window', () => {
       await killedAt(cfg, api, n);
       // --stats shows the window in progress where the kill left it
       const [stats] = (await runCli(['--stats', '--config', cfg.path])).lines.map((l) => JSON.parse(l));
-      expect(stats.harvests.crossref).toMatchObject({ lastSuccessAt: null, window: { pass: n <= 6 ? 'notices' : 'updated', pages: n - 1 } });
+      expect(stats.harvests.crossref).toMatchObject({
+        lastSuccessAt: null,
+        window: { pass: n <= 6 ? 'notices' : 'updated', pages: n - 1 },
+      });
 
       const r = await harvest(cfg);
       expect(r.stderr).toBe('');
@@ -249,7 +299,8 @@ describe('a run killed mid-window', () => {
 
     const r = await harvest(cfg);
     // it may resume (the stalled call never moved the walk) or restart the window (it did); nothing else is said
-    for (const line of r.stderr.split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ event: 'harvest.window_restarted' });
+    for (const line of r.stderr.split('\n').filter(Boolean))
+      expect(JSON.parse(line)).toMatchObject({ event: 'harvest.window_restarted' });
     expect(r.code).toBe(0);
     const expected = await clean(ws);
     expect(figures(reportOf(r.stdout))).toEqual(figures(expected.report));
@@ -269,7 +320,12 @@ test('--stats: per harvest the last success, its rows and works, and the index d
   const before = await runCli(['--stats', '--config', cfg.path]);
   expect(before.code).toBe(0);
   const [never] = before.lines.map((l) => JSON.parse(l));
-  expect(never).toMatchObject({ env: 'production', harvests: { crossref: { lastSuccessAt: null, reached: null, last: null, lastError: { code: 'HARVEST_HTTP_ERROR' } } } });
+  expect(never).toMatchObject({
+    env: 'production',
+    harvests: {
+      crossref: { lastSuccessAt: null, reached: null, last: null, lastError: { code: 'HARVEST_HTTP_ERROR' } },
+    },
+  });
   expect(Date.parse(never.harvests.crossref.lastFailureAt)).toBeGreaterThan(0);
 
   const r = await harvest(cfg);
@@ -280,7 +336,13 @@ test('--stats: per harvest the last success, its rows and works, and the index d
   const [production, staging] = stats.lines.map((l) => JSON.parse(l));
   expect(production.env).toBe('production');
   const h = production.harvests.crossref;
-  expect(h).toMatchObject({ reached: report.until, lastError: null, window: null, lastFailureAt: never.harvests.crossref.lastFailureAt, last: { until: report.until, works: report.works, rows: report.rows, used: report.used, pages: report.pages } });
+  expect(h).toMatchObject({
+    reached: report.until,
+    lastError: null,
+    window: null,
+    lastFailureAt: never.harvests.crossref.lastFailureAt,
+    last: { until: report.until, works: report.works, rows: report.rows, used: report.used, pages: report.pages },
+  });
   expect(Date.parse(h.lastSuccessAt)).toBe(report.finishedAt);
   expect(h.lastFullAt).toBe(h.lastSuccessAt); // the first harvest is a full one
   // the progress is kept in the store the harvest ran from (production): the staging line names none
@@ -292,7 +354,10 @@ test('two --harvest of one name started at the same moment: one walks the window
   const api = await fake(syntheticWorks(600));
   api.inject({ kind: 'stall', ms: 300, times: 1000 }); // every call takes a while: both are running at once
   const cfg = harvestConfig(newDir(), api);
-  const [a, b] = await Promise.all([runCli(['--harvest', '--config', cfg.path]), runCli(['--harvest', '--config', cfg.path])]);
+  const [a, b] = await Promise.all([
+    runCli(['--harvest', '--config', cfg.path]),
+    runCli(['--harvest', '--config', cfg.path]),
+  ]);
   const codes = [a.code, b.code].sort();
   expect(codes[0]).toBe(0);
   expect(codes[1]).not.toBe(0);

@@ -1,8 +1,26 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
-import { csv, FRANKEN, FRANKEN_DOI, HEADER, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
+import {
+  runCli,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  type TestConfig,
+} from '../support/fixtures.ts';
+import {
+  csv,
+  FRANKEN,
+  FRANKEN_DOI,
+  HEADER,
+  ROWS,
+  row,
+  SAMPLE_PATH,
+  UNAVAILABLE,
+  UNAVAILABLE_DOI,
+} from '../support/rw-sample.ts';
 
 /**
  * `--import-updates PATH|URL` run as the real program (docs/design.md, "Update information"; README, "Importing update information"): its report and exit code, and
@@ -36,7 +54,8 @@ function file(name: string, text: string): string {
   return path;
 }
 
-const importUpdates = (source: string, ...extra: string[]) => runCli(['--import-updates', source, '--config', cfg.path, ...extra]);
+const importUpdates = (source: string, ...extra: string[]) =>
+  runCli(['--import-updates', source, '--config', cfg.path, ...extra]);
 
 function summaryOf(stdout: string): Record<string, any> {
   const lines = stdout.split('\n').filter((l) => l !== '');
@@ -65,7 +84,9 @@ async function updatesOf(base: string, dois: string[], path = '/v2.2/updates'): 
     body: JSON.stringify({ dois }),
   });
   expect(res.status).toBe(200);
-  const { documents } = (await res.json()) as { documents: { doi: string; statusCode: number; updates: Record<string, unknown>[] }[] };
+  const { documents } = (await res.json()) as {
+    documents: { doi: string; statusCode: number; updates: Record<string, unknown>[] }[];
+  };
   expect(documents.map((d) => [d.doi, d.statusCode])).toEqual(dois.map((d) => [d, 200]));
   return documents.map((d) => d.updates);
 }
@@ -77,14 +98,30 @@ describe('--import-updates PATH', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const report = summaryOf(r.stdout);
-    expect(report).toMatchObject({ source: path, format: 'retraction-watch-csv', rows: 2, used: 2, works: 2, skipped: {}, examples: [] });
+    expect(report).toMatchObject({
+      source: path,
+      format: 'retraction-watch-csv',
+      rows: 2,
+      used: 2,
+      works: 2,
+      skipped: {},
+      examples: [],
+    });
     const added = { worksTouched: 2, updatesAdded: 2, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
     expect(report.applied).toEqual({ production: added, staging: added });
     expect(await runCli(['--dump', '--config', cfg.path])).toMatchObject({ code: 0, stdout: '' }); // updates are not holdings
 
     const base = await serve();
-    expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI, '10.5555/absent'])).toEqual([[FRANKEN], [UNAVAILABLE], []]);
-    expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI, '10.5555/absent'], '/staging/v2.1/updates')).toEqual([[FRANKEN], [UNAVAILABLE], []]);
+    expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI, '10.5555/absent'])).toEqual([
+      [FRANKEN],
+      [UNAVAILABLE],
+      [],
+    ]);
+    expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI, '10.5555/absent'], '/staging/v2.1/updates')).toEqual([
+      [FRANKEN],
+      [UNAVAILABLE],
+      [],
+    ]);
   }, 20_000);
 
   test('the real 3,000-row sample imports cleanly; importing it again changes nothing', async () => {
@@ -131,7 +168,12 @@ describe('--import-updates PATH', () => {
     const r = await importUpdates(path);
     expect(r.code).toBe(1);
     const report = summaryOf(r.stdout);
-    expect(report).toMatchObject({ rows: 5, used: 1, works: 1, skipped: { NO_ORIGINAL_DOI: 2, BAD_DATE: 1, SHORT_ROW: 1 } });
+    expect(report).toMatchObject({
+      rows: 5,
+      used: 1,
+      works: 1,
+      skipped: { NO_ORIGINAL_DOI: 2, BAD_DATE: 1, SHORT_ROW: 1 },
+    });
     expect(report.examples.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([
       [3, 'NO_ORIGINAL_DOI'],
       [4, 'NO_ORIGINAL_DOI'],
@@ -141,26 +183,48 @@ describe('--import-updates PATH', () => {
     expect(report.examples[2].message).toContain('someday');
 
     const base = await serve();
-    expect(await updatesOf(base, [FRANKEN_DOI, HINDAWI_DOI, BMC_DOI, UNAVAILABLE_DOI])).toEqual([[FRANKEN], [], [], []]);
+    expect(await updatesOf(base, [FRANKEN_DOI, HINDAWI_DOI, BMC_DOI, UNAVAILABLE_DOI])).toEqual([
+      [FRANKEN],
+      [],
+      [],
+      [],
+    ]);
   }, 20_000);
 
   test('an import while the daemon runs is served at once; a later file without a row withdraws its update', async () => {
     const base = await serve();
     expect(await updatesOf(base, [FRANKEN_DOI])).toEqual([[]]);
     expect((await importUpdates(file('v1.csv', csv([row(70000), row(70264)])))).code).toBe(0);
-    await waitFor(async () => (await updatesOf(base, [FRANKEN_DOI]))[0]!.length > 0, 'the CLI import served by the daemon');
+    await waitFor(
+      async () => (await updatesOf(base, [FRANKEN_DOI]))[0]!.length > 0,
+      'the CLI import served by the daemon',
+    );
     expect(await updatesOf(base, [FRANKEN_DOI, UNAVAILABLE_DOI])).toEqual([[FRANKEN], [UNAVAILABLE]]);
 
     const r = await importUpdates(file('v2.csv', csv([row(70264)])));
     expect(r.code).toBe(0);
-    expect(summaryOf(r.stdout).applied.production).toMatchObject({ updatesWithdrawn: 1, updatesAdded: 0, updatesUnchanged: 1 });
+    expect(summaryOf(r.stdout).applied.production).toMatchObject({
+      updatesWithdrawn: 1,
+      updatesAdded: 0,
+      updatesUnchanged: 1,
+    });
     await waitFor(async () => (await updatesOf(base, [FRANKEN_DOI]))[0]!.length === 0, 'the withdrawn update gone');
     expect(await updatesOf(base, [UNAVAILABLE_DOI], '/staging/v2.2/updates')).toEqual([[UNAVAILABLE]]);
   }, 20_000);
 
   test('Crossref works JSON and the Retraction Watch CSV are separate feeds: a new CSV does not remove Crossref updates', async () => {
     const works = [
-      { DOI: '10.5555/notice.1', 'update-to': [{ DOI: FRANKEN_DOI.toUpperCase(), type: 'Correction', source: 'publisher', updated: { 'date-parts': [[2014, 6]] } }] },
+      {
+        DOI: '10.5555/notice.1',
+        'update-to': [
+          {
+            DOI: FRANKEN_DOI.toUpperCase(),
+            type: 'Correction',
+            source: 'publisher',
+            updated: { 'date-parts': [[2014, 6]] },
+          },
+        ],
+      },
     ];
     const json = await importUpdates(file('works.json', JSON.stringify(works)));
     expect(json.code).toBe(0);
@@ -168,7 +232,14 @@ describe('--import-updates PATH', () => {
     expect((await importUpdates(file('rw.csv', csv([row(70000)])))).code).toBe(0);
     expect((await importUpdates(file('rw2.csv', csv([row(70264)])))).code).toBe(0);
     const base = await serve();
-    const correction = { updateDoi: '10.5555/notice.1', source: 'crossref', updateType: 'correction', updateDate: '2014-06', reasons: [], urls: ['https://doi.org/10.5555/notice.1'] };
+    const correction = {
+      updateDoi: '10.5555/notice.1',
+      source: 'crossref',
+      updateType: 'correction',
+      updateDate: '2014-06',
+      reasons: [],
+      urls: ['https://doi.org/10.5555/notice.1'],
+    };
     expect(await updatesOf(base, [FRANKEN_DOI])).toEqual([[correction]]);
   }, 20_000);
 
@@ -191,7 +262,18 @@ describe('--import-updates PATH', () => {
 
 describe('--import-updates URL', () => {
   test('a gzipped CSV and an extension-less JSON URL are imported; an HTTP error exits 1', async () => {
-    const works = { message: { items: [{ DOI: '10.5555/Work.X', 'updated-by': [{ DOI: '10.5555/eoc.x', type: 'expression_of_concern', updated: { 'date-parts': [[2019, 5, 6]] } }] }] } };
+    const works = {
+      message: {
+        items: [
+          {
+            DOI: '10.5555/Work.X',
+            'updated-by': [
+              { DOI: '10.5555/eoc.x', type: 'expression_of_concern', updated: { 'date-parts': [[2019, 5, 6]] } },
+            ],
+          },
+        ],
+      },
+    };
     const requests: string[] = [];
     const server = Bun.serve({
       hostname: '127.0.0.1',
@@ -199,7 +281,10 @@ describe('--import-updates URL', () => {
       fetch(req) {
         const path = new URL(req.url).pathname;
         requests.push(path);
-        if (path === '/rw.csv.gz') return new Response(Bun.gzipSync(Buffer.from(csv([row(70000), row(70264)]))), { headers: { 'content-type': 'application/gzip' } });
+        if (path === '/rw.csv.gz')
+          return new Response(Bun.gzipSync(Buffer.from(csv([row(70000), row(70264)]))), {
+            headers: { 'content-type': 'application/gzip' },
+          });
         if (path === '/works') return Response.json(works);
         return new Response('no such thing', { status: 404 });
       },
@@ -223,7 +308,16 @@ describe('--import-updates URL', () => {
     expect(await updatesOf(daemonUrl, [FRANKEN_DOI, UNAVAILABLE_DOI, '10.5555/work.x'])).toEqual([
       [FRANKEN],
       [UNAVAILABLE],
-      [{ updateDoi: '10.5555/eoc.x', source: 'crossref', updateType: 'expression_of_concern', updateDate: '2019-05-06', reasons: [], urls: ['https://doi.org/10.5555/eoc.x'] }],
+      [
+        {
+          updateDoi: '10.5555/eoc.x',
+          source: 'crossref',
+          updateType: 'expression_of_concern',
+          updateDate: '2019-05-06',
+          reasons: [],
+          urls: ['https://doi.org/10.5555/eoc.x'],
+        },
+      ],
     ]);
   }, 20_000);
 
@@ -236,7 +330,9 @@ describe('--import-updates URL', () => {
       port: 0,
       socket: {
         data(socket) {
-          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\ncontent-length: ${partial.length * 10}\r\nconnection: close\r\n\r\n`);
+          socket.write(
+            `HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\ncontent-length: ${partial.length * 10}\r\nconnection: close\r\n\r\n`,
+          );
           socket.write(partial);
           setTimeout(() => socket.end(), 50);
         },

@@ -36,7 +36,10 @@ async function toClosedPipe(args: string[]): Promise<{ code: number; stderr: str
 function faultyDeposits(bucket: string, n: number): { paths: string[]; dois: string[] } {
   const dois = Array.from({ length: n }, (_, i) => `10.5555/part.${String(i).padStart(3, '0')}`);
   const bad = Array.from({ length: 40 }, (_, j) => ({ doi: `not-a-doi-${j}-${'x'.repeat(40)}` }));
-  return { paths: dois.map((doi) => join(bucket, writeDeposit(bucket, 'acme', [{ doi, accessType: 'open' }, ...bad]))), dois };
+  return {
+    paths: dois.map((doi) => join(bucket, writeDeposit(bucket, 'acme', [{ doi, accessType: 'open' }, ...bad]))),
+    dois,
+  };
 }
 
 describe('stdout that fails', () => {
@@ -47,9 +50,15 @@ describe('stdout that fails', () => {
     dir = tempDir();
     cfg = writeConfig(dir.path);
     // over 64 KiB of --dump (one write at least before the end), and one quarantined file for --failures
-    const many = writeDeposit(cfg.bucket, 'acme', Array.from({ length: HOLDINGS }, (_, i) => ({ doi: `10.5555/many.${i}`, accessType: 'open' })));
+    const many = writeDeposit(
+      cfg.bucket,
+      'acme',
+      Array.from({ length: HOLDINGS }, (_, i) => ({ doi: `10.5555/many.${i}`, accessType: 'open' })),
+    );
     const broken = writeDeposit(cfg.bucket, 'acme', [], { bytes: new Uint8Array([1, 2, 3]) });
-    expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, many), join(cfg.bucket, broken)])).code).toBe(1);
+    expect(
+      (await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, many), join(cfg.bucket, broken)])).code,
+    ).toBe(1);
   });
   afterAll(() => dir.remove());
 
@@ -62,7 +71,11 @@ describe('stdout that fails', () => {
   });
 
   test('--validate of a bad file into a full disk: the lost report is the fault told, exit 2', async () => {
-    const bad = join(dir.path, 'outbox', writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok' }, 'not json']));
+    const bad = join(
+      dir.path,
+      'outbox',
+      writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok' }, 'not json']),
+    );
     const r = await toFullDisk(['--validate', '--config', cfg.path, bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(OUTPUT_FAILED);
@@ -77,7 +90,14 @@ describe('stdout that fails', () => {
   test('--validate into a pipe its reader closed still exits 1 for the faults it found', async () => {
     const outbox = join(dir.path, 'outbox');
     // 2,000 rejected lines: the report passes 64 KiB, so it is written (and fails) while files remain to check
-    const bad = join(outbox, writeDeposit(outbox, 'acme', Array.from({ length: 2000 }, (_, i) => `not json ${i}`)));
+    const bad = join(
+      outbox,
+      writeDeposit(
+        outbox,
+        'acme',
+        Array.from({ length: 2000 }, (_, i) => `not json ${i}`),
+      ),
+    );
     const clean = join(outbox, writeDeposit(outbox, 'acme', [{ doi: '10.5555/ok' }]));
     expect(await toClosedPipe(['--validate', '--config', cfg.path, bad, clean])).toEqual({ code: 1, stderr: '' });
   });
@@ -87,7 +107,11 @@ describe('stdout that fails', () => {
     expect(Bun.spawnSync(['mkfifo', fifo]).exitCode).toBe(0);
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-    const proc = Bun.spawn([BUN, join(REPO, 'test/support/nonblocking-stdout.ts'), '--dump', '--config', cfg.path], { cwd: REPO, stdout: writer, stderr: 'pipe' });
+    const proc = Bun.spawn([BUN, join(REPO, 'test/support/nonblocking-stdout.ts'), '--dump', '--config', cfg.path], {
+      cwd: REPO,
+      stdout: writer,
+      stderr: 'pipe',
+    });
     closeSync(writer);
     try {
       await Bun.sleep(12_000); // the program once took 10 s of a full pipe for a reader gone, and stopped
@@ -137,7 +161,11 @@ describe('--ingest whose stdout fails', () => {
     const { paths, dois } = faultyDeposits(cfg.staging, 30);
     const full = openSync('/dev/full', 'w');
     try {
-      const proc = Bun.spawn([BUN, MAIN, '--ingest', '--env', 'staging', '--config', cfg.path, ...paths], { cwd: REPO, stdout: full, stderr: full });
+      const proc = Bun.spawn([BUN, MAIN, '--ingest', '--env', 'staging', '--config', cfg.path, ...paths], {
+        cwd: REPO,
+        stdout: full,
+        stderr: full,
+      });
       expect(await proc.exited).toBe(2);
     } finally {
       closeSync(full);

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUN, REPO, runCli, startDaemon, tempDir, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  BUN,
+  REPO,
+  runCli,
+  startDaemon,
+  tempDir,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 /** --stats and --backup through the real program, with and without the daemon running. */
 
@@ -15,15 +25,36 @@ afterEach(() => dir.remove());
 
 async function ingestSample(): Promise<void> {
   const files = [
-    writeDeposit(cfg.bucket, 'acme', [
-      { doi: '10.5555/a1', accessType: 'open' },
-      { doi: '10.5555/a2', accessType: 'paid' },
-      { doi: '10.5555/a3' },
-      { doi: '10.5555/a4', accessType: 'permFree' },
-    ], { mtime: 1000 }),
-    writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/b1', accessType: 'free' }, { doi: '10.5555/a1', accessType: 'paid' }], { mtime: 1100 }),
+    writeDeposit(
+      cfg.bucket,
+      'acme',
+      [
+        { doi: '10.5555/a1', accessType: 'open' },
+        { doi: '10.5555/a2', accessType: 'paid' },
+        { doi: '10.5555/a3' },
+        { doi: '10.5555/a4', accessType: 'permFree' },
+      ],
+      { mtime: 1000 },
+    ),
+    writeDeposit(
+      cfg.bucket,
+      'beta',
+      [
+        { doi: '10.5555/b1', accessType: 'free' },
+        { doi: '10.5555/a1', accessType: 'paid' },
+      ],
+      { mtime: 1100 },
+    ),
     // a removal: a3 goes, a2 changes
-    writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/a3', deleted: true }, { doi: '10.5555/a2', accessType: 'open' }], { mtime: 1200 }),
+    writeDeposit(
+      cfg.bucket,
+      'acme',
+      [
+        { doi: '10.5555/a3', deleted: true },
+        { doi: '10.5555/a2', accessType: 'open' },
+      ],
+      { mtime: 1200 },
+    ),
   ];
   const r = await runCli(['--ingest', '--config', cfg.path, ...files.map((f) => join(cfg.bucket, f))]);
   expect(r.code).toBe(0);
@@ -33,7 +64,14 @@ async function ingestSample(): Promise<void> {
 
 test('--stats: holdings per platform and access type, ledger counts, file figures; per environment', async () => {
   await ingestSample();
-  await runCli(['--ingest', '--env', 'staging', '--config', cfg.path, join(cfg.staging, writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/s1' }]))]);
+  await runCli([
+    '--ingest',
+    '--env',
+    'staging',
+    '--config',
+    cfg.path,
+    join(cfg.staging, writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/s1' }])),
+  ]);
   const r = await runCli(['--stats', '--config', cfg.path]);
   expect(r.code).toBe(0);
   expect(r.lines).toHaveLength(2);
@@ -53,7 +91,10 @@ test('--stats: holdings per platform and access type, ledger counts, file figure
   });
   expect(prod.store.fileBytes).toBeGreaterThan(0);
   expect(prod.store.usedPages).toBeGreaterThan(prod.store.freePages);
-  expect(staging).toMatchObject({ env: 'staging', holdings: { total: 1, byPlatform: { acme: { total: 1, none: 1 } } } });
+  expect(staging).toMatchObject({
+    env: 'staging',
+    holdings: { total: 1, byPlatform: { acme: { total: 1, none: 1 } } },
+  });
   const one = await runCli(['--stats', '--env', 'staging', '--config', cfg.path]);
   expect(one.lines.map((l) => JSON.parse(l).env)).toEqual(['staging']);
 });
@@ -68,7 +109,13 @@ test('--backup: a compacted copy a config opens and dumps equal; never over an e
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.lines[0]!);
-    expect(report).toMatchObject({ env: 'production', backup: join(target, 'production', 'data.mdb'), schemaVersion: 2, lastAppliedSeq: 3, liveHoldings: 5 });
+    expect(report).toMatchObject({
+      env: 'production',
+      backup: join(target, 'production', 'data.mdb'),
+      schemaVersion: 2,
+      lastAppliedSeq: 3,
+      liveHoldings: 5,
+    });
     expect(existsSync(`${report.backup}.partial`)).toBe(false);
 
     // a config whose store.dir is the backup opens it, and it dumps equal, history and all
@@ -101,7 +148,14 @@ test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and ex
   const key = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/b1' }]);
   expect((await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, key)])).code).toBe(0);
   writeFileSync(join(dir.path, 'a-file'), 'x');
-  const r = await runCli(['--backup', join(dir.path, 'a-file', 'backups'), '--env', 'production', '--config', cfg.path]);
+  const r = await runCli([
+    '--backup',
+    join(dir.path, 'a-file', 'backups'),
+    '--env',
+    'production',
+    '--config',
+    cfg.path,
+  ]);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('BACKUP_FAILED');
   expect(r.stderr).toContain(`cannot write ${join(dir.path, 'a-file', 'backups')}`);
@@ -110,7 +164,14 @@ test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and ex
 
 test('--backup into a folder where one environment holds a backup already writes nothing: BACKUP_EXISTS before any copy', async () => {
   await ingestSample();
-  await runCli(['--ingest', '--env', 'staging', '--config', cfg.path, join(cfg.staging, writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/s1' }]))]);
+  await runCli([
+    '--ingest',
+    '--env',
+    'staging',
+    '--config',
+    cfg.path,
+    join(cfg.staging, writeDeposit(cfg.staging, 'acme', [{ doi: '10.5555/s1' }])),
+  ]);
   const target = join(dir.path, 'backups', 'bk2');
   expect((await runCli(['--backup', target, '--env', 'staging', '--config', cfg.path])).code).toBe(0);
   // production comes first in the order of environments, staging's copy is there already
@@ -134,9 +195,19 @@ test('--backup of every environment where one has no store yet writes nothing: S
 });
 
 /** The program under a file size limit (the shell's ulimit -f, 512-byte blocks in sh), its signal ignored: a write past it fails (EFBIG), as on a full disk. */
-async function runCliLimited(args: string[], limitKiB: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(['sh', '-c', `trap '' XFSZ; ulimit -f ${limitKiB * 2}; exec "$0" "$@"`, BUN, join(REPO, 'src/main.ts'), ...args], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+async function runCliLimited(
+  args: string[],
+  limitKiB: number,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(
+    ['sh', '-c', `trap '' XFSZ; ulimit -f ${limitKiB * 2}; exec "$0" "$@"`, BUN, join(REPO, 'src/main.ts'), ...args],
+    { cwd: REPO, stdout: 'pipe', stderr: 'pipe' },
+  );
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 

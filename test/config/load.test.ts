@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { DEFAULT_INGEST, loadConfig, resolveConfig, type Config, type S3BucketSettings } from '../../src/config/index.ts';
+import {
+  DEFAULT_INGEST,
+  loadConfig,
+  resolveConfig,
+  type Config,
+  type S3BucketSettings,
+} from '../../src/config/index.ts';
 import { FaultError } from '../../src/base/fault.ts';
 import { tempDir } from '../support/fixtures.ts';
 
@@ -57,7 +63,17 @@ describe('a valid config', () => {
       secretNames: [],
       server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000 },
       store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3, changeFeedKeepMs: 90 * 86_400_000 },
-      ingest: { maxDecompressedBytes: 64 * 1024 * 1024, maxTries: 5, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000, parseWorkers: 2 },
+      ingest: {
+        maxDecompressedBytes: 64 * 1024 * 1024,
+        maxTries: 5,
+        retryBaseMs: 500,
+        settleMs: 200,
+        rescanSeconds: 60,
+        passFiles: 100,
+        sortedPassFiles: 101,
+        passChunkRecords: 250_000,
+        parseWorkers: 2,
+      },
       buckets: { production: { kind: 'local', path: join(dir.path, 'bucket') } },
       platforms: [
         {
@@ -71,7 +87,13 @@ describe('a valid config', () => {
         },
       ],
       integrators: [],
-      entitlements: { name: 'doi-holdings', cacheMaxEntries: 100_000, cacheMaxBytes: 128 * 1024 * 1024, breakerFailures: 5, breakerCooldownMs: 30_000 },
+      entitlements: {
+        name: 'doi-holdings',
+        cacheMaxEntries: 100_000,
+        cacheMaxBytes: 128 * 1024 * 1024,
+        breakerFailures: 5,
+        breakerCooldownMs: 30_000,
+      },
       updates: { dropDir: undefined, nice: 10, urls: [], crossref: [] },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
@@ -143,8 +165,22 @@ idle = false
 `);
     const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
-    expect(c.store).toEqual({ dir: join(dir.path, 'data/db'), mapSizeBytes: 512 * 1024 ** 2, changeFeedKeepMs: 30 * 86_400_000 });
-    expect(c.ingest).toEqual({ maxDecompressedBytes: 1048576, maxTries: 2, retryBaseMs: 500, settleMs: 200, rescanSeconds: 60, passFiles: 100, sortedPassFiles: 101, passChunkRecords: 250_000, parseWorkers: 2 });
+    expect(c.store).toEqual({
+      dir: join(dir.path, 'data/db'),
+      mapSizeBytes: 512 * 1024 ** 2,
+      changeFeedKeepMs: 30 * 86_400_000,
+    });
+    expect(c.ingest).toEqual({
+      maxDecompressedBytes: 1048576,
+      maxTries: 2,
+      retryBaseMs: 500,
+      settleMs: 200,
+      rescanSeconds: 60,
+      passFiles: 100,
+      sortedPassFiles: 101,
+      passChunkRecords: 250_000,
+      parseWorkers: 2,
+    });
     expect(c.platforms).toEqual([
       {
         name: 'acme',
@@ -165,7 +201,13 @@ idle = false
         entitlementCacheSeconds: 0,
       },
     ]);
-    expect(c.entitlements).toEqual({ name: 'holdings.example.org', cacheMaxEntries: 500, cacheMaxBytes: 2 * 1024 * 1024, breakerFailures: 3, breakerCooldownMs: 2500 });
+    expect(c.entitlements).toEqual({
+      name: 'holdings.example.org',
+      cacheMaxEntries: 500,
+      cacheMaxBytes: 2 * 1024 * 1024,
+      breakerFailures: 3,
+      breakerCooldownMs: 2500,
+    });
     expect(c.integrators).toEqual([
       { name: 'tool', apiKey: '0123456789', updates: true, cache: true },
       { name: 'other', apiKey: 'abcdefghij', updates: false, cache: false },
@@ -174,17 +216,45 @@ idle = false
       dropDir: join(dir.path, 'drop'),
       nice: 10,
       urls: [
-        { url: 'https://rw.example/rw.csv', format: 'retraction-watch-csv', everyMs: 1440 * 60_000, staleAfterMs: (2 * 1440 + 60) * 60_000 },
+        {
+          url: 'https://rw.example/rw.csv',
+          format: 'retraction-watch-csv',
+          everyMs: 1440 * 60_000,
+          staleAfterMs: (2 * 1440 + 60) * 60_000,
+        },
         { url: 'http://cr.example/works.json', format: 'crossref-json', everyMs: 30_000, staleAfterMs: 3 * 3600_000 },
       ],
       crossref: [
-        { name: 'plus', url: 'http://127.0.0.1:9', mailto: 'ops@example.org', plusToken: 'tok', plusTokenEnv: 'CR_PLUS', everyMs: 15 * 60_000, from: '2024-01-31', rows: 500, fullEveryMs: 86_400_000, staleAfterMs: 1800_000, nice: 0, idle: false },
+        {
+          name: 'plus',
+          url: 'http://127.0.0.1:9',
+          mailto: 'ops@example.org',
+          plusToken: 'tok',
+          plusTokenEnv: 'CR_PLUS',
+          everyMs: 15 * 60_000,
+          from: '2024-01-31',
+          rows: 500,
+          fullEveryMs: 86_400_000,
+          staleAfterMs: 1800_000,
+          nice: 0,
+          idle: false,
+        },
       ],
     });
     // a harvest's defaults
     const minimal = write(`${MINIMAL}\n[[updates.crossref]]\nmailto = "ops@example.org"\n`);
     expect(loadConfig(minimal, {}).updates.crossref).toEqual([
-      { name: 'crossref', url: 'https://api.crossref.org', mailto: 'ops@example.org', everyMs: 3600_000, rows: 1000, fullEveryMs: 7 * 86_400_000, staleAfterMs: 3 * 3600_000, nice: 19, idle: true },
+      {
+        name: 'crossref',
+        url: 'https://api.crossref.org',
+        mailto: 'ops@example.org',
+        everyMs: 3600_000,
+        rows: 1000,
+        fullEveryMs: 7 * 86_400_000,
+        staleAfterMs: 3 * 3600_000,
+        nice: 19,
+        idle: true,
+      },
     ]);
   });
 
@@ -199,14 +269,24 @@ idle = false
     const repo = join(import.meta.dir, '..', '..');
     // its secrets file sits beside it (/etc/doi-holdings/secrets.env when installed)
     const copy = write(readFileSync(join(repo, 'conf/doi-holdings.toml'), 'utf8'), 'doi-holdings.toml', 'etc');
-    write(Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n'), 'secrets.env', 'etc');
+    write(
+      Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+      'secrets.env',
+      'etc',
+    );
     const prod = loadConfig(copy, {});
     expect(prod.buckets.production.kind).toBe('s3');
     expect(prod.integrators).toEqual([
       { name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true },
       { name: 'usage-reports', apiKey: 'usage-reports-key', updates: false, cache: false },
     ]);
-    expect(prod.platforms[0]).toMatchObject({ name: 'acme', entitlementUrl: expect.stringMatching(/^https:/), entitlementSecret: 'acme-secret' });
+    expect(prod.platforms[0]).toMatchObject({
+      name: 'acme',
+      entitlementUrl: expect.stringMatching(/^https:/),
+      entitlementSecret: 'acme-secret',
+    });
     const def = loadConfig(join(repo, 'conf/default.toml'), {});
     expect(def.buckets.production).toEqual({ kind: 'local', path: join(repo, 'var/bucket') });
   });
@@ -283,26 +363,40 @@ name = "acme"
 `);
     const sameFolder = `/buckets/staging/path: staging's folder ${join(dir.path, 'bucket')} and production's ${join(dir.path, 'bucket')} are the same folder: each environment needs a folder of its own`;
     expect(problems(failure(() => loadConfig(same, {})))).toEqual([sameFolder]);
-    const alsoSame = write(MINIMAL.replace('path = "bucket"', 'path = "x/../bucket"') + '\n[buckets.staging]\nkind = "local"\npath = "./bucket/"\n', 'd.toml');
+    const alsoSame = write(
+      MINIMAL.replace('path = "bucket"', 'path = "x/../bucket"') +
+        '\n[buckets.staging]\nkind = "local"\npath = "./bucket/"\n',
+      'd.toml',
+    );
     expect(problems(failure(() => loadConfig(alsoSame, {})))).toEqual([sameFolder]);
   });
 
   test('nor a folder inside it, or one that holds it, nor the same folder through a symbolic link', () => {
-    const staging = (path: string) => write(MINIMAL + `\n[buckets.staging]\nkind = "local"\npath = ${JSON.stringify(path)}\n`, 'e.toml');
+    const staging = (path: string) =>
+      write(MINIMAL + `\n[buckets.staging]\nkind = "local"\npath = ${JSON.stringify(path)}\n`, 'e.toml');
     const nested = `are one inside the other: each environment needs a folder of its own`;
     expect(problems(failure(() => loadConfig(staging('bucket/staging'), {})))[0]).toEndWith(nested);
     expect(problems(failure(() => loadConfig(staging('.'), {})))[0]).toEndWith(nested);
     mkdirSync(join(dir.path, 'bucket'), { recursive: true });
     symlinkSync(join(dir.path, 'bucket'), join(dir.path, 'link'));
-    expect(problems(failure(() => loadConfig(staging('link'), {})))[0]).toEndWith('are the same folder: each environment needs a folder of its own');
+    expect(problems(failure(() => loadConfig(staging('link'), {})))[0]).toEndWith(
+      'are the same folder: each environment needs a folder of its own',
+    );
     // side by side, or a name that only starts the same, is apart
     expect(loadConfig(staging('bucket-staging'), {}).buckets.staging!.path).toBe(join(dir.path, 'bucket-staging'));
   });
 
   test('two S3 buckets with the same name and endpoint need prefixes apart', () => {
     const endpoint = (e: string | undefined) => (e === undefined ? '' : `endpoint = "${e}"`);
-    const s3 = (prodPrefix: string, stagingPrefix: string, stagingBucket = 'deposits', prodEndpoint?: string, stagingEndpoint?: string) =>
-      write(`
+    const s3 = (
+      prodPrefix: string,
+      stagingPrefix: string,
+      stagingBucket = 'deposits',
+      prodEndpoint?: string,
+      stagingEndpoint?: string,
+    ) =>
+      write(
+        `
 [buckets.production]
 kind = "s3"
 path = "mirror"
@@ -319,22 +413,34 @@ ${endpoint(stagingEndpoint)}
 
 [[platforms]]
 name = "acme"
-`, 'f.toml');
+`,
+        'f.toml',
+      );
     expect(problems(failure(() => loadConfig(s3('', 'staging'), {})))).toEqual([
       '/buckets/staging/prefix: staging and production read the same objects of S3 bucket deposits (prefixes "" and "staging/" overlap): give each its own bucket or prefixes apart',
     ]);
-    expect(problems(failure(() => loadConfig(s3('/live/', 'live'), {})))[0]).toContain('(prefixes "live/" and "live/" overlap)');
+    expect(problems(failure(() => loadConfig(s3('/live/', 'live'), {})))[0]).toContain(
+      '(prefixes "live/" and "live/" overlap)',
+    );
     expect(loadConfig(s3('live', 'live-trial'), {}).buckets.staging!.kind).toBe('s3');
     expect(loadConfig(s3('', '', 'trial-deposits'), {}).buckets.staging!.kind).toBe('s3');
     // the same service written two ways is one: AWS with or without a regional endpoint (bucket names are global
     // there), another server whatever the letter case, scheme, default port or trailing slash
-    const same = (a: string | undefined, b: string | undefined) => problems(failure(() => loadConfig(s3('', '', 'deposits', a, b), {})))[0];
-    expect(same(undefined, 'https://s3.eu-west-1.amazonaws.com')).toContain('read the same objects of S3 bucket deposits');
-    expect(same('https://s3.us-east-1.amazonaws.com/', 'https://s3.eu-west-1.amazonaws.com')).toContain('read the same objects');
+    const same = (a: string | undefined, b: string | undefined) =>
+      problems(failure(() => loadConfig(s3('', '', 'deposits', a, b), {})))[0];
+    expect(same(undefined, 'https://s3.eu-west-1.amazonaws.com')).toContain(
+      'read the same objects of S3 bucket deposits',
+    );
+    expect(same('https://s3.us-east-1.amazonaws.com/', 'https://s3.eu-west-1.amazonaws.com')).toContain(
+      'read the same objects',
+    );
     expect(same('https://MinIO.example:9000/', 'http://minio.example:9000')).toContain('read the same objects');
     expect(same('https://minio.example', 'https://minio.example:443')).toContain('read the same objects');
     // two servers are two services, however their buckets are named
-    expect(loadConfig(s3('', '', 'deposits', 'https://minio-a.example', 'https://minio-b.example'), {}).buckets.staging!.kind).toBe('s3');
+    expect(
+      loadConfig(s3('', '', 'deposits', 'https://minio-a.example', 'https://minio-b.example'), {}).buckets.staging!
+        .kind,
+    ).toBe('s3');
     expect(loadConfig(s3('', '', 'deposits', undefined, 'https://minio.example'), {}).buckets.staging!.kind).toBe('s3');
   });
 });
@@ -388,12 +494,19 @@ urls = [{ url = "ftp://x.example/rw.csv", format = "csv" }]
 
   test('required sections missing', () => {
     const path = write('[server]\nlisten = "127.0.0.1:8080"\n');
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/buckets: Expected required property', '/platforms: Expected required property', '/buckets: Expected object', '/platforms: Expected array']);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/buckets: Expected required property',
+      '/platforms: Expected required property',
+      '/buckets: Expected object',
+      '/platforms: Expected array',
+    ]);
   });
 
   test('at least one platform', () => {
     const path = write('platforms = []\n' + MINIMAL.replace('[[platforms]]\nname = "acme"', ''));
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms: Expected array length to be greater or equal to 1']);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/platforms: Expected array length to be greater or equal to 1',
+    ]);
   });
 
   test('unknown keys are rejected wherever they appear', () => {
@@ -518,10 +631,19 @@ from = "2024-13-45"
       '/updates/crossref/1/plusTokenEnv: environment variable NO_SUCH_TOKEN is not set or empty',
     ]);
     // a day the month does not have is no date either (Date.parse would roll it over), a leap day is
-    for (const [from, ok] of [['2020-02-30', false], ['2023-02-29', false], ['2024-04-31', false], ['2024-02-29', true], ['2024-12-31', true]] as const) {
+    for (const [from, ok] of [
+      ['2020-02-30', false],
+      ['2023-02-29', false],
+      ['2024-04-31', false],
+      ['2024-02-29', true],
+      ['2024-12-31', true],
+    ] as const) {
       const one = write(`${MINIMAL}\n[[updates.crossref]]\nmailto = "ops@example.org"\nfrom = "${from}"\n`);
       if (ok) expect(loadConfig(one, {}).updates.crossref[0]!.from).toBe(from);
-      else expect(problems(failure(() => loadConfig(one, {})))).toEqual([`/updates/crossref/0/from: ${from} is not a date`]);
+      else
+        expect(problems(failure(() => loadConfig(one, {})))).toEqual([
+          `/updates/crossref/0/from: ${from} is not a date`,
+        ]);
     }
   });
 
@@ -543,18 +665,31 @@ apiKey = "key-of-three-123"
 name = "Acme Library"
 apiKey = "key-of-four-123"
 `);
-    const because = "Expected string to match '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' (printable ASCII, spaces only between words)";
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual([0, 1, 2].map((i) => `/integrators/${i}/name: ${because}`));
-    const fine = loadConfig(write(`${MINIMAL}\n[[integrators]]\nname = "Acme Library"\napiKey = "key-of-four-123"\n\n[[integrators]]\nname = "fine-name_1.0"\napiKey = "key-of-five-123"\n`), {});
+    const because =
+      "Expected string to match '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' (printable ASCII, spaces only between words)";
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual(
+      [0, 1, 2].map((i) => `/integrators/${i}/name: ${because}`),
+    );
+    const fine = loadConfig(
+      write(
+        `${MINIMAL}\n[[integrators]]\nname = "Acme Library"\napiKey = "key-of-four-123"\n\n[[integrators]]\nname = "fine-name_1.0"\napiKey = "key-of-five-123"\n`,
+      ),
+      {},
+    );
     expect(fine.integrators.map((i) => i.name)).toEqual(['Acme Library', 'fine-name_1.0']);
   });
 
   test('[entitlements] userAgent: the user-agent of platform calls, when a platform expects another than "<name> Entitlement API"', () => {
-    const named = loadConfig(write(`${MINIMAL}\n[entitlements]\nname = "getftr"\nuserAgent = "GetFT Entitlement API"\n`), {});
+    const named = loadConfig(
+      write(`${MINIMAL}\n[entitlements]\nname = "getftr"\nuserAgent = "GetFT Entitlement API"\n`),
+      {},
+    );
     expect(named.entitlements).toMatchObject({ name: 'getftr', userAgent: 'GetFT Entitlement API' });
     expect(loadConfig(write(MINIMAL), {}).entitlements.userAgent).toBeUndefined();
     for (const bad of [' GetFT', 'GetFT ', 'Get\\tFT', ''])
-      expect(problems(failure(() => loadConfig(write(`${MINIMAL}\n[entitlements]\nuserAgent = "${bad}"\n`), {})))[0]).toStartWith('/entitlements/userAgent: ');
+      expect(
+        problems(failure(() => loadConfig(write(`${MINIMAL}\n[entitlements]\nuserAgent = "${bad}"\n`), {})))[0],
+      ).toStartWith('/entitlements/userAgent: ');
   });
 
   test('a file that is not TOML', () => {
@@ -572,7 +707,13 @@ apiKey = "key-of-four-123"
   });
 
   test('resolveConfig validates a parsed value the same way', () => {
-    const e = failure(() => resolveConfig({ buckets: { production: { kind: 'local', path: 'b' } }, platforms: [{ name: 'acme', x: 1 }] }, '/etc/x.toml', {}));
+    const e = failure(() =>
+      resolveConfig(
+        { buckets: { production: { kind: 'local', path: 'b' } }, platforms: [{ name: 'acme', x: 1 }] },
+        '/etc/x.toml',
+        {},
+      ),
+    );
     expect(e.message).toBe('config /etc/x.toml is invalid:\n  /platforms/0/x: Unexpected property');
     expect(() => resolveConfig(null, '/etc/x.toml', {})).toThrow(FaultError);
   });
@@ -609,7 +750,9 @@ apiKey = "inline-key-1"
     const path = write(WITH_ENV_KEY);
     process.env.TOOL_KEY = 'from-process-env';
     try {
-      expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/integrators/0/apiKeyEnv: environment variable TOOL_KEY is not set']);
+      expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+        '/integrators/0/apiKeyEnv: environment variable TOOL_KEY is not set',
+      ]);
       expect(loadConfig(path, {}, { requireSecrets: false }).integrators.map((i) => i.name)).toEqual(['inline']);
     } finally {
       delete process.env.TOOL_KEY;
@@ -626,34 +769,52 @@ apiKey = "inline-key-1"
     expect(problems(failure(() => loadConfig(path, { TOOL_KEY: 'short' }, { requireSecrets: false })))).toEqual([
       '/integrators/0/apiKeyEnv: the key in TOOL_KEY is shorter than 8 characters',
     ]);
-    expect(problems(failure(() => loadConfig(path, { TOOL_KEY: 'inline-key-1' })))).toEqual(['/integrators/1: the same API key is given to two integrators']);
+    expect(problems(failure(() => loadConfig(path, { TOOL_KEY: 'inline-key-1' })))).toEqual([
+      '/integrators/1: the same API key is given to two integrators',
+    ]);
   });
 
   test('a platform entitlementSecretEnv is required only when secrets are', () => {
     const path = write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "ACME_SECRET"\n`);
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty']);
-    expect(problems(failure(() => loadConfig(path, { ACME_SECRET: '' })))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty']);
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty',
+    ]);
+    expect(problems(failure(() => loadConfig(path, { ACME_SECRET: '' })))).toEqual([
+      '/platforms/0/entitlementSecretEnv: environment variable ACME_SECRET is not set or empty',
+    ]);
     expect(loadConfig(path, {}, { requireSecrets: false }).platforms[0]!.entitlementSecret).toBeUndefined();
     expect(loadConfig(path, { ACME_SECRET: 'xyz' }).platforms[0]!.entitlementSecret).toBe('xyz');
   });
 
   test('a variable named like a member of every JS object (constructor, __proto__) is a variable like any other', () => {
     const path = write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "constructor"\n`);
-    expect(problems(failure(() => loadConfig(path, {})))).toEqual(['/platforms/0/entitlementSecretEnv: environment variable constructor is not set or empty']);
-    expect(loadConfig(path, { constructor: 'from-env' } as Record<string, string>).platforms[0]!.entitlementSecret).toBe('from-env');
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/platforms/0/entitlementSecretEnv: environment variable constructor is not set or empty',
+    ]);
+    expect(
+      loadConfig(path, { constructor: 'from-env' } as Record<string, string>).platforms[0]!.entitlementSecret,
+    ).toBe('from-env');
     write('__proto__=from-file-123\n', 'proto.env');
-    const viaFile = write(`secretsFile = "proto.env"\n${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "__proto__"\n`);
+    const viaFile = write(
+      `secretsFile = "proto.env"\n${MINIMAL}entitlementUrl = "https://acme.example/e"\nentitlementSecretEnv = "__proto__"\n`,
+    );
     expect(loadConfig(viaFile, {}).platforms[0]!.entitlementSecret).toBe('from-file-123');
   });
 
   test('a platform Entitlement API needs both its URL and its JWT secret variable', () => {
-    expect(problems(failure(() => loadConfig(write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\n`), {})))).toEqual([
-      '/platforms/0/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret\'s environment variable)',
+    expect(
+      problems(failure(() => loadConfig(write(`${MINIMAL}entitlementUrl = "https://acme.example/e"\n`), {}))),
+    ).toEqual([
+      "/platforms/0/entitlementSecretEnv: required with entitlementUrl (the JWT shared secret's environment variable)",
     ]);
-    expect(problems(failure(() => loadConfig(write(`${MINIMAL}entitlementSecretEnv = "ACME_SECRET"\n`), { ACME_SECRET: 'x' })))).toEqual([
-      '/platforms/0/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call',
-    ]);
-    const bad = write(`${MINIMAL}entitlementBatch = 0\nentitlementCacheSeconds = -1\n\n[entitlements]\nname = "has space"\nsurprise = 1\n`);
+    expect(
+      problems(
+        failure(() => loadConfig(write(`${MINIMAL}entitlementSecretEnv = "ACME_SECRET"\n`), { ACME_SECRET: 'x' })),
+      ),
+    ).toEqual(['/platforms/0/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call']);
+    const bad = write(
+      `${MINIMAL}entitlementBatch = 0\nentitlementCacheSeconds = -1\n\n[entitlements]\nname = "has space"\nsurprise = 1\n`,
+    );
     expect(problems(failure(() => loadConfig(bad, {})))).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^\/platforms\/0\/entitlementBatch: /),
@@ -669,7 +830,8 @@ describe('an S3 bucket block', () => {
   const s3 = (fields: string, env: 'production' | 'staging' = 'production') =>
     (env === 'production'
       ? `[buckets.production]\n${fields}\n`
-      : `[buckets.production]\nkind = "local"\npath = "bucket"\n\n[buckets.staging]\n${fields}\n`) + '\n[[platforms]]\nname = "acme"\n';
+      : `[buckets.production]\nkind = "local"\npath = "bucket"\n\n[buckets.staging]\n${fields}\n`) +
+    '\n[[platforms]]\nname = "acme"\n';
 
   test('a full block resolves with credentials from the env', () => {
     const path = write(
@@ -700,7 +862,8 @@ pollSeconds = 2.5`),
   });
 
   test('a minimal block gets defaults: region us-east-1, no prefix, default credential chain, 30 s polling', () => {
-    const b = loadConfig(write(s3('kind = "s3"\npath = "mirror"\nbucket = "deposits"')), {}).buckets.production as S3BucketSettings;
+    const b = loadConfig(write(s3('kind = "s3"\npath = "mirror"\nbucket = "deposits"')), {}).buckets
+      .production as S3BucketSettings;
     expect(b).toEqual({
       kind: 's3',
       path: join(dir.path, 'mirror'),
@@ -723,8 +886,10 @@ pollSeconds = 2.5`),
       ['in/', 'in/'],
       ['//a/b//', 'a/b/'],
     ] as const) {
-      const b = loadConfig(write(s3(`kind = "s3"\npath = "m"\nbucket = "deposits"\nprefix = ${JSON.stringify(given)}`)), {}).buckets
-        .production as S3BucketSettings;
+      const b = loadConfig(
+        write(s3(`kind = "s3"\npath = "m"\nbucket = "deposits"\nprefix = ${JSON.stringify(given)}`)),
+        {},
+      ).buckets.production as S3BucketSettings;
       expect(b.prefix).toBe(want);
     }
   });
@@ -768,12 +933,18 @@ acl = "private"`),
 
   test('credentials: both env names or neither', () => {
     const path = write(s3('kind = "s3"\npath = "m"\nbucket = "deposits"\naccessKeyIdEnv = "KEY_ID"'));
-    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual(['/buckets/production: give both accessKeyIdEnv and secretAccessKeyEnv, or neither']);
+    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual([
+      '/buckets/production: give both accessKeyIdEnv and secretAccessKeyEnv, or neither',
+    ]);
   });
 
   test('credential env variables must be set when secrets are required, and only then', () => {
-    const path = write(s3('kind = "s3"\npath = "m"\nbucket = "deposits"\naccessKeyIdEnv = "KEY_ID"\nsecretAccessKeyEnv = "SECRET"'));
-    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual(['/buckets/production/secretAccessKeyEnv: environment variable SECRET is not set']);
+    const path = write(
+      s3('kind = "s3"\npath = "m"\nbucket = "deposits"\naccessKeyIdEnv = "KEY_ID"\nsecretAccessKeyEnv = "SECRET"'),
+    );
+    expect(problems(failure(() => loadConfig(path, { KEY_ID: 'x' })))).toEqual([
+      '/buckets/production/secretAccessKeyEnv: environment variable SECRET is not set',
+    ]);
     const b = loadConfig(path, { KEY_ID: 'x' }, { requireSecrets: false }).buckets.production as S3BucketSettings;
     expect(b.credentials).toBeUndefined();
     expect(b.credentialSource).toBe('the default AWS credential chain');
@@ -791,29 +962,39 @@ previousApiKeyEnv = "TOOL_OLD_KEY"
   test('values of the secrets file win over the env argument; quotes and comments are read as systemd reads them', () => {
     write('# keys\n; also a comment\nTOOL_KEY = "from-file-123"\nTOOL_OLD_KEY=\'old-key-456\'\n\n', 'secrets.env');
     const c = loadConfig(write(`secretsFile = "secrets.env"\n${ROTATING}`), { TOOL_KEY: 'from-env-789' });
-    expect(c.integrators).toEqual([{ name: 'tool', apiKey: 'from-file-123', previousApiKey: 'old-key-456', updates: false, cache: true }]);
+    expect(c.integrators).toEqual([
+      { name: 'tool', apiKey: 'from-file-123', previousApiKey: 'old-key-456', updates: false, cache: true },
+    ]);
   });
 
   test('an unset or empty previous key ends the rotation without a fault', () => {
     const path = write(ROTATING);
     expect(loadConfig(path, { TOOL_KEY: 'current-key-1' }).integrators[0]!.previousApiKey).toBeUndefined();
-    expect(loadConfig(path, { TOOL_KEY: 'current-key-1', TOOL_OLD_KEY: '' }).integrators[0]!.previousApiKey).toBeUndefined();
+    expect(
+      loadConfig(path, { TOOL_KEY: 'current-key-1', TOOL_OLD_KEY: '' }).integrators[0]!.previousApiKey,
+    ).toBeUndefined();
   });
 
   test('a previous key equal to a key, a short one, and both spellings are faults', () => {
     const e = failure(() =>
-      loadConfig(write(`${ROTATING}\n[[integrators]]\nname = "other"\napiKey = "current-key-1"\npreviousApiKey = "short"\npreviousApiKeyEnv = "X"\n`), {
-        TOOL_KEY: 'tool-key-0001',
-        TOOL_OLD_KEY: 'current-key-1',
-      }),
+      loadConfig(
+        write(
+          `${ROTATING}\n[[integrators]]\nname = "other"\napiKey = "current-key-1"\npreviousApiKey = "short"\npreviousApiKeyEnv = "X"\n`,
+        ),
+        {
+          TOOL_KEY: 'tool-key-0001',
+          TOOL_OLD_KEY: 'current-key-1',
+        },
+      ),
     );
     expect(e.message).toContain('/integrators/1/previousApiKey: Expected string length greater or equal to 8');
-    expect(failure(() => loadConfig(write(`${ROTATING}`), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tool-key-0001' })).message).toContain(
-      '/integrators/0: the previous API key is already in use as a key',
-    );
-    expect(failure(() => loadConfig(write(ROTATING), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tiny' })).message).toContain(
-      '/integrators/0/previousApiKeyEnv: the key in TOOL_OLD_KEY is shorter than 8 characters',
-    );
+    expect(
+      failure(() => loadConfig(write(`${ROTATING}`), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tool-key-0001' }))
+        .message,
+    ).toContain('/integrators/0: the previous API key is already in use as a key');
+    expect(
+      failure(() => loadConfig(write(ROTATING), { TOOL_KEY: 'tool-key-0001', TOOL_OLD_KEY: 'tiny' })).message,
+    ).toContain('/integrators/0/previousApiKeyEnv: the key in TOOL_OLD_KEY is shorter than 8 characters');
   });
 
   test('a bad line names the file and line, never a value; an unreadable file is a fault', () => {
@@ -823,6 +1004,8 @@ previousApiKeyEnv = "TOOL_OLD_KEY"
     expect(e.message).toContain('secrets.env line 3: expected NAME=value');
     expect(e.message).toContain('secrets.env line 4: the value of OPEN opens a quote it does not close');
     expect(e.message).not.toContain('secret-value');
-    expect(failure(() => loadConfig(write(`secretsFile = "missing.env"\n${MINIMAL}`), {})).message).toContain('/secretsFile: cannot read');
+    expect(failure(() => loadConfig(write(`secretsFile = "missing.env"\n${MINIMAL}`), {})).message).toContain(
+      '/secretsFile: cannot read',
+    );
   });
 });

@@ -34,7 +34,9 @@ async function dropFile(name: string, text: string): Promise<void> {
 /** Each replica's Updates API gives every work of `state` its list, and no other work has updates there. */
 async function expectApiAgrees(state: Map<string, unknown[]>): Promise<void> {
   for (const base of urls) {
-    expect(await updatesOf(base, [...state.keys()])).toEqual(Object.fromEntries(state) as Record<string, Record<string, unknown>[]>);
+    expect(await updatesOf(base, [...state.keys()])).toEqual(
+      Object.fromEntries(state) as Record<string, Record<string, unknown>[]>,
+    );
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain(`doi_holdings_works_with_updates{env="production"} ${state.size}\n`);
   }
@@ -43,7 +45,9 @@ async function expectApiAgrees(state: Map<string, unknown[]>): Promise<void> {
 type Page = { changes: { doi: string; updates: unknown[] }[]; next: string; more: boolean };
 
 async function page(base: string, after: string | undefined): Promise<Page> {
-  const r = await fetch(`${base}/v2.2/updates/changes?limit=250${after ? `&after=${after}` : ''}`, { headers: { 'x-api-key': KEY } });
+  const r = await fetch(`${base}/v2.2/updates/changes?limit=250${after ? `&after=${after}` : ''}`, {
+    headers: { 'x-api-key': KEY },
+  });
   const text = await r.text();
   expect(r.status, text).toBe(200);
   return JSON.parse(text) as Page;
@@ -101,7 +105,11 @@ describe('two replicas fed the same update files', () => {
 
     // their metrics show the same feed history: the same commit count and lineage
     const heads = await Promise.all(
-      urls.map(async (u) => (await (await fetch(`${u}/metrics`)).text()).split('\n').filter((l) => /^doi_holdings_change_feed_(commit|lineage)\{env="production"\}/.test(l))),
+      urls.map(async (u) =>
+        (await (await fetch(`${u}/metrics`)).text())
+          .split('\n')
+          .filter((l) => /^doi_holdings_change_feed_(commit|lineage)\{env="production"\}/.test(l)),
+      ),
     );
     expect(heads[0]).toHaveLength(2);
     expect(heads[0]).toEqual(heads[1]!);

@@ -9,7 +9,10 @@ function config(over: Record<string, unknown> = {}): Config {
     {
       server: { listen: '127.0.0.1:8080' },
       buckets: { production: { kind: 'local', path: 'bucket' } },
-      platforms: [{ name: 'acme' }, { name: 'beta', entitlementUrl: 'https://beta.example/e', entitlementSecretEnv: 'B' }],
+      platforms: [
+        { name: 'acme' },
+        { name: 'beta', entitlementUrl: 'https://beta.example/e', entitlementSecretEnv: 'B' },
+      ],
       integrators: [{ name: 'tool', apiKey: 'tool-key-0001' }],
       ...over,
     },
@@ -33,20 +36,32 @@ test('live changes are named per integrator and platform; restart-only settings 
     server: { listen: '0.0.0.0:8080', maxBodyBytes: 2048, bodyTimeoutMs: 5000 },
     store: { dir: 'elsewhere' },
     buckets: { production: { kind: 'local', path: 'bucket' }, staging: { kind: 'local', path: 'staging' } },
-    platforms: [{ name: 'beta', entitlementUrl: 'https://beta.example/v2', entitlementSecretEnv: 'B' }, { name: 'gamma' }],
-    integrators: [{ name: 'tool', apiKey: 'tool-key-0002' }, { name: 'new', apiKey: 'new-key-0001' }],
+    platforms: [
+      { name: 'beta', entitlementUrl: 'https://beta.example/v2', entitlementSecretEnv: 'B' },
+      { name: 'gamma' },
+    ],
+    integrators: [
+      { name: 'tool', apiKey: 'tool-key-0002' },
+      { name: 'new', apiKey: 'new-key-0001' },
+    ],
     entitlements: { breakerFailures: 3 },
     updates: { urls: [{ url: 'https://example.org/rw.csv', format: 'retraction-watch-csv' }] },
   });
   const c = configChanges(config(), next);
-  expect(c.restartOnly).toEqual(['server.listen', 'server.maxBodyBytes', 'server.bodyTimeoutMs', 'store.dir', 'buckets.staging']);
+  expect(c.restartOnly).toEqual([
+    'server.listen',
+    'server.maxBodyBytes',
+    'server.bodyTimeoutMs',
+    'store.dir',
+    'buckets.staging',
+  ]);
   expect(c.integrators).toEqual({ added: ['new'], removed: [], changed: ['tool'] });
   expect(c.platforms).toEqual({ added: ['gamma'], removed: ['acme'], changed: ['beta'] });
   expect(c.entitlements).toBe(true);
   expect(c.updates).toBe(true);
 });
 
-test('the change feed\'s keep period is read by the store when it opens: a changed one needs a restart, and is named so', () => {
+test("the change feed's keep period is read by the store when it opens: a changed one needs a restart, and is named so", () => {
   const next = config({ updates: { changeFeedKeepDays: 30 } });
   const c = configChanges(config(), next);
   expect(c.restartOnly).toEqual(['updates.changeFeedKeepDays']);

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dump, gzLines, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  dump,
+  gzLines,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;
 let cfg: TestConfig;
@@ -26,7 +36,9 @@ function daemon() {
 test('a file dropped into the bucket folder while the daemon runs shows up in --dump', async () => {
   const d = daemon();
   await waitForLog(d, 'daemon.started');
-  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Live.1', accessType: 'open', vor: [{ url: 'https://acme.example/pdf/10.5555/Live.1' }] }]);
+  writeDeposit(cfg.bucket, 'acme', [
+    { doi: '10.5555/Live.1', accessType: 'open', vor: [{ url: 'https://acme.example/pdf/10.5555/Live.1' }] },
+  ]);
   const lines = await waitFor(async () => {
     const l = await dump(cfg.path);
     return l.length === 1 ? l : undefined;
@@ -38,7 +50,13 @@ test('deposits written back to back into platform folders just created are all a
   // Across processes the folder watch's race shows rarely (1-3 times in 12 runs of a reliability test, before the
   // new-folder listing); test/bucket/local-watch.test.ts writes in the watch's own process, where it shows 4 in 10.
   const platforms = ['acme', 'beta', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'];
-  cfg = writeConfig(dir.path, platforms.slice(2).map((p) => `[[platforms]]\nname = "${p}"\n`).join('\n'));
+  cfg = writeConfig(
+    dir.path,
+    platforms
+      .slice(2)
+      .map((p) => `[[platforms]]\nname = "${p}"\n`)
+      .join('\n'),
+  );
   const d = daemon();
   await waitForLog(d, 'daemon.started');
   const bytes = (p: string, n: number) => gzLines([{ doi: `10.5555/${p}.${n}`, accessType: 'open' }]);
@@ -51,7 +69,11 @@ test('deposits written back to back into platform folders just created are all a
       writeDeposit(bucket, p, [], { bytes: b });
       files += 2;
     }
-  const applied = () => d.log().split('\n').filter((l) => l.includes('"event":"file.applied"')).length;
+  const applied = () =>
+    d
+      .log()
+      .split('\n')
+      .filter((l) => l.includes('"event":"file.applied"')).length;
   await waitFor(() => applied() === files, `${files} files applied`, 10_000);
   expect((await dump(cfg.path)).length).toBe(2 * platforms.length);
 });
@@ -63,15 +85,35 @@ test('a restart applies the files that arrived while the daemon was down, in Las
   await waitFor(async () => (await dump(cfg.path)).length === 1, 'first file applied');
   expect(await first.stop()).toBe(0);
   daemons = [];
-  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/b', accessType: 'open' }, { doi: '10.5555/a', deleted: true }], { mtime: Date.now() / 1000 + 20 });
-  writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/b', accessType: 'free' }, { doi: '10.5555/a', accessType: 'free' }], { mtime: Date.now() / 1000 + 10 });
+  writeDeposit(
+    cfg.bucket,
+    'acme',
+    [
+      { doi: '10.5555/b', accessType: 'open' },
+      { doi: '10.5555/a', deleted: true },
+    ],
+    { mtime: Date.now() / 1000 + 20 },
+  );
+  writeDeposit(
+    cfg.bucket,
+    'beta',
+    [
+      { doi: '10.5555/b', accessType: 'free' },
+      { doi: '10.5555/a', accessType: 'free' },
+    ],
+    { mtime: Date.now() / 1000 + 10 },
+  );
   const second = daemon();
   await waitForLog(second, 'daemon.started');
   const lines = await waitFor(async () => {
     const l = await dump(cfg.path);
     return l.length === 3 ? l : undefined;
   }, 'three holdings');
-  expect(lines.map((l) => `${l.doi}@${l.platform}:${l.accessType}`)).toEqual(['10.5555/a@beta:free', '10.5555/b@acme:open', '10.5555/b@beta:free']);
+  expect(lines.map((l) => `${l.doi}@${l.platform}:${l.accessType}`)).toEqual([
+    '10.5555/a@beta:free',
+    '10.5555/b@acme:open',
+    '10.5555/b@beta:free',
+  ]);
   // the port opened before the bucket was scanned (at 100M holdings the scan alone takes a second)
   const log = second.log();
   expect(log).toContain('"event":"daemon.listening"');
@@ -82,10 +124,26 @@ test('a file moved in with an older LastModified than files applied leaves them 
   const d = daemon();
   await waitForLog(d, 'daemon.started');
   const now = Math.floor(Date.now() / 1000);
-  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/d', accessType: 'paid' }, { doi: '10.5555/e', accessType: 'paid' }], { mtime: now });
+  writeDeposit(
+    cfg.bucket,
+    'acme',
+    [
+      { doi: '10.5555/d', accessType: 'paid' },
+      { doi: '10.5555/e', accessType: 'paid' },
+    ],
+    { mtime: now },
+  );
   await waitFor(async () => (await dump(cfg.path)).length === 2, 'the newer file applied');
   // as `cp -p` then a rename would place it: whole, with its old mtime, at once
-  const older = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/d', accessType: 'open' }, { doi: '10.5555/f', accessType: 'open' }], { mtime: now - 100 });
+  const older = writeDeposit(
+    join(dir.path, 'outbox'),
+    'acme',
+    [
+      { doi: '10.5555/d', accessType: 'open' },
+      { doi: '10.5555/f', accessType: 'open' },
+    ],
+    { mtime: now - 100 },
+  );
   renameSync(join(dir.path, 'outbox', older), join(cfg.bucket, older));
   const lines = await waitFor(async () => {
     const l = await dump(cfg.path);
@@ -104,7 +162,10 @@ test('a second daemon on the address of a running one does not start (exit 2): t
   const other = tempDir();
   try {
     const second = writeConfig(other.path);
-    writeFileSync(second.path, readFileSync(second.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${port}"`));
+    writeFileSync(
+      second.path,
+      readFileSync(second.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${port}"`),
+    );
     const d = startDaemon(second.path);
     expect(await d.exited).toBe(2);
     expect(d.log()).toContain('"event":"daemon.start_failed"');
@@ -136,7 +197,10 @@ test('SIGTERM stops the daemon cleanly with exit code 0', async () => {
 test('a listen address already taken: one daemon.start_failed line and exit 2, not a stack trace', async () => {
   const taken = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
   try {
-    writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${taken.port}"`));
+    writeFileSync(
+      cfg.path,
+      readFileSync(cfg.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${taken.port}"`),
+    );
     const d = startDaemon(cfg.path);
     // it ends by itself (a SIGTERM sent while it exits would test the signal, not the start)
     expect(await d.exited).toBe(2);

@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { gzLines, runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit } from '../support/fixtures.ts';
+import {
+  gzLines,
+  runCli,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+} from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
 
 /**
@@ -30,7 +39,9 @@ test('the daemon answers entitlements from live deposits, follows removals and C
     dir.path,
     `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\nentitlementTimeoutMs = 2000\n`,
   );
-  writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Open.1', accessType: 'open', vor: [{ url: 'https://acme.example/open.pdf' }] }]);
+  writeDeposit(cfg.bucket, 'acme', [
+    { doi: '10.5555/Open.1', accessType: 'open', vor: [{ url: 'https://acme.example/open.pdf' }] },
+  ]);
   daemon = startDaemon(cfg.path, { GAMMA_SECRET: SECRET });
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
@@ -42,13 +53,26 @@ test('the daemon answers entitlements from live deposits, follows removals and C
       body: JSON.stringify({ org: { ipv4: '192.0.2.1' }, dois }),
     });
     expect(r.status).toBe(200);
-    return ((await r.json()) as { entitlements: { doi: string; statusCode: number; entitled?: string; source?: string }[] }).entitlements;
+    return (
+      (await r.json()) as { entitlements: { doi: string; statusCode: number; entitled?: string; source?: string }[] }
+    ).entitlements;
   };
-  await waitFor(async () => (await ask(['10.5555/open.1']))[0]!.source === 'oa_platform', 'the deposit present at start to answer');
+  await waitFor(
+    async () => (await ask(['10.5555/open.1']))[0]!.source === 'oa_platform',
+    'the deposit present at start to answer',
+  );
 
   writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.6666/Paid.1', accessType: 'paid' }]);
-  await waitFor(async () => (await ask(['10.6666/paid.1']))[0]!.source === 'service_request', 'the paid deposit to be asked of the platform');
-  expect(platform.calls.at(-1)!.claims).toMatchObject({ iss: 'doi-holdings', aud: 'gamma', sub: 'tester', doi: '10.6666/paid.1' });
+  await waitFor(
+    async () => (await ask(['10.6666/paid.1']))[0]!.source === 'service_request',
+    'the paid deposit to be asked of the platform',
+  );
+  expect(platform.calls.at(-1)!.claims).toMatchObject({
+    iss: 'doi-holdings',
+    aud: 'gamma',
+    sub: 'tester',
+    doi: '10.6666/paid.1',
+  });
 
   writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/open.1', deleted: true }]);
   await waitFor(async () => (await ask(['10.5555/open.1']))[0]!.statusCode === 404, 'the removal to reach the answers');
@@ -58,5 +82,8 @@ test('the daemon answers entitlements from live deposits, follows removals and C
   await Bun.write(file, gzLines([{ doi: '10.5555/From.Cli', accessType: 'free' }]));
   const cli = await runCli(['--ingest', file, '--config', cfg.path]);
   expect(cli.code).toBe(0);
-  await waitFor(async () => (await ask(['10.5555/from.cli']))[0]!.source === 'oa_platform', 'the CLI-ingested holding to answer');
+  await waitFor(
+    async () => (await ask(['10.5555/from.cli']))[0]!.source === 'oa_platform',
+    'the CLI-ingested holding to answer',
+  );
 });

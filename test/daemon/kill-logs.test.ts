@@ -30,7 +30,11 @@ test('after each of three SIGKILLs during ingest, every committed file but those
         Array.from({ length: 1500 }, (_, i) => ({ doi: `10.5555/k${f}.${i}`, accessType: i % 2 ? 'open' : 'paid' })),
         { mtime: 1_700_000_000 + f },
       );
-    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', cfg.path], { cwd: REPO, stdout: 'ignore', stderr: 'pipe' });
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', cfg.path], {
+      cwd: REPO,
+      stdout: 'ignore',
+      stderr: 'pipe',
+    });
     let log = '';
     const reading = (async () => {
       for await (const c of proc.stderr) log += new TextDecoder().decode(c);

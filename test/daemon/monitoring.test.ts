@@ -23,7 +23,10 @@ beforeEach(() => {
   feeds = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    fetch: (r) => (new URL(r.url).pathname === '/rw.csv' ? new Response(readFileSync(SAMPLE_PATH)) : new Response('down', { status: 500 })),
+    fetch: (r) =>
+      new URL(r.url).pathname === '/rw.csv'
+        ? new Response(readFileSync(SAMPLE_PATH))
+        : new Response('down', { status: 500 }),
   });
 });
 afterEach(async () => {
@@ -35,21 +38,41 @@ afterEach(async () => {
 
 async function metrics(url: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+  return new Map(
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
+  );
 }
 
 test('/metrics of the running daemon: process figures, ingest lag, update sources, HTTP latency; /healthz names a stuck ingestor', async () => {
   const good = `http://127.0.0.1:${feeds.port}/rw.csv`;
   const bad = `http://127.0.0.1:${feeds.port}/broken.csv`;
-  const cfg = writeConfig(dir.path, `\n[updates]\nurls = [\n  { url = "${good}", format = "retraction-watch-csv", everyMinutes = 60 },\n  { url = "${bad}", format = "retraction-watch-csv" },\n]\n`);
+  const cfg = writeConfig(
+    dir.path,
+    `\n[updates]\nurls = [\n  { url = "${good}", format = "retraction-watch-csv", everyMinutes = 60 },\n  { url = "${bad}", format = "retraction-watch-csv" },\n]\n`,
+  );
   writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/m1', accessType: 'open' }]);
-  daemon = new Daemon(loadConfig(cfg.path, {}), jsonLogger((l) => logged.push(JSON.parse(l))), 'test');
+  daemon = new Daemon(
+    loadConfig(cfg.path, {}),
+    jsonLogger((l) => logged.push(JSON.parse(l))),
+    'test',
+  );
   const before = Date.now() / 1000;
   await daemon.start();
   const url = daemon.url!;
   await waitFor(() => logged.some((l) => l.event === 'file.applied'), 'the deposit applied');
   await daemon.updateSources!.idle();
-  expect((await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'x-api-key': 'test-key-123', 'content-type': 'application/json' }, body: '{"dois":["10.1234/x"]}' })).status).toBe(200);
+  expect(
+    (
+      await fetch(`${url}/v2.2/updates`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'test-key-123', 'content-type': 'application/json' },
+        body: '{"dois":["10.1234/x"]}',
+      })
+    ).status,
+  ).toBe(200);
 
   const m = await metrics(url);
   expect(m.get('process_resident_memory_bytes')!).toBeGreaterThan(10e6);
@@ -58,11 +81,15 @@ test('/metrics of the running daemon: process figures, ingest lag, update source
   expect(m.has('nodejs_eventloop_lag_seconds')).toBe(true);
   expect(m.get('doi_holdings_ingest_lag_seconds{env="production"}')).toBe(0);
   expect(m.get('doi_holdings_ingest_lag_seconds{env="staging"}')).toBe(0);
-  expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds{source="${good}"}`)!).toBeGreaterThanOrEqual(Math.floor(before));
+  expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds{source="${good}"}`)!).toBeGreaterThanOrEqual(
+    Math.floor(before),
+  );
   expect(m.get(`doi_holdings_update_source_interval_seconds{source="${good}"}`)).toBe(3600);
   expect(m.get(`doi_holdings_update_source_interval_seconds{source="${bad}"}`)).toBe(86400);
   expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds{source="${bad}"}`)).toBe(0);
-  expect(m.get(`doi_holdings_update_source_last_failure_timestamp_seconds{source="${bad}"}`)!).toBeGreaterThanOrEqual(Math.floor(before));
+  expect(m.get(`doi_holdings_update_source_last_failure_timestamp_seconds{source="${bad}"}`)!).toBeGreaterThanOrEqual(
+    Math.floor(before),
+  );
   expect(m.get('doi_holdings_http_request_duration_seconds_count{route="/v2.2/updates",status="200"}')).toBe(1);
   expect(m.get('doi_holdings_http_requests_total{route="/v2.2/updates",status="200"}')).toBe(1);
   // no S3 bucket here: no S3 series
@@ -70,7 +97,10 @@ test('/metrics of the running daemon: process figures, ingest lag, update source
 
   const healthy = await fetch(`${url}/healthz`);
   expect(healthy.status).toBe(200);
-  expect(await healthy.json()).toMatchObject({ status: 'ok', production: { queueDepth: 0, stuck: false, lagSeconds: 0 } });
+  expect(await healthy.json()).toMatchObject({
+    status: 'ok',
+    production: { queueDepth: 0, stuck: false, lagSeconds: 0 },
+  });
 
   // an ingestor with files waiting and nothing finished for 11 minutes
   const stats = daemon.envs.get('production')!.ingestor.stats;
@@ -78,7 +108,11 @@ test('/metrics of the running daemon: process figures, ingest lag, update source
   stats.lastProgressAt = Date.now() - 11 * 60_000;
   const sick = await fetch(`${url}/healthz`);
   expect(sick.status).toBe(503);
-  expect(await sick.json()).toMatchObject({ status: 'unhealthy', failed: ['production: ingestion stuck: 2 files waiting, none finished for 660 s'], production: { stuck: true } });
+  expect(await sick.json()).toMatchObject({
+    status: 'unhealthy',
+    failed: ['production: ingestion stuck: 2 files waiting, none finished for 660 s'],
+    production: { stuck: true },
+  });
   // counted, but not an http.server_error line: the 503 is /healthz's answer (its cause has alerts of its own)
   expect((await metrics(url)).get('doi_holdings_http_requests_total{route="/healthz",status="503"}')).toBe(1);
   expect(logged.filter((l) => l.event === 'http.server_error')).toEqual([]);
@@ -111,12 +145,31 @@ test('a 5xx gets one error log line naming the route (its series), path and erro
   const lines: Record<string, unknown>[] = [];
   const store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
   // a real store whose update index fails when the route reaches for it
-  const broken = Object.create(store, { updatesIndex: { get: () => { throw new Error('store closed under us'); } } }) as Store;
+  const broken = Object.create(store, {
+    updatesIndex: {
+      get: () => {
+        throw new Error('store closed under us');
+      },
+    },
+  }) as Store;
   const app = makeApp({ production: { store: broken } }, { log: jsonLogger((l) => lines.push(JSON.parse(l))) });
-  const r = await app.handle(new Request('http://localhost/v2.2/updates', { method: 'POST', headers: { 'x-api-key': 'test-key-123', 'content-type': 'application/json' }, body: '{"dois":["10.1234/x"]}' }));
+  const r = await app.handle(
+    new Request('http://localhost/v2.2/updates', {
+      method: 'POST',
+      headers: { 'x-api-key': 'test-key-123', 'content-type': 'application/json' },
+      body: '{"dois":["10.1234/x"]}',
+    }),
+  );
   expect(r.status).toBe(500);
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatchObject({ level: 'error', event: 'http.server_error', method: 'POST', route: '/v2.2/updates', path: '/v2.2/updates', status: 500 });
+  expect(lines[0]).toMatchObject({
+    level: 'error',
+    event: 'http.server_error',
+    method: 'POST',
+    route: '/v2.2/updates',
+    path: '/v2.2/updates',
+    status: 500,
+  });
   expect(String(lines[0]!.error)).toContain('store closed under us');
   // a 4xx is no log line
   expect((await app.handle(new Request('http://localhost/v2.1/nowhere'))).status).toBe(404);
@@ -124,7 +177,13 @@ test('a 5xx gets one error log line naming the route (its series), path and erro
   // a handler whose promise rejects (/metrics reads the same broken store) is named by its route too
   expect((await app.handle(new Request('http://localhost/metrics'))).status).toBe(500);
   expect(lines).toHaveLength(2);
-  expect(lines[1]).toMatchObject({ level: 'error', event: 'http.server_error', route: '/metrics', path: '/metrics', status: 500 });
+  expect(lines[1]).toMatchObject({
+    level: 'error',
+    event: 'http.server_error',
+    route: '/metrics',
+    path: '/metrics',
+    status: 500,
+  });
   await store.close();
 });
 
@@ -132,7 +191,10 @@ test("/healthz: its 503 is its answer (no error line), but its handler's failure
   const lines: Record<string, unknown>[] = [];
   const store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
   let health: () => { ok: boolean; checks: Record<string, unknown> } = () => ({ ok: false, checks: {} });
-  const app = makeApp({ production: { store } }, { log: jsonLogger((l) => lines.push(JSON.parse(l))), health: () => health() });
+  const app = makeApp(
+    { production: { store } },
+    { log: jsonLogger((l) => lines.push(JSON.parse(l))), health: () => health() },
+  );
   expect((await app.handle(new Request('http://localhost/healthz'))).status).toBe(503);
   expect(lines).toEqual([]);
   health = () => {

@@ -1,7 +1,15 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
 
 /**
@@ -29,7 +37,10 @@ afterEach(async () => {
 
 /** The test config with a secrets file and the `rotating` integrator whose key lives in it. */
 function writeFiles(secrets: string, integrator: string, opts: { top?: string; extra?: string } = {}): void {
-  cfg = writeConfig(dir.path, `\n[[integrators]]\nname = "rotating"\napiKeyEnv = "ROT_KEY"\n${integrator}\n${opts.extra ?? ''}`);
+  cfg = writeConfig(
+    dir.path,
+    `\n[[integrators]]\nname = "rotating"\napiKeyEnv = "ROT_KEY"\n${integrator}\n${opts.extra ?? ''}`,
+  );
   let text = readFileSync(cfg.path, 'utf8');
   // a [server] table given here replaces writeConfig's (a table may appear once)
   if (opts.top?.includes('[server]')) text = text.replace('[server]\nlisten = "127.0.0.1:0"\n', '');
@@ -39,16 +50,27 @@ function writeFiles(secrets: string, integrator: string, opts: { top?: string; e
 
 /** The Updates API asked about one DOI with `key`. */
 function askUpdates(url: string, key: string): Promise<Response> {
-  return fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"dois":["10.1234/x"]}' });
+  return fetch(`${url}/v2.2/updates`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: '{"dois":["10.1234/x"]}',
+  });
 }
 
-const count = (needle: string) => daemon!.log().split('\n').filter((l) => l.includes(needle)).length;
+const count = (needle: string) =>
+  daemon!
+    .log()
+    .split('\n')
+    .filter((l) => l.includes(needle)).length;
 
 async function reload(expectEvent: 'config.reloaded' | 'config.reload_refused'): Promise<Record<string, unknown>> {
   const before = count(`"event":"${expectEvent}"`);
   daemon!.signal('SIGHUP');
   await waitFor(() => count(`"event":"${expectEvent}"`) > before, expectEvent);
-  const lines = daemon!.log().split('\n').filter((l) => l.includes(`"event":"${expectEvent}"`));
+  const lines = daemon!
+    .log()
+    .split('\n')
+    .filter((l) => l.includes(`"event":"${expectEvent}"`));
   return JSON.parse(lines.at(-1)!) as Record<string, unknown>;
 }
 
@@ -77,7 +99,9 @@ test('keys rotate with an overlap, a bad config is refused and kept out, platfor
   expect(await status('second-key-0002')).toBe(200);
 
   // an invalid config (three faults in two files) is refused whole: every fault is logged, the running keys stay
-  writeFiles('ROT_KEY=third-key-0003\nthis line is not a secret\n', 'updates = "yes"', { top: '[server]\nlisten = "nowhere"' });
+  writeFiles('ROT_KEY=third-key-0003\nthis line is not a secret\n', 'updates = "yes"', {
+    top: '[server]\nlisten = "nowhere"',
+  });
   const refused = await reload('config.reload_refused');
   const problems = (refused.problems as string[]).join('\n');
   expect(problems).toContain('line 2');
@@ -88,14 +112,16 @@ test('keys rotate with an overlap, a bad config is refused and kept out, platfor
   expect(await status('third-key-0003')).toBe(401);
 
   // a new platform with an Entitlement API, and a listen address that needs a restart
-  writeFiles(
-    `ROT_KEY=second-key-0002\nGAMMA_SECRET=${SECRET}\n`,
-    '',
-    { top: '[server]\nlisten = "127.0.0.1:1"', extra: `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\n` },
-  );
+  writeFiles(`ROT_KEY=second-key-0002\nGAMMA_SECRET=${SECRET}\n`, '', {
+    top: '[server]\nlisten = "127.0.0.1:1"',
+    extra: `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\n`,
+  });
   const taken = await reload('config.reloaded');
   expect(taken.platforms).toEqual({ added: ['gamma'], removed: [], changed: [] });
-  const restart = daemon.log().split('\n').find((l) => l.includes('"event":"config.restart_needed"'))!;
+  const restart = daemon
+    .log()
+    .split('\n')
+    .find((l) => l.includes('"event":"config.restart_needed"'))!;
   expect(JSON.parse(restart).fields).toEqual(['server.listen']);
   expect(await status('second-key-0002')).toBe(200); // still listening where it was
 
@@ -141,14 +167,18 @@ test('a reload keeps the answer cache unless a platform or [entitlements] change
   expect(platform.calls).toHaveLength(1);
 
   // a new integrator: the platforms are as they were, and so are their cached answers
-  writeFiles(secrets, '', { extra: `${gamma(1000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n` });
+  writeFiles(secrets, '', {
+    extra: `${gamma(1000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n`,
+  });
   const added = await reload('config.reloaded');
   expect(added.integrators).toEqual({ added: ['newcomer'], removed: [], changed: [] });
   expect(await source()).toBe('service_cache');
   expect(platform.calls).toHaveLength(1);
 
   // the platform's settings change: its answers are asked again
-  writeFiles(secrets, '', { extra: `${gamma(2000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n` });
+  writeFiles(secrets, '', {
+    extra: `${gamma(2000)}\n[[integrators]]\nname = "newcomer"\napiKey = "newcomer-key-0001"\n`,
+  });
   const changed = await reload('config.reloaded');
   expect(changed.platforms).toEqual({ added: [], removed: [], changed: ['gamma'] });
   expect(await source()).toBe('service_request');
@@ -164,7 +194,10 @@ test("a reload that replaces a platform's client keeps its counters; only removi
   daemon = startDaemon(cfg.path);
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  writeDeposit(cfg.bucket, 'gamma', [{ doi: '10.6666/Counted.1', accessType: 'paid' }, { doi: '10.6666/Counted.2', accessType: 'paid' }]);
+  writeDeposit(cfg.bucket, 'gamma', [
+    { doi: '10.6666/Counted.1', accessType: 'paid' },
+    { doi: '10.6666/Counted.2', accessType: 'paid' },
+  ]);
   await waitForLog(daemon, '"event":"file.applied","env":"production","key":"gamma/');
   const ask = (doi: string) =>
     fetch(`${url}/v2.2/entitlements`, {
@@ -179,7 +212,11 @@ test("a reload that replaces a platform's client keeps its counters; only removi
   const gammaSeries = async () =>
     (await (await fetch(`${url}/metrics`)).text())
       .split('\n')
-      .filter((l) => /^doi_holdings_platform_(calls_total|breaker_opens_total|cache_hits_total|call_seconds_count)\{.*platform="gamma"/.test(l))
+      .filter((l) =>
+        /^doi_holdings_platform_(calls_total|breaker_opens_total|cache_hits_total|call_seconds_count)\{.*platform="gamma"/.test(
+          l,
+        ),
+      )
       .filter((l) => !/outcome="(timeout|malformed|breaker_open|no_slot)"/.test(l));
   const counted = [
     'doi_holdings_platform_calls_total{platform="gamma",outcome="ok"} 1',
@@ -200,7 +237,13 @@ test("a reload that replaces a platform's client keeps its counters; only removi
   expect(await gammaSeries()).toEqual(counted);
   platform.mode = { kind: 'answer', entitled: () => 'yes' };
   await ask('10.6666/counted.2');
-  expect(await gammaSeries()).toEqual(counted.map((l) => l.replace('outcome="ok"} 1', 'outcome="ok"} 2').replace('_count{platform="gamma"} 2', '_count{platform="gamma"} 3')));
+  expect(await gammaSeries()).toEqual(
+    counted.map((l) =>
+      l
+        .replace('outcome="ok"} 1', 'outcome="ok"} 2')
+        .replace('_count{platform="gamma"} 2', '_count{platform="gamma"} 3'),
+    ),
+  );
 
   // gamma removed from the config: its series go
   writeFiles(secrets, '', { top: '[entitlements]\nbreakerFailures = 2' });
@@ -230,32 +273,46 @@ test('a reload whose update sources cannot start takes nothing, and the running 
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
   const status = async (key: string) => (await askUpdates(url, key)).status;
   // a drop folder that cannot be made (under a file), and a key change in the same reload
-  writeFiles('ROT_KEY=second-key-0002\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}` });
+  writeFiles('ROT_KEY=second-key-0002\n', '', {
+    top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}`,
+  });
   const before = count('"event":"config.reload_failed"');
   daemon.signal('SIGHUP');
   await waitFor(() => count('"event":"config.reload_failed"') > before, 'config.reload_failed');
   expect(await status('first-key-0001')).toBe(200);
   expect(await status('second-key-0002')).toBe(401);
   // the running drop folder is still watched
-  const csv = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS\n1,10.1234/x,10.1234/n,2/2/2015 0:00,Retraction,,\n';
+  const csv =
+    'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS\n1,10.1234/x,10.1234/n,2/2/2015 0:00,Retraction,,\n';
   writeFileSync(join(dropDir, 'rw.csv'), csv);
-  await waitFor(async () => {
-    const r = await askUpdates(url, 'first-key-0001');
-    return ((await r.json()) as { documents: { updates: unknown[] }[] }).documents[0]!.updates.length === 1;
-  }, 'the dropped file imported', 30_000);
+  await waitFor(
+    async () => {
+      const r = await askUpdates(url, 'first-key-0001');
+      return ((await r.json()) as { documents: { updates: unknown[] }[] }).documents[0]!.updates.length === 1;
+    },
+    'the dropped file imported',
+    30_000,
+  );
 });
 
 test('a reload does not make a stale update source fresh again: staleness counts from the daemon start, not the reload', async () => {
   const unreachable = 'http://127.0.0.1:9/rw.csv'; // the discard port: refused
-  const source = (extra: string) => `[updates]\n\n[[updates.urls]]\nurl = "${unreachable}"\nformat = "retraction-watch-csv"\neveryMinutes = 60\nstaleAfterHours = 0.0005${extra}`;
+  const source = (extra: string) =>
+    `[updates]\n\n[[updates.urls]]\nurl = "${unreachable}"\nformat = "retraction-watch-csv"\neveryMinutes = 60\nstaleAfterHours = 0.0005${extra}`;
   writeFiles('ROT_KEY=first-key-0001\n', '', { extra: source('') });
   daemon = startDaemon(cfg.path);
   await waitForLog(daemon, 'daemon.started');
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
-  const state = async () => ((await (await fetch(`${url}/healthz`)).json()) as { updateSources?: Record<string, { state: string }> }).updateSources?.[unreachable]?.state;
+  const state = async () =>
+    ((await (await fetch(`${url}/healthz`)).json()) as { updateSources?: Record<string, { state: string }> })
+      .updateSources?.[unreachable]?.state;
   await waitFor(async () => (await state()) === 'stale', 'the source stale (1.8 s without a success)', 20_000);
   // a reload that changes [updates] starts the sources again
-  writeFiles('ROT_KEY=first-key-0001\n', '', { extra: source('\n\n[[updates.urls]]\nurl = "http://127.0.0.1:9/other.csv"\nformat = "retraction-watch-csv"\neveryMinutes = 60') });
+  writeFiles('ROT_KEY=first-key-0001\n', '', {
+    extra: source(
+      '\n\n[[updates.urls]]\nurl = "http://127.0.0.1:9/other.csv"\nformat = "retraction-watch-csv"\neveryMinutes = 60',
+    ),
+  });
   const taken = await reload('config.reloaded');
   expect(taken.updates).toBe(true);
   expect(await state()).toBe('stale');
@@ -269,7 +326,9 @@ test('a reload whose new and running update sources both fail to start: said, an
   const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
   rmSync(dropDir, { recursive: true });
   writeFileSync(dropDir, 'not a folder any more');
-  writeFiles('ROT_KEY=second-key-0002\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}` });
+  writeFiles('ROT_KEY=second-key-0002\n', '', {
+    top: `[updates]\ndropDir = ${JSON.stringify(join(cfg.path, 'drop'))}`,
+  });
   daemon.signal('SIGHUP');
   await waitForLog(daemon, '"event":"updates.sources_stopped"');
   expect(daemon.log()).toContain('"event":"config.reload_failed"');
@@ -291,6 +350,9 @@ test('a reload whose new and running update sources both fail to start: said, an
   writeFiles('ROT_KEY=first-key-0001\n', '', { top: `[updates]\ndropDir = ${JSON.stringify(dropDir)}` });
   await reload('config.reloaded');
   expect((await health()).join(' ')).not.toContain('update sources: stopped');
-  writeFileSync(join(dropDir, 'rw.csv'), readFileSync(join(import.meta.dir, '../fixtures/retraction_watch_sample.csv')));
+  writeFileSync(
+    join(dropDir, 'rw.csv'),
+    readFileSync(join(import.meta.dir, '../fixtures/retraction_watch_sample.csv')),
+  );
   await waitForLog(daemon, '"event":"updates.imported"', 30_000);
 });

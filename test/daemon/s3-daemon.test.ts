@@ -80,10 +80,14 @@ async function upload(bucket: string, platform: string, lines: object[]): Promis
 }
 
 async function dumpUntil(config: string, count: number, extra: string[] = []) {
-  return waitFor(async () => {
-    const l = await dump(config, extra);
-    return l.length === count ? l : undefined;
-  }, `${count} holdings in --dump ${extra.join(' ')}`, 30_000);
+  return waitFor(
+    async () => {
+      const l = await dump(config, extra);
+      return l.length === count ? l : undefined;
+    },
+    `${count} holdings in --dump ${extra.join(' ')}`,
+    30_000,
+  );
 }
 
 test('files uploaded while the daemon runs are mirrored and applied', async () => {
@@ -96,10 +100,15 @@ test('files uploaded while the daemon runs are mirrored and applied', async () =
   // the listing's time is in /metrics and /healthz
   const url = /"url":"([^"]+)"/.exec(d.log())![1]!;
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  const listed = Number(/^doi_holdings_s3_last_listing_timestamp_seconds\{env="production"\} (\S+)$/m.exec(metrics)?.[1]);
+  const listed = Number(
+    /^doi_holdings_s3_last_listing_timestamp_seconds\{env="production"\} (\S+)$/m.exec(metrics)?.[1],
+  );
   expect(listed).toBeGreaterThan(Date.now() / 1000 - 60);
   expect(metrics).toMatch(/^doi_holdings_s3_last_sync_timestamp_seconds\{env="production"\} \d/m);
-  expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: 'ok', production: { s3: { failing: null } } });
+  expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({
+    status: 'ok',
+    production: { s3: { failing: null } },
+  });
 });
 
 test('files uploaded while the daemon is down are applied when it starts', async () => {
@@ -123,7 +132,9 @@ test('the S3 server stopped mid-way and restarted: the daemon keeps running and 
   await waitForLog(d, '"event":"s3.sync_failed","env":"production"');
   const health = await fetch(`${url}/healthz`);
   expect(health.status).toBe(200);
-  expect(((await health.json()) as { production: { s3: { failing: string | null } } }).production.s3.failing).toMatch(/^S3_/);
+  expect(((await health.json()) as { production: { s3: { failing: string | null } } }).production.s3.failing).toMatch(
+    /^S3_/,
+  );
   await s3.restart();
   await upload(prodBucket, 'acme', [{ doi: '10.7777/after' }]);
   expect((await dumpUntil(cfg, 2)).map((l) => l.doi)).toEqual(['10.7777/after', '10.7777/before']);
@@ -137,10 +148,14 @@ test('a re-upload of the same key with other content is quarantined, not applied
   const key = await upload(prodBucket, 'acme', [{ doi: '10.7777/orig', accessType: 'paid' }]);
   await dumpUntil(cfg, 1);
   await s3.put(prodBucket, key, gzLines([{ doi: '10.7777/sneaky', accessType: 'open' }]));
-  const failures = await waitFor(async () => {
-    const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
-    return f.length > 0 ? f : undefined;
-  }, 'a conflict in --failures', 30_000);
+  const failures = await waitFor(
+    async () => {
+      const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
+      return f.length > 0 ? f : undefined;
+    },
+    'a conflict in --failures',
+    30_000,
+  );
   expect(failures).toMatchObject([{ kind: 'conflict', key, code: 'KEY_REUSED' }]);
   expect((await dump(cfg)).map((l) => l.doi)).toEqual(['10.7777/orig']);
 });
@@ -158,10 +173,14 @@ test('an object outside any platform folder and a 0-byte object are quarantined 
   daemon(cfg);
   await s3.put(prodBucket, `${uuid()}.jsonl.gz`, gzLines([{ doi: '10.7777/root' }]));
   await s3.put(prodBucket, `acme/${uuid()}.jsonl.gz`, '');
-  const failures = await waitFor(async () => {
-    const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
-    return f.length === 2 ? f : undefined;
-  }, 'two quarantined files', 30_000);
+  const failures = await waitFor(
+    async () => {
+      const f = (await runCli(['--failures', '--config', cfg], ENV)).lines.map((l) => JSON.parse(l));
+      return f.length === 2 ? f : undefined;
+    },
+    'two quarantined files',
+    30_000,
+  );
   expect(failures.map((f) => f.code).sort()).toEqual(['EMPTY_FILE', 'NOT_IN_PLATFORM_FOLDER']);
   expect(await dump(cfg)).toEqual([]);
 });
@@ -171,11 +190,29 @@ test('two replicas converge: one saw the files arrive one by one, the other star
   const first = daemon(a);
   await waitForLog(first, 'daemon.started');
   const steps: [string, object[]][] = [
-    ['acme', [{ doi: '10.7777/r1', accessType: 'paid' }, { doi: '10.7777/r2', accessType: 'open' }]],
+    [
+      'acme',
+      [
+        { doi: '10.7777/r1', accessType: 'paid' },
+        { doi: '10.7777/r2', accessType: 'open' },
+      ],
+    ],
     ['beta', [{ doi: '10.7777/r1', accessType: 'free' }]],
-    ['acme', [{ doi: '10.7777/r1', accessType: 'open' }, { doi: '10.7777/r2', deleted: true }]],
+    [
+      'acme',
+      [
+        { doi: '10.7777/r1', accessType: 'open' },
+        { doi: '10.7777/r2', deleted: true },
+      ],
+    ],
     ['acme', [{ doi: '10.7777/r2', accessType: 'permFree' }, { doi: '10.7777/R3' }]],
-    ['beta', [{ doi: '10.7777/r1', deleted: true }, { doi: '10.7777/r3', accessType: 'paid' }]],
+    [
+      'beta',
+      [
+        { doi: '10.7777/r1', deleted: true },
+        { doi: '10.7777/r3', accessType: 'paid' },
+      ],
+    ],
   ];
   let expected = 0;
   for (const [platform, lines] of steps) {
@@ -194,7 +231,13 @@ test('two replicas converge: one saw the files arrive one by one, the other star
   const history = (name: string) => {
     const store = Store.open(join(dir.path, name, 'db'), 'production', { mapSizeBytes: 1 << 30 });
     const out = ['10.7777/r1', '10.7777/r2', '10.7777/r3'].map((k) =>
-      store.holdingsOf(k).map((h) => ({ platform: h.platform, live: h.live, events: h.events.map((e) => ({ ...e, fileSeq: store.fileKeyOfSeq(e.fileSeq) })) })),
+      store
+        .holdingsOf(k)
+        .map((h) => ({
+          platform: h.platform,
+          live: h.live,
+          events: h.events.map((e) => ({ ...e, fileSeq: store.fileKeyOfSeq(e.fileSeq) })),
+        })),
     );
     void store.close();
     return out;

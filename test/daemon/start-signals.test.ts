@@ -2,7 +2,16 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartSignals, type DaemonSignal } from '../../src/daemon/start-signals.ts';
-import { dump, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  dump,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 /**
  * Signals during start-up (`systemctl reload` or `stop` just after `start`): the daemon process catches them from
@@ -57,7 +66,9 @@ test('a SIGHUP as soon as the process starts is held: the daemon starts, answers
   const ended = daemon.exited.then((code) => `exited ${code}`);
   expect(await Promise.race([ended, waitForLog(daemon, 'config.reloaded').then(() => 'reloaded')])).toBe('reloaded');
   const log = daemon.log();
-  expect(events(log, 'daemon.signal')).toEqual([expect.objectContaining({ signal: 'SIGHUP', message: expect.stringContaining('came while the program loaded') })]);
+  expect(events(log, 'daemon.signal')).toEqual([
+    expect.objectContaining({ signal: 'SIGHUP', message: expect.stringContaining('came while the program loaded') }),
+  ]);
   // the reload ran once start had ended
   expect(log.indexOf('"event":"daemon.started"')).toBeLessThan(log.indexOf('"event":"config.reloaded"'));
   const url = events(log, 'daemon.started')[0]!.url as string;
@@ -73,7 +84,9 @@ test('a SIGTERM as soon as the process starts stops it cleanly before anything i
   signalAtFirstHandler(daemon.pid, 'SIGTERM');
   expect(await daemon.exited).toBe(0);
   const log = daemon.log();
-  expect(events(log, 'daemon.signal')).toEqual([expect.objectContaining({ signal: 'SIGTERM', message: expect.stringContaining('stopping before start') })]);
+  expect(events(log, 'daemon.signal')).toEqual([
+    expect.objectContaining({ signal: 'SIGTERM', message: expect.stringContaining('stopping before start') }),
+  ]);
   expect(events(log, 'daemon.stopped')).toHaveLength(1);
   expect(events(log, 'daemon.started')).toHaveLength(0);
   expect(existsSync(join(cfg.store, 'production'))).toBe(false);

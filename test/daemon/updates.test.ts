@@ -1,9 +1,26 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { appendFileSync, copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import {
+  runCli,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  type TestConfig,
+} from '../support/fixtures.ts';
 import { healthz, metrics } from '../support/harvest-support.ts';
-import { csv, FRANKEN, FRANKEN_DOI, ROWS, row, SAMPLE_PATH, UNAVAILABLE, UNAVAILABLE_DOI } from '../support/rw-sample.ts';
+import {
+  csv,
+  FRANKEN,
+  FRANKEN_DOI,
+  ROWS,
+  row,
+  SAMPLE_PATH,
+  UNAVAILABLE,
+  UNAVAILABLE_DOI,
+} from '../support/rw-sample.ts';
 
 /**
  * Update information reaching the running daemon (docs/design.md, "Update information") through its public surfaces only: files
@@ -105,27 +122,50 @@ describe('drop folder', () => {
     ]);
     expect(docs[3]).toMatchObject({ doi: 'not a doi', statusCode: 400, updates: [] });
     // v2.1 answers the same, and so does staging: update information goes to every environment
-    expect(await postUpdates(base, [FRANKEN_DOI, UNAVAILABLE_DOI, ABSENT_DOI, 'not a doi'], '/v2.1/updates')).toEqual(docs);
+    expect(await postUpdates(base, [FRANKEN_DOI, UNAVAILABLE_DOI, ABSENT_DOI, 'not a doi'], '/v2.1/updates')).toEqual(
+      docs,
+    );
     // each environment's store takes the feed in its own transaction, one after the other
-    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length > 0, 'staging served');
+    await waitFor(
+      async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length > 0,
+      'staging served',
+    );
     expect(await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).toEqual([FRANKEN]);
-    for (const u of (await postUpdates(base, [ASCE_DOI]))[0]!.updates) expect(u.updateDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    for (const u of (await postUpdates(base, [ASCE_DOI]))[0]!.updates)
+      expect(u.updateDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 
     // served once committed; logged once the import process has ended and reported
-    const [imported] = await waitFor(() => events(d, 'updates.imported').length > 0 && events(d, 'updates.imported'), 'the import logged');
-    expect(imported).toMatchObject({ source: join(drop, 'retractions.csv'), format: 'retraction-watch-csv', rows: 3000, skipped: {} });
+    const [imported] = await waitFor(
+      () => events(d, 'updates.imported').length > 0 && events(d, 'updates.imported'),
+      'the import logged',
+    );
+    expect(imported).toMatchObject({
+      source: join(drop, 'retractions.csv'),
+      format: 'retraction-watch-csv',
+      rows: 3000,
+      skipped: {},
+    });
 
     // the same file name again, one row (record 70000) removed: the feed is replaced, that update disappears
     const without = ROWS.filter((l) => !l.startsWith('70000,'));
     expect(without).toHaveLength(2999);
     writeFileSync(join(drop, 'retractions.csv'), csv(without));
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length === 0, 'the removed row withdrawn');
-    await waitFor(async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length === 0, 'staging withdrawn');
+    await waitFor(
+      async () => (await updatesOf(base, FRANKEN_DOI, '/staging/v2.2/updates')).length === 0,
+      'staging withdrawn',
+    );
     expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
     // the import process commits, then ends; the daemon logs the import once it has the child's report
-    const imports = await waitFor(() => events(d, 'updates.imported').length >= 2 && events(d, 'updates.imported'), 'the second import logged');
+    const imports = await waitFor(
+      () => events(d, 'updates.imported').length >= 2 && events(d, 'updates.imported'),
+      'the second import logged',
+    );
     expect(imports).toHaveLength(2);
-    expect(imports[1]).toMatchObject({ rows: 2999, applied: { production: { updatesWithdrawn: 1, updatesAdded: 0, updatesChanged: 0 } } });
+    expect(imports[1]).toMatchObject({
+      rows: 2999,
+      applied: { production: { updatesWithdrawn: 1, updatesAdded: 0, updatesChanged: 0 } },
+    });
   }, 30_000);
 
   test('a newer snapshot under another name replaces the older one; at restart only files not yet imported are read', async () => {
@@ -151,7 +191,11 @@ describe('drop folder', () => {
     await waitFor(async () => (await updatesOf(base2, ASCE_DOI)).length > 0, 'February snapshot served');
     expect(await updatesOf(base2, FRANKEN_DOI)).toEqual([]);
     expect(await updatesOf(base2, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
-    expect((await updatesOf(base2, ASCE_DOI))[0]).toMatchObject({ updateDoi: null, updateType: 'retraction', updateDate: '2012-04-26' });
+    expect((await updatesOf(base2, ASCE_DOI))[0]).toMatchObject({
+      updateDoi: null,
+      updateType: 'retraction',
+      updateDate: '2012-04-26',
+    });
     // the January file was imported by the first run and is not read again (the log line follows the commit,
     // which requests may see first)
     await waitFor(() => events(second, 'updates.imported').length > 0, 'the import logged');
@@ -184,7 +228,12 @@ describe('drop folder', () => {
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the whole file served');
     await waitFor(() => events(d, 'updates.imported').length > 0, 'the import logged');
     await Bun.sleep(500); // a second import, had there been one, is logged by now
-    expect(events(d, 'updates.imported').map((e) => [e.rows, (e.applied as Record<string, Record<string, number>>).production!.updatesWithdrawn])).toEqual([[3000, 0]]);
+    expect(
+      events(d, 'updates.imported').map((e) => [
+        e.rows,
+        (e.applied as Record<string, Record<string, number>>).production!.updatesWithdrawn,
+      ]),
+    ).toEqual([[3000, 0]]);
   }, 30_000);
 
   test('hidden and temporary files in the drop folder are not imported, as at start-up', async () => {
@@ -193,7 +242,10 @@ describe('drop folder', () => {
     const d = daemon(cfg);
     const base = await daemonUrl(d);
     // a download in progress (names the bucket watcher ignores): Crossref JSON, which no later CSV would replace
-    const work = { DOI: '10.5555/partial.work', 'updated-by': [{ DOI: '10.5555/partial.notice', type: 'retraction', updated: { 'date-parts': [[2020, 1, 2]] } }] };
+    const work = {
+      DOI: '10.5555/partial.work',
+      'updated-by': [{ DOI: '10.5555/partial.notice', type: 'retraction', updated: { 'date-parts': [[2020, 1, 2]] } }],
+    };
     writeFileSync(join(drop, 'works.json.partial'), JSON.stringify(work));
     writeFileSync(join(drop, '.works.json'), JSON.stringify(work));
     writeFileSync(join(drop, 'works.json~'), JSON.stringify(work));
@@ -214,7 +266,10 @@ describe('drop folder', () => {
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'first file served');
     writeFileSync(join(drop, 'notes.csv'), 'name,value\nfoo,1\n');
     await waitForLog(d, '"updates.source_failed"');
-    expect(events(d, 'updates.source_failed')[0]).toMatchObject({ source: join(drop, 'notes.csv'), code: 'RW_MISSING_COLUMN' });
+    expect(events(d, 'updates.source_failed')[0]).toMatchObject({
+      source: join(drop, 'notes.csv'),
+      code: 'RW_MISSING_COLUMN',
+    });
     expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
   }, 30_000);
 });
@@ -233,7 +288,10 @@ describe('URL sources', () => {
         let res: Response;
         if (state.fail) res = new Response('try later', { status: 503 });
         else if (ifNoneMatch === state.etag) res = new Response(null, { status: 304, headers: { etag: state.etag } });
-        else res = new Response(state.body, { headers: { 'content-type': 'text/csv', etag: state.etag, 'last-modified': state.lastModified } });
+        else
+          res = new Response(state.body, {
+            headers: { 'content-type': 'text/csv', etag: state.etag, 'last-modified': state.lastModified },
+          });
         seen.push({ status: res.status, ifNoneMatch, ifModifiedSince });
         return res;
       },
@@ -244,7 +302,9 @@ describe('URL sources', () => {
 
   test('fetched on schedule with a conditional GET: 304 keeps the updates, new content replaces them', async () => {
     const src = csvServer(csv([row(70000), row(70264)]));
-    const cfg = configWith(`[[updates.urls]]\nurl = "${src.url}"\nformat = "retraction-watch-csv"\neveryMinutes = 0.01`);
+    const cfg = configWith(
+      `[[updates.urls]]\nurl = "${src.url}"\nformat = "retraction-watch-csv"\neveryMinutes = 0.01`,
+    );
     const d = daemon(cfg);
     const base = await daemonUrl(d);
     await waitFor(async () => (await updatesOf(base, FRANKEN_DOI)).length > 0, 'the URL source served');
@@ -253,7 +313,8 @@ describe('URL sources', () => {
 
     // the next fetches carry the validators of the first answer and get 304
     await waitFor(() => src.seen.length >= 3, 'two more scheduled fetches');
-    for (const s of src.seen.slice(1)) expect(s).toEqual({ status: 304, ifNoneMatch: '"v1"', ifModifiedSince: 'Mon, 01 Jan 2024 00:00:00 GMT' });
+    for (const s of src.seen.slice(1))
+      expect(s).toEqual({ status: 304, ifNoneMatch: '"v1"', ifModifiedSince: 'Mon, 01 Jan 2024 00:00:00 GMT' });
     await waitForLog(d, '"updates.not_modified"');
     expect(events(d, 'updates.imported')).toHaveLength(1);
     expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
@@ -266,7 +327,12 @@ describe('URL sources', () => {
     expect(await updatesOf(base, FRANKEN_DOI)).toEqual([FRANKEN]);
 
     // new content with a new ETag: imported, the row no longer there is withdrawn
-    Object.assign(src.state, { fail: false, body: csv([row(70264), row(70284)]), etag: '"v2"', lastModified: 'Tue, 02 Jan 2024 00:00:00 GMT' });
+    Object.assign(src.state, {
+      fail: false,
+      body: csv([row(70264), row(70284)]),
+      etag: '"v2"',
+      lastModified: 'Tue, 02 Jan 2024 00:00:00 GMT',
+    });
     await waitFor(async () => (await updatesOf(base, ASCE_DOI)).length > 0, 'the new content served');
     expect(await updatesOf(base, FRANKEN_DOI)).toEqual([]);
     expect(await updatesOf(base, UNAVAILABLE_DOI)).toEqual([UNAVAILABLE]);
@@ -274,7 +340,11 @@ describe('URL sources', () => {
     expect(v2).toBeGreaterThan(0);
     // and the fetch after that one asks with the new validators
     await waitFor(() => src.seen.slice(v2 + 1).find((s) => s.status === 304), 'a conditional GET with the new ETag');
-    expect(src.seen.slice(v2 + 1).find((s) => s.status === 304)).toEqual({ status: 304, ifNoneMatch: '"v2"', ifModifiedSince: 'Tue, 02 Jan 2024 00:00:00 GMT' });
+    expect(src.seen.slice(v2 + 1).find((s) => s.status === 304)).toEqual({
+      status: 304,
+      ifNoneMatch: '"v2"',
+      ifModifiedSince: 'Tue, 02 Jan 2024 00:00:00 GMT',
+    });
   }, 30_000);
   test('what a URL last did is kept in the store: /metrics and --stats give its last success and import, a restart keeps them', async () => {
     const src = csvServer(csv([row(70000), row(70264)]));
@@ -306,12 +376,17 @@ describe('URL sources', () => {
     expect(m.get(`doi_holdings_update_source_last_success_timestamp_seconds${label}`)).toBe(succeededAt);
     expect(m.get(`doi_holdings_update_source_last_import_rows${label}`)).toBe(2);
     const h = await healthz(base2);
-    expect(h.body.updateSources[src.url]).toMatchObject({ lastSuccessAt: new Date(succeededAt * 1000).toISOString(), lastError: 'SOURCE_HTTP_ERROR' });
+    expect(h.body.updateSources[src.url]).toMatchObject({
+      lastSuccessAt: new Date(succeededAt * 1000).toISOString(),
+      lastError: 'SOURCE_HTTP_ERROR',
+    });
     expect(h.body.updateSources[src.url].lastFailureAt).not.toBeNull();
     expect(await second.stop()).toBe(0);
     daemons = [];
 
-    const stats = (await runCli(['--stats', '--config', cfg.path])).lines.map((l) => JSON.parse(l) as Record<string, any>);
+    const stats = (await runCli(['--stats', '--config', cfg.path])).lines.map(
+      (l) => JSON.parse(l) as Record<string, any>,
+    );
     const production = stats.find((s) => s.env === 'production')!;
     expect(production.urls[src.url]).toMatchObject({
       lastSuccessAt: new Date(succeededAt * 1000).toISOString(),

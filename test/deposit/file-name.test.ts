@@ -15,7 +15,11 @@ function faultOf(key: string): Fault {
 
 describe('parseDepositPath: accepted keys', () => {
   test('<platform>/<uuid>.jsonl.gz gives platform, name and key', () => {
-    expect(parseDepositPath(`acme/${U}.jsonl.gz`, PLATFORMS)).toEqual({ platform: 'acme', name: `${U}.jsonl.gz`, key: `acme/${U}.jsonl.gz` });
+    expect(parseDepositPath(`acme/${U}.jsonl.gz`, PLATFORMS)).toEqual({
+      platform: 'acme',
+      name: `${U}.jsonl.gz`,
+      key: `acme/${U}.jsonl.gz`,
+    });
     expect(parseDepositPath(`beta-press/${U}.jsonl.gz`, PLATFORMS)).toEqual({
       platform: 'beta-press',
       name: `${U}.jsonl.gz`,
@@ -72,7 +76,9 @@ describe('parseDepositPath: rejected keys, each with a code and a reason naming 
   ])('nesting: %s', (_what, key) => {
     const f = faultOf(key);
     expect(f.code).toBe('NESTED_PATH');
-    expect(f.message).toBe(`${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`);
+    expect(f.message).toBe(
+      `${key}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`,
+    );
   });
 
   test.each([
@@ -140,7 +146,10 @@ describe('fileNameProblem: the name alone', () => {
   });
 
   test('the extension is checked before the UUID', () => {
-    expect(fileNameProblem('holdings.txt')).toEqual({ code: 'BAD_EXTENSION', message: 'the file name must end in .jsonl.gz' });
+    expect(fileNameProblem('holdings.txt')).toEqual({
+      code: 'BAD_EXTENSION',
+      message: 'the file name must end in .jsonl.gz',
+    });
     expect(fileNameProblem('holdings.jsonl.gz')).toEqual({
       code: 'NAME_WITHOUT_UUID',
       message: 'the file name must contain a UUID (RFC 4122) so that it is unique',

@@ -56,11 +56,16 @@ function acceptOf(line: string, lineNo = 1): ParsedRecord {
   return r;
 }
 
-const lines = (ls: readonly (object | string)[], ending = '\n') => ls.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join(ending);
+const lines = (ls: readonly (object | string)[], ending = '\n') =>
+  ls.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join(ending);
 
 describe('record schema', () => {
   test('the three documented shapes are valid and kept as deposited', () => {
-    const full = { doi: '10.1234/Full', accessType: 'open', vor: [{ url: 'https://p.example/full.pdf', contentType: 'application/pdf' }] };
+    const full = {
+      doi: '10.1234/Full',
+      accessType: 'open',
+      vor: [{ url: 'https://p.example/full.pdf', contentType: 'application/pdf' }],
+    };
     const accessOnly = { doi: '10.1234/only', accessType: 'paid' };
     const removal = { doi: '10.1234/gone', deleted: true };
     expect(acceptOf(JSON.stringify(full), 4)).toEqual({ line: 4, key: '10.1234/full', record: full as never });
@@ -75,21 +80,28 @@ describe('record schema', () => {
   });
 
   test('deleted=false is a plain record', () => {
-    expect(acceptOf('{"doi":"10.1234/x","deleted":false,"accessType":"free"}').record).toEqual({ doi: '10.1234/x', deleted: false, accessType: 'free' });
+    expect(acceptOf('{"doi":"10.1234/x","deleted":false,"accessType":"free"}').record).toEqual({
+      doi: '10.1234/x',
+      deleted: false,
+      accessType: 'free',
+    });
   });
 
   test.each(['paid', 'open', 'free', 'permFree'])('accessType %s is accepted', (a) => {
     expect(acceptOf(JSON.stringify({ doi: '10.1234/x', accessType: a })).record.accessType).toBe(a as never);
   });
 
-  test.each(['Open', 'PAID', 'permfree', 'perm_free', 'closed', ''])('accessType %j is rejected with the allowed values', (a) => {
-    expect(rejectOf(JSON.stringify({ doi: '10.1234/x', accessType: a }), 7)).toEqual({
-      line: 7,
-      path: '/accessType',
-      code: 'SCHEMA',
-      message: '/accessType: must be one of paid, open, free, permFree',
-    });
-  });
+  test.each(['Open', 'PAID', 'permfree', 'perm_free', 'closed', ''])(
+    'accessType %j is rejected with the allowed values',
+    (a) => {
+      expect(rejectOf(JSON.stringify({ doi: '10.1234/x', accessType: a }), 7)).toEqual({
+        line: 7,
+        path: '/accessType',
+        code: 'SCHEMA',
+        message: '/accessType: must be one of paid, open, free, permFree',
+      });
+    },
+  );
 
   test('accessType of the wrong type is rejected', () => {
     const r = rejectOf('{"doi":"10.1234/x","accessType":1}');
@@ -98,13 +110,18 @@ describe('record schema', () => {
   });
 
   test.each(['application/pdf', 'text/html', 'application/epub+zip', 'other'])('contentType %s is accepted', (c) => {
-    expect(acceptOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url: 'https://x.example/', contentType: c }] })).record.vor).toEqual([
-      { url: 'https://x.example/', contentType: c as never },
-    ]);
+    expect(
+      acceptOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url: 'https://x.example/', contentType: c }] })).record.vor,
+    ).toEqual([{ url: 'https://x.example/', contentType: c as never }]);
   });
 
   test('contentType outside the enum is rejected with its path', () => {
-    expect(rejectOf('{"doi":"10.1234/x","vor":[{"url":"https://a.example"},{"url":"https://b.example","contentType":"pdf"}]}', 2)).toEqual({
+    expect(
+      rejectOf(
+        '{"doi":"10.1234/x","vor":[{"url":"https://a.example"},{"url":"https://b.example","contentType":"pdf"}]}',
+        2,
+      ),
+    ).toEqual({
       line: 2,
       path: '/vor/1/contentType',
       code: 'SCHEMA',
@@ -127,7 +144,11 @@ describe('record schema', () => {
   });
 
   test('vor items are kept as deposited: order and duplicates', () => {
-    const vor = [{ url: 'https://b.example/2' }, { url: 'https://a.example/1', contentType: 'text/html' }, { url: 'https://b.example/2' }];
+    const vor = [
+      { url: 'https://b.example/2' },
+      { url: 'https://a.example/1', contentType: 'text/html' },
+      { url: 'https://b.example/2' },
+    ];
     expect(acceptOf(JSON.stringify({ doi: '10.1234/x', vor })).record.vor).toEqual(vor as never);
   });
 
@@ -140,21 +161,30 @@ describe('record schema', () => {
     });
   });
 
-  test.each(['http://a.example/x', 'https://a.example/x', 'https://', 'http://not a valid url but matches'])('url %j matches ^https?://', (url) => {
-    expect(acceptOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url }] })).record.vor![0]!.url).toBe(url);
-  });
-
-  test.each(['HTTPS://a.example/x', 'Http://a.example', 'ftp://a.example/x', '//a.example/x', ' https://a.example', 'a.example/x', 'https:/a.example', ''])(
-    'url %j is rejected (case-sensitive, nothing more)',
+  test.each(['http://a.example/x', 'https://a.example/x', 'https://', 'http://not a valid url but matches'])(
+    'url %j matches ^https?://',
     (url) => {
-      expect(rejectOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url }] }), 9)).toEqual({
-        line: 9,
-        path: '/vor/0/url',
-        code: 'SCHEMA',
-        message: `/vor/0/url: Expected string to match '^https?://' (got ${JSON.stringify(url)})`,
-      });
+      expect(acceptOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url }] })).record.vor![0]!.url).toBe(url);
     },
   );
+
+  test.each([
+    'HTTPS://a.example/x',
+    'Http://a.example',
+    'ftp://a.example/x',
+    '//a.example/x',
+    ' https://a.example',
+    'a.example/x',
+    'https:/a.example',
+    '',
+  ])('url %j is rejected (case-sensitive, nothing more)', (url) => {
+    expect(rejectOf(JSON.stringify({ doi: '10.1234/x', vor: [{ url }] }), 9)).toEqual({
+      line: 9,
+      path: '/vor/0/url',
+      code: 'SCHEMA',
+      message: `/vor/0/url: Expected string to match '^https?://' (got ${JSON.stringify(url)})`,
+    });
+  });
 
   test('no properties other than the listed ones on a record', () => {
     expect(rejectOf('{"doi":"10.1234/x","accessType":"open","title":"A paper"}', 5)).toEqual({
@@ -181,11 +211,21 @@ describe('record schema', () => {
   });
 
   test('doi is required', () => {
-    expect(rejectOf('{"accessType":"open"}', 2)).toEqual({ line: 2, path: '/doi', code: 'SCHEMA', message: 'doi is required' });
+    expect(rejectOf('{"accessType":"open"}', 2)).toEqual({
+      line: 2,
+      path: '/doi',
+      code: 'SCHEMA',
+      message: 'doi is required',
+    });
   });
 
   test('doi must be a string', () => {
-    expect(rejectOf('{"doi":101234}')).toEqual({ line: 1, path: '/doi', code: 'SCHEMA', message: '/doi: Expected string (got 101234)' });
+    expect(rejectOf('{"doi":101234}')).toEqual({
+      line: 1,
+      path: '/doi',
+      code: 'SCHEMA',
+      message: '/doi: Expected string (got 101234)',
+    });
   });
 
   test('deleted must be a boolean', () => {
@@ -207,7 +247,9 @@ describe('record schema', () => {
     expect(rejectOf(JSON.stringify({ doi: '10.1234/a\u00a0b' })).message).toBe(
       'doi "10.1234/a\u00a0b": contains a whitespace, control or format character (U+00A0) at index 9',
     );
-    expect(rejectOf('{"doi":"10.1234/a\\ud800"}').message).toBe('doi "10.1234/a\\ud800": contains a lone UTF-16 surrogate');
+    expect(rejectOf('{"doi":"10.1234/a\\ud800"}').message).toBe(
+      'doi "10.1234/a\\ud800": contains a lone UTF-16 surrogate',
+    );
   });
 
   test('a DOI over 1,024 bytes is rejected; the message quotes only its first 80 characters', () => {
@@ -239,9 +281,17 @@ describe('record schema', () => {
     expect(r.message.startsWith('not valid JSON: ')).toBe(true);
   });
 
-  test.each(['[{"doi":"10.1234/x"}]', '"10.1234/x"', '42', 'null', 'true'])('JSON that is not an object (%s) is rejected', (line) => {
-    expect(rejectOf(line, 3)).toEqual({ line: 3, path: '', code: 'NOT_AN_OBJECT', message: 'each line must be one JSON object' });
-  });
+  test.each(['[{"doi":"10.1234/x"}]', '"10.1234/x"', '42', 'null', 'true'])(
+    'JSON that is not an object (%s) is rejected',
+    (line) => {
+      expect(rejectOf(line, 3)).toEqual({
+        line: 3,
+        path: '',
+        code: 'NOT_AN_OBJECT',
+        message: 'each line must be one JSON object',
+      });
+    },
+  );
 
   test('two JSON objects on one line are invalid JSON', () => {
     expect(rejectOf('{"doi":"10.1234/a"}{"doi":"10.1234/b"}').code).toBe('INVALID_JSON');
@@ -250,7 +300,10 @@ describe('record schema', () => {
 
 describe('lines', () => {
   test('valid records are returned sorted by key, one per DOI, with their line numbers', () => {
-    const p = text(lines([{ doi: '10.1234/c' }, { doi: '10.1234/A', accessType: 'open' }, { doi: '10.1234/b', deleted: true }]) + '\n');
+    const p = text(
+      lines([{ doi: '10.1234/c' }, { doi: '10.1234/A', accessType: 'open' }, { doi: '10.1234/b', deleted: true }]) +
+        '\n',
+    );
     expect(p.records.map((r) => [r.key, r.line])).toEqual([
       ['10.1234/a', 2],
       ['10.1234/b', 3],
@@ -381,7 +434,9 @@ describe('lines', () => {
   });
 
   test('a BOM is skipped also when a later line is invalid UTF-8 (line-by-line path)', () => {
-    const p = bytes(Buffer.concat([Buffer.from('\ufeff{"doi":"10.1234/a"}\n'), Buffer.from([0xff]), Buffer.from('\n')]));
+    const p = bytes(
+      Buffer.concat([Buffer.from('\ufeff{"doi":"10.1234/a"}\n'), Buffer.from([0xff]), Buffer.from('\n')]),
+    );
     expect(p.records.map((r) => [r.key, r.line])).toEqual([['10.1234/a', 1]]);
     expect(p.rejected.map((r) => [r.line, r.code])).toEqual([[2, 'INVALID_UTF8']]);
   });
@@ -487,22 +542,45 @@ describe('later lines win for the same DOI', () => {
   });
 
   test('DOIs are matched case-insensitively and the later spelling is kept', () => {
-    const p = text(lines([{ doi: '10.1234/AbC', accessType: 'paid' }, { doi: '10.1234/abc', accessType: 'open' }, { doi: '10.1234/ABC', accessType: 'free' }]));
+    const p = text(
+      lines([
+        { doi: '10.1234/AbC', accessType: 'paid' },
+        { doi: '10.1234/abc', accessType: 'open' },
+        { doi: '10.1234/ABC', accessType: 'free' },
+      ]),
+    );
     expect(p.records).toEqual([{ line: 3, key: '10.1234/abc', record: { doi: '10.1234/ABC', accessType: 'free' } }]);
     expect(p.superseded).toBe(2);
   });
 
   test('a removal after a record wins, and a record after a removal wins', () => {
-    const removedLast = text(lines([{ doi: '10.1234/x', accessType: 'open' }, { doi: '10.1234/X', deleted: true }]));
+    const removedLast = text(
+      lines([
+        { doi: '10.1234/x', accessType: 'open' },
+        { doi: '10.1234/X', deleted: true },
+      ]),
+    );
     expect(removedLast.records).toEqual([{ line: 2, key: '10.1234/x', record: { doi: '10.1234/X', deleted: true } }]);
-    const addedLast = text(lines([{ doi: '10.1234/x', deleted: true }, { doi: '10.1234/x', accessType: 'permFree' }]));
-    expect(addedLast.records).toEqual([{ line: 2, key: '10.1234/x', record: { doi: '10.1234/x', accessType: 'permFree' } }]);
+    const addedLast = text(
+      lines([
+        { doi: '10.1234/x', deleted: true },
+        { doi: '10.1234/x', accessType: 'permFree' },
+      ]),
+    );
+    expect(addedLast.records).toEqual([
+      { line: 2, key: '10.1234/x', record: { doi: '10.1234/x', accessType: 'permFree' } },
+    ]);
     expect(removedLast.superseded).toBe(1);
     expect(addedLast.superseded).toBe(1);
   });
 
   test('an invalid later line does not replace an earlier valid one', () => {
-    const p = text(lines([{ doi: '10.1234/x', accessType: 'open' }, { doi: '10.1234/x', accessType: 'bogus' }]));
+    const p = text(
+      lines([
+        { doi: '10.1234/x', accessType: 'open' },
+        { doi: '10.1234/x', accessType: 'bogus' },
+      ]),
+    );
     expect(p.records).toEqual([{ line: 1, key: '10.1234/x', record: { doi: '10.1234/x', accessType: 'open' } }]);
     expect(p.superseded).toBe(0);
     expect(p.rejected.map((r) => [r.line, r.path])).toEqual([[2, '/accessType']]);
@@ -546,11 +624,21 @@ describe('at most 10,000 records per file', () => {
   });
 
   test('lines that are not UTF-8 count toward the limit too', async () => {
-    const valid = Buffer.from(recs(10_000).map((r) => JSON.stringify(r)).join('\n'));
+    const valid = Buffer.from(
+      recs(10_000)
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
     const notUtf8 = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]); // {"\xff\xfe"}
-    const gz = (extra: number) => Bun.gzipSync(Buffer.concat([valid, ...Array.from({ length: extra }, () => Buffer.concat([Buffer.from('\n'), notUtf8]))]));
+    const gz = (extra: number) =>
+      Bun.gzipSync(
+        Buffer.concat([valid, ...Array.from({ length: extra }, () => Buffer.concat([Buffer.from('\n'), notUtf8]))]),
+      );
     const f = await fileFault(gz(2));
-    expect(f).toEqual({ code: 'TOO_MANY_RECORDS', message: 'the file has more than 10000 records (line 10001 is record 10001); nothing was applied' });
+    expect(f).toEqual({
+      code: 'TOO_MANY_RECORDS',
+      message: 'the file has more than 10000 records (line 10001 is record 10001); nothing was applied',
+    });
     const recordsOnly = await file(Bun.gzipSync(valid));
     expect(recordsOnly.recordLines).toBe(10_000);
   });
@@ -586,7 +674,10 @@ describe('gzip and file-level faults', () => {
   });
 
   test('a gzip file of several members (concatenated) is read whole', async () => {
-    const gz = Buffer.concat([Bun.gzipSync(Buffer.from('{"doi":"10.1234/a"}\n')), Bun.gzipSync(Buffer.from('{"doi":"10.1234/b"}'))]);
+    const gz = Buffer.concat([
+      Bun.gzipSync(Buffer.from('{"doi":"10.1234/a"}\n')),
+      Bun.gzipSync(Buffer.from('{"doi":"10.1234/b"}')),
+    ]);
     expect((await file(gz)).records.map((r) => [r.key, r.line])).toEqual([
       ['10.1234/a', 1],
       ['10.1234/b', 2],
@@ -594,7 +685,10 @@ describe('gzip and file-level faults', () => {
   });
 
   test('an empty (0-byte) file is a file-level fault', async () => {
-    expect(await fileFault(new Uint8Array(0))).toEqual({ code: 'EMPTY_FILE', message: 'the file is empty (0 bytes): not a gzip file' });
+    expect(await fileFault(new Uint8Array(0))).toEqual({
+      code: 'EMPTY_FILE',
+      message: 'the file is empty (0 bytes): not a gzip file',
+    });
   });
 
   test('plain (not gzip) content is a file-level fault', async () => {
@@ -631,17 +725,27 @@ describe('gzip and file-level faults', () => {
     const gz = Bun.gzipSync(Buffer.from(sample));
     const size = Buffer.byteLength(sample);
     expect((await file(gz, size)).records).toHaveLength(2);
-    expect(await fileFault(gz, size - 1)).toEqual({ code: 'TOO_LARGE', message: `the decompressed content is over the ${size - 1}-byte bound` });
+    expect(await fileFault(gz, size - 1)).toEqual({
+      code: 'TOO_LARGE',
+      message: `the decompressed content is over the ${size - 1}-byte bound`,
+    });
   });
 
   test('a gzip bomb stops at the bound instead of inflating', async () => {
     const bomb = Bun.gzipSync(new Uint8Array(64 * 1024 * 1024)); // 64 MiB of zeros in ~64 KiB
     expect(bomb.length).toBeLessThan(256 * 1024);
-    expect(await fileFault(bomb, 1024 * 1024)).toEqual({ code: 'TOO_LARGE', message: 'the decompressed content is over the 1048576-byte bound' });
+    expect(await fileFault(bomb, 1024 * 1024)).toEqual({
+      code: 'TOO_LARGE',
+      message: 'the decompressed content is over the 1048576-byte bound',
+    });
   });
 
   test('gzLines-style files with CRLF endings parse the same as LF', async () => {
-    const recs = [{ doi: '10.1234/a', accessType: 'open' }, '', { doi: '10.1234/b', vor: [{ url: 'https://b.example' }] }];
+    const recs = [
+      { doi: '10.1234/a', accessType: 'open' },
+      '',
+      { doi: '10.1234/b', vor: [{ url: 'https://b.example' }] },
+    ];
     const lf = await file(gzLines(recs));
     const crlf = await file(gzLines(recs, '\r\n'));
     expect(crlf.records).toEqual(lf.records);

@@ -1,5 +1,14 @@
 import { describe, expect, test } from 'bun:test';
-import { copyPlainDoi, doiKey, foldByte, foldedHash, NOT_PLAIN, plainDoiHash, plainDoiKey, readDoiForm } from '../../src/doi/index.ts';
+import {
+  copyPlainDoi,
+  doiKey,
+  foldByte,
+  foldedHash,
+  NOT_PLAIN,
+  plainDoiHash,
+  plainDoiKey,
+  readDoiForm,
+} from '../../src/doi/index.ts';
 import { seeded } from '../support/fixtures.ts';
 
 /**
@@ -40,7 +49,8 @@ function holdsToGeneral(input: string): void {
   // may decline, never disagrees
   if (plain !== undefined) expect(plain).toBe(general!);
   // takes every bare printable-ASCII DOI without the two characters JSON escapes
-  if (general !== undefined && bareOf(input) === input && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(input)) expect(plain).toBe(general);
+  if (general !== undefined && bareOf(input) === input && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(input))
+    expect(plain).toBe(general);
   if (/["\\]/.test(input)) expect(plain).toBeUndefined();
   // the byte path takes exactly what the string path takes, copies it as is, and hashes it as its key
   const [h, copied] = onBytes(input);
@@ -74,15 +84,36 @@ describe('the fast path agrees with the general path', () => {
     '10,1234/abc',
     '10.1234/a"b\\c',
     '10.1234/a\u007fb',
-    '10.1234/~!#$%&\'()*+,-./:;<=>?@[]^_`{|}',
+    "10.1234/~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
     `10.1234/${'x'.repeat(1024 - 8)}`,
     `10.1234/${'x'.repeat(1100)}`,
   ];
   for (const input of inputs) test(JSON.stringify(input.slice(0, 40)), () => holdsToGeneral(input));
 
-  test('fuzz: 20,000 seeded strings near the rule\'s edges', () => {
+  test("fuzz: 20,000 seeded strings near the rule's edges", () => {
     const rand = seeded(20261123);
-    const pieces = ['10.', '1', '9', '0', '.', '/', 'a', 'Z', 'x', ' ', '"', '\\', '\u007f', 'é', '\u00a0', '~', '(', 'doi:', '\t', '10.1234/'];
+    const pieces = [
+      '10.',
+      '1',
+      '9',
+      '0',
+      '.',
+      '/',
+      'a',
+      'Z',
+      'x',
+      ' ',
+      '"',
+      '\\',
+      '\u007f',
+      'é',
+      '\u00a0',
+      '~',
+      '(',
+      'doi:',
+      '\t',
+      '10.1234/',
+    ];
     let plain = 0;
     for (let round = 0; round < 20_000; round++) {
       let s = rand() < 0.7 ? `10.${'1234567'.slice(0, 3 + Math.floor(rand() * 5))}/` : '';
@@ -99,7 +130,7 @@ describe('the fast path agrees with the general path', () => {
   });
 });
 
-describe('folding and hash: the DOI key\'s rule on bytes', () => {
+describe("folding and hash: the DOI key's rule on bytes", () => {
   test('foldByte folds exactly the ASCII letters, as doiKey does', () => {
     for (let c = 0; c < 128; c++) expect(foldByte(c)).toBe(doiKey(String.fromCharCode(c)).charCodeAt(0));
     for (let c = 128; c < 256; c++) expect(foldByte(c)).toBe(c); // UTF-8 bytes of non-ASCII characters are not folded

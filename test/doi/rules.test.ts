@@ -8,7 +8,10 @@ describe('doiProblem: valid DOIs', () => {
     ['4-digit registrant', '10.1234/abc'],
     ['9-digit registrant', '10.123456789/abc'],
     ['one-character suffix', '10.1234/x'],
-    ['suffix with slashes, dots, brackets and semicolons', '10.1002/(SICI)1097-4636(199706)35:4<447::AID-JBM5>3.0.CO;2-D'],
+    [
+      'suffix with slashes, dots, brackets and semicolons',
+      '10.1002/(SICI)1097-4636(199706)35:4<447::AID-JBM5>3.0.CO;2-D',
+    ],
     ['suffix with further slashes', '10.1234/a/b/c'],
     ['mixed case', '10.1234/AbC.Def'],
     ['non-ASCII letters in the suffix', '10.1234/café-ü'],
@@ -123,7 +126,10 @@ describe('readDoiForm: API forms to the bare DOI', () => {
     ['HTTPS://DOI.ORG/10.1234/AbC', '10.1234/AbC'],
     // a doi.org link is a URL: its path is percent-decoded
     ['https://doi.org/10.1155%2F2008%2F961753', '10.1155/2008/961753'],
-    ['http://dx.doi.org/10.1002/(SICI)1097-4636(199706)35:4%3C447::AID-JBM5%3E3.0.CO%3B2-D', '10.1002/(SICI)1097-4636(199706)35:4<447::AID-JBM5>3.0.CO;2-D'],
+    [
+      'http://dx.doi.org/10.1002/(SICI)1097-4636(199706)35:4%3C447::AID-JBM5%3E3.0.CO%3B2-D',
+      '10.1002/(SICI)1097-4636(199706)35:4<447::AID-JBM5>3.0.CO;2-D',
+    ],
     ['https://doi.org/10.1234/caf%C3%A9', '10.1234/café'],
     ['https://doi.org/10.1234/a%25b+c', '10.1234/a%b+c'], // %25 is "%"; "+" is not a space in a path
     // the bare and doi: forms are taken as they are
@@ -141,10 +147,18 @@ describe('readDoiForm: API forms to the bare DOI', () => {
     expect(readDoiForm('https://doi.org/10.1234/100%').problem).toBe(
       'the doi.org link has a malformed percent-encoding at index 11 of its DOI: a "%" must be followed by two hex digits (a "%" in a DOI is sent as %25)',
     );
-    expect(readDoiForm('https://doi.org/10.1234/a%zzb').problem).toMatch(/malformed percent-encoding at index 9 of its DOI/);
-    expect(readDoiForm('https://doi.org/10.1234/a%C3%28').problem).toBe("the doi.org link's percent-encoding %C3%28 at index 9 of its DOI does not decode to UTF-8 text");
-    expect(readDoiForm('https://doi.org/10.1234/a%ED%A0%80').problem).toMatch(/%ED%A0%80 at index 9 of its DOI does not decode to UTF-8/);
-    expect(readDoiForm('https://doi.org/10.1234/a%20b').problem).toMatch(/^contains a whitespace, control or format character \(U\+0020\)/);
+    expect(readDoiForm('https://doi.org/10.1234/a%zzb').problem).toMatch(
+      /malformed percent-encoding at index 9 of its DOI/,
+    );
+    expect(readDoiForm('https://doi.org/10.1234/a%C3%28').problem).toBe(
+      "the doi.org link's percent-encoding %C3%28 at index 9 of its DOI does not decode to UTF-8 text",
+    );
+    expect(readDoiForm('https://doi.org/10.1234/a%ED%A0%80').problem).toMatch(
+      /%ED%A0%80 at index 9 of its DOI does not decode to UTF-8/,
+    );
+    expect(readDoiForm('https://doi.org/10.1234/a%20b').problem).toMatch(
+      /^contains a whitespace, control or format character \(U\+0020\)/,
+    );
     expect(readDoiForm('https://doi.org/10.1234%2F').problem).toMatch(/^not a DOI/);
     expect(readDoiForm('not a DOI').problem).toMatch(/^not a DOI/);
     expect(readDoiForm('https://doi.org/doi:10.1234/a').problem).toMatch(/^not a DOI/); // a link to "doi:..." is none

@@ -4,7 +4,12 @@ import { CircuitBreaker } from '../../src/entitlement/platforms/breaker.ts';
 test('opens after N consecutive failures; a success in between starts the count again', () => {
   let now = 0;
   let opens = 0;
-  const b = new CircuitBreaker(3, 1000, () => now, () => opens++);
+  const b = new CircuitBreaker(
+    3,
+    1000,
+    () => now,
+    () => opens++,
+  );
   b.failure(b.allow()!);
   b.failure(b.allow()!);
   b.success(b.allow()!);
@@ -20,7 +25,12 @@ test('opens after N consecutive failures; a success in between starts the count 
 test('after the cool-down one probe goes out; only its outcome decides, calls from before the opening do not', () => {
   let now = 0;
   let opens = 0;
-  const b = new CircuitBreaker(1, 1000, () => now, () => opens++);
+  const b = new CircuitBreaker(
+    1,
+    1000,
+    () => now,
+    () => opens++,
+  );
   const early = b.allow()!; // started while closed, still out when the breaker opens
   b.failure(b.allow()!);
   expect(b.state).toBe('open');
@@ -43,7 +53,12 @@ test('after the cool-down one probe goes out; only its outcome decides, calls fr
 test('calls from before an opening do not move the breaker after a probe closed it, nor after it opens again', () => {
   let now = 0;
   let opens = 0;
-  const b = new CircuitBreaker(2, 1000, () => now, () => opens++);
+  const b = new CircuitBreaker(
+    2,
+    1000,
+    () => now,
+    () => opens++,
+  );
   const stale = [b.allow()!, b.allow()!, b.allow()!, b.allow()!]; // out while it was closed, still out below
   b.failure(b.allow()!);
   b.failure(b.allow()!);

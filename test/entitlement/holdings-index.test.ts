@@ -21,7 +21,13 @@ afterEach(async () => {
 function contents(index: HoldingsIndex): [string, IndexedHolding[]][] {
   const decoder = new TextDecoder();
   return [...index.entries()]
-    .map(([k, hs]) => [k, hs.map((h) => ({ ...h, vorJson: h.vorJson && (decoder.decode(h.vorJson) as unknown as Uint8Array) }))] as [string, IndexedHolding[]])
+    .map(
+      ([k, hs]) =>
+        [k, hs.map((h) => ({ ...h, vorJson: h.vorJson && (decoder.decode(h.vorJson) as unknown as Uint8Array) }))] as [
+          string,
+          IndexedHolding[],
+        ],
+    )
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 
@@ -31,7 +37,11 @@ function fromStore(): [string, IndexedHolding[]][] {
   for (const h of store.liveHoldings()) {
     const open = h.state.accessType !== undefined && h.state.accessType !== 'paid';
     const list = out.get(h.doiKey) ?? [];
-    list.push({ platform: h.platform, accessType: h.state.accessType, vorJson: open && h.state.vor ? (JSON.stringify(h.state.vor) as unknown as Uint8Array) : undefined });
+    list.push({
+      platform: h.platform,
+      accessType: h.state.accessType,
+      vorJson: open && h.state.vor ? (JSON.stringify(h.state.vor) as unknown as Uint8Array) : undefined,
+    });
     out.set(h.doiKey, list);
   }
   return [...out].sort((a, b) => (a[0] < b[0] ? -1 : 1));
@@ -41,10 +51,29 @@ describe('the entitlement index follows the store', () => {
   test('a DOI held by two platforms lists both in platform order, vor kept only for holdings answered from the deposit', () => {
     const index = new HoldingsIndex(store);
     index.refresh();
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/X', accessType: 'paid', vor: [{ url: 'https://z.example/x.pdf' }] }], { platform: 'zeta' })]);
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/x', accessType: 'open', vor: [{ url: 'https://a.example/x.pdf', contentType: 'application/pdf' }] }], { platform: 'alpha' })]);
+    store.applyFilesSync([
+      preparedFile([{ doi: '10.1234/X', accessType: 'paid', vor: [{ url: 'https://z.example/x.pdf' }] }], {
+        platform: 'zeta',
+      }),
+    ]);
+    store.applyFilesSync([
+      preparedFile(
+        [
+          {
+            doi: '10.1234/x',
+            accessType: 'open',
+            vor: [{ url: 'https://a.example/x.pdf', contentType: 'application/pdf' }],
+          },
+        ],
+        { platform: 'alpha' },
+      ),
+    ]);
     expect(index.holdingsOfKey('10.1234/x')!).toEqual([
-      { platform: 'alpha', accessType: 'open', vorJson: new TextEncoder().encode('[{"url":"https://a.example/x.pdf","contentType":"application/pdf"}]') },
+      {
+        platform: 'alpha',
+        accessType: 'open',
+        vorJson: new TextEncoder().encode('[{"url":"https://a.example/x.pdf","contentType":"application/pdf"}]'),
+      },
       { platform: 'zeta', accessType: 'paid', vorJson: undefined },
     ]);
     store.applyFilesSync([preparedFile([{ doi: '10.1234/x', deleted: true }], { platform: 'alpha' })]);
@@ -68,7 +97,11 @@ describe('the entitlement index follows the store', () => {
         const a = access[Math.floor(rand() * access.length)];
         const rec: Record<string, unknown> = { doi };
         if (a) rec.accessType = a;
-        if (rand() < 0.7) rec.vor = [{ url: `https://host.example/${doi}/${Math.floor(rand() * 3)}.pdf`, contentType: 'application/pdf' }, ...(rand() < 0.3 ? [{ url: 'https://h.example/"q"' }] : [])];
+        if (rand() < 0.7)
+          rec.vor = [
+            { url: `https://host.example/${doi}/${Math.floor(rand() * 3)}.pdf`, contentType: 'application/pdf' },
+            ...(rand() < 0.3 ? [{ url: 'https://h.example/"q"' }] : []),
+          ];
         return rec;
       });
       store.applyFilesSync([preparedFile(lines, { platform: platforms[Math.floor(rand() * platforms.length)] })]);
@@ -88,7 +121,12 @@ describe('the entitlement index follows the store', () => {
     index.refresh();
     expect(index.get('10.1234/a')).toBeDefined();
     const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-    other.applyFilesSync([preparedFile([{ doi: '10.1234/a', deleted: true }, { doi: '10.1234/b', accessType: 'paid' }])]);
+    other.applyFilesSync([
+      preparedFile([
+        { doi: '10.1234/a', deleted: true },
+        { doi: '10.1234/b', accessType: 'paid' },
+      ]),
+    ]);
     index.refresh();
     expect(index.get('10.1234/a')).toBeDefined(); // re-checked at most every 250 ms
     clock += 250;
@@ -111,8 +149,14 @@ describe('the entitlement index follows the store', () => {
     const index = new HoldingsIndex(store);
     index.refresh();
     await store.applyFiles([
-      preparedFile([{ doi: '10.1234/q', accessType: 'open' }, { doi: '10.1234/r', accessType: 'paid' }]),
-      preparedFile([{ doi: '10.1234/q', deleted: true }, { doi: '10.1234/s', accessType: 'free' }]),
+      preparedFile([
+        { doi: '10.1234/q', accessType: 'open' },
+        { doi: '10.1234/r', accessType: 'paid' },
+      ]),
+      preparedFile([
+        { doi: '10.1234/q', deleted: true },
+        { doi: '10.1234/s', accessType: 'free' },
+      ]),
       preparedFile([{ doi: '10.1234/r', accessType: 'permFree' }]),
     ]);
     expect(index.builds).toBe(1);

@@ -96,7 +96,14 @@ describe('the entitlement index table', () => {
 
   test('a table made by the builder (records first, slots at the end) answers as one made by set(), and changes after as it does', () => {
     const rand = seeded(5);
-    const keys = [...new Set(Array.from({ length: 30_000 }, () => `10.${1000 + Math.floor(rand() * 40)}/b${Math.floor(rand() * 1e6)}${rand() < 0.02 ? 'ß' : ''}`))].sort();
+    const keys = [
+      ...new Set(
+        Array.from(
+          { length: 30_000 },
+          () => `10.${1000 + Math.floor(rand() * 40)}/b${Math.floor(rand() * 1e6)}${rand() < 0.02 ? 'ß' : ''}`,
+        ),
+      ),
+    ].sort();
     const value = (k: string) => `${k}:${'z'.repeat(k.length % 300)}`; // some records span segments' ends
     const builder = HoldingsTable.builder();
     const bySet = new HoldingsTable();

@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { plainDoiHash } from '../../src/doi/index.ts';
-import { HoldingsIndex, recordView, workerBuilder, type BuildEvents, type BuiltIndex, type IndexBuilder } from '../../src/entitlement/index.ts';
+import {
+  HoldingsIndex,
+  recordView,
+  workerBuilder,
+  type BuildEvents,
+  type BuiltIndex,
+  type IndexBuilder,
+} from '../../src/entitlement/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
@@ -30,7 +37,10 @@ function randomFile(rand: () => number) {
     const doi = `10.${1000 + Math.floor(rand() * 2)}/Doc-${Math.floor(rand() * 60)}${rand() < 0.1 ? 'é' : ''}`;
     if (rand() < 0.15) return { doi, deleted: true };
     const a = access[Math.floor(rand() * access.length)];
-    const vor = Array.from({ length: Math.floor(rand() * 4) }, (_, i) => ({ url: `https://host.example/${doi}/${i}.pdf`, contentType: 'application/pdf' }));
+    const vor = Array.from({ length: Math.floor(rand() * 4) }, (_, i) => ({
+      url: `https://host.example/${doi}/${i}.pdf`,
+      contentType: 'application/pdf',
+    }));
     return { doi, ...(a ? { accessType: a } : {}), ...(vor.length ? { vor } : {}) };
   });
   return preparedFile(lines, { platform: PLATFORMS[Math.floor(rand() * PLATFORMS.length)] });
@@ -74,7 +84,11 @@ function events() {
   return { e, seen };
 }
 
-const keys = [...Array.from({ length: 60 }, (_, i) => `10.1000/doc-${i}`), ...Array.from({ length: 60 }, (_, i) => `10.1001/doc-${i}é`), '10.9999/none'];
+const keys = [
+  ...Array.from({ length: 60 }, (_, i) => `10.1000/doc-${i}`),
+  ...Array.from({ length: 60 }, (_, i) => `10.1001/doc-${i}é`),
+  '10.9999/none',
+];
 
 describe('a warming index', () => {
   test('answers every lookup as a complete index would while files are applied, then lands with them replayed', async () => {
@@ -107,7 +121,9 @@ describe('a warming index', () => {
   });
 
   test('a plain DOI looked up by its bytes reads the store by its key, in any ASCII case', () => {
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/Mixed.Case', accessType: 'open', vor: [{ url: 'https://x.example/a' }] }])]);
+    store.applyFilesSync([
+      preparedFile([{ doi: '10.1234/Mixed.Case', accessType: 'open', vor: [{ url: 'https://x.example/a' }] }]),
+    ]);
     const { builder } = heldBuilder();
     const index = new HoldingsIndex(store);
     index.buildInBackground(builder, events().e);
@@ -159,7 +175,12 @@ describe('a warming index', () => {
     const index = new HoldingsIndex(store, 250, () => clock);
     index.buildInBackground(builder, events().e);
     const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-    other.applyFilesSync([preparedFile([{ doi: '10.1234/a', deleted: true }, { doi: '10.1234/n', accessType: 'free' }])]);
+    other.applyFilesSync([
+      preparedFile([
+        { doi: '10.1234/a', deleted: true },
+        { doi: '10.1234/n', accessType: 'free' },
+      ]),
+    ]);
     clock += 250;
     await Bun.sleep(1);
     index.refresh(); // sees the other process's file

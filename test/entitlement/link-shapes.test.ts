@@ -48,7 +48,9 @@ test('a link set written for a DOI is the stored vor JSON, by native copies and 
     const start = a.pos;
     native.write(a, id, key, 0, h.doiKeyEnd, false);
     loop.write(b, id, key, 0, h.doiKeyEnd, false);
-    expect(decoder.decode(a.buf.subarray(start, a.pos))).toBe(expected.get(decoder.decode(key.subarray(0, h.doiKeyEnd)))!);
+    expect(decoder.decode(a.buf.subarray(start, a.pos))).toBe(
+      expected.get(decoder.decode(key.subarray(0, h.doiKeyEnd)))!,
+    );
     written++;
   }
   expect(written).toBeGreaterThan(300); // the rest have a URL the store keeps whole (not around the DOI)

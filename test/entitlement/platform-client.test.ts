@@ -22,7 +22,14 @@ test('a call the guard ended is answered then, as one time-out: its late answer 
       entitlementBatch: 20,
       entitlementCacheSeconds: 60,
     },
-    { name: 'doi-holdings', userAgent: 'doi-holdings Entitlement API', breakerFailures: 1, breakerCooldownMs: 60_000, now: () => performance.now(), timeOfDay: () => Date.now() },
+    {
+      name: 'doi-holdings',
+      userAgent: 'doi-holdings Entitlement API',
+      breakerFailures: 1,
+      breakerCooldownMs: 60_000,
+      now: () => performance.now(),
+      timeOfDay: () => Date.now(),
+    },
   );
   // the platform answers only once the test has its result: a call that waited for the socket would never end
   let release!: () => void;

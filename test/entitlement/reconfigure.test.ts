@@ -16,13 +16,28 @@ test('an unchanged platform keeps its client and breaker; a changed one gets a n
   const dir = tempDir();
   const store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
   try {
-    const e = new Entitlements([platform('acme', 'http://127.0.0.1:9/a'), platform('beta', 'http://127.0.0.1:9/b'), platform('gamma', 'http://127.0.0.1:9/c')], DEFAULT_ENTITLEMENTS);
+    const e = new Entitlements(
+      [
+        platform('acme', 'http://127.0.0.1:9/a'),
+        platform('beta', 'http://127.0.0.1:9/b'),
+        platform('gamma', 'http://127.0.0.1:9/c'),
+      ],
+      DEFAULT_ENTITLEMENTS,
+    );
     const service = e.forStore(store);
     const acme = e.clients.get('acme')!;
     acme.figures.calls.error = 7;
     service.cache.set('acme', '10.1234/k', 'org', { entitled: 'yes' }, 60_000);
     expect(service.cache.size).toBe(1);
-    e.reconfigure([platform('acme', 'http://127.0.0.1:9/a'), platform('beta', 'http://127.0.0.1:9/b2'), platform('gamma'), platform('delta', 'http://127.0.0.1:9/d')], DEFAULT_ENTITLEMENTS);
+    e.reconfigure(
+      [
+        platform('acme', 'http://127.0.0.1:9/a'),
+        platform('beta', 'http://127.0.0.1:9/b2'),
+        platform('gamma'),
+        platform('delta', 'http://127.0.0.1:9/d'),
+      ],
+      DEFAULT_ENTITLEMENTS,
+    );
     expect(e.clients.get('acme')).toBe(acme);
     expect(e.clients.get('acme')!.figures.calls.error).toBe(7);
     expect(e.clients.get('beta')!.settings.entitlementUrl).toBe('http://127.0.0.1:9/b2');
@@ -38,7 +53,11 @@ test('an unchanged platform keeps its client and breaker; a changed one gets a n
 
     // a new cache size replaces the service's answer cache
     const cache = service.cache;
-    e.reconfigure([platform('acme', 'http://127.0.0.1:9/a')], { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, cacheMaxEntries: 10 });
+    e.reconfigure([platform('acme', 'http://127.0.0.1:9/a')], {
+      ...DEFAULT_ENTITLEMENTS,
+      breakerFailures: 2,
+      cacheMaxEntries: 10,
+    });
     expect(service.cache).not.toBe(cache);
     expect(service.cache.maxEntries).toBe(10);
     e.close();

@@ -38,7 +38,14 @@ describe('the repository stands alone', () => {
 
   test('the scan sees the source, the tests, the benchmarks and the documents', () => {
     const rel = all.map((f) => relative(REPO, f));
-    for (const expected of ['src/main.ts', 'Makefile', 'README.md', 'bench/ingest.ts', 'test/support/fixtures.ts', 'test/fixtures/PROVENANCE.md'])
+    for (const expected of [
+      'src/main.ts',
+      'Makefile',
+      'README.md',
+      'bench/ingest.ts',
+      'test/support/fixtures.ts',
+      'test/fixtures/PROVENANCE.md',
+    ])
       expect(rel).toContain(expected);
   });
 
@@ -49,7 +56,8 @@ describe('the repository stands alone', () => {
       readFileSync(f, 'utf8')
         .split('\n')
         .forEach((line, i) => {
-          if (OUTSIDE.some((re) => re.test(line))) hits.push(`${relative(REPO, f)}:${i + 1}: ${line.trim().slice(0, 120)}`);
+          if (OUTSIDE.some((re) => re.test(line)))
+            hits.push(`${relative(REPO, f)}:${i + 1}: ${line.trim().slice(0, 120)}`);
         });
     }
     expect(hits).toEqual([]);

@@ -23,7 +23,10 @@ beforeAll(() => {
 afterAll(() => dir.remove());
 
 function openStore(name: string, changeFeedKeepMs?: number): Store {
-  return Store.open(join(dir.path, name), 'production', { mapSizeBytes: 256 * 1024 ** 2, ...(changeFeedKeepMs !== undefined ? { changeFeedKeepMs } : {}) });
+  return Store.open(join(dir.path, name), 'production', {
+    mapSizeBytes: 256 * 1024 ** 2,
+    ...(changeFeedKeepMs !== undefined ? { changeFeedKeepMs } : {}),
+  });
 }
 
 function appOf(store: Store): App {
@@ -44,7 +47,12 @@ async function page(app: App, after: string | undefined, limit = 100): Promise<P
 }
 
 /** A client's sync: pages until `more` is false, applying each item as state; the replica asked turns with each page. */
-async function sync(apps: readonly App[], state: Map<string, UpdateObject[]>, after?: string, limit = 100): Promise<{ cursor: string; seen: string[] }> {
+async function sync(
+  apps: readonly App[],
+  state: Map<string, UpdateObject[]>,
+  after?: string,
+  limit = 100,
+): Promise<{ cursor: string; seen: string[] }> {
   const seen: string[] = [];
   let cursor = after;
   for (let i = 0; ; i++) {
@@ -89,8 +97,23 @@ describe('the change feed', () => {
     // a Crossref notice for a sample work and for a new one
     await importCrossref([store], {
       items: [
-        { DOI: '10.5555/notice.1', 'update-to': [{ DOI: FRANKEN_DOI, type: 'correction', source: 'publisher', updated: { 'date-parts': [[2024, 5, 6]] } }] },
-        { DOI: '10.5555/notice.2', 'update-to': [{ DOI: '10.5555/brand.new', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2024, 5, 7]] } }] },
+        {
+          DOI: '10.5555/notice.1',
+          'update-to': [
+            { DOI: FRANKEN_DOI, type: 'correction', source: 'publisher', updated: { 'date-parts': [[2024, 5, 6]] } },
+          ],
+        },
+        {
+          DOI: '10.5555/notice.2',
+          'update-to': [
+            {
+              DOI: '10.5555/brand.new',
+              type: 'retraction',
+              source: 'publisher',
+              updated: { 'date-parts': [[2024, 5, 7]] },
+            },
+          ],
+        },
       ],
     });
     const second = await sync([app], state, full.cursor);
@@ -106,7 +129,9 @@ describe('the change feed', () => {
 
     // a withdrawal: the next CSV lacks Franken's row; its Crossref correction stays
     const without = ROWS.filter((r) => r !== row(70000));
-    await importUpdates([reopened], 'retraction-watch-csv', [Buffer.from(csv(without))] as unknown as AsyncIterable<Uint8Array>);
+    await importUpdates([reopened], 'retraction-watch-csv', [
+      Buffer.from(csv(without)),
+    ] as unknown as AsyncIterable<Uint8Array>);
     const third = await sync([app], state, second.cursor);
     expect(third.seen).toEqual([FRANKEN_DOI]);
     expect(state.get(FRANKEN_DOI)!.map((u) => u.updateType)).toEqual(['correction']);
@@ -130,14 +155,32 @@ describe('the change feed', () => {
     expect(state).toEqual(await updatesApi(apps[0]!, dois));
 
     // A is ahead of B: B answers an empty page and the cursor back until it has caught up, then carries on
-    const notice = { items: [{ DOI: '10.5555/n.3', 'update-to': [{ DOI: dois[0], type: 'erratum', source: 'publisher', updated: { 'date-parts': [[2025, 1, 2]] } }] }] };
+    const notice = {
+      items: [
+        {
+          DOI: '10.5555/n.3',
+          'update-to': [
+            { DOI: dois[0], type: 'erratum', source: 'publisher', updated: { 'date-parts': [[2025, 1, 2]] } },
+          ],
+        },
+      ],
+    };
     await importCrossref([a], notice);
     const fromA = await page(apps[0]!, first.cursor);
     expect(fromA.changes.map((c) => c.doi)).toEqual([dois[0]]);
     expect(await page(apps[1]!, fromA.next)).toEqual({ changes: [], next: fromA.next, more: false });
     await importCrossref([b], notice);
     expect(await page(apps[1]!, fromA.next)).toEqual({ changes: [], next: fromA.next, more: false });
-    await importCrossref([a, b], { items: [{ DOI: '10.5555/n.4', 'update-to': [{ DOI: dois[1], type: 'addendum', source: 'publisher', updated: { 'date-parts': [[2025, 1, 3]] } }] }] });
+    await importCrossref([a, b], {
+      items: [
+        {
+          DOI: '10.5555/n.4',
+          'update-to': [
+            { DOI: dois[1], type: 'addendum', source: 'publisher', updated: { 'date-parts': [[2025, 1, 3]] } },
+          ],
+        },
+      ],
+    });
     const rest = await sync([apps[1]!, apps[0]!], state, first.cursor, 1);
     expect(rest.seen.sort()).toEqual([dois[0]!.toLowerCase(), dois[1]!.toLowerCase()].sort());
     // the Updates API's read index looks for new imports every 250 ms
@@ -150,8 +193,26 @@ describe('the change feed', () => {
   test('a replica whose feed history differs refuses the other one’s cursor with 410, and a full sync there starts over', async () => {
     const a = openStore('history-a');
     const b = openStore('history-b');
-    await importCrossref([a], { items: [{ DOI: '10.5555/x.1', 'update-to': [{ DOI: '10.5555/w.1', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 1, 1]] } }] }] });
-    await importCrossref([b], { items: [{ DOI: '10.5555/x.2', 'update-to': [{ DOI: '10.5555/w.2', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 1, 1]] } }] }] });
+    await importCrossref([a], {
+      items: [
+        {
+          DOI: '10.5555/x.1',
+          'update-to': [
+            { DOI: '10.5555/w.1', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 1, 1]] } },
+          ],
+        },
+      ],
+    });
+    await importCrossref([b], {
+      items: [
+        {
+          DOI: '10.5555/x.2',
+          'update-to': [
+            { DOI: '10.5555/w.2', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 1, 1]] } },
+          ],
+        },
+      ],
+    });
     const fromA = await page(appOf(a), undefined);
     const r = await get(appOf(b), `/v2.2/updates/changes?after=${fromA.next}`);
     const e = await errorOf(r);
@@ -165,7 +226,14 @@ describe('the change feed', () => {
   test('a cursor older than the feed keeps withdrawals answers 410; a fresh one does not', async () => {
     const store = openStore('keep', 0);
     const app = appOf(store);
-    const retract = (w: string, n: string) => ({ items: [{ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] }] });
+    const retract = (w: string, n: string) => ({
+      items: [
+        {
+          DOI: n,
+          'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }],
+        },
+      ],
+    });
     await importCrossref([store], retract('10.5555/k.1', '10.5555/kn.1'));
     const old = await page(app, undefined);
     expect(old.changes).toHaveLength(1);
@@ -185,7 +253,14 @@ describe('the change feed', () => {
     // kept 0 ms: every commit is pruned by the next one's end (its own, even)
     const store = openStore('prune-full', 0);
     const app = appOf(store);
-    const retract = (w: string, n: string) => ({ items: [{ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] }] });
+    const retract = (w: string, n: string) => ({
+      items: [
+        {
+          DOI: n,
+          'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }],
+        },
+      ],
+    });
     await importSample([store]); // commit 1: the sample's works, pruned (nothing withdrawn)
     await importCrossref([store], retract('10.5555/p.1', '10.5555/pn.1')); // commit 2
     await importCrossref([store], retract('10.5555/p.2', '10.5555/pn.2')); // commit 3
@@ -209,7 +284,9 @@ describe('the change feed', () => {
     // the next Retraction Watch file no longer lists it (commit 5, pruned at its end)
     const rest = ROWS.filter((r) => !r.toLowerCase().includes(read.toLowerCase()));
     expect(rest.length).toBeLessThan(ROWS.length);
-    await importUpdates([store], 'retraction-watch-csv', [Buffer.from(csv(rest))] as unknown as AsyncIterable<Uint8Array>);
+    await importUpdates([store], 'retraction-watch-csv', [
+      Buffer.from(csv(rest)),
+    ] as unknown as AsyncIterable<Uint8Array>);
     expect(store.changeFeed.head()).toMatchObject({ commit: 5, withdrawnCommit: 5 });
     const e = await errorOf(await get(app, `/v2.2/updates/changes?after=${first.next}&limit=1`));
     expect(e.status).toBe(410);
@@ -239,7 +316,9 @@ describe('the change feed', () => {
       expect(e.status).toBe(400);
       expect(String(e.body.message)).toContain(words);
     }
-    const post = await app.handle(new Request(`${BASE}/v2.2/updates/changes`, { method: 'POST', headers: { 'x-api-key': KEY } }));
+    const post = await app.handle(
+      new Request(`${BASE}/v2.2/updates/changes`, { method: 'POST', headers: { 'x-api-key': KEY } }),
+    );
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
     // staging without a staging store

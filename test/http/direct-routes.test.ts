@@ -26,7 +26,15 @@ const OPEN_DOI = '10.5555/direct.1';
 beforeAll(async () => {
   dir = tempDir('direct-routes');
   store = Store.open(join(dir.path, 'db'), 'production', { mapSizeBytes: 256 * 1024 ** 2 });
-  store.applyFilesSync([preparedFile([{ doi: OPEN_DOI, accessType: 'open', vor: [{ url: 'https://acme.example/1.pdf', contentType: 'application/pdf' }] }])]);
+  store.applyFilesSync([
+    preparedFile([
+      {
+        doi: OPEN_DOI,
+        accessType: 'open',
+        vor: [{ url: 'https://acme.example/1.pdf', contentType: 'application/pdf' }],
+      },
+    ]),
+  ]);
   await importSample([store]);
   app = makeApp({ production: { store } });
   server = startServer(app, '127.0.0.1', 0);
@@ -94,7 +102,9 @@ async function bothWays(a: App, url: string, make: (base: string) => Request): P
 describe('direct routes answer as the Elysia app does', () => {
   test('every static GET and POST route of the app has a direct handler', () => {
     const table = directRoutesOf(app)!.table();
-    const fromElysia = app.routes.filter((r) => (r.method === 'GET' || r.method === 'POST') && !r.path.endsWith('*')).map((r) => `${r.method} ${r.path}`);
+    const fromElysia = app.routes
+      .filter((r) => (r.method === 'GET' || r.method === 'POST') && !r.path.endsWith('*'))
+      .map((r) => `${r.method} ${r.path}`);
     const direct = Object.entries(table).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
     expect(direct.sort()).toEqual(fromElysia.sort());
     expect(direct).toContain('POST /v2.2/entitlements');
@@ -103,12 +113,32 @@ describe('direct routes answer as the Elysia app does', () => {
 
   test('the Entitlement API, the Updates API and the change feed: same status, headers and body', async () => {
     // identity: fetch would otherwise ask for gzip and unpack it, app.handle not
-    const get = (path: string, key: string | null = KEY) => (base: string) => new Request(`${base}${path}`, { headers: { 'accept-encoding': 'identity', ...(key ? { 'x-api-key': key } : {}) } });
+    const get =
+      (path: string, key: string | null = KEY) =>
+      (base: string) =>
+        new Request(`${base}${path}`, {
+          headers: { 'accept-encoding': 'identity', ...(key ? { 'x-api-key': key } : {}) },
+        });
     const cases: ((base: string) => Request)[] = [
       entitlementRequest,
-      (base) => new Request(`${base}/v2.1/updates`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ dois: ['10.3892/ijo.2017.3871', 'nope'] }) }),
-      (base) => new Request(`${base}/v2.2/updates`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'text/plain' }, body: '{}' }),
-      (base) => new Request(`${base}/v2.2/updates`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'content-encoding': 'br' }, body: '{}' }),
+      (base) =>
+        new Request(`${base}/v2.1/updates`, {
+          method: 'POST',
+          headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ dois: ['10.3892/ijo.2017.3871', 'nope'] }),
+        }),
+      (base) =>
+        new Request(`${base}/v2.2/updates`, {
+          method: 'POST',
+          headers: { 'x-api-key': KEY, 'content-type': 'text/plain' },
+          body: '{}',
+        }),
+      (base) =>
+        new Request(`${base}/v2.2/updates`, {
+          method: 'POST',
+          headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'content-encoding': 'br' },
+          body: '{}',
+        }),
       get('/v2.2/updates/changes?limit=2'),
       get('/v2.2/updates/changes?limit=0'),
       get('/v2.2/updates/changes?after=nonsense'),
@@ -126,8 +156,15 @@ describe('direct routes answer as the Elysia app does', () => {
     }
     expect(statuses).toEqual([200, 200, 415, 415, 200, 400, 400, 401, 404, 200, 200, 200]);
     // the empty poll's fast path too: the cursor of the last change, from a page that said more: false
-    let page = (await (await fetch(`${server.url}/v2.2/updates/changes?limit=1000`, { headers: { 'x-api-key': KEY } })).json()) as { next: string; more: boolean };
-    while (page.more) page = (await (await fetch(`${server.url}/v2.2/updates/changes?limit=1000&after=${page.next}`, { headers: { 'x-api-key': KEY } })).json()) as typeof page;
+    let page = (await (
+      await fetch(`${server.url}/v2.2/updates/changes?limit=1000`, { headers: { 'x-api-key': KEY } })
+    ).json()) as { next: string; more: boolean };
+    while (page.more)
+      page = (await (
+        await fetch(`${server.url}/v2.2/updates/changes?limit=1000&after=${page.next}`, {
+          headers: { 'x-api-key': KEY },
+        })
+      ).json()) as typeof page;
     const [viaElysia, direct] = await bothWays(app, server.url, get(`/v2.2/updates/changes?after=${page.next}`));
     expect(direct).toEqual(viaElysia);
     expect(JSON.parse(direct.body)).toEqual({ changes: [], next: page.next, more: false });
@@ -137,14 +174,22 @@ describe('direct routes answer as the Elysia app does', () => {
     const [viaElysia, direct] = await bothWays(throwing, throwingServer.url, (base) => new Request(`${base}/healthz`));
     expect(direct).toEqual(viaElysia);
     expect(direct.status).toBe(500);
-    expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: the health check broke' });
+    expect(JSON.parse(direct.body)).toEqual({
+      statusCode: 500,
+      error: 'INTERNAL',
+      message: 'internal error: the health check broke',
+    });
   });
 
   test('a handler whose promise rejects: the same 500 both ways', async () => {
     const [viaElysia, direct] = await bothWays(throwing, throwingServer.url, entitlementRequest);
     expect(direct).toEqual(viaElysia);
     expect(direct.status).toBe(500);
-    expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: the index broke' });
+    expect(JSON.parse(direct.body)).toEqual({
+      statusCode: 500,
+      error: 'INTERNAL',
+      message: 'internal error: the index broke',
+    });
   });
 
   test('a handler that throws something other than an Error (null): the same 500 both ways', async () => {
@@ -158,7 +203,11 @@ describe('direct routes answer as the Elysia app does', () => {
     );
     const nullServer = startServer(nullThrowing, '127.0.0.1', 0);
     try {
-      const [viaElysia, direct] = await bothWays(nullThrowing, nullServer.url, (base) => new Request(`${base}/healthz`));
+      const [viaElysia, direct] = await bothWays(
+        nullThrowing,
+        nullServer.url,
+        (base) => new Request(`${base}/healthz`),
+      );
       expect(direct).toEqual(viaElysia);
       expect(JSON.parse(direct.body)).toEqual({ statusCode: 500, error: 'INTERNAL', message: 'internal error: null' });
     } finally {
@@ -167,7 +216,11 @@ describe('direct routes answer as the Elysia app does', () => {
   });
 
   test('another method on a direct route is still 405 with Allow, as through Elysia', async () => {
-    const [viaElysia, direct] = await bothWays(app, server.url, (base) => new Request(`${base}/v2.2/entitlements`, { method: 'PUT', headers: { 'x-api-key': KEY } }));
+    const [viaElysia, direct] = await bothWays(
+      app,
+      server.url,
+      (base) => new Request(`${base}/v2.2/entitlements`, { method: 'PUT', headers: { 'x-api-key': KEY } }),
+    );
     expect(direct).toEqual(viaElysia);
     expect([direct.status, direct.headers.allow]).toEqual([405, 'POST']);
   });

@@ -23,7 +23,14 @@ let second: PlatformServer;
 let clock: number;
 
 function settings(name: string, over: Partial<PlatformSettings> = {}): PlatformSettings {
-  return { name, entitlementTimeoutMs: 1000, entitlementConcurrency: 8, entitlementBatch: 20, entitlementCacheSeconds: 0, ...over };
+  return {
+    name,
+    entitlementTimeoutMs: 1000,
+    entitlementConcurrency: 8,
+    entitlementBatch: 20,
+    entitlementCacheSeconds: 0,
+    ...over,
+  };
 }
 
 /** The platforms: `paid` and `second` have Entitlement APIs (the loopback servers), the others none. */
@@ -36,14 +43,30 @@ function platforms(over: Record<string, Partial<PlatformSettings>> = {}): Platfo
   ];
 }
 
-function appWith(list: PlatformSettings[], entitlementSettings = DEFAULT_ENTITLEMENTS, integrators?: IntegratorSettings[]): { app: App; entitlements: Entitlements } {
+function appWith(
+  list: PlatformSettings[],
+  entitlementSettings = DEFAULT_ENTITLEMENTS,
+  integrators?: IntegratorSettings[],
+): { app: App; entitlements: Entitlements } {
   const entitlements = new Entitlements(list, entitlementSettings, () => clock);
-  const app = makeApp({ production: { store }, staging: { store: staging } }, { entitlements, ...(integrators ? { integrators } : {}) });
+  const app = makeApp(
+    { production: { store }, staging: { store: staging } },
+    { entitlements, ...(integrators ? { integrators } : {}) },
+  );
   return { app, entitlements };
 }
 
-async function ask(app: App, dois: unknown[], opts: { org?: object; key?: string; path?: string } = {}): Promise<Obj[]> {
-  const r = await post(app, opts.path ?? '/v2.2/entitlements', JSON.stringify({ ...(opts.org === undefined ? { org: ORG } : { org: opts.org }), dois }), { key: opts.key ?? KEY });
+async function ask(
+  app: App,
+  dois: unknown[],
+  opts: { org?: object; key?: string; path?: string } = {},
+): Promise<Obj[]> {
+  const r = await post(
+    app,
+    opts.path ?? '/v2.2/entitlements',
+    JSON.stringify({ ...(opts.org === undefined ? { org: ORG } : { org: opts.org }), dois }),
+    { key: opts.key ?? KEY },
+  );
   const text = await r.text();
   if (r.status !== 200) throw new Error(`expected 200, got ${r.status}: ${text}`);
   expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -74,9 +97,17 @@ beforeEach(() => {
   store.applyFilesSync([
     preparedFile(
       [
-        { doi: '10.1000/Open-1', accessType: 'open', vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }] },
+        {
+          doi: '10.1000/Open-1',
+          accessType: 'open',
+          vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }],
+        },
         { doi: '10.1000/free-1', accessType: 'free' },
-        { doi: '10.1000/permfree-1', accessType: 'permFree', vor: [{ url: 'https://oa.example/pf"1' }, { url: 'https://oa.example/pf1.html', contentType: 'text/html' }] },
+        {
+          doi: '10.1000/permfree-1',
+          accessType: 'permFree',
+          vor: [{ url: 'https://oa.example/pf"1' }, { url: 'https://oa.example/pf1.html', contentType: 'text/html' }],
+        },
         { doi: '10.1000/both', accessType: 'open', vor: [{ url: 'https://oa.example/both.pdf' }] },
       ],
       { platform: 'oa' },
@@ -92,7 +123,13 @@ beforeEach(() => {
       { platform: 'paid' },
     ),
     preparedFile([{ doi: '10.3000/shared', accessType: 'paid' }], { platform: 'second' }),
-    preparedFile([{ doi: '10.4000/legacy-1', accessType: 'paid' }, { doi: '10.3000/shared', accessType: 'paid' }], { platform: 'legacy' }),
+    preparedFile(
+      [
+        { doi: '10.4000/legacy-1', accessType: 'paid' },
+        { doi: '10.3000/shared', accessType: 'paid' },
+      ],
+      { platform: 'legacy' },
+    ),
   ]);
   staging.applyFilesSync([preparedFile([{ doi: '10.9000/trial', accessType: 'open' }], { platform: 'oa' })]);
 });
@@ -105,9 +142,20 @@ afterEach(async () => {
 describe('answered from the deposit', () => {
   test('open, free and permFree holdings: entitled yes, oa_platform, the deposited vor links; the platform is never called', async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, ['10.1000/Open-1', '10.1000/FREE-1', 'https://doi.org/10.1000/permfree-1', 'doi:10.1000/both'], { key: KEY_NO_UPDATES });
+    const got = await ask(
+      app,
+      ['10.1000/Open-1', '10.1000/FREE-1', 'https://doi.org/10.1000/permfree-1', 'doi:10.1000/both'],
+      { key: KEY_NO_UPDATES },
+    );
     expect(got).toEqual([
-      { doi: '10.1000/Open-1', statusCode: 200, entitled: 'yes', accessType: 'open', source: 'oa_platform', vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }] },
+      {
+        doi: '10.1000/Open-1',
+        statusCode: 200,
+        entitled: 'yes',
+        accessType: 'open',
+        source: 'oa_platform',
+        vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }],
+      },
       { doi: '10.1000/FREE-1', statusCode: 200, entitled: 'yes', accessType: 'free', source: 'oa_platform' },
       {
         doi: 'https://doi.org/10.1000/permfree-1',
@@ -118,7 +166,14 @@ describe('answered from the deposit', () => {
         vor: [{ url: 'https://oa.example/pf"1' }, { url: 'https://oa.example/pf1.html', contentType: 'text/html' }],
       },
       // held open by "oa" and paid by "paid": the open holding answers, no call
-      { doi: 'doi:10.1000/both', statusCode: 200, entitled: 'yes', accessType: 'open', source: 'oa_platform', vor: [{ url: 'https://oa.example/both.pdf' }] },
+      {
+        doi: 'doi:10.1000/both',
+        statusCode: 200,
+        entitled: 'yes',
+        accessType: 'open',
+        source: 'oa_platform',
+        vor: [{ url: 'https://oa.example/both.pdf' }],
+      },
     ]);
     expect(platform.calls).toHaveLength(0);
     expect(second.calls).toHaveLength(0);
@@ -126,23 +181,43 @@ describe('answered from the deposit', () => {
 
   test('a DOI no platform holds is a 404 entry, an entry that is not a DOI a 400 entry with why; both in request order', async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, ['10.5555/nobody', 'not a doi', '10.1000/open-1', { doi: '10.1000/x\u200by', uid: 'u-7' }], { key: KEY_NO_UPDATES });
+    const got = await ask(
+      app,
+      ['10.5555/nobody', 'not a doi', '10.1000/open-1', { doi: '10.1000/x\u200by', uid: 'u-7' }],
+      { key: KEY_NO_UPDATES },
+    );
     expect(got[0]).toEqual({ doi: '10.5555/nobody', statusCode: 404 });
     expect(got[1]).toEqual({ doi: 'not a doi', statusCode: 400, message: expect.stringContaining('not a DOI') });
     expect(got[2]!.source).toBe('oa_platform');
-    expect(got[3]).toEqual({ doi: '10.1000/x\u200by', statusCode: 400, message: expect.stringContaining('U+200B'), uid: 'u-7' });
+    expect(got[3]).toEqual({
+      doi: '10.1000/x\u200by',
+      statusCode: 400,
+      message: expect.stringContaining('U+200B'),
+      uid: 'u-7',
+    });
   });
 
-  test('an entry by metadata only (GetFTR\'s title, journal...) is a 400 entry saying DOIs only; the others are answered', async () => {
+  test("an entry by metadata only (GetFTR's title, journal...) is a 400 entry saying DOIs only; the others are answered", async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, [{ title: 'A title', journal: 'J', authors: ['A'], year: 2020, uid: 'm1' }, '10.1000/free-1'], { key: KEY });
-    expect(got[0]).toEqual({ statusCode: 400, message: expect.stringContaining('by DOI only'), uid: 'm1', updates: [] });
+    const got = await ask(
+      app,
+      [{ title: 'A title', journal: 'J', authors: ['A'], year: 2020, uid: 'm1' }, '10.1000/free-1'],
+      { key: KEY },
+    );
+    expect(got[0]).toEqual({
+      statusCode: 400,
+      message: expect.stringContaining('by DOI only'),
+      uid: 'm1',
+      updates: [],
+    });
     expect(got[1]!.source).toBe('oa_platform');
   });
 
   test('an object entry echoes its uid; the doi is echoed exactly as sent', async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, [{ doi: 'DOI:10.1000/OPEN-1', uid: 'ref "1" é' }, { doi: '10.1000/free-1' }], { key: KEY_NO_UPDATES });
+    const got = await ask(app, [{ doi: 'DOI:10.1000/OPEN-1', uid: 'ref "1" é' }, { doi: '10.1000/free-1' }], {
+      key: KEY_NO_UPDATES,
+    });
     expect(got.map((o) => [o.doi, o.uid, o.source])).toEqual([
       ['DOI:10.1000/OPEN-1', 'ref "1" é', 'oa_platform'],
       ['10.1000/free-1', undefined, 'oa_platform'],
@@ -154,7 +229,9 @@ describe('answered from the deposit', () => {
     const [key, work] = [...sample.works].find(([, w]) => w.updates.length > 1)!;
     store.applyFilesSync([preparedFile([{ doi: work.doi, accessType: 'open' }], { platform: 'oa' })]);
     const { app } = appWith(platforms());
-    const served = (await (await post(app, '/v2.2/updates', JSON.stringify({ dois: [key] }))).json()) as { documents: { updates: unknown[] }[] };
+    const served = (await (await post(app, '/v2.2/updates', JSON.stringify({ dois: [key] }))).json()) as {
+      documents: { updates: unknown[] }[];
+    };
     const on = await ask(app, [work.doi.toUpperCase(), '10.1000/free-1', '10.5555/nobody', 'nope']);
     expect(on[0]!.source).toBe('oa_platform');
     expect(on[0]!.updates).toEqual(served.documents[0]!.updates);
@@ -170,10 +247,17 @@ describe('asking the platform', () => {
     platform.mode = {
       kind: 'answer',
       entitled: () => 'yes',
-      extra: (doi) => ({ document: `https://paid.example/landing/${doi}`, vor: [{ url: `https://paid.example/${doi}.pdf`, contentType: 'application/pdf' }], licenses: ['ignored'] }),
+      extra: (doi) => ({
+        document: `https://paid.example/landing/${doi}`,
+        vor: [{ url: `https://paid.example/${doi}.pdf`, contentType: 'application/pdf' }],
+        licenses: ['ignored'],
+      }),
     };
     const { app } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, name: 'holdings.example' });
-    const got = await ask(app, ['10.2000/PAID-1'], { org: { ipv4: '192.0.2.10', entityID: 'https://idp.example/saml', ringgoldID: '1234' }, key: KEY_NO_UPDATES });
+    const got = await ask(app, ['10.2000/PAID-1'], {
+      org: { ipv4: '192.0.2.10', entityID: 'https://idp.example/saml', ringgoldID: '1234' },
+      key: KEY_NO_UPDATES,
+    });
     expect(got).toEqual([
       {
         doi: '10.2000/PAID-1',
@@ -188,9 +272,19 @@ describe('asking the platform', () => {
     ]);
     expect(platform.calls).toHaveLength(1);
     const call = platform.calls[0]!;
-    expect(call.body).toEqual({ org: { ipv4: '192.0.2.10', entityID: 'https://idp.example/saml' }, dois: ['10.2000/PAID-1'] });
+    expect(call.body).toEqual({
+      org: { ipv4: '192.0.2.10', entityID: 'https://idp.example/saml' },
+      dois: ['10.2000/PAID-1'],
+    });
     expect(call.jwtHeader).toEqual({ alg: 'HS256', typ: 'JWT' });
-    expect(call.claims).toEqual({ iss: 'holdings.example', aud: 'paid', sub: 'without-updates', iat: Math.floor(clock / 1000), jti: expect.stringMatching(/^[0-9a-f-]{36}$/), doi: '10.2000/PAID-1' });
+    expect(call.claims).toEqual({
+      iss: 'holdings.example',
+      aud: 'paid',
+      sub: 'without-updates',
+      iat: Math.floor(clock / 1000),
+      jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      doi: '10.2000/PAID-1',
+    });
     expect(call.headers['user-agent']).toBe('holdings.example Entitlement API');
     expect(call.headers['x-integrator-id']).toBe('without-updates');
     expect(call.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -199,8 +293,14 @@ describe('asking the platform', () => {
 
   test("a platform built for GetFTR's calls gets them: the iss and user-agent it expects, from [entitlements] name and userAgent", async () => {
     platform.mode = { kind: 'answer', entitled: () => 'no' };
-    const { app } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, name: 'getftr', userAgent: 'GetFT Entitlement API' });
-    expect(await ask(app, ['10.2000/PAID-1'], { key: KEY_NO_UPDATES })).toMatchObject([{ entitled: 'no', source: 'service_request' }]);
+    const { app } = appWith(platforms(), {
+      ...DEFAULT_ENTITLEMENTS,
+      name: 'getftr',
+      userAgent: 'GetFT Entitlement API',
+    });
+    expect(await ask(app, ['10.2000/PAID-1'], { key: KEY_NO_UPDATES })).toMatchObject([
+      { entitled: 'no', source: 'service_request' },
+    ]);
     const call = platform.calls[0]!;
     expect([call.claims?.iss, call.headers['user-agent']]).toEqual(['getftr', 'GetFT Entitlement API']);
   });
@@ -209,13 +309,21 @@ describe('asking the platform', () => {
     platform.mode = { kind: 'answer', entitled: () => 'no' };
     const { app } = appWith(platforms());
     const got = await ask(app, ['10.2000/untyped-1'], { key: KEY_NO_UPDATES });
-    expect(got).toEqual([{ doi: '10.2000/untyped-1', statusCode: 200, entitled: 'no', source: 'service_request', org: ORG }]);
+    expect(got).toEqual([
+      { doi: '10.2000/untyped-1', statusCode: 200, entitled: 'no', source: 'service_request', org: ORG },
+    ]);
   });
 
   test('a platform without an Entitlement API: maybe, publisher_not_supported, nothing called', async () => {
     const { app } = appWith(platforms());
     expect(await ask(app, ['10.4000/legacy-1'], { key: KEY_NO_UPDATES })).toEqual([
-      { doi: '10.4000/legacy-1', statusCode: 200, entitled: 'maybe', accessType: 'paid', source: 'publisher_not_supported' },
+      {
+        doi: '10.4000/legacy-1',
+        statusCode: 200,
+        entitled: 'maybe',
+        accessType: 'paid',
+        source: 'publisher_not_supported',
+      },
     ]);
     expect(platform.calls.length + second.calls.length).toBe(0);
   });
@@ -236,7 +344,11 @@ describe('asking the platform', () => {
 
   test('a DOI named by several entries (in any form) is asked once; every entry gets the answer', async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, ['10.2000/paid-1', 'doi:10.2000/PAID-1', { doi: 'https://doi.org/10.2000/paid-1', uid: 'x' }], { key: KEY_NO_UPDATES });
+    const got = await ask(
+      app,
+      ['10.2000/paid-1', 'doi:10.2000/PAID-1', { doi: 'https://doi.org/10.2000/paid-1', uid: 'x' }],
+      { key: KEY_NO_UPDATES },
+    );
     expect(got.map((o) => [o.doi, o.entitled, o.source, o.uid])).toEqual([
       ['10.2000/paid-1', 'yes', 'service_request', undefined],
       ['doi:10.2000/PAID-1', 'yes', 'service_request', undefined],
@@ -247,7 +359,16 @@ describe('asking the platform', () => {
 
   test('a doi.org link is percent-decoded: it finds the holding, the platform gets the bare DOI; a broken encoding is a 400 entry', async () => {
     const { app } = appWith(platforms());
-    const got = await ask(app, ['https://doi.org/10.2000%2Fpaid-1', 'https://doi.org/10.1000%2Fopen-1', 'https://doi.org/10.1000/open%2', '10.1000/open%2D1'], { key: KEY_NO_UPDATES });
+    const got = await ask(
+      app,
+      [
+        'https://doi.org/10.2000%2Fpaid-1',
+        'https://doi.org/10.1000%2Fopen-1',
+        'https://doi.org/10.1000/open%2',
+        '10.1000/open%2D1',
+      ],
+      { key: KEY_NO_UPDATES },
+    );
     expect(got.map((o) => [o.doi, o.statusCode, o.source])).toEqual([
       ['https://doi.org/10.2000%2Fpaid-1', 200, 'service_request'],
       ['https://doi.org/10.1000%2Fopen-1', 200, 'oa_platform'],
@@ -262,12 +383,27 @@ describe('asking the platform', () => {
     const { app } = appWith(platforms());
     platform.mode = { kind: 'answer', entitled: () => 'no', delayMs: 30 };
     second.mode = { kind: 'answer', entitled: () => 'yes' };
-    expect((await ask(app, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({ statusCode: 200, entitled: 'yes', source: 'service_request' });
+    expect((await ask(app, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({
+      statusCode: 200,
+      entitled: 'yes',
+      source: 'service_request',
+    });
     second.mode = { kind: 'answer', entitled: () => 'no' };
     // "legacy" has no API: not all platforms said no, so its maybe stands
-    expect((await ask(app, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({ entitled: 'maybe', source: 'publisher_not_supported' });
-    const { app: twoOnly } = appWith(platforms().filter((p) => p.name !== 'legacy').concat(settings('legacy', { entitlementUrl: second.url, entitlementSecret: SECRET })));
-    expect((await ask(twoOnly, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({ statusCode: 200, entitled: 'no', source: 'service_request' });
+    expect((await ask(app, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({
+      entitled: 'maybe',
+      source: 'publisher_not_supported',
+    });
+    const { app: twoOnly } = appWith(
+      platforms()
+        .filter((p) => p.name !== 'legacy')
+        .concat(settings('legacy', { entitlementUrl: second.url, entitlementSecret: SECRET })),
+    );
+    expect((await ask(twoOnly, ['10.3000/shared'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({
+      statusCode: 200,
+      entitled: 'no',
+      source: 'service_request',
+    });
   });
 
   test('the first yes answers without waiting for a slower platform', async () => {
@@ -285,9 +421,28 @@ describe('a bad platform', () => {
   const failing: [string, () => Promise<{ url: string; stop?: () => Promise<void> } | void>][] = [
     ['answers 500', async () => void (platform.mode = { kind: 'raw', status: 500, body: '{"error":"boom"}' })],
     ['answers garbage', async () => void (platform.mode = { kind: 'raw', status: 200, body: '<html>not json' })],
-    ['answers JSON of another shape', async () => void (platform.mode = { kind: 'raw', status: 200, body: '{"entitlements":{"doi":"x"}}' })],
-    ['answers an entry with a bad entitled value', async () => void (platform.mode = { kind: 'raw', status: 200, body: '{"entitlements":[{"doi":"10.2000/paid-1","entitled":"sure"}]}' })],
-    ['leaves the DOI out of its answer', async () => void (platform.mode = { kind: 'raw', status: 200, body: '{"entitlements":[{"doi":"10.2000/other","entitled":"yes"}]}' })],
+    [
+      'answers JSON of another shape',
+      async () => void (platform.mode = { kind: 'raw', status: 200, body: '{"entitlements":{"doi":"x"}}' }),
+    ],
+    [
+      'answers an entry with a bad entitled value',
+      async () =>
+        void (platform.mode = {
+          kind: 'raw',
+          status: 200,
+          body: '{"entitlements":[{"doi":"10.2000/paid-1","entitled":"sure"}]}',
+        }),
+    ],
+    [
+      'leaves the DOI out of its answer',
+      async () =>
+        void (platform.mode = {
+          kind: 'raw',
+          status: 200,
+          body: '{"entitlements":[{"doi":"10.2000/other","entitled":"yes"}]}',
+        }),
+    ],
     ['refuses the connection', async () => ({ url: await refusedUrl() })],
     ['resets the connection', async () => resettingServer()],
   ];
@@ -309,7 +464,13 @@ describe('a bad platform', () => {
     const t0 = performance.now();
     const got = await ask(app, ['10.2000/paid-1', '10.1000/open-1'], { key: KEY_NO_UPDATES });
     const took = performance.now() - t0;
-    expect(got[0]).toEqual({ doi: '10.2000/paid-1', statusCode: 504, entitled: 'maybe', accessType: 'paid', source: 'unknown' });
+    expect(got[0]).toEqual({
+      doi: '10.2000/paid-1',
+      statusCode: 504,
+      entitled: 'maybe',
+      accessType: 'paid',
+      source: 'unknown',
+    });
     expect(got[1]!.source).toBe('oa_platform');
     expect(took).toBeGreaterThanOrEqual(290);
     expect(took).toBeLessThan(400);
@@ -327,31 +488,49 @@ describe('a bad platform', () => {
 
   test('the circuit breaker opens after N consecutive failures, answers at once as for a time-out, then lets one call test recovery', async () => {
     platform.mode = { kind: 'raw', status: 503, body: 'down' };
-    const { app, entitlements } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, breakerFailures: 3, breakerCooldownMs: 10_000 });
+    const { app, entitlements } = appWith(platforms(), {
+      ...DEFAULT_ENTITLEMENTS,
+      breakerFailures: 3,
+      breakerCooldownMs: 10_000,
+    });
     const client = entitlements.clients.get('paid')!;
-    for (let i = 0; i < 3; i++) expect((await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES }))[0]!.source).toBe('unknown');
+    for (let i = 0; i < 3; i++)
+      expect((await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES }))[0]!.source).toBe('unknown');
     expect(client.breaker.state).toBe('open');
     expect(platform.calls).toHaveLength(3);
     platform.mode = { kind: 'answer', entitled: () => 'yes' };
     const [blocked] = await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES });
-    expect(blocked).toEqual({ doi: '10.2000/paid-1', statusCode: 504, entitled: 'maybe', accessType: 'paid', source: 'unknown' });
+    expect(blocked).toEqual({
+      doi: '10.2000/paid-1',
+      statusCode: 504,
+      entitled: 'maybe',
+      accessType: 'paid',
+      source: 'unknown',
+    });
     expect(platform.calls).toHaveLength(3); // not called while open
     expect(client.figures.calls.breaker_open).toBe(1);
     // other platforms are not affected
     second.mode = { kind: 'answer', entitled: () => 'yes' };
     clock += 10_000; // the cool-down has passed: one call goes through and closes the breaker
     expect(client.breaker.state).toBe('half-open');
-    expect((await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({ statusCode: 200, entitled: 'yes', source: 'service_request' });
+    expect((await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES }))[0]).toMatchObject({
+      statusCode: 200,
+      entitled: 'yes',
+      source: 'service_request',
+    });
     expect(client.breaker.state).toBe('closed');
     expect(platform.calls).toHaveLength(4);
   });
 
   test('calls that wait past their time-out for a free slot (our queue, not the platform) are 504 but never open the breaker', async () => {
     platform.mode = { kind: 'answer', entitled: () => 'yes', delayMs: 400 };
-    const { app, entitlements } = appWith(platforms({ paid: { entitlementConcurrency: 1, entitlementBatch: 1, entitlementTimeoutMs: 250 } }), {
-      ...DEFAULT_ENTITLEMENTS,
-      breakerFailures: 2,
-    });
+    const { app, entitlements } = appWith(
+      platforms({ paid: { entitlementConcurrency: 1, entitlementBatch: 1, entitlementTimeoutMs: 250 } }),
+      {
+        ...DEFAULT_ENTITLEMENTS,
+        breakerFailures: 2,
+      },
+    );
     const got = await ask(app, ['10.2000/many-1', '10.2000/many-2', '10.2000/many-3'], { key: KEY_NO_UPDATES });
     expect(got.map((o) => o.statusCode)).toEqual([504, 504, 504]);
     const client = entitlements.clients.get('paid')!;
@@ -361,7 +540,11 @@ describe('a bad platform', () => {
 
   test('a failed recovery call opens the breaker for another cool-down', async () => {
     platform.mode = { kind: 'raw', status: 500, body: '' };
-    const { app, entitlements } = appWith(platforms(), { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, breakerCooldownMs: 5_000 });
+    const { app, entitlements } = appWith(platforms(), {
+      ...DEFAULT_ENTITLEMENTS,
+      breakerFailures: 2,
+      breakerCooldownMs: 5_000,
+    });
     const client = entitlements.clients.get('paid')!;
     for (let i = 0; i < 2; i++) await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES });
     clock += 5_000;
@@ -384,7 +567,14 @@ describe('the answer cache', () => {
     ];
     const { app } = appWith(platforms(cached), DEFAULT_ENTITLEMENTS, integrators);
     expect((await ask(app, ['10.2000/paid-1']))[0]!.source).toBe('service_request');
-    expect((await ask(app, ['10.2000/PAID-1']))[0]).toEqual({ doi: '10.2000/PAID-1', statusCode: 200, entitled: 'yes', accessType: 'paid', source: 'service_cache', org: ORG });
+    expect((await ask(app, ['10.2000/PAID-1']))[0]).toEqual({
+      doi: '10.2000/PAID-1',
+      statusCode: 200,
+      entitled: 'yes',
+      accessType: 'paid',
+      source: 'service_cache',
+      org: ORG,
+    });
     expect(platform.calls).toHaveLength(1);
     expect((await ask(app, ['10.2000/paid-1'], { org: { ipv4: '198.51.100.1' } }))[0]!.source).toBe('service_request');
     expect((await ask(app, ['10.2000/paid-1'], { key: KEY_NO_UPDATES }))[0]!.source).toBe('service_request');
@@ -448,24 +638,114 @@ describe('the answer cache', () => {
 describe('request-level errors, as the Updates API', () => {
   const cases: [string, string, number, string, RegExp][] = [
     ['no DOIs', '{"dois":[]}', 400, 'BAD_REQUEST', /^\/dois: 0 DOIs given/],
-    ['101 DOIs', JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }), 400, 'BAD_REQUEST', /^\/dois: 101 DOIs given/],
+    [
+      '101 DOIs',
+      JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }),
+      400,
+      'BAD_REQUEST',
+      /^\/dois: 101 DOIs given/,
+    ],
     ['a number entry', '{"dois":[5]}', 400, 'BAD_REQUEST', /^\/dois\/0: an entry is a DOI string or/],
-    ['an object entry with a member GetFTR does not have', '{"dois":[{"doi":"10.1/x","colour":"t"}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/colour: unexpected property; an entry is a DOI string or/],
-    ['an over-long uid', JSON.stringify({ dois: ['10.1000/open-1', { doi: '10.1000/open-1', uid: 'u'.repeat(257) }] }), 400, 'BAD_REQUEST', /^\/dois\/1\/uid: at most 256 characters$/],
+    [
+      'an object entry with a member GetFTR does not have',
+      '{"dois":[{"doi":"10.1/x","colour":"t"}]}',
+      400,
+      'BAD_REQUEST',
+      /^\/dois\/0\/colour: unexpected property; an entry is a DOI string or/,
+    ],
+    [
+      'an over-long uid',
+      JSON.stringify({ dois: ['10.1000/open-1', { doi: '10.1000/open-1', uid: 'u'.repeat(257) }] }),
+      400,
+      'BAD_REQUEST',
+      /^\/dois\/1\/uid: at most 256 characters$/,
+    ],
     ['a doi that is not a string', '{"dois":[{"doi":5}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/doi: must be a string$/],
-    ['a uid that is not a string', '{"dois":[{"doi":"10.1000/open-1","uid":7}]}', 400, 'BAD_REQUEST', /^\/dois\/0\/uid: must be a string$/],
-    ['an entry neither a string nor an object', '{"dois":[true]}', 400, 'BAD_REQUEST', /^\/dois\/0: an entry is a DOI string or \{"doi": "10.xxxx\/...", "uid"\?: "..."\}$/],
-    ['an over-long org field', JSON.stringify({ org: { ringgoldID: 'r'.repeat(65) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/ringgoldID: at most 64 characters$/],
-    ['an unknown org member', '{"org":{"ip":"1.2.3.4"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ip: unexpected property/],
-    ['an ipv4 that does not parse', '{"org":{"ipv4":"300.1.1.1"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv4: "300.1.1.1" is not an IPv4 address/],
-    ['an ipv6 that does not parse', '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: /],
+    [
+      'a uid that is not a string',
+      '{"dois":[{"doi":"10.1000/open-1","uid":7}]}',
+      400,
+      'BAD_REQUEST',
+      /^\/dois\/0\/uid: must be a string$/,
+    ],
+    [
+      'an entry neither a string nor an object',
+      '{"dois":[true]}',
+      400,
+      'BAD_REQUEST',
+      /^\/dois\/0: an entry is a DOI string or \{"doi": "10.xxxx\/...", "uid"\?: "..."\}$/,
+    ],
+    [
+      'an over-long org field',
+      JSON.stringify({ org: { ringgoldID: 'r'.repeat(65) }, dois: ['10.1000/open-1'] }),
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ringgoldID: at most 64 characters$/,
+    ],
+    [
+      'an unknown org member',
+      '{"org":{"ip":"1.2.3.4"},"dois":["10.1000/open-1"]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ip: unexpected property/,
+    ],
+    [
+      'an ipv4 that does not parse',
+      '{"org":{"ipv4":"300.1.1.1"},"dois":["10.1000/open-1"]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ipv4: "300.1.1.1" is not an IPv4 address/,
+    ],
+    [
+      'an ipv6 that does not parse',
+      '{"org":{"ipv6":"2001:db8::zz"},"dois":["10.1000/open-1"]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ipv6: /,
+    ],
     // a zone names an interface of the sender, never part of a reader's address: refused on both reading paths
-    ['an ipv6 with a zone (a plain body)', '{"org":{"ipv6":"fe80::1%eth0"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: "fe80::1%eth0" is not an IPv6 address$/],
-    ['an ipv6 with a zone (a parsed body)', '{"org":{"ipv6":"fe80::1%25eth0"},"dois":[{"doi":"10.1000/open-1"}]}', 400, 'BAD_REQUEST', /^\/org\/ipv6: "fe80::1%25eth0" is not an IPv6 address$/],
-    ['openAthensOrgID without entityID', '{"org":{"openAthensOrgID":"x"},"dois":["10.1000/open-1"]}', 400, 'BAD_REQUEST', /^\/org\/openAthensOrgID: given only with \/org\/entityID/],
-    ['an over-long entityID', JSON.stringify({ org: { entityID: 'x'.repeat(1025) }, dois: ['10.1000/open-1'] }), 400, 'BAD_REQUEST', /^\/org\/entityID: /],
-    ['malformed JSON', '{"dois":[', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 10 \(byte 9\): unexpected end of the body, expected a value$/],
-    ['a trailing comma', '{"dois":["10.1000/open-1",]}', 400, 'INVALID_JSON', /not valid JSON: at line 1, column 27 \(byte 26\): unexpected "]" after ","/],
+    [
+      'an ipv6 with a zone (a plain body)',
+      '{"org":{"ipv6":"fe80::1%eth0"},"dois":["10.1000/open-1"]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ipv6: "fe80::1%eth0" is not an IPv6 address$/,
+    ],
+    [
+      'an ipv6 with a zone (a parsed body)',
+      '{"org":{"ipv6":"fe80::1%25eth0"},"dois":[{"doi":"10.1000/open-1"}]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/ipv6: "fe80::1%25eth0" is not an IPv6 address$/,
+    ],
+    [
+      'openAthensOrgID without entityID',
+      '{"org":{"openAthensOrgID":"x"},"dois":["10.1000/open-1"]}',
+      400,
+      'BAD_REQUEST',
+      /^\/org\/openAthensOrgID: given only with \/org\/entityID/,
+    ],
+    [
+      'an over-long entityID',
+      JSON.stringify({ org: { entityID: 'x'.repeat(1025) }, dois: ['10.1000/open-1'] }),
+      400,
+      'BAD_REQUEST',
+      /^\/org\/entityID: /,
+    ],
+    [
+      'malformed JSON',
+      '{"dois":[',
+      400,
+      'INVALID_JSON',
+      /not valid JSON: at line 1, column 10 \(byte 9\): unexpected end of the body, expected a value$/,
+    ],
+    [
+      'a trailing comma',
+      '{"dois":["10.1000/open-1",]}',
+      400,
+      'INVALID_JSON',
+      /not valid JSON: at line 1, column 27 \(byte 26\): unexpected "]" after ","/,
+    ],
   ];
   for (const [name, body, status, code, message] of cases)
     test(`${name}: ${status} ${code}`, async () => {
@@ -479,20 +759,43 @@ describe('request-level errors, as the Updates API', () => {
     const { app } = appWith(platforms());
     const enc = new TextEncoder();
     const doi = new Uint8Array([...enc.encode('{"dois":["10.1000/open-1'), 0xff, ...enc.encode('"]}')]);
-    const org = new Uint8Array([...enc.encode('{"org":{"entityID":"https://idp.example/'), 0xc3, 0x28, ...enc.encode('"},"dois":["10.1000/open-1"]}')]);
-    for (const [body, at] of [[doi, 'line 1, column 25 (byte 24)'], [org, 'line 1, column 41 (byte 40)']] as const) {
+    const org = new Uint8Array([
+      ...enc.encode('{"org":{"entityID":"https://idp.example/'),
+      0xc3,
+      0x28,
+      ...enc.encode('"},"dois":["10.1000/open-1"]}'),
+    ]);
+    for (const [body, at] of [
+      [doi, 'line 1, column 25 (byte 24)'],
+      [org, 'line 1, column 41 (byte 40)'],
+    ] as const) {
       const e = await errorOf(await post(app, '/v2.2/entitlements', body));
-      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`not valid JSON: at ${at}: not UTF-8`)]);
+      expect([e.status, e.body.error, e.body.message]).toEqual([
+        400,
+        'INVALID_JSON',
+        expect.stringContaining(`not valid JSON: at ${at}: not UTF-8`),
+      ]);
     }
   });
 
   test('401 before 415 before 413 before 400; 405 for another method; the same on /v2.1 and /staging', async () => {
     const { app } = appWith(platforms(), DEFAULT_ENTITLEMENTS);
-    for (const path of ['/v2.2/entitlements', '/v2.1/entitlements', '/staging/v2.2/entitlements', '/staging/v2.1/entitlements']) {
-      expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: null, contentType: 'text/plain' }))).status).toBe(401);
+    for (const path of [
+      '/v2.2/entitlements',
+      '/v2.1/entitlements',
+      '/staging/v2.2/entitlements',
+      '/staging/v2.1/entitlements',
+    ]) {
+      expect(
+        (await errorOf(await post(app, path, 'x'.repeat(70_000), { key: null, contentType: 'text/plain' }))).status,
+      ).toBe(401);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { key: 'wrong-key-000' }))).status).toBe(401);
-      expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { contentType: 'text/plain' }))).status).toBe(415);
-      const coded = await errorOf(await post(app, path, 'x'.repeat(70_000), { headers: { 'content-encoding': 'gzip' } }));
+      expect((await errorOf(await post(app, path, 'x'.repeat(70_000), { contentType: 'text/plain' }))).status).toBe(
+        415,
+      );
+      const coded = await errorOf(
+        await post(app, path, 'x'.repeat(70_000), { headers: { 'content-encoding': 'gzip' } }),
+      );
       expect([coded.status, coded.body.message]).toEqual([415, expect.stringContaining('Content-Encoding "gzip"')]);
       expect((await errorOf(await post(app, path, 'x'.repeat(70_000)))).status).toBe(413);
       expect((await errorOf(await post(app, path, '{"dois":[]}'))).status).toBe(400);
@@ -503,7 +806,11 @@ describe('request-level errors, as the Updates API', () => {
 
   test('staging answers from the staging store only', async () => {
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.9000/trial', '10.1000/open-1'], { path: '/staging/v2.1/entitlements', key: KEY_NO_UPDATES })).map((o) => o.statusCode)).toEqual([200, 404]);
+    expect(
+      (
+        await ask(app, ['10.9000/trial', '10.1000/open-1'], { path: '/staging/v2.1/entitlements', key: KEY_NO_UPDATES })
+      ).map((o) => o.statusCode),
+    ).toEqual([200, 404]);
     expect((await ask(app, ['10.9000/trial'], { key: KEY_NO_UPDATES }))[0]!.statusCode).toBe(404);
   });
 });
@@ -521,8 +828,16 @@ describe('operations', () => {
     expect(text).toContain('doi_holdings_platform_call_seconds_count{platform="paid"} 1');
     expect(text).toContain('# TYPE doi_holdings_platform_call_seconds histogram');
     expect(text).toContain('doi_holdings_entitlement_cache_answers{env="production"} 1');
-    expect(Number(/doi_holdings_entitlement_cache_bytes\{env="production"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(256);
-    for (const [source, n] of [['service_request', 1], ['service_cache', 1], ['oa_platform', 1], ['none', 1], ['invalid', 1]])
+    expect(Number(/doi_holdings_entitlement_cache_bytes\{env="production"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(
+      256,
+    );
+    for (const [source, n] of [
+      ['service_request', 1],
+      ['service_cache', 1],
+      ['oa_platform', 1],
+      ['none', 1],
+      ['invalid', 1],
+    ])
       expect(text).toContain(`doi_holdings_entitlement_answers_total{env="production",source="${source}"} ${n}`);
   });
 
@@ -533,7 +848,10 @@ describe('operations', () => {
       const r = await fetch(`${server.url}/v2.1/entitlements`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': KEY_NO_UPDATES },
-        body: JSON.stringify({ org: ORG, dois: ['10.1000/open-1', '10.2000/paid-1', { doi: '10.5555/none', uid: 'z' }] }),
+        body: JSON.stringify({
+          org: ORG,
+          dois: ['10.1000/open-1', '10.2000/paid-1', { doi: '10.5555/none', uid: 'z' }],
+        }),
       });
       expect(r.status).toBe(200);
       const got = ((await r.json()) as { entitlements: Obj[] }).entitlements;

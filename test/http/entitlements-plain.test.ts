@@ -34,11 +34,23 @@ function scan(body: string): { dois: string[]; org: unknown } | undefined {
 describe('scanEntitlementBody recognises the plain shape, and only what JSON.parse reads the same way', () => {
   const accepted: [string, string[], unknown][] = [
     ['{"dois":["10.1234/a"]}', ['10.1234/a'], undefined],
-    ['{"org":{"ipv4":"192.0.2.1"},"dois":["10.1234/a","doi:10.1/x"]}', ['10.1234/a', 'doi:10.1/x'], { ipv4: '192.0.2.1' }],
-    [' { "dois" : [ "10.1234/a" ] , "org" : { "entityID" : "https://i.example/{x}\\"]" , "n": [1, {"a": []}] } } ', ['10.1234/a'], { entityID: 'https://i.example/{x}"]', n: [1, { a: [] }] }],
+    [
+      '{"org":{"ipv4":"192.0.2.1"},"dois":["10.1234/a","doi:10.1/x"]}',
+      ['10.1234/a', 'doi:10.1/x'],
+      { ipv4: '192.0.2.1' },
+    ],
+    [
+      ' { "dois" : [ "10.1234/a" ] , "org" : { "entityID" : "https://i.example/{x}\\"]" , "n": [1, {"a": []}] } } ',
+      ['10.1234/a'],
+      { entityID: 'https://i.example/{x}"]', n: [1, { a: [] }] },
+    ],
     ['{"org":{},"dois":["not a doi"]}', ['not a doi'], {}],
     // plain DOIs in any case, and strings that are not (a space, a short registrant, no suffix): their hashes too
-    ['{"dois":["10.1234/AbC","10.1234/a b","10.123/x","10.1234/","10.123456789/~!{}"]}', ['10.1234/AbC', '10.1234/a b', '10.123/x', '10.1234/', '10.123456789/~!{}'], undefined],
+    [
+      '{"dois":["10.1234/AbC","10.1234/a b","10.123/x","10.1234/","10.123456789/~!{}"]}',
+      ['10.1234/AbC', '10.1234/a b', '10.123/x', '10.1234/', '10.123456789/~!{}'],
+      undefined,
+    ],
   ];
   for (const [body, dois, org] of accepted)
     test(`accepts ${body}`, () => {
@@ -83,7 +95,11 @@ describe('both paths write the same reply, byte for byte', () => {
       preparedFile(
         [...withUpdates, ...Array.from({ length: 200 }, (_, i) => `10.7777/Doc.${i}`)].map((doi) => {
           const a = access[Math.floor(rand() * access.length)];
-          return { doi, ...(a ? { accessType: a } : {}), ...(rand() < 0.7 ? { vor: [{ url: `https://h.example/${doi}.pdf`, contentType: 'application/pdf' }] } : {}) };
+          return {
+            doi,
+            ...(a ? { accessType: a } : {}),
+            ...(rand() < 0.7 ? { vor: [{ url: `https://h.example/${doi}.pdf`, contentType: 'application/pdf' }] } : {}),
+          };
         }),
         { platform: 'acme' },
       ),
@@ -127,7 +143,10 @@ describe('both paths write the same reply, byte for byte', () => {
   });
 
   test('an org slice the schema refuses takes the general path and gets its error', async () => {
-    for (const body of ['{"org":{"ip":"1"},"dois":["10.7777/Doc.1"]}', '{"org":{"ipv4":"999.1.1.1"},"dois":["10.7777/Doc.1"]}']) {
+    for (const body of [
+      '{"org":{"ip":"1"},"dois":["10.7777/Doc.1"]}',
+      '{"org":{"ipv4":"999.1.1.1"},"dois":["10.7777/Doc.1"]}',
+    ]) {
       const r = await post(app, '/v2.2/entitlements', body);
       expect(r.status).toBe(400);
       expect(((await r.json()) as { message: string }).message).toMatch(/^\/org\/ipv?4?/);

@@ -1,5 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { DEFAULT_ENTITLEMENTS, resolveConfig, type EntitlementSettings, type PlatformSettings } from '../../src/config/index.ts';
+import {
+  DEFAULT_ENTITLEMENTS,
+  resolveConfig,
+  type EntitlementSettings,
+  type PlatformSettings,
+} from '../../src/config/index.ts';
 import { AnswerCache } from '../../src/entitlement/answer-cache.ts';
 import { Entitlements } from '../../src/entitlement/index.ts';
 import { orgIdentity } from '../../src/entitlement/api/org.ts';
@@ -29,7 +34,12 @@ let beta: PlatformServer;
 let clock: number;
 
 function platforms(over: Record<string, Partial<PlatformSettings>> = {}): PlatformSettings[] {
-  const base = { entitlementTimeoutMs: 1000, entitlementConcurrency: 8, entitlementBatch: 20, entitlementCacheSeconds: 0 };
+  const base = {
+    entitlementTimeoutMs: 1000,
+    entitlementConcurrency: 8,
+    entitlementBatch: 20,
+    entitlementCacheSeconds: 0,
+  };
   return [
     { name: 'alpha', ...base, entitlementUrl: alpha.url, entitlementSecret: SECRET, ...over.alpha },
     { name: 'beta', ...base, entitlementUrl: beta.url, entitlementSecret: SECRET, ...over.beta },
@@ -37,7 +47,10 @@ function platforms(over: Record<string, Partial<PlatformSettings>> = {}): Platfo
   ];
 }
 
-function appWith(list: PlatformSettings[], settings: EntitlementSettings = DEFAULT_ENTITLEMENTS): { app: App; entitlements: Entitlements } {
+function appWith(
+  list: PlatformSettings[],
+  settings: EntitlementSettings = DEFAULT_ENTITLEMENTS,
+): { app: App; entitlements: Entitlements } {
   const entitlements = new Entitlements(list, settings, () => clock);
   return { app: makeApp({ production: { store }, staging: { store: staging } }, { entitlements }), entitlements };
 }
@@ -84,10 +97,22 @@ beforeEach(() => {
       ],
       { platform: 'alpha' },
     ),
-    preparedFile([{ doi: '10.1000/beta-only', accessType: 'paid' }, { doi: '10.1000/both-paid', accessType: 'paid' }], { platform: 'beta' }),
-    preparedFile([{ doi: '10.1000/paid-then-open', accessType: 'open', vor: [{ url: 'https://zeta.example/pto.pdf' }] }, { doi: '10.1000/open-1', accessType: 'open' }], {
-      platform: 'zeta',
-    }),
+    preparedFile(
+      [
+        { doi: '10.1000/beta-only', accessType: 'paid' },
+        { doi: '10.1000/both-paid', accessType: 'paid' },
+      ],
+      { platform: 'beta' },
+    ),
+    preparedFile(
+      [
+        { doi: '10.1000/paid-then-open', accessType: 'open', vor: [{ url: 'https://zeta.example/pto.pdf' }] },
+        { doi: '10.1000/open-1', accessType: 'open' },
+      ],
+      {
+        platform: 'zeta',
+      },
+    ),
   ]);
 });
 afterEach(async () => {
@@ -100,7 +125,14 @@ describe('several platforms', () => {
   test('an open holding answers even when a paid holding comes before it; its platform is not asked', async () => {
     const { app } = appWith(platforms());
     expect(await ask(app, ['10.1000/paid-then-open'])).toEqual([
-      { doi: '10.1000/paid-then-open', statusCode: 200, entitled: 'yes', accessType: 'open', source: 'oa_platform', vor: [{ url: 'https://zeta.example/pto.pdf' }] },
+      {
+        doi: '10.1000/paid-then-open',
+        statusCode: 200,
+        entitled: 'yes',
+        accessType: 'open',
+        source: 'oa_platform',
+        vor: [{ url: 'https://zeta.example/pto.pdf' }],
+      },
     ]);
     expect(alpha.calls).toHaveLength(0);
   });
@@ -111,12 +143,24 @@ describe('several platforms', () => {
     const dois = ['10.1000/paid-then-open', '10.1000/open-1', 'doi:10.1000/OPEN-1', '10.1000/alpha-only'];
     // zeta's open holding no longer answers: alpha's paid one decides; a DOI only zeta held is not held
     const answers = await ask(app, dois);
-    expect(answers.map((a) => [a.statusCode, a.source])).toEqual([[200, 'service_request'], [404, undefined], [404, undefined], [200, 'service_request']]);
+    expect(answers.map((a) => [a.statusCode, a.source])).toEqual([
+      [200, 'service_request'],
+      [404, undefined],
+      [404, undefined],
+      [200, 'service_request'],
+    ]);
     expect(alpha.calls.flatMap((c) => c.body.dois).sort()).toEqual(['10.1000/alpha-only', '10.1000/paid-then-open']);
     // object entries: a body parsed, not read as bytes
-    expect((await ask(app, [{ doi: '10.1000/open-1', uid: 'u1' }])).map((a) => [a.statusCode, a.uid])).toEqual([[404, 'u1']]);
+    expect((await ask(app, [{ doi: '10.1000/open-1', uid: 'u1' }])).map((a) => [a.statusCode, a.uid])).toEqual([
+      [404, 'u1'],
+    ]);
     entitlements.reconfigure(without('alpha'), DEFAULT_ENTITLEMENTS);
-    expect((await ask(app, dois)).map((a) => [a.statusCode, a.source])).toEqual([[200, 'oa_platform'], [200, 'oa_platform'], [200, 'oa_platform'], [404, undefined]]);
+    expect((await ask(app, dois)).map((a) => [a.statusCode, a.source])).toEqual([
+      [200, 'oa_platform'],
+      [200, 'oa_platform'],
+      [200, 'oa_platform'],
+      [404, undefined],
+    ]);
   });
 
   test('a hanging platform slows neither requests for open DOIs nor requests another platform decides', async () => {
@@ -165,7 +209,8 @@ describe('the breaker', () => {
   test('malformed answers count as failures: two in a row open it', async () => {
     alpha.mode = { kind: 'raw', status: 200, body: '{"entitlements": "not a list"}' };
     const { app, entitlements } = appWith(platforms(), twoFailures);
-    for (let i = 0; i < 2; i++) expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
+    for (let i = 0; i < 2; i++)
+      expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
     expect(entitlements.clients.get('alpha')!.breaker.state).toBe('open');
   });
 
@@ -187,7 +232,12 @@ describe('the breaker', () => {
 });
 
 describe('the org', () => {
-  const full = { ipv6: '2001:db8::1', entityID: 'https://idp.example/saml', openAthensOrgID: 'oa-123', eduPersonScopedAffiliation: 'member@uni.example' };
+  const full = {
+    ipv6: '2001:db8::1',
+    entityID: 'https://idp.example/saml',
+    openAthensOrgID: 'oa-123',
+    eduPersonScopedAffiliation: 'member@uni.example',
+  };
 
   test('every org field a platform decides by is sent to it and shown on the answer; others are not', async () => {
     const { app } = appWith(platforms());
@@ -223,23 +273,29 @@ describe('the org', () => {
 });
 
 describe('the cache', () => {
-  test('is kept per platform: one platform\'s cached answer is not another\'s', () => {
+  test("is kept per platform: one platform's cached answer is not another's", () => {
     const cache = new AnswerCache<string>(100, () => clock);
     const org = orgIdentity(ORG);
     cache.set('alpha', '10.1000/both-paid', org, 'alpha says no', 60_000);
     expect(cache.get('alpha', '10.1000/both-paid', org)).toBe('alpha says no');
     expect(cache.get('beta', '10.1000/both-paid', org)).toBeUndefined();
     cache.set('beta', '10.1000/both-paid', org, 'beta says yes', 60_000);
-    expect([cache.get('alpha', '10.1000/both-paid', org), cache.get('beta', '10.1000/both-paid', org)]).toEqual(['alpha says no', 'beta says yes']);
+    expect([cache.get('alpha', '10.1000/both-paid', org), cache.get('beta', '10.1000/both-paid', org)]).toEqual([
+      'alpha says no',
+      'beta says yes',
+    ]);
   });
 
-  test('lifetimes are measured on a clock the time of day does not step: an hour\'s NTP step forward expires nothing', async () => {
+  test("lifetimes are measured on a clock the time of day does not step: an hour's NTP step forward expires nothing", async () => {
     // the service's own clocks (no test clock), with the time of day (Date.now) stepped under them
     const realNow = Date.now;
     let step = 0;
     Date.now = () => realNow() + step;
     try {
-      const entitlements = new Entitlements(platforms({ alpha: { entitlementCacheSeconds: 60 } }), DEFAULT_ENTITLEMENTS);
+      const entitlements = new Entitlements(
+        platforms({ alpha: { entitlementCacheSeconds: 60 } }),
+        DEFAULT_ENTITLEMENTS,
+      );
       const app = makeApp({ production: { store }, staging: { store: staging } }, { entitlements });
       expect((await ask(app, ['10.1000/alpha-only']))[0]!.source).toBe('service_request');
       step = 3_600_000;
@@ -282,14 +338,23 @@ describe('the cache', () => {
 
   test('bounded by bytes too: the least recently used go first, an answer larger than the whole cache is not kept, and the count returns to 0', () => {
     let now = 0;
-    const cache = new AnswerCache<string>(1000, () => now, 4000, (v) => 2 * v.length);
+    const cache = new AnswerCache<string>(
+      1000,
+      () => now,
+      4000,
+      (v) => 2 * v.length,
+    );
     const org = orgIdentity(ORG);
     const answer = 'x'.repeat(500); // about 1,400 bytes an entry with its key and overhead
     cache.set('alpha', '10.1000/a', org, answer, 60_000);
     cache.set('alpha', '10.1000/b', org, answer, 60_000);
     expect(cache.get('alpha', '10.1000/a', org)).toBe(answer); // a is now the most recently used
     cache.set('alpha', '10.1000/c', org, answer, 60_000);
-    expect([cache.get('alpha', '10.1000/a', org), cache.get('alpha', '10.1000/b', org), cache.get('alpha', '10.1000/c', org)]).toEqual([answer, undefined, answer]);
+    expect([
+      cache.get('alpha', '10.1000/a', org),
+      cache.get('alpha', '10.1000/b', org),
+      cache.get('alpha', '10.1000/c', org),
+    ]).toEqual([answer, undefined, answer]);
     expect(cache.bytes).toBeLessThanOrEqual(4000);
     cache.set('alpha', '10.1000/huge', org, 'x'.repeat(5000), 60_000);
     expect(cache.get('alpha', '10.1000/huge', org)).toBeUndefined();
@@ -301,7 +366,10 @@ describe('the cache', () => {
   });
 
   test('an org of long fields is keyed by its digest: the same org one key, another org another', () => {
-    const long = { entityID: `https://idp.example/${'s'.repeat(1000)}`, eduPersonScopedAffiliation: `member@${'u'.repeat(1000)}.example` };
+    const long = {
+      entityID: `https://idp.example/${'s'.repeat(1000)}`,
+      eduPersonScopedAffiliation: `member@${'u'.repeat(1000)}.example`,
+    };
     expect(orgIdentity(ORG)).not.toStartWith('#');
     expect(orgIdentity(long)).toMatch(/^#[A-Za-z0-9+/]{43}=$/);
     expect(orgIdentity({ ...long })).toBe(orgIdentity(long));
@@ -330,7 +398,11 @@ describe('the cache', () => {
 describe('/metrics', () => {
   test('calls by every outcome, the breaker open, and answers by every source', async () => {
     alpha.mode = { kind: 'raw', status: 500, body: '' };
-    const { app } = appWith(platforms({ beta: { entitlementTimeoutMs: 150 } }), { ...DEFAULT_ENTITLEMENTS, breakerFailures: 2, breakerCooldownMs: 60_000 });
+    const { app } = appWith(platforms({ beta: { entitlementTimeoutMs: 150 } }), {
+      ...DEFAULT_ENTITLEMENTS,
+      breakerFailures: 2,
+      breakerCooldownMs: 60_000,
+    });
     beta.mode = { kind: 'hang' };
     await ask(app, ['10.1000/alpha-only', '10.1000/beta-only']); // alpha: error; beta: time-out
     alpha.mode = { kind: 'raw', status: 200, body: 'garbage' };
@@ -359,29 +431,50 @@ describe('/metrics', () => {
   test('a paid holding on a platform without an Entitlement API is counted as publisher_not_supported', async () => {
     store.applyFilesSync([preparedFile([{ doi: '10.1000/zeta-paid', accessType: 'paid' }], { platform: 'zeta' })]);
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/zeta-paid']))[0]).toMatchObject({ entitled: 'maybe', source: 'publisher_not_supported' });
+    expect((await ask(app, ['10.1000/zeta-paid']))[0]).toMatchObject({
+      entitled: 'maybe',
+      source: 'publisher_not_supported',
+    });
     const text = await (await app.handle(new Request('http://localhost/metrics'))).text();
-    expect(text).toContain('doi_holdings_entitlement_answers_total{env="production",source="publisher_not_supported"} 1');
+    expect(text).toContain(
+      'doi_holdings_entitlement_answers_total{env="production",source="publisher_not_supported"} 1',
+    );
   });
 });
 
 describe('what platforms answer, and what is made of it', () => {
-  test('the platform\'s accessType when it is one of the four, else the deposited one; the accept header asks for JSON', async () => {
+  test("the platform's accessType when it is one of the four, else the deposited one; the accept header asks for JSON", async () => {
     alpha.mode = { kind: 'answer', entitled: () => 'yes', extra: () => ({ accessType: 'free' }) };
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'yes', accessType: 'free', source: 'service_request' });
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({
+      entitled: 'yes',
+      accessType: 'free',
+      source: 'service_request',
+    });
     alpha.mode = { kind: 'answer', entitled: () => 'yes', extra: () => ({ accessType: 'gratis' }) };
-    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'yes', accessType: 'paid', source: 'service_request' });
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({
+      entitled: 'yes',
+      accessType: 'paid',
+      source: 'service_request',
+    });
     expect(alpha.calls[0]!.headers.accept).toBe('application/json');
   });
 
   test('an answer naming the DOI in another form or case is matched to it', async () => {
-    alpha.mode = { kind: 'raw', status: 200, body: JSON.stringify({ entitlements: [{ doi: 'https://doi.org/10.1000/ALPHA-ONLY', entitled: 'yes' }] }) };
+    alpha.mode = {
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({ entitlements: [{ doi: 'https://doi.org/10.1000/ALPHA-ONLY', entitled: 'yes' }] }),
+    };
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ doi: '10.1000/alpha-only', entitled: 'yes', source: 'service_request' });
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({
+      doi: '10.1000/alpha-only',
+      entitled: 'yes',
+      source: 'service_request',
+    });
   });
 
-  test('an entry past the answer\'s bounds (a vor URL that is not http or https) is that DOI\'s malformed answer; the other entries stand', async () => {
+  test("an entry past the answer's bounds (a vor URL that is not http or https) is that DOI's malformed answer; the other entries stand", async () => {
     store.applyFilesSync([preparedFile([{ doi: '10.1000/alpha-two', accessType: 'paid' }], { platform: 'alpha' })]);
     alpha.mode = {
       kind: 'raw',
@@ -396,17 +489,45 @@ describe('what platforms answer, and what is made of it', () => {
     const { app } = appWith(platforms());
     const got = await ask(app, ['10.1000/alpha-only', '10.1000/alpha-two']);
     expect(got[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
-    expect(got[1]).toMatchObject({ entitled: 'yes', source: 'service_request', vor: [{ url: 'https://files.example/b.pdf' }] });
+    expect(got[1]).toMatchObject({
+      entitled: 'yes',
+      source: 'service_request',
+      vor: [{ url: 'https://files.example/b.pdf' }],
+    });
   });
 
   test('a compressed answer is malformed, not expanded: the answer bound holds for the bytes sent', async () => {
     // 8 MiB of answer in a few KB of gzip: past the 4 MiB bound once expanded
-    const big = JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes', document: `https://alpha.example/${'x'.repeat(8 * 1024 * 1024)}` }] });
-    alpha.mode = { kind: 'raw', status: 200, body: Bun.gzipSync(Buffer.from(big)), headers: { 'content-encoding': 'gzip' } };
+    const big = JSON.stringify({
+      entitlements: [
+        {
+          doi: '10.1000/alpha-only',
+          entitled: 'yes',
+          document: `https://alpha.example/${'x'.repeat(8 * 1024 * 1024)}`,
+        },
+      ],
+    });
+    alpha.mode = {
+      kind: 'raw',
+      status: 200,
+      body: Bun.gzipSync(Buffer.from(big)),
+      headers: { 'content-encoding': 'gzip' },
+    };
     const { app, entitlements } = appWith(platforms());
-    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({
+      statusCode: 200,
+      entitled: 'maybe',
+      source: 'unknown',
+    });
     // a small one too: the client asked for identity
-    alpha.mode = { kind: 'raw', status: 200, body: Bun.gzipSync(Buffer.from(JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes' }] }))), headers: { 'content-encoding': 'gzip' } };
+    alpha.mode = {
+      kind: 'raw',
+      status: 200,
+      body: Bun.gzipSync(
+        Buffer.from(JSON.stringify({ entitlements: [{ doi: '10.1000/alpha-only', entitled: 'yes' }] })),
+      ),
+      headers: { 'content-encoding': 'gzip' },
+    };
     expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ entitled: 'maybe', source: 'unknown' });
     // bytes that are no gzip at all: read as they came (a malformed answer), never handed to a decompressor (an error)
     alpha.mode = { kind: 'raw', status: 200, body: 'not gzip at all', headers: { 'content-encoding': 'gzip' } };
@@ -419,7 +540,11 @@ describe('what platforms answer, and what is made of it', () => {
     beta.mode = { kind: 'answer', entitled: () => 'yes' };
     alpha.mode = { kind: 'raw', status: 307, body: '', headers: { location: beta.url } };
     const { app, entitlements } = appWith(platforms());
-    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({ statusCode: 200, entitled: 'maybe', source: 'unknown' });
+    expect((await ask(app, ['10.1000/alpha-only']))[0]).toMatchObject({
+      statusCode: 200,
+      entitled: 'maybe',
+      source: 'unknown',
+    });
     expect(beta.calls).toHaveLength(0);
     expect(entitlements.clients.get('alpha')!.figures.calls.error).toBe(1);
   });
@@ -442,31 +567,54 @@ describe('what platforms answer, and what is made of it', () => {
 
   test('a request without org: platforms are asked with an empty org, and answers show it', async () => {
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/alpha-only'], null))[0]).toMatchObject({ entitled: 'yes', source: 'service_request', org: {} });
+    expect((await ask(app, ['10.1000/alpha-only'], null))[0]).toMatchObject({
+      entitled: 'yes',
+      source: 'service_request',
+      org: {},
+    });
     expect(alpha.calls[0]!.body.org).toEqual({});
   });
 
   test('two platforms hold a DOI so that the deposit answers: the first by platform name answers', async () => {
     store.applyFilesSync([
-      preparedFile([{ doi: '10.1000/two-open', accessType: 'open', vor: [{ url: 'https://beta.example/b.pdf' }] }], { platform: 'beta' }),
-      preparedFile([{ doi: '10.1000/two-open', accessType: 'free', vor: [{ url: 'https://alpha.example/a.pdf' }] }], { platform: 'alpha' }),
+      preparedFile([{ doi: '10.1000/two-open', accessType: 'open', vor: [{ url: 'https://beta.example/b.pdf' }] }], {
+        platform: 'beta',
+      }),
+      preparedFile([{ doi: '10.1000/two-open', accessType: 'free', vor: [{ url: 'https://alpha.example/a.pdf' }] }], {
+        platform: 'alpha',
+      }),
     ]);
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/two-open']))[0]).toMatchObject({ accessType: 'free', source: 'oa_platform', vor: [{ url: 'https://alpha.example/a.pdf' }] });
+    expect((await ask(app, ['10.1000/two-open']))[0]).toMatchObject({
+      accessType: 'free',
+      source: 'oa_platform',
+      vor: [{ url: 'https://alpha.example/a.pdf' }],
+    });
   });
 
-  test('every platform says no: the first platform\'s no by name, whichever answered first', async () => {
+  test("every platform says no: the first platform's no by name, whichever answered first", async () => {
     // beta answers last: the last answer in is not the one that counts
     alpha.mode = { kind: 'answer', entitled: () => 'no', extra: () => ({ document: 'https://alpha.example/landing' }) };
-    beta.mode = { kind: 'answer', entitled: () => 'no', delayMs: 100, extra: () => ({ document: 'https://beta.example/landing' }) };
+    beta.mode = {
+      kind: 'answer',
+      entitled: () => 'no',
+      delayMs: 100,
+      extra: () => ({ document: 'https://beta.example/landing' }),
+    };
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/both-paid']))[0]).toMatchObject({ entitled: 'no', document: 'https://alpha.example/landing' });
+    expect((await ask(app, ['10.1000/both-paid']))[0]).toMatchObject({
+      entitled: 'no',
+      document: 'https://alpha.example/landing',
+    });
   });
 
   test('staging asks the same platforms as production', async () => {
     staging.applyFilesSync([preparedFile([{ doi: '10.1000/trial-paid', accessType: 'paid' }], { platform: 'alpha' })]);
     const { app } = appWith(platforms());
-    expect((await ask(app, ['10.1000/trial-paid'], ORG, '/staging/v2.2/entitlements'))[0]).toMatchObject({ entitled: 'yes', source: 'service_request' });
+    expect((await ask(app, ['10.1000/trial-paid'], ORG, '/staging/v2.2/entitlements'))[0]).toMatchObject({
+      entitled: 'yes',
+      source: 'service_request',
+    });
     expect(alpha.calls.map((c) => c.body.dois)).toEqual([['10.1000/trial-paid']]);
   });
 });

@@ -23,13 +23,25 @@ let app: App;
 let withUpdates: string;
 
 function settings(name: string, over: Partial<PlatformSettings> = {}): PlatformSettings {
-  return { name, entitlementTimeoutMs: 2000, entitlementConcurrency: 64, entitlementBatch: 20, entitlementCacheSeconds: 0, ...over };
+  return {
+    name,
+    entitlementTimeoutMs: 2000,
+    entitlementConcurrency: 64,
+    entitlementBatch: 20,
+    entitlementCacheSeconds: 0,
+    ...over,
+  };
 }
 
 beforeAll(async () => {
   platform = new PlatformServer(SECRET);
   // a slow platform: paid entries keep their request waiting while others are answered
-  platform.mode = { kind: 'answer', entitled: (doi) => (doi.endsWith('1') ? 'yes' : 'no'), delayMs: 40, extra: (doi) => ({ document: `https://paid.example/${doi}` }) };
+  platform.mode = {
+    kind: 'answer',
+    entitled: (doi) => (doi.endsWith('1') ? 'yes' : 'no'),
+    delayMs: 40,
+    extra: (doi) => ({ document: `https://paid.example/${doi}` }),
+  };
   dir = tempDir();
   store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
   const sample = await importSample([store]);
@@ -37,7 +49,11 @@ beforeAll(async () => {
   store.applyFilesSync([
     preparedFile(
       [
-        { doi: '10.1000/open-1', accessType: 'open', vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }] },
+        {
+          doi: '10.1000/open-1',
+          accessType: 'open',
+          vor: [{ url: 'https://oa.example/open-1.pdf', contentType: 'application/pdf' }],
+        },
         { doi: '10.1000/open-2', accessType: 'free' },
         { doi: withUpdates, accessType: 'open' },
       ],
@@ -48,7 +64,10 @@ beforeAll(async () => {
       { platform: 'paid' },
     ),
   ]);
-  const entitlements = new Entitlements([settings('oa'), settings('paid', { entitlementUrl: platform.url, entitlementSecret: SECRET })], DEFAULT_ENTITLEMENTS);
+  const entitlements = new Entitlements(
+    [settings('oa'), settings('paid', { entitlementUrl: platform.url, entitlementSecret: SECRET })],
+    DEFAULT_ENTITLEMENTS,
+  );
   app = makeApp({ production: { store } }, { entitlements });
 });
 afterAll(async () => {
@@ -62,12 +81,26 @@ function bodies(): { body: string; key: string }[] {
   const org = { ipv4: '192.0.2.7' };
   const list = [
     // parsed (object entries): uids, a DOI sent in another form, a non-DOI, an entry without doi, a paid DOI
-    { org, dois: [{ doi: '10.1000/open-1', uid: 'u-1' }, { doi: 'https://doi.org/10.2000/paid-1', uid: 'u-2' }, 'not a doi', { uid: 'u-4' }, { doi: withUpdates, uid: 'u-5' }] },
+    {
+      org,
+      dois: [
+        { doi: '10.1000/open-1', uid: 'u-1' },
+        { doi: 'https://doi.org/10.2000/paid-1', uid: 'u-2' },
+        'not a doi',
+        { uid: 'u-4' },
+        { doi: withUpdates, uid: 'u-5' },
+      ],
+    },
     // plain, the same DOIs at the same places: none of the above may show here
     { org, dois: ['10.1000/open-1', '10.2000/paid-1', '10.5555/nobody', '10.1000/open-2', withUpdates] },
     { dois: ['10.1000/open-2'] },
     { org, dois: ['10.2000/paid-2', '10.2000/paid-3', '10.1000/open-1'] },
-    { org, dois: Array.from({ length: 100 }, (_, i) => (i % 3 === 0 ? `10.2000/paid-${i % 6}` : i % 3 === 1 ? '10.1000/open-1' : `10.5555/x-${i}`)) },
+    {
+      org,
+      dois: Array.from({ length: 100 }, (_, i) =>
+        i % 3 === 0 ? `10.2000/paid-${i % 6}` : i % 3 === 1 ? '10.1000/open-1' : `10.5555/x-${i}`,
+      ),
+    },
     { dois: ['doi:10.1000/OPEN-1', '10.1000/open-2'] },
   ];
   return list.flatMap((b) => [KEY, KEY_NO_UPDATES].map((key) => ({ body: JSON.stringify(b), key })));

@@ -37,7 +37,10 @@ beforeAll(() => {
         Array.from({ length: 300 }, (_, i) => {
           const doi = `10.7777/Doc.${i}`;
           const a = access[Math.floor(rand() * access.length)];
-          const vor = Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, k) => ({ url: `https://${platform}.example/${'long-path/'.repeat(8)}${doi}/${k}.pdf`, contentType: 'application/pdf' }));
+          const vor = Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, k) => ({
+            url: `https://${platform}.example/${'long-path/'.repeat(8)}${doi}/${k}.pdf`,
+            contentType: 'application/pdf',
+          }));
           return { doi, ...(a ? { accessType: a } : {}), vor };
         }).filter(() => rand() < 0.8),
         { platform },

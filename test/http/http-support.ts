@@ -41,7 +41,13 @@ export async function importCrossref(stores: readonly Store[], json: unknown): P
  * test stores' platforms must be configured, or their holdings answer as absent.
  */
 export function platformsWithoutApi(...names: string[]): PlatformSettings[] {
-  return names.map((name) => ({ name, entitlementTimeoutMs: 1000, entitlementConcurrency: 8, entitlementBatch: 20, entitlementCacheSeconds: 0 }));
+  return names.map((name) => ({
+    name,
+    entitlementTimeoutMs: 1000,
+    entitlementConcurrency: 8,
+    entitlementBatch: 20,
+    entitlementCacheSeconds: 0,
+  }));
 }
 
 /** Entitlements of the test stores' platforms, `acme` and `beta`, neither with an Entitlement API. */
@@ -96,15 +102,23 @@ export interface Doc {
 export async function documents(r: Response): Promise<Doc[]> {
   const text = await r.text();
   if (r.status !== 200) throw new Error(`expected 200, got ${r.status}: ${text}`);
-  if (r.headers.get('content-type') !== 'application/json; charset=utf-8') throw new Error(`content-type ${r.headers.get('content-type')}`);
+  if (r.headers.get('content-type') !== 'application/json; charset=utf-8')
+    throw new Error(`content-type ${r.headers.get('content-type')}`);
   const body = JSON.parse(text) as { documents: Doc[] };
-  if (Object.keys(body).join() !== 'documents') throw new Error(`unexpected top-level keys: ${Object.keys(body).join()}`);
+  if (Object.keys(body).join() !== 'documents')
+    throw new Error(`unexpected top-level keys: ${Object.keys(body).join()}`);
   return body.documents;
 }
 
 /** Reads a request-level error response: its status, headers and `{statusCode, error, message}` body. */
-export async function errorOf(r: Response): Promise<{ status: number; contentType: string | null; body: Record<string, unknown> }> {
-  return { status: r.status, contentType: r.headers.get('content-type'), body: (await r.json()) as Record<string, unknown> };
+export async function errorOf(
+  r: Response,
+): Promise<{ status: number; contentType: string | null; body: Record<string, unknown> }> {
+  return {
+    status: r.status,
+    contentType: r.headers.get('content-type'),
+    body: (await r.json()) as Record<string, unknown>,
+  };
 }
 
 /** A request body as a stream without a Content-Length (sent chunked over the wire). */

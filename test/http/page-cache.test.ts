@@ -32,7 +32,8 @@ describe('PageCache', () => {
     deposit(store, '10.1234/b');
     const cache = new PageCache(store);
     expect(cache.usable()).toBe(true);
-    for (const k of [pageKey('html', '10.1234/a'), pageKey('json', '10.1234/a'), pageKey('html', '10.1234/b')]) cache.set(k, page(k));
+    for (const k of [pageKey('html', '10.1234/a'), pageKey('json', '10.1234/a'), pageKey('html', '10.1234/b')])
+      cache.set(k, page(k));
     deposit(store, '10.1234/A', 'paid');
     expect(cache.usable()).toBe(true);
     expect(cache.get(pageKey('html', '10.1234/a'))).toBeUndefined();

@@ -42,7 +42,10 @@ describe('scanPlainBody recognises the plain shape', () => {
     ['{"dois":["10.1234/abc"]}', ['10.1234/abc']],
     ['{"dois":["10.1234/a","10.1234/b","10.1234/a"]}', ['10.1234/a', '10.1234/b', '10.1234/a']],
     [' \t\r\n{ "dois" :\n[ "10.1234/a" ,\t"doi:10.1234/B" ] }\n', ['10.1234/a', 'doi:10.1234/B']],
-    ['{"dois":["not a doi"," 10.1234/x ","https://doi.org/10.1234/X",""]}', ['not a doi', ' 10.1234/x ', 'https://doi.org/10.1234/X', '']],
+    [
+      '{"dois":["not a doi"," 10.1234/x ","https://doi.org/10.1234/X",""]}',
+      ['not a doi', ' 10.1234/x ', 'https://doi.org/10.1234/X', ''],
+    ],
     ['{"dois":["~!#$%&\'()*+,-./:;<=>?@[]^_`{|}"]}', ["~!#$%&'()*+,-./:;<=>?@[]^_`{|}"]],
   ];
   for (const [body, dois] of accepted)
@@ -98,16 +101,46 @@ describe('scanPlainBody recognises the plain shape', () => {
 
   test('fuzz: whatever it recognises, JSON.parse and the schema accept with the same strings', () => {
     const rand = prng(20261123);
-    const alphabet = ['"', '\\', ',', '[', ']', '{', '}', ':', ' ', '\n', 'd', 'o', 'i', 's', '1', '0', '.', '/', 'é', '\u0000', 'u', 'A'];
+    const alphabet = [
+      '"',
+      '\\',
+      ',',
+      '[',
+      ']',
+      '{',
+      '}',
+      ':',
+      ' ',
+      '\n',
+      'd',
+      'o',
+      'i',
+      's',
+      '1',
+      '0',
+      '.',
+      '/',
+      'é',
+      '\u0000',
+      'u',
+      'A',
+    ];
     let recognised = 0;
     for (let round = 0; round < 20_000; round++) {
-      const dois = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, i) => (rand() < 0.2 ? `doi:10.5555/X${i}` : `10.5555/x${i}`));
+      const dois = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, i) =>
+        rand() < 0.2 ? `doi:10.5555/X${i}` : `10.5555/x${i}`,
+      );
       let body = JSON.stringify({ dois }, null, rand() < 0.3 ? 1 : undefined);
       for (let m = Math.floor(rand() * 3); m > 0; m--) {
         const at = Math.floor(rand() * (body.length + 1));
         const ch = alphabet[Math.floor(rand() * alphabet.length)]!;
         const op = rand();
-        body = op < 0.4 ? body.slice(0, at) + ch + body.slice(at) : op < 0.7 ? body.slice(0, at) + body.slice(at + 1) : body.slice(0, at) + ch + body.slice(at + 1);
+        body =
+          op < 0.4
+            ? body.slice(0, at) + ch + body.slice(at)
+            : op < 0.7
+              ? body.slice(0, at) + body.slice(at + 1)
+              : body.slice(0, at) + ch + body.slice(at + 1);
       }
       const bytes = encoder.encode(body);
       const found = scan(bytes);
@@ -149,7 +182,9 @@ describe('both paths write the same reply', () => {
     for (let round = 0; round < 3_000; round++) {
       // half the rounds use only forms a plain body can carry (no quote, backslash or non-ASCII)
       const pool = round % 2 === 0 ? forms : forms.slice(0, 12);
-      const dois = Array.from({ length: 1 + Math.floor(rand() * MAX_DOIS_PER_REQUEST) }, () => pool[Math.floor(rand() * pool.length)]!());
+      const dois = Array.from({ length: 1 + Math.floor(rand() * MAX_DOIS_PER_REQUEST) }, () =>
+        pool[Math.floor(rand() * pool.length)]!(),
+      );
       const body = encoder.encode(JSON.stringify({ dois }));
       const general = answerParsed(dois, table).take().slice();
       JSON.parse(decoder.decode(general)); // valid JSON
@@ -177,8 +212,15 @@ describe('through the app: a plain body and the same request written otherwise g
     dir?.remove();
   });
 
-  test('the sample\'s DOIs in several forms: same status, headers and bytes', async () => {
-    const dois = ['10.3892/ijo.2017.3871', '10.3892/IJO.2017.3871', 'https://doi.org/10.1007/S12517-021-07389-5', '10.1234/none', 'bad', '10.1074/JBC.M204376200'];
+  test("the sample's DOIs in several forms: same status, headers and bytes", async () => {
+    const dois = [
+      '10.3892/ijo.2017.3871',
+      '10.3892/IJO.2017.3871',
+      'https://doi.org/10.1007/S12517-021-07389-5',
+      '10.1234/none',
+      'bad',
+      '10.1074/JBC.M204376200',
+    ];
     const plain = JSON.stringify({ dois });
     // `\/` means `/` to JSON.parse, and sends the whole body down the general path
     const escaped = plain.replace('10.1234/none', '10.1234\\/none');

@@ -27,7 +27,10 @@ let app: App;
 let dois: string[];
 
 /** computed here, not by the service: SHA-256 of the DOI with ASCII letters lower-cased */
-const hashOf = (doi: string) => createHash('sha256').update(doi.replace(/[A-Z]/g, (c) => c.toLowerCase())).digest('hex');
+const hashOf = (doi: string) =>
+  createHash('sha256')
+    .update(doi.replace(/[A-Z]/g, (c) => c.toLowerCase()))
+    .digest('hex');
 
 beforeAll(async () => {
   dir = tempDir('private-lookup');
@@ -47,7 +50,9 @@ function get(path: string, headers: Record<string, string> = {}): Promise<Respon
 function byPrefix(prefixes: unknown, key: string | null = KEY): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key !== null) headers['x-api-key'] = key;
-  return app.handle(new Request(`${BASE}/v2.2/updates/by-prefix`, { method: 'POST', headers, body: JSON.stringify({ prefixes }) }));
+  return app.handle(
+    new Request(`${BASE}/v2.2/updates/by-prefix`, { method: 'POST', headers, body: JSON.stringify({ prefixes }) }),
+  );
 }
 
 async function prefixList(): Promise<{ list: PrefixList; etag: string }> {
@@ -101,7 +106,16 @@ describe('the private lookup', () => {
     const zipped = await get('/v2.2/updates/prefixes', { 'accept-encoding': 'gzip, br' });
     expect(zipped.headers.get('content-encoding')).toBe('gzip');
     expect(JSON.parse(gunzipSync(Buffer.from(await zipped.arrayBuffer())).toString())).toEqual(list);
-    await importCrossref([store], { items: [{ DOI: '10.5555/pl.n', 'update-to': [{ DOI: '10.5555/pl.w', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2024, 1, 1]] } }] }] });
+    await importCrossref([store], {
+      items: [
+        {
+          DOI: '10.5555/pl.n',
+          'update-to': [
+            { DOI: '10.5555/pl.w', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2024, 1, 1]] } },
+          ],
+        },
+      ],
+    });
     const changed = await get('/v2.2/updates/prefixes', { 'if-none-match': etag });
     expect(changed.status).toBe(200);
     expect(changed.headers.get('etag')).not.toBe(etag);
@@ -111,9 +125,18 @@ describe('the private lookup', () => {
   test('gzip only when Accept-Encoding allows it (q=0 refuses it); each coding its own ETag, each revalidated to 304; Vary: Accept-Encoding', async () => {
     const { list, etag } = await prefixList();
     const asked = async (acceptEncoding: string, ifNoneMatch?: string) => {
-      const r = await get('/v2.2/updates/prefixes', { 'accept-encoding': acceptEncoding, ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}) });
+      const r = await get('/v2.2/updates/prefixes', {
+        'accept-encoding': acceptEncoding,
+        ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}),
+      });
       const bytes = Buffer.from(await r.arrayBuffer());
-      return { status: r.status, coding: r.headers.get('content-encoding'), etag: r.headers.get('etag')!, vary: r.headers.get('vary'), bytes };
+      return {
+        status: r.status,
+        coding: r.headers.get('content-encoding'),
+        etag: r.headers.get('etag')!,
+        vary: r.headers.get('vary'),
+        bytes,
+      };
     };
     for (const refused of ['gzip;q=0', 'identity', '*;q=0, identity', 'br']) {
       const r = await asked(refused);
@@ -164,7 +187,12 @@ describe('the private lookup', () => {
         sent.push(`${request.method} ${url.pathname}${url.search} ${body ?? ''}`);
         const headers = new Headers(request.headers);
         headers.delete('host');
-        const r = await fetch(`${server.url}${url.pathname}${url.search}`, { method: request.method, headers, body, decompress: false } as RequestInit);
+        const r = await fetch(`${server.url}${url.pathname}${url.search}`, {
+          method: request.method,
+          headers,
+          body,
+          decompress: false,
+        } as RequestInit);
         return new Response(r.body, { status: r.status, headers: r.headers });
       },
     });
@@ -173,17 +201,30 @@ describe('the private lookup', () => {
       const env = { ...process.env, DOI_HOLDINGS_API_KEY: KEY };
       const cache = join(dir.path, 'prefixes.json');
       // a doi.org link's DOI is percent-decoded, by the service and the script alike
-      const asked = [dois[0]!, dois[1]!.toUpperCase(), `https://doi.org/${dois[2]}`, `https://doi.org/${dois[3]!.replace('/', '%2F')}`, '10.5555/not-retracted'];
+      const asked = [
+        dois[0]!,
+        dois[1]!.toUpperCase(),
+        `https://doi.org/${dois[2]}`,
+        `https://doi.org/${dois[3]!.replace('/', '%2F')}`,
+        '10.5555/not-retracted',
+      ];
       // not spawnSync: the server answering the script runs in this process
       const run = async (args: string[]) => {
         const p = Bun.spawn([BUN, ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });
-        const [stdout, stderr, exitCode] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        const [stdout, stderr, exitCode] = await Promise.all([
+          new Response(p.stdout).text(),
+          new Response(p.stderr).text(),
+          p.exited,
+        ]);
         return { stdout, stderr, exitCode };
       };
       const lookup = await run(['examples/private-lookup.ts', via, '--cache', cache, ...asked]);
       expect(lookup.stderr).toContain('asked about');
       expect(lookup.exitCode).toBe(0);
-      const lines = lookup.stdout.trim().split('\n').map((l) => JSON.parse(l) as { doi: string; updates: UpdateObject[] });
+      const lines = lookup.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { doi: string; updates: UpdateObject[] });
       const api = await documents(await postDois(app, '/v2.2/updates', asked));
       expect(lines).toEqual(api.map((d) => ({ doi: d.doi, updates: d.updates })));
       expect(JSON.parse(readFileSync(cache, 'utf8')).etag).toMatch(/^"/);

@@ -43,7 +43,10 @@ test('native copies write what TypedArray.set writes, from any offset of any sou
 test('a copy outside its source, from a source of another reply, or to a position outside the buffer is refused before anything is written', () => {
   const other = new ReplyBytes(null);
   for (const out of [new ReplyBytes(), new ReplyBytes(null)]) {
-    const src = out.start().ascii('ab').source(new Uint8Array([1, 2, 3]));
+    const src = out
+      .start()
+      .ascii('ab')
+      .source(new Uint8Array([1, 2, 3]));
     expect(() => out.copy(src, 2, 2)).toThrow(RangeError);
     expect(() => out.copy(src, -1, 1)).toThrow(RangeError);
     expect(() => out.copy(src, 0, -1)).toThrow(RangeError);

@@ -39,8 +39,22 @@ beforeAll(async () => {
   production = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 28 });
   staging = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 26 });
   await importSample([production]);
-  apply(production, [{ doi: MOVED, accessType: 'paid', vor: [{ url: 'https://acme.example/a.pdf' }] }, { doi: PAREN, accessType: 'open' }, { doi: XSS }], 'acme', T0);
-  apply(production, [{ doi: MOVED, accessType: 'open', vor: [{ url: 'https://acme.example/b.pdf' }] }], 'acme', T0 + DAY);
+  apply(
+    production,
+    [
+      { doi: MOVED, accessType: 'paid', vor: [{ url: 'https://acme.example/a.pdf' }] },
+      { doi: PAREN, accessType: 'open' },
+      { doi: XSS },
+    ],
+    'acme',
+    T0,
+  );
+  apply(
+    production,
+    [{ doi: MOVED, accessType: 'open', vor: [{ url: 'https://acme.example/b.pdf' }] }],
+    'acme',
+    T0 + DAY,
+  );
   apply(production, [{ doi: MOVED, accessType: 'free' }], 'beta', T0 + 2 * DAY);
   apply(production, [{ doi: MOVED, deleted: true }], 'beta', T0 + 3 * DAY);
   apply(production, [{ doi: MOVED, accessType: 'permFree' }], 'beta', T0 + 4 * DAY);
@@ -55,7 +69,8 @@ afterAll(async () => {
   dir.remove();
 });
 
-const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => app.handle(new Request(`${BASE}${path}`, { method, headers }));
+const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+  app.handle(new Request(`${BASE}${path}`, { method, headers }));
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
 async function historyOf(path: string): Promise<DocumentHistory> {
@@ -100,7 +115,13 @@ describe('the page of a retracted DOI from the real sample', () => {
 
   test('its JSON has the same events, matches the published schema, and dates the status by the retraction', async () => {
     const h = await historyOf('/doi/10.3892/ijo.2017.3871');
-    expect(h.status).toEqual({ code: 'retracted', label: 'Retracted', tone: 'alert', date: '2023-08-04', source: 'retraction-watch' });
+    expect(h.status).toEqual({
+      code: 'retracted',
+      label: 'Retracted',
+      tone: 'alert',
+      date: '2023-08-04',
+      source: 'retraction-watch',
+    });
     expect(h.events.map((e) => [e.kind, e.date, e.kind === 'notice' ? e.updateType : e.change])).toEqual([
       ['holding', new Date(T0).toISOString(), 'added'],
       ['notice', '2023-08-04', 'retraction'],
@@ -125,11 +146,25 @@ describe('a DOI with holdings changes', () => {
       { kind: 'holding', date: iso(4), platform: 'beta', change: 're-added', accessType: 'permFree' },
       { kind: 'holding', date: iso(3), platform: 'beta', change: 'removed', previousAccessType: 'free' },
       { kind: 'holding', date: iso(2), platform: 'beta', change: 'added', accessType: 'free' },
-      { kind: 'holding', date: iso(1), platform: 'acme', change: 'changed', accessType: 'open', previousAccessType: 'paid', changed: ['access', 'links'] },
+      {
+        kind: 'holding',
+        date: iso(1),
+        platform: 'acme',
+        change: 'changed',
+        accessType: 'open',
+        previousAccessType: 'paid',
+        changed: ['access', 'links'],
+      },
       { kind: 'holding', date: iso(0), platform: 'acme', change: 'added', accessType: 'paid' },
     ]);
     const page = await (await get(`/doi/${MOVED}`)).text();
-    expect(timelineTitles(page)).toEqual(['Added again by beta', 'Removed by beta', 'Added by beta', 'Changed by acme', 'Added by acme']);
+    expect(timelineTitles(page)).toEqual([
+      'Added again by beta',
+      'Removed by beta',
+      'Added by beta',
+      'Changed by acme',
+      'Added by acme',
+    ]);
     expect(page).toContain('<p>Access: paid access → open access</p><p>Links to the full text changed</p>');
     expect(page).toContain('<p class="badge">No known updates</p>');
     expect(page).toContain(`<time datetime="${iso(3)}">2026-01-08 09:30 UTC</time>`);
@@ -149,7 +184,12 @@ describe('the DOI in the path', () => {
     const want = await (await get(`/doi/${PAREN}`)).text();
     expect(want).toContain('<p class="badge">No known updates</p>');
     // a doi.org link after /doi/ is read as the APIs read one: its own percent-encoding decoded too
-    for (const path of ['/doi/10.1000/ABC(12)x;y', '/doi/10.1000%2FABC%2812%29X%3BY', '/doi/10.1000/abc%2812%29x%3by', '/doi/https:%2F%2Fdoi.org%2F10.1000%252Fabc(12)x%253By']) {
+    for (const path of [
+      '/doi/10.1000/ABC(12)x;y',
+      '/doi/10.1000%2FABC%2812%29X%3BY',
+      '/doi/10.1000/abc%2812%29x%3by',
+      '/doi/https:%2F%2Fdoi.org%2F10.1000%252Fabc(12)x%253By',
+    ]) {
       const r = await get(path);
       expect(r.status).toBe(200);
       expect(await r.text()).toBe(want);
@@ -160,8 +200,12 @@ describe('the DOI in the path', () => {
     const page = await (await get(`/doi/${encodeURIComponent(XSS)}`)).text();
     expect(page).not.toContain('<script');
     expect(page).not.toContain('<img');
-    expect(page).toContain('<h1><span class="meta">DOI</span> <a href="https://doi.org/10.1000/%22%3E%3Cscript%3Ealert(1)%3C/script%3E%3Cimg/src%3Dx/onerror%3Dalert(2)%3E">');
-    expect(page).toContain('>10.1000/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img/src=x/onerror=alert(2)&gt;</a></h1>');
+    expect(page).toContain(
+      '<h1><span class="meta">DOI</span> <a href="https://doi.org/10.1000/%22%3E%3Cscript%3Ealert(1)%3C/script%3E%3Cimg/src%3Dx/onerror%3Dalert(2)%3E">',
+    );
+    expect(page).toContain(
+      '>10.1000/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img/src=x/onerror=alert(2)&gt;</a></h1>',
+    );
   });
 
   test('an unknown DOI is a 404 page that says no history is known; JSON gets a 404 error body', async () => {
@@ -173,7 +217,11 @@ describe('the DOI in the path', () => {
     expect(page).toContain('10.9999/Unknown');
     const j = await get('/doi/10.9999/Unknown', { accept: 'application/json' });
     expect(j.status).toBe(404);
-    expect(await j.json()).toEqual({ statusCode: 404, error: 'NOT_FOUND', message: 'no history is known for DOI 10.9999/Unknown' });
+    expect(await j.json()).toEqual({
+      statusCode: 404,
+      error: 'NOT_FOUND',
+      message: 'no history is known for DOI 10.9999/Unknown',
+    });
   });
 
   test('a string that is not a DOI is a 400 page that shows it as text and says why', async () => {
@@ -200,7 +248,8 @@ describe('the DOI in the path', () => {
 
 describe('formats, methods and caching', () => {
   test('Accept decides between HTML and JSON by quality; ?format overrides; an unknown format is a 400', async () => {
-    const type = async (headers: Record<string, string>, q = '') => (await get(`/doi/${MOVED}${q}`, headers)).headers.get('content-type');
+    const type = async (headers: Record<string, string>, q = '') =>
+      (await get(`/doi/${MOVED}${q}`, headers)).headers.get('content-type');
     expect(await type({})).toStartWith('text/html');
     expect(await type({ accept: BROWSER_ACCEPT })).toStartWith('text/html');
     expect(await type({ accept: '*/*' })).toStartWith('text/html');
@@ -240,7 +289,8 @@ describe('formats, methods and caching', () => {
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     // as caches send it (RFC 9110 13.1.2): one of a list, the strong form (compared weakly), or `*`
-    for (const header of [`"other", ${etag}`, etag.slice(2), '*']) expect((await get(`/doi/${doi}`, { 'if-none-match': header })).status).toBe(304);
+    for (const header of [`"other", ${etag}`, etag.slice(2), '*'])
+      expect((await get(`/doi/${doi}`, { 'if-none-match': header })).status).toBe(304);
     expect((await get(`/doi/${doi}`, { 'if-none-match': 'W/"other"' })).status).toBe(200);
     apply(production, [{ doi, accessType: 'open' }], 'acme', T0 + DAY);
     const changed = await get(`/doi/${doi}`, { 'if-none-match': etag });
@@ -272,13 +322,18 @@ describe('update notices a source no longer lists', () => {
   test('stay in the timeline, marked, and no longer count for the badge', async () => {
     const own = Store.open(`${dir.path}/notices`, 'production', { mapSizeBytes: 1 << 26 });
     try {
-      const header = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
+      const header =
+        'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
       const row = (id: number, url: string, date: string, notice: string, nature: string) =>
         `${id},,,,J,P,,,${url};,Research Article;,${date} 0:00,${notice},0,1/1/2019 0:00,10.4444/w.1,0,${nature},+Error in Data;,No,`;
       async function* csv(rows: string[]) {
         yield Buffer.from([header, ...rows].join('\n') + '\n');
       }
-      const both = [row(1, 'javascript:alert(1)', '3/1/2020', '10.4444/n.1', 'Retraction'), row(2, 'https://rw.example/c', '1/1/2021', '10.4444/n.2', 'Correction'), row(3, 'https://rw.example/x', '1/1/2020', '10.4444/n.3', 'Expression of concern')];
+      const both = [
+        row(1, 'javascript:alert(1)', '3/1/2020', '10.4444/n.1', 'Retraction'),
+        row(2, 'https://rw.example/c', '1/1/2021', '10.4444/n.2', 'Correction'),
+        row(3, 'https://rw.example/x', '1/1/2020', '10.4444/n.3', 'Expression of concern'),
+      ];
       await importUpdates([own], 'retraction-watch-csv', csv(both));
       const a = makeApp({ production: { store: own } });
       const before = await a.handle(new Request(`${BASE}/doi/10.4444/w.1`));
@@ -289,7 +344,9 @@ describe('update notices a source no longer lists', () => {
       expect(page).not.toContain('href="javascript');
       expect(page).toContain('<a class="url" href="https://rw.example/c">https://rw.example/c</a>');
       await importUpdates([own], 'retraction-watch-csv', csv(both.slice(1)));
-      const after = (await (await a.handle(new Request(`${BASE}/doi/10.4444/w.1?format=json`))).json()) as DocumentHistory;
+      const after = (await (
+        await a.handle(new Request(`${BASE}/doi/10.4444/w.1?format=json`))
+      ).json()) as DocumentHistory;
       // the expression of concern (2020) outranks the later correction (2021): not "Corrected"
       expect(after.status.code).toBe('expression_of_concern');
       expect(after.events.map((e) => (e.kind === 'notice' ? [e.updateType, e.withdrawn ?? false] : e.kind))).toEqual([
@@ -307,16 +364,20 @@ describe('update notices a source no longer lists', () => {
 });
 
 describe('details', () => {
-  test('a notice\'s own doi.org link is listed once, whatever its DOI holds (a SICI DOI with : ; < >)', async () => {
+  test("a notice's own doi.org link is listed once, whatever its DOI holds (a SICI DOI with : ; < >)", async () => {
     const own = Store.open(`${dir.path}/sici`, 'production', { mapSizeBytes: 1 << 26 });
     try {
       const sici = '10.1002/(SICI)1097-4636(199711)37:2<189::AID-JBM7>3.0.CO;2-D';
       const header = 'Record ID,URLS,RetractionDate,RetractionDOI,OriginalPaperDOI,RetractionNature,Reason';
       async function* csv() {
-        yield Buffer.from(`${header}\n1,https://rw.example/post;,1/2/2020 0:00,"${sici}",10.4444/sici.1,Retraction,+Error;\n`);
+        yield Buffer.from(
+          `${header}\n1,https://rw.example/post;,1/2/2020 0:00,"${sici}",10.4444/sici.1,Retraction,+Error;\n`,
+        );
       }
       await importUpdates([own], 'retraction-watch-csv', csv());
-      const page = await (await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/sici.1`))).text();
+      const page = await (
+        await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/sici.1`))
+      ).text();
       expect(page.match(/doi\.org\/10\.1002/g)).toHaveLength(1);
       expect(page).toContain('<li><a class="url" href="https://rw.example/post">https://rw.example/post</a></li>');
     } finally {
@@ -336,8 +397,12 @@ describe('details', () => {
       const page = await a.handle(new Request(`${BASE}/doi/10.4444/ctor.1`));
       expect(page.status).toBe(200);
       expect(timelineTitles(await page.text())).toEqual(['Constructor']);
-      const json = (await (await a.handle(new Request(`${BASE}/doi/10.4444/ctor.1?format=json`))).json()) as DocumentHistory;
-      expect(json.events.map((e) => (e.kind === 'notice' ? [e.updateType, e.label] : e.kind))).toEqual([['constructor', 'Constructor']]);
+      const json = (await (
+        await a.handle(new Request(`${BASE}/doi/10.4444/ctor.1?format=json`))
+      ).json()) as DocumentHistory;
+      expect(json.events.map((e) => (e.kind === 'notice' ? [e.updateType, e.label] : e.kind))).toEqual([
+        ['constructor', 'Constructor'],
+      ]);
       const [doc] = await documents(await postDois(a, '/v2.2/updates', ['10.4444/ctor.1']));
       expect(doc!.updates.map((u) => u.updateType)).toEqual(['constructor']);
     } finally {
@@ -351,11 +416,17 @@ describe('details', () => {
       const header = 'Record ID,URLS,RetractionDate,RetractionDOI,OriginalPaperDOI,RetractionNature,Reason';
       const rlo = 'https://rw.example/goo\u202egle.com';
       async function* csv() {
-        yield Buffer.from(`${header}\n1,${rlo};https://doi.org@evil.example/x;,3/3/2016 0:00,10.4444/notice.l,10.4444/links.1,Retraction,+x;\n`);
+        yield Buffer.from(
+          `${header}\n1,${rlo};https://doi.org@evil.example/x;,3/3/2016 0:00,10.4444/notice.l,10.4444/links.1,Retraction,+x;\n`,
+        );
       }
       await importUpdates([own], 'retraction-watch-csv', csv());
-      const page = await (await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/links.1`))).text();
-      expect(page).toContain('<a class="url" href="https://rw.example/goo%E2%80%AEgle.com">https://rw.example/goo%E2%80%AEgle.com</a>');
+      const page = await (
+        await makeApp({ production: { store: own } }).handle(new Request(`${BASE}/doi/10.4444/links.1`))
+      ).text();
+      expect(page).toContain(
+        '<a class="url" href="https://rw.example/goo%E2%80%AEgle.com">https://rw.example/goo%E2%80%AEgle.com</a>',
+      );
       expect(page).not.toContain('\u202e');
       expect(page).toContain('<li>https://doi.org@evil.example/x</li>');
       expect(page).not.toContain('href="https://doi.org@evil.example');
@@ -380,7 +451,10 @@ describe('details', () => {
 });
 
 test('/openapi.json describes the status page and its JSON from the same schema', async () => {
-  const doc = (await (await get('/openapi.json')).json()) as { paths: Record<string, { get?: { responses: Record<string, { content?: Record<string, { schema: unknown }> }> } }>; components: { schemas: Record<string, unknown> } };
+  const doc = (await (await get('/openapi.json')).json()) as {
+    paths: Record<string, { get?: { responses: Record<string, { content?: Record<string, { schema: unknown }> }> } }>;
+    components: { schemas: Record<string, unknown> };
+  };
   for (const path of ['/doi/{doi}', '/staging/doi/{doi}']) {
     const ok = doc.paths[path]!.get!.responses['200']!.content!;
     expect(ok['application/json']!.schema).toEqual({ $ref: '#/components/schemas/DocumentHistory' });

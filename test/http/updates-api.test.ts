@@ -4,7 +4,19 @@ import type { ParsedUpdates } from '../../src/updates/index.ts';
 import { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
-import { documents, errorOf, importCrossref, importSample, KEY_NO_UPDATES, makeApp, post, postDois, streamOf, type Doc, type RawBody } from './http-support.ts';
+import {
+  documents,
+  errorOf,
+  importCrossref,
+  importSample,
+  KEY_NO_UPDATES,
+  makeApp,
+  post,
+  postDois,
+  streamOf,
+  type Doc,
+  type RawBody,
+} from './http-support.ts';
 
 /**
  * The Updates API (docs/interface.md, "Updates API") over real LMDB stores: production holds the real
@@ -34,11 +46,19 @@ const IJO: UpdateObject[] = [
     source: 'retraction-watch',
     updateType: 'retraction',
     updateDate: '2023-08-04',
-    reasons: ['Concerns/Issues About Data', 'Concerns/Issues About Image', 'Duplication of/in Image', 'Objections by Third Party', 'Unreliable Data', 'Upgrade/Update of Prior Notice(s)'],
+    reasons: [
+      'Concerns/Issues About Data',
+      'Concerns/Issues About Image',
+      'Duplication of/in Image',
+      'Objections by Third Party',
+      'Unreliable Data',
+      'Upgrade/Update of Prior Notice(s)',
+    ],
     urls: ['https://doi.org/10.3892/ijo.2023.5552'],
   },
 ];
-const SPRINGER_URL = 'http://retractionwatch.com/2021/09/28/springer-nature-slaps-more-than-400-papers-with-expressions-of-concern-all-at-once/';
+const SPRINGER_URL =
+  'http://retractionwatch.com/2021/09/28/springer-nature-slaps-more-than-400-papers-with-expressions-of-concern-all-at-once/';
 /** In the CSV the retraction row comes first; served oldest updateDate first, the expression of concern leads. */
 const SPRINGER: UpdateObject[] = [
   {
@@ -54,7 +74,13 @@ const SPRINGER: UpdateObject[] = [
     source: 'retraction-watch',
     updateType: 'retraction',
     updateDate: '2021-11-22',
-    reasons: ['Fake Peer Review', 'Investigation by Journal/Publisher', 'Computer-Aided Content or Computer-Generated Content', 'Rogue Editor', 'Upgrade/Update of Prior Notice(s)'],
+    reasons: [
+      'Fake Peer Review',
+      'Investigation by Journal/Publisher',
+      'Computer-Aided Content or Computer-Generated Content',
+      'Rogue Editor',
+      'Upgrade/Update of Prior Notice(s)',
+    ],
     urls: [SPRINGER_URL, 'https://doi.org/10.1007/s12517-021-09060-5'],
   },
 ];
@@ -63,9 +89,17 @@ const JBC_RW: UpdateObject = {
   source: 'retraction-watch',
   updateType: 'retraction',
   updateDate: '2016-05-20',
-  reasons: ['Duplication of/in Image', 'Error in Image', 'Falsification/Fabrication of Data', 'Investigation by Journal/Publisher'],
+  reasons: [
+    'Duplication of/in Image',
+    'Error in Image',
+    'Falsification/Fabrication of Data',
+    'Investigation by Journal/Publisher',
+  ],
   // the URLS column, then the notice's doi.org link
-  urls: ['http://retractionwatch.com/2016/06/03/authors-reused-images-in-three-papers-concludes-journal-probe/', 'https://doi.org/10.1074/jbc.A116.204376'],
+  urls: [
+    'http://retractionwatch.com/2016/06/03/authors-reused-images-in-three-papers-concludes-journal-probe/',
+    'https://doi.org/10.1074/jbc.A116.204376',
+  ],
 };
 
 /** A Crossref correction of the JBC paper, older than its Retraction Watch retraction: served first. */
@@ -111,15 +145,58 @@ beforeAll(async () => {
   await importCrossref([production], {
     message: {
       items: [
-        { DOI: '10.1074/jbc.corr.2015', 'update-to': [{ DOI: '10.1074/JBC.M204376200', type: 'correction', source: 'publisher', updated: { 'date-parts': [[2015, 3]] } }] },
-        { DOI: '10.5555/Prod-Only', 'updated-by': [{ DOI: '10.5555/prod.notice', type: 'erratum', source: 'publisher', updated: { 'date-parts': [[2017, 3, 1]] } }] },
+        {
+          DOI: '10.1074/jbc.corr.2015',
+          'update-to': [
+            {
+              DOI: '10.1074/JBC.M204376200',
+              type: 'correction',
+              source: 'publisher',
+              updated: { 'date-parts': [[2015, 3]] },
+            },
+          ],
+        },
+        {
+          DOI: '10.5555/Prod-Only',
+          'updated-by': [
+            {
+              DOI: '10.5555/prod.notice',
+              type: 'erratum',
+              source: 'publisher',
+              updated: { 'date-parts': [[2017, 3, 1]] },
+            },
+          ],
+        },
       ],
     },
   });
-  await importCrossref([staging], [
-    { DOI: '10.5555/staging.notice.1', 'update-to': [{ DOI: '10.3892/IJO.2017.3871', type: 'Correction', source: 'publisher', updated: { 'date-parts': [[2019, 6, 2]] } }] },
-    { DOI: '10.5555/staging-only', 'updated-by': [{ DOI: '10.5555/staging.notice.2', type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2020, 4]] } }] },
-  ]);
+  await importCrossref(
+    [staging],
+    [
+      {
+        DOI: '10.5555/staging.notice.1',
+        'update-to': [
+          {
+            DOI: '10.3892/IJO.2017.3871',
+            type: 'Correction',
+            source: 'publisher',
+            updated: { 'date-parts': [[2019, 6, 2]] },
+          },
+        ],
+      },
+      {
+        DOI: '10.5555/staging-only',
+        'updated-by': [
+          {
+            DOI: '10.5555/staging.notice.2',
+            type: 'retraction',
+            source: 'publisher',
+            updated: { 'date-parts': [[2020, 4]] },
+          },
+        ],
+      },
+    ],
+  );
   app = makeApp({ production: { store: production }, staging: { store: staging } });
 });
 
@@ -132,7 +209,13 @@ afterAll(async () => {
 describe('200: one document per DOI, in request order', () => {
   for (const path of PATHS)
     test(`${path}: order, duplicates and the update objects of the sample`, async () => {
-      const dois = ['10.3892/ijo.2017.3871', '10.9999/not-in-any-source', '10.1007/s12517-021-07389-5', '10.3892/ijo.2017.3871', '10.18384/2224-0209-2015-4-719'];
+      const dois = [
+        '10.3892/ijo.2017.3871',
+        '10.9999/not-in-any-source',
+        '10.1007/s12517-021-07389-5',
+        '10.3892/ijo.2017.3871',
+        '10.18384/2224-0209-2015-4-719',
+      ];
       const docs = await documents(await postDois(app, path, dois));
       expect(docs).toEqual([
         { doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO },
@@ -159,7 +242,8 @@ describe('200: one document per DOI, in request order', () => {
       // the exact wire form: keys in the interface's order, nothing else (no store-internal fields)
       for (const d of docs) {
         expect(Object.keys(d)).toEqual(['doi', 'statusCode', 'updates']);
-        for (const u of d.updates) expect(Object.keys(u)).toEqual(['updateDoi', 'source', 'updateType', 'updateDate', 'reasons', 'urls']);
+        for (const u of d.updates)
+          expect(Object.keys(u)).toEqual(['updateDoi', 'source', 'updateType', 'updateDate', 'reasons', 'urls']);
       }
     });
 
@@ -167,7 +251,11 @@ describe('200: one document per DOI, in request order', () => {
     const first = await postDois(app, '/v2.2/updates', ['10.3892/ijo.2017.3871']);
     const second = await postDois(app, '/v2.2/updates', ['10.9999/other-1', '10.9999/other-2', '10.9999/other-3']);
     expect(await documents(first)).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
-    expect((await documents(second)).map((d) => d.doi)).toEqual(['10.9999/other-1', '10.9999/other-2', '10.9999/other-3']);
+    expect((await documents(second)).map((d) => d.doi)).toEqual([
+      '10.9999/other-1',
+      '10.9999/other-2',
+      '10.9999/other-3',
+    ]);
   });
 
   test('v2.1 and v2.2 give byte-identical answers', async () => {
@@ -185,7 +273,13 @@ describe('200: one document per DOI, in request order', () => {
     let withSeveral = 0;
     for (let i = 0; i < works.length; i += 100) {
       const batch = works.slice(i, i + 100);
-      const docs = await documents(await postDois(app, '/v2.2/updates', batch.map((w) => w.doi)));
+      const docs = await documents(
+        await postDois(
+          app,
+          '/v2.2/updates',
+          batch.map((w) => w.doi),
+        ),
+      );
       expect(docs.map((d) => d.doi)).toEqual(batch.map((w) => w.doi));
       docs.forEach((d, j) => {
         expect(d.statusCode).toBe(200);
@@ -228,16 +322,32 @@ describe('200: one document per DOI, in request order', () => {
   test('an import made after the app started is served (the read index follows the store)', async () => {
     const late = '10.5555/late-arrival';
     expect((await documents(await postDois(app, '/v2.2/updates', [late])))[0]!.updates).toEqual([]);
-    await importCrossref([production], { DOI: late, 'updated-by': [{ DOI: '10.5555/late.notice', type: 'withdrawal', updated: { 'date-parts': [[2024, 2, 29]] } }] });
-    const docs = await waitFor(async () => {
-      const d = await documents(await postDois(app, '/v2.2/updates', [late]));
-      return d[0]!.updates.length > 0 && d;
-    }, 'the late import to be served', 5000);
+    await importCrossref([production], {
+      DOI: late,
+      'updated-by': [{ DOI: '10.5555/late.notice', type: 'withdrawal', updated: { 'date-parts': [[2024, 2, 29]] } }],
+    });
+    const docs = await waitFor(
+      async () => {
+        const d = await documents(await postDois(app, '/v2.2/updates', [late]));
+        return d[0]!.updates.length > 0 && d;
+      },
+      'the late import to be served',
+      5000,
+    );
     expect(docs).toEqual([
       {
         doi: late,
         statusCode: 200,
-        updates: [{ updateDoi: '10.5555/late.notice', source: 'crossref', updateType: 'withdrawal', updateDate: '2024-02-29', reasons: [], urls: ['https://doi.org/10.5555/late.notice'] }],
+        updates: [
+          {
+            updateDoi: '10.5555/late.notice',
+            source: 'crossref',
+            updateType: 'withdrawal',
+            updateDate: '2024-02-29',
+            reasons: [],
+            urls: ['https://doi.org/10.5555/late.notice'],
+          },
+        ],
       },
     ]);
   });
@@ -264,16 +374,42 @@ describe('DOI forms', () => {
     });
 
   test('a doi.org link is percent-decoded as a URL path; the bare and doi: forms are not; a broken encoding is a 400 entry', async () => {
-    const dois = ['https://doi.org/10.3892%2Fijo.2017.3871', 'http://dx.doi.org/10.3892/ijo.2017%2E3871', '10.3892%2Fijo.2017.3871', 'doi:10.3892%2Fijo.2017.3871', 'https://doi.org/10.3892/ijo%zz', 'https://doi.org/10.3892/ijo%C3%28'];
+    const dois = [
+      'https://doi.org/10.3892%2Fijo.2017.3871',
+      'http://dx.doi.org/10.3892/ijo.2017%2E3871',
+      '10.3892%2Fijo.2017.3871',
+      'doi:10.3892%2Fijo.2017.3871',
+      'https://doi.org/10.3892/ijo%zz',
+      'https://doi.org/10.3892/ijo%C3%28',
+    ];
     const docs = await documents(await postDois(app, '/v2.2/updates', dois));
     expect(docs.slice(0, 2)).toEqual(dois.slice(0, 2).map((doi) => ({ doi, statusCode: 200, updates: IJO })));
-    expect(docs.slice(2, 4)).toEqual(dois.slice(2, 4).map((doi) => ({ doi, statusCode: 400, updates: [], message: expect.stringContaining('not a DOI') })));
-    expect(docs[4]).toEqual({ doi: dois[4], statusCode: 400, updates: [], message: expect.stringContaining('malformed percent-encoding at index 11 of its DOI') });
-    expect(docs[5]).toEqual({ doi: dois[5], statusCode: 400, updates: [], message: expect.stringContaining('%C3%28 at index 11 of its DOI does not decode to UTF-8') });
+    expect(docs.slice(2, 4)).toEqual(
+      dois
+        .slice(2, 4)
+        .map((doi) => ({ doi, statusCode: 400, updates: [], message: expect.stringContaining('not a DOI') })),
+    );
+    expect(docs[4]).toEqual({
+      doi: dois[4],
+      statusCode: 400,
+      updates: [],
+      message: expect.stringContaining('malformed percent-encoding at index 11 of its DOI'),
+    });
+    expect(docs[5]).toEqual({
+      doi: dois[5],
+      statusCode: 400,
+      updates: [],
+      message: expect.stringContaining('%C3%28 at index 11 of its DOI does not decode to UTF-8'),
+    });
   });
 
   test('a DOI stored in mixed case is found in lower case, upper case and as a URL', async () => {
-    const forms2 = ['10.1074/jbc.M204376200', '10.1074/jbc.m204376200', '10.1074/JBC.M204376200', 'https://doi.org/10.1074/JBC.m204376200'];
+    const forms2 = [
+      '10.1074/jbc.M204376200',
+      '10.1074/jbc.m204376200',
+      '10.1074/JBC.M204376200',
+      'https://doi.org/10.1074/JBC.m204376200',
+    ];
     const docs = await documents(await postDois(app, '/v2.2/updates', forms2));
     expect(docs).toEqual(forms2.map((doi) => ({ doi, statusCode: 200, updates: [JBC_CROSSREF, JBC_RW] })));
   });
@@ -286,7 +422,19 @@ describe('DOI forms', () => {
 });
 
 describe('per-document 400 for entries that are not DOIs', () => {
-  const bad = ['hello', '10.1234', '', '10.1234/', '10.123/abc', 'doi:', 'https://doi.org/', '11.1234/abc', '10.1234/a b', 'https://example.org/10.3892/ijo.2017.3871', '10.1234/x\u200b'];
+  const bad = [
+    'hello',
+    '10.1234',
+    '',
+    '10.1234/',
+    '10.123/abc',
+    'doi:',
+    'https://doi.org/',
+    '11.1234/abc',
+    '10.1234/a b',
+    'https://example.org/10.3892/ijo.2017.3871',
+    '10.1234/x\u200b',
+  ];
   for (const path of PATHS)
     test(`${path}: the bad entries get statusCode 400 and updates [], the good ones 200`, async () => {
       const dois = ['10.3892/ijo.2017.3871', ...bad, '10.1007/s12517-021-07389-5'];
@@ -316,13 +464,23 @@ describe('per-document 400 for entries that are not DOIs', () => {
 describe('request-level 400', () => {
   const cases: [string, string, string, RegExp][] = [
     ['0 DOIs', '{"dois":[]}', 'BAD_REQUEST', /^\/dois: 0 DOIs given/],
-    ['101 DOIs', JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }), 'BAD_REQUEST', /^\/dois: 101 DOIs given/],
+    [
+      '101 DOIs',
+      JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.1234/${i}`) }),
+      'BAD_REQUEST',
+      /^\/dois: 101 DOIs given/,
+    ],
     ['a number among the DOIs', '{"dois":["10.1234/a",5]}', 'BAD_REQUEST', /^\/dois\/1: /],
     ['null among the DOIs', '{"dois":["10.1234/a","10.1234/b",null]}', 'BAD_REQUEST', /^\/dois\/2: /],
     ['an object among the DOIs', '{"dois":[{"doi":"10.1234/a"}]}', 'BAD_REQUEST', /^\/dois\/0: /],
     ['dois not an array', '{"dois":"10.1234/a"}', 'BAD_REQUEST', /\/dois/],
     ['missing dois', '{}', 'BAD_REQUEST', /^\/dois: required/],
-    ['an extra property', '{"dois":["10.1234/a"],"org":{"ipv4":"1.2.3.4"}}', 'BAD_REQUEST', /^\/org: unexpected property/],
+    [
+      'an extra property',
+      '{"dois":["10.1234/a"],"org":{"ipv4":"1.2.3.4"}}',
+      'BAD_REQUEST',
+      /^\/org: unexpected property/,
+    ],
     ['a JSON array body', '["10.1234/a"]', 'BAD_REQUEST', /JSON object/],
     ['a JSON string body', '"10.1234/a"', 'BAD_REQUEST', /JSON object/],
     ['a JSON null body', 'null', 'BAD_REQUEST', /JSON object/],
@@ -344,22 +502,33 @@ describe('request-level 400', () => {
   test('INVALID_JSON says where parsing failed: line, column, byte and why', async () => {
     const where: [string, string][] = [
       ['{"dois":["10.1234/a"]} x', 'at line 1, column 24 (byte 23): unexpected "x" after the value'],
-      ['{"dois":["10.1234/a",]}', 'at line 1, column 22 (byte 21): unexpected "]" after ",": a trailing comma is not allowed'],
+      [
+        '{"dois":["10.1234/a",]}',
+        'at line 1, column 22 (byte 21): unexpected "]" after ",": a trailing comma is not allowed',
+      ],
       ['', 'at line 1, column 1 (byte 0): the body is empty'],
-      ['{"dois":["10.1234/a', 'at line 1, column 20 (byte 19): unexpected end of the body in the string opened at line 1, column 10 (byte 9)'],
+      [
+        '{"dois":["10.1234/a',
+        'at line 1, column 20 (byte 19): unexpected end of the body in the string opened at line 1, column 10 (byte 9)',
+      ],
       ['{"dois":\n ["10.1234/\\q"]}', 'at line 2, column 12 (byte 20): bad escape "\\q" in a string'],
       ['{"dois":["10.1234/\u0001"]}', 'at line 1, column 19 (byte 18): control character U+0001 in a string'],
       ['\ufeff{"dois":["10.1234/a"] x', 'at line 1, column 23 (byte 25): unexpected "x", expected "," or "}"'],
     ];
     for (const [body, message] of where) {
       const e = await errorOf(await post(app, '/v2.2/updates', body));
-      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', expect.stringContaining(`the body is not valid JSON: ${message}`)]);
+      expect([e.status, e.body.error, e.body.message]).toEqual([
+        400,
+        'INVALID_JSON',
+        expect.stringContaining(`the body is not valid JSON: ${message}`),
+      ]);
     }
   });
 
   test('a body that is not UTF-8 is INVALID_JSON naming the byte, not a DOI with U+FFFD answered "no updates"', async () => {
     const enc = new TextEncoder();
-    const withBytes = (...bytes: number[]) => new Uint8Array([...enc.encode('{"dois":["10.1234/ab'), ...bytes, ...enc.encode('"]}')]);
+    const withBytes = (...bytes: number[]) =>
+      new Uint8Array([...enc.encode('{"dois":["10.1234/ab'), ...bytes, ...enc.encode('"]}')]);
     for (const [body, shown] of [
       [withBytes(0xff), '0xFF'],
       [withBytes(0xc3, 0x28), '0xC3'],
@@ -368,7 +537,11 @@ describe('request-level 400', () => {
       [withBytes(0xc3), '0xC3'], // cut short
     ] as const) {
       const e = await errorOf(await post(app, '/v2.2/updates', body));
-      expect([e.status, e.body.error, e.body.message]).toEqual([400, 'INVALID_JSON', `the body is not valid JSON: at line 1, column 21 (byte 20): not UTF-8 (an invalid sequence starts with byte ${shown})`]);
+      expect([e.status, e.body.error, e.body.message]).toEqual([
+        400,
+        'INVALID_JSON',
+        `the body is not valid JSON: at line 1, column 21 (byte 20): not UTF-8 (an invalid sequence starts with byte ${shown})`,
+      ]);
       const chunked = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(body), c.close()) });
       expect((await errorOf(await post(app, '/v2.2/updates', chunked))).body.error).toBe('INVALID_JSON');
     }
@@ -429,12 +602,23 @@ describe('401: the x-api-key', () => {
 
 describe('415: the Content-Type', () => {
   const body = '{"dois":["10.3892/ijo.2017.3871"]}';
-  for (const type of [null, 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonp', 'application/json-seq', 'multipart/form-data; boundary=x'])
+  for (const type of [
+    null,
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/jsonp',
+    'application/json-seq',
+    'multipart/form-data; boundary=x',
+  ])
     test(`${type ?? 'no Content-Type'}: 415`, async () => {
       const e = await errorOf(await post(app, '/v2.2/updates', new TextEncoder().encode(body), { contentType: type }));
       expect(e.status).toBe(415);
       expect(e.contentType).toBe('application/json; charset=utf-8');
-      expect(e.body).toEqual({ statusCode: 415, error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('application/json') });
+      expect(e.body).toEqual({
+        statusCode: 415,
+        error: 'UNSUPPORTED_MEDIA_TYPE',
+        message: expect.stringContaining('application/json'),
+      });
     });
 
   for (const type of ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON'])
@@ -445,14 +629,31 @@ describe('415: the Content-Type', () => {
 
   test('a body with a Content-Encoding other than identity is 415 naming the coding, before the size bound; identity is accepted', async () => {
     const gzipped = Bun.gzipSync(new TextEncoder().encode(body));
-    for (const [sent, coding] of [[body, 'br'], [gzipped, 'gzip'], [gzipped, 'GZIP'], [body, 'gzip, identity'], ['x'.repeat(70_000), 'deflate']] as const) {
+    for (const [sent, coding] of [
+      [body, 'br'],
+      [gzipped, 'gzip'],
+      [gzipped, 'GZIP'],
+      [body, 'gzip, identity'],
+      ['x'.repeat(70_000), 'deflate'],
+    ] as const) {
       const e = await errorOf(await post(app, '/v2.2/updates', sent, { headers: { 'content-encoding': coding } }));
-      expect([e.status, e.body]).toEqual([415, { statusCode: 415, error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining(`Content-Encoding ${JSON.stringify(coding)}`) }]);
+      expect([e.status, e.body]).toEqual([
+        415,
+        {
+          statusCode: 415,
+          error: 'UNSUPPORTED_MEDIA_TYPE',
+          message: expect.stringContaining(`Content-Encoding ${JSON.stringify(coding)}`),
+        },
+      ]);
     }
     for (const coding of ['identity', 'Identity', ''])
-      expect(await documents(await post(app, '/v2.2/updates', body, { headers: { 'content-encoding': coding } }))).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
+      expect(
+        await documents(await post(app, '/v2.2/updates', body, { headers: { 'content-encoding': coding } })),
+      ).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
     // the key still comes first
-    expect((await post(app, '/v2.2/updates', body, { key: null, headers: { 'content-encoding': 'br' } })).status).toBe(401);
+    expect((await post(app, '/v2.2/updates', body, { key: null, headers: { 'content-encoding': 'br' } })).status).toBe(
+      401,
+    );
   });
 
   test('415 comes before JSON problems', async () => {
@@ -483,13 +684,17 @@ describe('413: the body size bound', () => {
     const r = await post(small, '/v2.2/updates', ok, { headers: { 'content-length': String(MAX) } });
     expect((await documents(r))[0]!.statusCode).toBe(200);
     const big = bodyOf(MAX + 1);
-    const e = await errorOf(await post(small, '/v2.2/updates', big, { headers: { 'content-length': String(MAX + 1) } }));
+    const e = await errorOf(
+      await post(small, '/v2.2/updates', big, { headers: { 'content-length': String(MAX + 1) } }),
+    );
     expect(e.status).toBe(413);
     expect(e.body).toEqual(tooLarge);
   });
 
   test('a declared Content-Length over the limit is refused whatever the body', async () => {
-    const e = await errorOf(await post(small, '/v2.2/updates', '{"dois":["10.1234/a"]}', { headers: { 'content-length': '100000' } }));
+    const e = await errorOf(
+      await post(small, '/v2.2/updates', '{"dois":["10.1234/a"]}', { headers: { 'content-length': '100000' } }),
+    );
     expect([e.status, e.body]).toEqual([413, tooLarge]);
   });
 
@@ -561,14 +766,26 @@ describe('413: the body size bound', () => {
           else c.error(new Error('connection reset by peer'));
         },
       });
-      const headers: Record<string, string> = { 'x-api-key': 'key-with-updates-0001', 'content-type': 'application/json' };
+      const headers: Record<string, string> = {
+        'x-api-key': 'key-with-updates-0001',
+        'content-type': 'application/json',
+      };
       if (contentLength) headers['content-length'] = contentLength;
-      const req = new Request('http://localhost/v2.2/updates', { method: 'POST', headers, body: broken, duplex: 'half' } as RequestInit);
+      const req = new Request('http://localhost/v2.2/updates', {
+        method: 'POST',
+        headers,
+        body: broken,
+        duplex: 'half',
+      } as RequestInit);
       const e = await errorOf(await small.handle(req));
       expect([contentLength, e.status, e.body]).toEqual([
         contentLength,
         400,
-        { statusCode: 400, error: 'BAD_REQUEST', message: 'the request body could not be read to its end: connection reset by peer' },
+        {
+          statusCode: 400,
+          error: 'BAD_REQUEST',
+          message: 'the request body could not be read to its end: connection reset by peer',
+        },
       ]);
     }
   });
@@ -585,23 +802,39 @@ describe('404 and 405', () => {
 
   test('GET on an unknown path: 404', async () => {
     const r = await app.handle(new Request('http://localhost/does/not/exist'));
-    expect(await errorOf(r)).toEqual({ status: 404, contentType: 'application/json; charset=utf-8', body: { statusCode: 404, error: 'NOT_FOUND', message: expect.any(String) } });
+    expect(await errorOf(r)).toEqual({
+      status: 404,
+      contentType: 'application/json; charset=utf-8',
+      body: { statusCode: 404, error: 'NOT_FOUND', message: expect.any(String) },
+    });
   });
 
   for (const path of ['/v2.1/updates', '/v2.2/updates', '/staging/v2.1/updates', '/staging/v2.2/updates'])
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'])
       test(`${method} ${path}: 405 with Allow: POST`, async () => {
-        const r = await app.handle(new Request(`http://localhost${path}`, { method, headers: { 'x-api-key': 'key-with-updates-0001' } }));
+        const r = await app.handle(
+          new Request(`http://localhost${path}`, { method, headers: { 'x-api-key': 'key-with-updates-0001' } }),
+        );
         expect(r.status).toBe(405);
         expect(r.headers.get('allow')).toBe('POST');
         expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
-        expect(await r.json()).toEqual({ statusCode: 405, error: 'METHOD_NOT_ALLOWED', message: expect.stringContaining(method) });
+        expect(await r.json()).toEqual({
+          statusCode: 405,
+          error: 'METHOD_NOT_ALLOWED',
+          message: expect.stringContaining(method),
+        });
       });
 });
 
 describe('staging isolation', () => {
   test('staging answers from the staging store only', async () => {
-    const dois = ['10.3892/ijo.2017.3871', '10.5555/staging-only', '10.5555/prod-only', '10.1074/jbc.M204376200', 'nope'];
+    const dois = [
+      '10.3892/ijo.2017.3871',
+      '10.5555/staging-only',
+      '10.5555/prod-only',
+      '10.1074/jbc.M204376200',
+      'nope',
+    ];
     for (const path of ['/staging/v2.1/updates', '/staging/v2.2/updates']) {
       const docs = await documents(await postDois(app, path, dois));
       expect(docs).toEqual([
@@ -634,6 +867,8 @@ describe('staging isolation', () => {
       // the key is still required there
       expect((await postDois(prodOnly, path, ['10.3892/ijo.2017.3871'], { key: null })).status).toBe(401);
     }
-    expect(await documents(await postDois(prodOnly, '/v2.2/updates', ['10.3892/ijo.2017.3871']))).toEqual([{ doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO }]);
+    expect(await documents(await postDois(prodOnly, '/v2.2/updates', ['10.3892/ijo.2017.3871']))).toEqual([
+      { doi: '10.3892/ijo.2017.3871', statusCode: 200, updates: IJO },
+    ]);
   });
 });

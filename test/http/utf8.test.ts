@@ -31,8 +31,23 @@ describe('firstInvalidUtf8', () => {
 
   test('agrees with a fatal TextDecoder on random bytes, and utf8Text with both', () => {
     let state = 7;
-    const rand = (n: number) => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) % n);
-    const pieces = [[0x61], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x98, 0x80], [0x80], [0xbf], [0xc0], [0xc2], [0xe0, 0xa0], [0xed, 0xa0, 0x80], [0xf4, 0x90], [0xf5], [0xff], [0xef, 0xbb, 0xbf]];
+    const rand = (n: number) => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) % n;
+    const pieces = [
+      [0x61],
+      [0xc3, 0xa9],
+      [0xe2, 0x82, 0xac],
+      [0xf0, 0x9f, 0x98, 0x80],
+      [0x80],
+      [0xbf],
+      [0xc0],
+      [0xc2],
+      [0xe0, 0xa0],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90],
+      [0xf5],
+      [0xff],
+      [0xef, 0xbb, 0xbf],
+    ];
     for (let round = 0; round < 20_000; round++) {
       const bytes: number[] = [];
       for (let k = rand(6); k >= 0; k--) bytes.push(...(rand(4) === 0 ? [rand(256)] : pieces[rand(pieces.length)]!));

@@ -14,7 +14,11 @@ const input = (key: string) => ({ root: dir.path, key, platforms: ['acme'], maxD
 test('the worker reads, parses and encodes a deposit; a bad line and a missing file are reported', async () => {
   const preparer = new WorkerPreparer();
   try {
-    const key = writeDeposit(dir.path, 'acme', [{ doi: '10.5555/B' }, 'not json', { doi: '10.5555/a', accessType: 'open' }]);
+    const key = writeDeposit(dir.path, 'acme', [
+      { doi: '10.5555/B' },
+      'not json',
+      { doi: '10.5555/a', accessType: 'open' },
+    ]);
     const reply = await preparer.prepare(input(key));
     expect(reply.kind).toBe('prepared');
     if (reply.kind !== 'prepared') return;
@@ -53,7 +57,13 @@ test('a pool of workers: files asked side by side come back each with its own re
     return w;
   });
   try {
-    const keys = Array.from({ length: 12 }, (_, i) => writeDeposit(dir.path, 'acme', Array.from({ length: i + 1 }, (_, j) => ({ doi: `10.5555/f${i}.${j}` }))));
+    const keys = Array.from({ length: 12 }, (_, i) =>
+      writeDeposit(
+        dir.path,
+        'acme',
+        Array.from({ length: i + 1 }, (_, j) => ({ doi: `10.5555/f${i}.${j}` })),
+      ),
+    );
     const one = await pool.prepare(input(keys[0]!)); // a file alone: the first worker, no other started
     expect(one.kind).toBe('prepared');
     expect(made).toHaveLength(1);

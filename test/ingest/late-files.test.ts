@@ -53,25 +53,46 @@ async function ingest(r: ReturnType<typeof replica>, keys: string[]) {
 }
 
 const dump = (store: Store, withUpdated = true) =>
-  [...store.liveHoldings()].map((h) => JSON.stringify({ ...dumpLine(store.env, h), updated: withUpdated ? dumpLine(store.env, h).updated : undefined }));
-const access = (store: Store) => Object.fromEntries([...store.liveHoldings()].map((h) => [`${h.platform}:${h.doiKey}`, h.state.accessType]));
+  [...store.liveHoldings()].map((h) =>
+    JSON.stringify({ ...dumpLine(store.env, h), updated: withUpdated ? dumpLine(store.env, h).updated : undefined }),
+  );
+const access = (store: Store) =>
+  Object.fromEntries([...store.liveHoldings()].map((h) => [`${h.platform}:${h.doiKey}`, h.state.accessType]));
 
 /** W, then X and Y with X before Y in apply order; Y's records for g (equal to what W left) and f (a no-op removal) change nothing. */
 function threeFiles() {
-  const w = writeDeposit(bucket, 'acme', [{ doi: '10.1234/g', accessType: 'paid' }, { doi: '10.1234/d', accessType: 'paid' }], { mtime: 500 });
-  const x = writeDeposit(bucket, 'acme', [
-    { doi: '10.1234/d', accessType: 'free' },
-    { doi: '10.1234/g', accessType: 'open' },
-    { doi: '10.1234/f', accessType: 'open' },
-    { doi: '10.1234/e', accessType: 'open' },
-    { doi: '10.1234/h', deleted: true },
-  ], { mtime: 2000 });
-  const y = writeDeposit(bucket, 'acme', [
-    { doi: '10.1234/d', accessType: 'open' },
-    { doi: '10.1234/g', accessType: 'paid' },
-    { doi: '10.1234/f', deleted: true },
-    { doi: '10.1234/h', accessType: 'paid' },
-  ], { mtime: 3000 });
+  const w = writeDeposit(
+    bucket,
+    'acme',
+    [
+      { doi: '10.1234/g', accessType: 'paid' },
+      { doi: '10.1234/d', accessType: 'paid' },
+    ],
+    { mtime: 500 },
+  );
+  const x = writeDeposit(
+    bucket,
+    'acme',
+    [
+      { doi: '10.1234/d', accessType: 'free' },
+      { doi: '10.1234/g', accessType: 'open' },
+      { doi: '10.1234/f', accessType: 'open' },
+      { doi: '10.1234/e', accessType: 'open' },
+      { doi: '10.1234/h', deleted: true },
+    ],
+    { mtime: 2000 },
+  );
+  const y = writeDeposit(
+    bucket,
+    'acme',
+    [
+      { doi: '10.1234/d', accessType: 'open' },
+      { doi: '10.1234/g', accessType: 'paid' },
+      { doi: '10.1234/f', deleted: true },
+      { doi: '10.1234/h', accessType: 'paid' },
+    ],
+    { mtime: 3000 },
+  );
   // another platform's later file never holds back this platform's records
   const z = writeDeposit(bucket, 'beta', [{ doi: '10.1234/e', accessType: 'paid' }], { mtime: 9000 });
   return { w, x, y, z };
@@ -86,7 +107,13 @@ test('a late file leaves what the later files decided, changed or not, and appli
   told.length = 0;
   await ingest(late, [x]);
 
-  expect(access(late.store)).toEqual({ 'acme:10.1234/d': 'open', 'acme:10.1234/e': 'open', 'acme:10.1234/g': 'paid', 'acme:10.1234/h': 'paid', 'beta:10.1234/e': 'paid' });
+  expect(access(late.store)).toEqual({
+    'acme:10.1234/d': 'open',
+    'acme:10.1234/e': 'open',
+    'acme:10.1234/g': 'paid',
+    'acme:10.1234/h': 'paid',
+    'beta:10.1234/e': 'paid',
+  });
   const applied = late.outcomes.at(-1)!;
   expect(applied.status).toBe('applied');
   if (applied.status !== 'applied') return;
@@ -151,8 +178,13 @@ test('two late files in one batch, the first kept for a retry: the second goes b
   mkdirSync(join(bucket, unreadable)); // READ_FAILED: the first late file is tried again
   const lateBeta = writeDeposit(bucket, 'beta', [{ doi: '10.1234/q', accessType: 'paid' }], { mtime: 1000 });
   await ingest(r, [lateBeta, x]); // one batch, in apply order: lateBeta (1000), then x (2000)
-  const last = new Map(r.outcomes.map((o) => [o.status === 'applied' || o.status === 'quarantined' ? o.entry.key : '', o]));
-  expect(last.get(lateBeta)).toMatchObject({ status: 'quarantined', entry: { code: 'LATER_FILE_UNREADABLE', tries: 2 } });
+  const last = new Map(
+    r.outcomes.map((o) => [o.status === 'applied' || o.status === 'quarantined' ? o.entry.key : '', o]),
+  );
+  expect(last.get(lateBeta)).toMatchObject({
+    status: 'quarantined',
+    entry: { code: 'LATER_FILE_UNREADABLE', tries: 2 },
+  });
   expect(last.get(x)).toMatchObject({ status: 'applied', entry: { counts: { added: 1, overtaken: 4 } } });
   expect(access(r.store)).toMatchObject({ 'acme:10.1234/e': 'open', 'beta:10.1234/q': 'open' });
 });
@@ -175,12 +207,29 @@ test('a later file that --ingest read from another folder is read back from ther
   const y = writeDeposit(outbox, 'acme', [{ doi: '10.1234/d', accessType: 'open' }], { mtime: 3000 });
   const r = replica('r', 1);
   const settings = { ...DEFAULT_INGEST, maxTries: 1 };
-  const cli = new Ingestor({ env: 'production', store: r.store, root: outbox, platforms: new Set(['acme']), settings, log: silentLogger, inOrderGiven: true, preparer: new InlinePreparer() });
+  const cli = new Ingestor({
+    env: 'production',
+    store: r.store,
+    root: outbox,
+    platforms: new Set(['acme']),
+    settings,
+    log: silentLogger,
+    inOrderGiven: true,
+    preparer: new InlinePreparer(),
+  });
   await cli.submit([y]);
   await cli.idle();
   await cli.close();
   expect(r.store.fileEntry(y)!.readFrom).toBe(outbox);
-  const x = writeDeposit(bucket, 'acme', [{ doi: '10.1234/d', accessType: 'free' }, { doi: '10.1234/e', accessType: 'open' }], { mtime: 2000 });
+  const x = writeDeposit(
+    bucket,
+    'acme',
+    [
+      { doi: '10.1234/d', accessType: 'free' },
+      { doi: '10.1234/e', accessType: 'open' },
+    ],
+    { mtime: 2000 },
+  );
   await ingest(r, [x]);
   expect(access(r.store)).toEqual({ 'acme:10.1234/d': 'open', 'acme:10.1234/e': 'open' });
 });

@@ -29,7 +29,10 @@ test('a file is read whole, with its size and hash', async () => {
 test('a file larger than the bound it is read with (it grew after its size was checked) is not taken: read again later', async () => {
   put('acme/big.jsonl.gz', new Uint8Array(1001));
   const read = readBucketFile(dir.path, 'acme/big.jsonl.gz', 1000);
-  expect(read).rejects.toMatchObject({ code: 'EAGAIN', message: expect.stringContaining('acme/big.jsonl.gz changed while it was read') });
+  expect(read).rejects.toMatchObject({
+    code: 'EAGAIN',
+    message: expect.stringContaining('acme/big.jsonl.gz changed while it was read'),
+  });
   await read.catch(() => undefined);
 });
 

@@ -68,12 +68,19 @@ test(
   `SIGKILL during ingest, ${s.kills} times at a seeded k-th file.applied line + 0-80 ms: the dump and the ledger equal a clean run's`,
   async () => {
     const t0 = performance.now();
-    const deposits: Deposit[] = generateDeposits(s.rng, { files: FILES, records: RECORDS, platforms: ['acme', 'beta'], pool: 50_000 });
+    const deposits: Deposit[] = generateDeposits(s.rng, {
+      files: FILES,
+      records: RECORDS,
+      platforms: ['acme', 'beta'],
+      pool: 50_000,
+    });
     for (const d of deposits) placeFile(cfg.bucket, d.key, d.bytes, d.mtimeMs);
     const order = deposits.map((d) => d.key); // generated in (LastModified, key) order
     const sorted = [...deposits].sort((a, b) => a.mtimeMs - b.mtimeMs || (a.key < b.key ? -1 : 1)).map((d) => d.key);
     expect(sorted).toEqual(order);
-    s.say(`${FILES} files of ${RECORDS} lines, ${JSON.stringify(opsTotal(deposits))}, made in ${seconds(performance.now() - t0)}`);
+    s.say(
+      `${FILES} files of ${RECORDS} lines, ${JSON.stringify(opsTotal(deposits))}, made in ${seconds(performance.now() - t0)}`,
+    );
 
     // the clean run: --ingest in apply order into another store dir (the bucket is only read)
     let t = performance.now();
@@ -85,7 +92,9 @@ test(
     expect(ledgerProblems(await readLedger(join(dir.path, 'clean-db')), order)).toEqual([]);
     const cleanDump = await dumpHistory(cleanCfg);
     expect(cleanDump.split('\n').length).toBeGreaterThan(50_000);
-    s.say(`clean run (--ingest) and its dump: ${seconds(performance.now() - t)}, ${cleanDump.length.toLocaleString('en')} bytes`);
+    s.say(
+      `clean run (--ingest) and its dump: ${seconds(performance.now() - t)}, ${cleanDump.length.toLocaleString('en')} bytes`,
+    );
 
     const store = join(dir.path, 'db');
     let killsLeft = s.kills;
@@ -104,7 +113,9 @@ test(
       expect(ledgerProblems(await readLedger(store), order)).toEqual([]);
       const diff = firstDifference(await dumpHistory(cfg.path), cleanDump);
       expect(diff).toBeUndefined();
-      s.say(`round ${round}: the last run applied ${FILES - before} files; dump byte-identical to the clean run, ledger whole (${seconds(performance.now() - tf)})`);
+      s.say(
+        `round ${round}: the last run applied ${FILES - before} files; dump byte-identical to the clean run, ledger whole (${seconds(performance.now() - tf)})`,
+      );
     };
 
     while (killsLeft > 0) {

@@ -118,7 +118,12 @@ test(
   async () => {
     const t0 = performance.now();
     await s3.createBucket(BUCKET);
-    const deposits = generateDeposits(s.rng, { files: OBJECTS, records: RECORDS, platforms: ['acme', 'beta'], pool: 15_000 });
+    const deposits = generateDeposits(s.rng, {
+      files: OBJECTS,
+      records: RECORDS,
+      platforms: ['acme', 'beta'],
+      pool: 15_000,
+    });
     const bytesOf = new Map(deposits.map((d) => [d.key, d.bytes]));
     let next = 0;
     await Promise.all(
@@ -137,7 +142,9 @@ test(
       .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : 1))
       .map((o) => o.key);
     expect([...order].sort()).toEqual([...bytesOf.keys()].sort());
-    s.say(`${OBJECTS} objects of ${RECORDS} lines uploaded, ${JSON.stringify(opsTotal(deposits))} (${seconds(performance.now() - t0)})`);
+    s.say(
+      `${OBJECTS} objects of ${RECORDS} lines uploaded, ${JSON.stringify(opsTotal(deposits))} (${seconds(performance.now() - t0)})`,
+    );
     await Bun.sleep(SAME_SECOND_GUARD_MS + 100); // past the mirror's same-second guard: the first round takes them all
 
     // the clean run: a replica mirrors the bucket untouched
@@ -160,7 +167,8 @@ test(
       const cfg = replica(`r${round}`);
       const mirror = join(dir.path, `r${round}`, 'mirror');
       const store = join(dir.path, `r${round}`, 'db');
-      const stateOf = () => JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8')) as Record<string, unknown>;
+      const stateOf = () =>
+        JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8')) as Record<string, unknown>;
       const logged = new Set<string>();
       let applied = 0;
       for (let j = 0; j < KILLS_PER_ROUND && killsLeft > 0; j++) {
@@ -206,7 +214,8 @@ test(
 
       // restart untouched: it mirrors and applies the rest
       t = performance.now();
-      const toRecord = OBJECTS - (existsSync(join(mirror, '.s3-mirror-state.json')) ? Object.keys(stateOf()).length : 0);
+      const toRecord =
+        OBJECTS - (existsSync(join(mirror, '.s3-mirror-state.json')) ? Object.keys(stateOf()).length : 0);
       const last = daemon(cfg);
       if (applied < OBJECTS) await last.nth(isEvent('file.applied'), OBJECTS - applied, 60_000);
       if (toRecord > 0) await last.nth(isEvent('s3.synced'), 1, 30_000); // the round that records the rest has ended
@@ -221,7 +230,9 @@ test(
       expect(Object.keys(stateOf()).sort()).toEqual([...order].sort());
       expect(ledgerProblems(await readLedger(store), order)).toEqual([]);
       expect(firstDifference(await dumpHistory(cfg, [], ENV), want)).toBeUndefined();
-      s.say(`round ${round}: the last run mirrored and applied the rest; every object mirrored and applied once, dump byte-identical to the clean replica's (${seconds(performance.now() - t)})`);
+      s.say(
+        `round ${round}: the last run mirrored and applied the rest; every object mirrored and applied once, dump byte-identical to the clean replica's (${seconds(performance.now() - t)})`,
+      );
     }
     s.say(`${midRound} of ${s.kills} kills landed mid-round; done in ${seconds(performance.now() - t0)}`);
     expect(midRound).toBeGreaterThan(0);

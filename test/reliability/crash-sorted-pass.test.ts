@@ -3,7 +3,20 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../src/store/index.ts';
 import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtures.ts';
-import { between, Child, Children, crashSettings, dumpHistory, firstDifference, generateDeposits, isEvent, ledgerProblems, placeFile, readLedger, seconds } from './crash-support.ts';
+import {
+  between,
+  Child,
+  Children,
+  crashSettings,
+  dumpHistory,
+  firstDifference,
+  generateDeposits,
+  isEvent,
+  ledgerProblems,
+  placeFile,
+  readLedger,
+  seconds,
+} from './crash-support.ts';
 
 /**
  * Crash safety of a sorted pass (issue 48; docs/design.md, "A backlog in one sorted pass"; docs/reliability.md):
@@ -38,7 +51,12 @@ function daemon(): Child {
 test(
   `SIGKILL in a sorted pass, ${s.kills} times at a seeded k-th pass.chunk line + 0-80 ms: the resumed pass ends with the dump and the ledger of a clean run`,
   async () => {
-    const deposits = generateDeposits(s.rng, { files: FILES, records: RECORDS, platforms: ['acme', 'beta'], pool: 50_000 });
+    const deposits = generateDeposits(s.rng, {
+      files: FILES,
+      records: RECORDS,
+      platforms: ['acme', 'beta'],
+      pool: 50_000,
+    });
     for (const d of deposits) placeFile(cfg.bucket, d.key, d.bytes, d.mtimeMs);
     const order = deposits.map((d) => d.key);
 
@@ -78,7 +96,9 @@ test(
       } finally {
         await s2.close();
       }
-      s.say(`kill ${kill + 1}/${s.kills}: k=${k}, delay=${delay} ms, ${applied.toLocaleString('en')} of ${(FILES * RECORDS).toLocaleString('en')} records committed (${seconds(performance.now() - t)})`);
+      s.say(
+        `kill ${kill + 1}/${s.kills}: k=${k}, delay=${delay} ms, ${applied.toLocaleString('en')} of ${(FILES * RECORDS).toLocaleString('en')} records committed (${seconds(performance.now() - t)})`,
+      );
     }
     const d = daemon();
     const lines = await d.nth(isEvent('file.applied'), FILES, 60_000).then(() => d.lines);

@@ -26,11 +26,18 @@ export interface CrashSettings {
 
 export function crashSettings(name: string, env: Record<string, string | undefined> = process.env): CrashSettings {
   const kills = env.CRASH_KILLS === undefined || env.CRASH_KILLS === '' ? 5 : Number(env.CRASH_KILLS);
-  if (!Number.isInteger(kills) || kills < 1) throw new Error(`CRASH_KILLS must be a positive integer, not ${JSON.stringify(env.CRASH_KILLS)}`);
-  const seed = env.CRASH_SEED === undefined || env.CRASH_SEED === '' ? Math.floor(Math.random() * 2 ** 32) : Number(env.CRASH_SEED);
-  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32) throw new Error(`CRASH_SEED must be an integer in [0, 2^32), not ${JSON.stringify(env.CRASH_SEED)}`);
+  if (!Number.isInteger(kills) || kills < 1)
+    throw new Error(`CRASH_KILLS must be a positive integer, not ${JSON.stringify(env.CRASH_KILLS)}`);
+  const seed =
+    env.CRASH_SEED === undefined || env.CRASH_SEED === ''
+      ? Math.floor(Math.random() * 2 ** 32)
+      : Number(env.CRASH_SEED);
+  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32)
+    throw new Error(`CRASH_SEED must be an integer in [0, 2^32), not ${JSON.stringify(env.CRASH_SEED)}`);
   const say = (text: string) => console.log(`[${name}] ${text}`);
-  say(`CRASH_SEED=${seed} CRASH_KILLS=${kills} (replay: CRASH_SEED=${seed} CRASH_KILLS=${kills} bun test test/reliability/${name}.test.ts)`);
+  say(
+    `CRASH_SEED=${seed} CRASH_KILLS=${kills} (replay: CRASH_SEED=${seed} CRASH_KILLS=${kills} bun test test/reliability/${name}.test.ts)`,
+  );
   return { kills, seed, rng: seeded(seed), say };
 }
 
@@ -89,8 +96,16 @@ export class Child {
         if (rest !== '') this.take(rest);
       });
     } else {
-      this.proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });
-      this.reading = Promise.all([this.pump(this.proc.stderr as ReadableStream<Uint8Array>), this.pump(this.proc.stdout as ReadableStream<Uint8Array>)]);
+      this.proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), ...args], {
+        cwd: REPO,
+        env,
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
+      this.reading = Promise.all([
+        this.pump(this.proc.stderr as ReadableStream<Uint8Array>),
+        this.pump(this.proc.stdout as ReadableStream<Uint8Array>),
+      ]);
     }
   }
 
@@ -132,7 +147,11 @@ export class Child {
       this.waiters.push(w);
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(w), 1);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for line ${n} matching ${test}; last lines:\n${this.lines.slice(-10).join('\n')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for line ${n} matching ${test}; last lines:\n${this.lines.slice(-10).join('\n')}`,
+          ),
+        );
       }, timeoutMs);
       void this.proc.exited.then(async (code) => {
         await this.reading;
@@ -196,7 +215,9 @@ export class ExitedEarly extends Error {
     readonly seen: number,
     last: string[],
   ) {
-    super(`the child exited (${code}) after ${seen} of the ${wanted} lines waited for; last lines:\n${last.join('\n')}`);
+    super(
+      `the child exited (${code}) after ${seen} of the ${wanted} lines waited for; last lines:\n${last.join('\n')}`,
+    );
   }
 }
 
@@ -204,7 +225,11 @@ export class ExitedEarly extends Error {
 export const isEvent = (event: string) => (line: string) => line.includes(`"event":"${event}"`);
 
 /** `--dump --history` of a config's store, the exact stdout bytes. */
-export async function dumpHistory(configPath: string, extra: string[] = [], env: Record<string, string> = {}): Promise<string> {
+export async function dumpHistory(
+  configPath: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<string> {
   const r = await runCli(['--dump', '--history', '--config', configPath, ...extra], env);
   if (r.code !== 0) throw new Error(`--dump --history failed (${r.code}): ${r.stderr}`);
   return r.stdout;
@@ -219,12 +244,16 @@ export function firstDifference(actual: string, expected: string): string | unde
   const a = actual.split('\n');
   const e = expected.split('\n');
   for (let i = 0; i < Math.max(a.length, e.length); i++)
-    if (a[i] !== e[i]) return `line ${i + 1} of ${a.length} (clean run: ${e.length} lines) differs:\n  got      ${a[i] ?? '(none)'}\n  expected ${e[i] ?? '(none)'}`;
+    if (a[i] !== e[i])
+      return `line ${i + 1} of ${a.length} (clean run: ${e.length} lines) differs:\n  got      ${a[i] ?? '(none)'}\n  expected ${e[i] ?? '(none)'}`;
   return 'the bytes differ but no line does (line endings?)';
 }
 
 /** The ledger of one environment, read from a store no process is writing (opened read-only, as a second process would). */
-export async function readLedger(storeDir: string, env: 'production' | 'staging' = 'production'): Promise<{ entries: FileEntry[]; seqKeys: Map<number, string | undefined> }> {
+export async function readLedger(
+  storeDir: string,
+  env: 'production' | 'staging' = 'production',
+): Promise<{ entries: FileEntry[]; seqKeys: Map<number, string | undefined> }> {
   const store = Store.open(storeDir, env, { mapSizeBytes: 1 << 30, readOnly: true });
   try {
     const entries = [...store.ledger()];
@@ -240,18 +269,27 @@ export async function readLedger(storeDir: string, env: 'production' | 'staging'
  * The ledger holds exactly `keys` (in that apply order): each applied once, with the apply sequence numbers
  * 1..n in that order and `fileSeqs` naming each back. Returns the problems found (empty: all good).
  */
-export function ledgerProblems(ledger: { entries: FileEntry[]; seqKeys: Map<number, string | undefined> }, keys: readonly string[]): string[] {
+export function ledgerProblems(
+  ledger: { entries: FileEntry[]; seqKeys: Map<number, string | undefined> },
+  keys: readonly string[],
+): string[] {
   const problems: string[] = [];
   const byKey = new Map(ledger.entries.map((e) => [e.key, e]));
-  if (ledger.entries.length !== keys.length) problems.push(`${ledger.entries.length} ledger entries for ${keys.length} files`);
+  if (ledger.entries.length !== keys.length)
+    problems.push(`${ledger.entries.length} ledger entries for ${keys.length} files`);
   keys.forEach((key, i) => {
     const e = byKey.get(key);
     if (!e) problems.push(`${key}: not in the ledger`);
     else if (e.outcome !== 'applied') problems.push(`${key}: ${e.outcome} (${e.code}: ${e.message})`);
-    else if (e.seq !== i + 1) problems.push(`${key}: apply sequence number ${e.seq}, expected ${i + 1} (its place in (LastModified, key) order)`);
-    else if (ledger.seqKeys.get(e.seq) !== key) problems.push(`${key}: fileSeqs[${e.seq}] names ${ledger.seqKeys.get(e.seq)}`);
+    else if (e.seq !== i + 1)
+      problems.push(
+        `${key}: apply sequence number ${e.seq}, expected ${i + 1} (its place in (LastModified, key) order)`,
+      );
+    else if (ledger.seqKeys.get(e.seq) !== key)
+      problems.push(`${key}: fileSeqs[${e.seq}] names ${ledger.seqKeys.get(e.seq)}`);
   });
-  for (const e of ledger.entries) if (!keys.includes(e.key)) problems.push(`${e.key}: in the ledger but never deposited`);
+  for (const e of ledger.entries)
+    if (!keys.includes(e.key)) problems.push(`${e.key}: in the ledger but never deposited`);
   return problems;
 }
 
@@ -270,7 +308,15 @@ export interface Deposit {
   mtimeMs: number;
   bytes: Uint8Array;
   /** lines by kind, for the printed figures */
-  ops: { add: number; update: number; remove: number; same: number; noopRemove: number; rejected: number; superseded: number };
+  ops: {
+    add: number;
+    update: number;
+    remove: number;
+    same: number;
+    noopRemove: number;
+    rejected: number;
+    superseded: number;
+  };
 }
 
 /**
@@ -283,18 +329,30 @@ export interface Deposit {
  */
 export function generateDeposits(
   rng: () => number,
-  opts: { files: number; records: number; platforms: readonly string[]; pool: number; baseSeconds?: number; prefix?: string },
+  opts: {
+    files: number;
+    records: number;
+    platforms: readonly string[];
+    pool: number;
+    baseSeconds?: number;
+    prefix?: string;
+  },
 ): Deposit[] {
   const { files, records, platforms, pool } = opts;
   const prefix = opts.prefix ?? '10.5555/crash';
-  const held = new Map<string, Map<number, { access: string; vor: number; upper: boolean }>>(platforms.map((p) => [p, new Map()]));
+  const held = new Map<string, Map<number, { access: string; vor: number; upper: boolean }>>(
+    platforms.map((p) => [p, new Map()]),
+  );
   const ACCESS = ['paid', 'open', 'free', 'permFree'];
   const doiOf = (n: number, upper: boolean) => `${prefix}.${upper ? 'X' : 'x'}${n}`;
   const lineOf = (n: number, s: { access: string; vor: number; upper: boolean }) => {
     const doi = doiOf(n, s.upper);
     const line: Record<string, unknown> = { doi, accessType: s.access };
     if (s.vor > 0)
-      line.vor = Array.from({ length: s.vor }, (_, i) => ({ url: `https://pub.example/${i ? 'html' : 'pdf'}/${doi}`, contentType: i ? 'text/html' : 'application/pdf' }));
+      line.vor = Array.from({ length: s.vor }, (_, i) => ({
+        url: `https://pub.example/${i ? 'html' : 'pdf'}/${doi}`,
+        contentType: i ? 'text/html' : 'application/pdf',
+      }));
     return JSON.stringify(line);
   };
   // LastModified: whole seconds, 1 to 90 s apart; every seventh file shares its predecessor's second
@@ -305,8 +363,14 @@ export function generateDeposits(
     stamps.push(t);
   }
   // names first, so that files sharing a second are generated in their apply (key) order
-  const names = Array.from({ length: files }, (_, f) => ({ f, platform: platforms[between(rng, 0, platforms.length - 1)]!, name: `${seededUuid(rng)}.jsonl.gz` }));
-  const ordered = [...names].sort((a, b) => stamps[a.f]! - stamps[b.f]! || (`${a.platform}/${a.name}` < `${b.platform}/${b.name}` ? -1 : 1));
+  const names = Array.from({ length: files }, (_, f) => ({
+    f,
+    platform: platforms[between(rng, 0, platforms.length - 1)]!,
+    name: `${seededUuid(rng)}.jsonl.gz`,
+  }));
+  const ordered = [...names].sort(
+    (a, b) => stamps[a.f]! - stamps[b.f]! || (`${a.platform}/${a.name}` < `${b.platform}/${b.name}` ? -1 : 1),
+  );
   const out: Deposit[] = [];
   for (const [i, { platform, name }] of ordered.entries()) {
     const mine = held.get(platform)!;
@@ -316,13 +380,18 @@ export function generateDeposits(
     while (lines.length < records) {
       const roll = rng();
       if (roll < 0.001) {
-        lines.push(roll < 0.0005 ? JSON.stringify({ doi: 'not-a-doi', accessType: 'open' }) : JSON.stringify({ doi: `${prefix}.bad`, accessType: 'sometimes' }));
+        lines.push(
+          roll < 0.0005
+            ? JSON.stringify({ doi: 'not-a-doi', accessType: 'open' })
+            : JSON.stringify({ doi: `${prefix}.bad`, accessType: 'sometimes' }),
+        );
         ops.rejected++;
         continue;
       }
       const n = between(rng, 0, pool - 1);
       if (picked.has(n)) {
-        if (rng() < 0.02) ops.superseded++; // a second line for a DOI of this file: the later line wins
+        if (rng() < 0.02)
+          ops.superseded++; // a second line for a DOI of this file: the later line wins
         else continue;
       }
       picked.add(n);
@@ -334,7 +403,11 @@ export function generateDeposits(
           mine.set(n, { ...before, access: 'gone' });
           ops.remove++;
         } else if (r < 0.6) {
-          const next = { access: ACCESS[between(rng, 0, 3)]!, vor: between(rng, 0, 2), upper: rng() < 0.1 ? !before.upper : before.upper };
+          const next = {
+            access: ACCESS[between(rng, 0, 3)]!,
+            vor: between(rng, 0, 2),
+            upper: rng() < 0.1 ? !before.upper : before.upper,
+          };
           lines.push(lineOf(n, next));
           mine.set(n, next);
           ops.update++;
@@ -352,7 +425,13 @@ export function generateDeposits(
         ops.add++;
       }
     }
-    out.push({ key: `${platform}/${name}`, platform, mtimeMs: stamps[i]!, bytes: Bun.gzipSync(Buffer.from(`${lines.join('\n')}\n`), { level: 1 }), ops });
+    out.push({
+      key: `${platform}/${name}`,
+      platform,
+      mtimeMs: stamps[i]!,
+      bytes: Bun.gzipSync(Buffer.from(`${lines.join('\n')}\n`), { level: 1 }),
+      ops,
+    });
   }
   return out;
 }

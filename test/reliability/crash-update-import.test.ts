@@ -50,7 +50,10 @@ const children = new Children();
 beforeEach(() => {
   dir = tempDir('doi-holdings-crash-updates-');
   cfg = writeConfig(dir.path, '\n[updates]\ndropDir = "drop"\n');
-  writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace('mapSizeGiB = 1\n', `mapSizeGiB = ${MAP_BYTES / 2 ** 30}\n`));
+  writeFileSync(
+    cfg.path,
+    readFileSync(cfg.path, 'utf8').replace('mapSizeGiB = 1\n', `mapSizeGiB = ${MAP_BYTES / 2 ** 30}\n`),
+  );
   dropDir = join(dir.path, 'drop');
   mkdirSync(dropDir);
 });
@@ -66,17 +69,26 @@ const quote = (f: string) => (/[",\r\n]/.test(f) ? `"${f.replace(/"/g, '""')}"` 
  * again, copy n with `.n<n>` appended to its DOIs); the second, the first with a seeded 12% of rows left out
  * (withdrawn), 10% changed (another date, or a reason added) and 8% more rows (new works).
  */
-async function makeFeeds(rng: () => number): Promise<{ feeds: [string, string]; rowCounts: [number, number]; works: string[] }> {
+async function makeFeeds(
+  rng: () => number,
+): Promise<{ feeds: [string, string]; rowCounts: [number, number]; works: string[] }> {
   const rows: string[][] = [];
   for await (const { fields } of csvRecords(createReadStream(SAMPLE_PATH))) rows.push(fields);
   const [header, ...sample] = rows as [string[], ...string[][]];
   const col = (name: string) => header.indexOf(name);
-  const [ORIGINAL, NOTICE, DATE, REASON, ID] = [col('OriginalPaperDOI'), col('RetractionDOI'), col('RetractionDate'), col('Reason'), col('Record ID')];
+  const [ORIGINAL, NOTICE, DATE, REASON, ID] = [
+    col('OriginalPaperDOI'),
+    col('RetractionDOI'),
+    col('RetractionDate'),
+    col('Reason'),
+    col('Record ID'),
+  ];
   const copyOf = (i: number, tag: string) => {
     const copy = Math.floor(i / sample.length);
     const row = [...sample[i % sample.length]!];
     row[ID] = String(Number(row[ID]) + (tag === 'n' ? 0 : 500_000) + copy * 1_000_000);
-    if (copy > 0 || tag !== 'n') for (const c of [ORIGINAL, NOTICE]) if (row[c]!.startsWith('10.')) row[c] = `${row[c]}.${tag}${copy}`;
+    if (copy > 0 || tag !== 'n')
+      for (const c of [ORIGINAL, NOTICE]) if (row[c]!.startsWith('10.')) row[c] = `${row[c]}.${tag}${copy}`;
     return row;
   };
   const first = Array.from({ length: FEED_ROWS }, (_, i) => copyOf(i, 'n'));
@@ -145,7 +157,9 @@ async function snapshot(storeDir: string, env: 'production' | 'staging', works: 
 /** Which of the named states `got` is, or how it mixes them. */
 function whichState(got: Snapshot, states: Record<string, Snapshot>): string {
   for (const [name, want] of Object.entries(states)) if ([...want].every(([k, v]) => got.get(k) === v)) return name;
-  const like = Object.entries(states).map(([name, want]) => `${[...want].filter(([k, v]) => got.get(k) === v).length} works as in ${name}`);
+  const like = Object.entries(states).map(
+    ([name, want]) => `${[...want].filter(([k, v]) => got.get(k) === v).length} works as in ${name}`,
+  );
   return `a mix (${like.join(', ')}, of ${got.size})`;
 }
 
@@ -155,12 +169,17 @@ test(
     const t0 = performance.now();
     expect(readFileSync(cfg.path, 'utf8')).toContain(`mapSizeGiB = ${MAP_BYTES / 2 ** 30}\n`);
     const { feeds, rowCounts, works } = await makeFeeds(s.rng);
-    s.say(`feeds: ${feeds.map((f) => `${Bun.file(f).size.toLocaleString('en')} bytes`).join(', ')}; ${works.length.toLocaleString('en')} works named (${seconds(performance.now() - t0)})`);
+    s.say(
+      `feeds: ${feeds.map((f) => `${Bun.file(f).size.toLocaleString('en')} bytes`).join(', ')}; ${works.length.toLocaleString('en')} works named (${seconds(performance.now() - t0)})`,
+    );
 
     // the clean run: both feeds imported one after the other, untouched, into a production-only store
     let t = performance.now();
     const refCfg = join(dir.path, 'ref.toml');
-    writeFileSync(refCfg, `[store]\ndir = "ref-db"\nmapSizeGiB = 1\n[buckets.production]\nkind = "local"\npath = "bucket"\n[[platforms]]\nname = "acme"\n`);
+    writeFileSync(
+      refCfg,
+      `[store]\ndir = "ref-db"\nmapSizeGiB = 1\n[buckets.production]\nkind = "local"\npath = "bucket"\n[[platforms]]\nname = "acme"\n`,
+    );
     const states: Record<string, Snapshot> = { empty: new Map(works.map((w) => [w, 'null'])) };
     for (const [i, feed] of feeds.entries()) {
       const r = await runCli(['--import-updates', feed, '--config', refCfg]);
@@ -170,13 +189,19 @@ test(
     }
     const changedWorks = works.filter((w) => states['feed 1']!.get(w) !== states['feed 2']!.get(w)).length;
     expect(changedWorks).toBeGreaterThan(FEED_ROWS / 5);
-    s.say(`clean run: both feeds imported in ${seconds(performance.now() - t)}; feed 2 changes ${changedWorks.toLocaleString('en')} works`);
+    s.say(
+      `clean run: both feeds imported in ${seconds(performance.now() - t)}; feed 2 changes ${changedWorks.toLocaleString('en')} works`,
+    );
 
     // the stores exist before the first kill (a kill timed by production's commit reads them)
-    for (const env of ['production', 'staging'] as const) await Store.open(join(dir.path, 'db'), env, { mapSizeBytes: MAP_BYTES }).close();
+    for (const env of ['production', 'staging'] as const)
+      await Store.open(join(dir.path, 'db'), env, { mapSizeBytes: MAP_BYTES }).close();
 
     const storeDir = join(dir.path, 'db');
-    const both = async () => ({ production: await snapshot(storeDir, 'production', works), staging: await snapshot(storeDir, 'staging', works) });
+    const both = async () => ({
+      production: await snapshot(storeDir, 'production', works),
+      staging: await snapshot(storeDir, 'staging', works),
+    });
     const track = (c: Child) => children.keep(c);
     const cli = (f: number) => track(new Child(['--import-updates', feeds[f]!, '--config', cfg.path], { tty: true }));
     const daemon = () => track(new Child(['--config', cfg.path]));
@@ -237,10 +262,22 @@ test(
       await c.kill();
       const now = await both();
       const got = { production: whichState(now.production, states), staging: whichState(now.staging, states) };
-      const was = state.production === state.staging ? state.production : `production ${state.production}, staging ${state.staging}`;
-      const landed = got.production === got.staging ? got.production : `production ${got.production}, staging ${got.staging}`;
-      s.say(`kill ${i + 1}/${s.kills}: ${via} importing ${after} over ${was}, at ${what} + ${delay} ms -> ${alive ? landed : `${landed}, after it had exited`} (${seconds(performance.now() - t)})`);
-      const outcome = !alive ? 'after the end' : landed === after ? 'new feed everywhere' : landed === was ? 'as before' : 'production new, staging not yet';
+      const was =
+        state.production === state.staging
+          ? state.production
+          : `production ${state.production}, staging ${state.staging}`;
+      const landed =
+        got.production === got.staging ? got.production : `production ${got.production}, staging ${got.staging}`;
+      s.say(
+        `kill ${i + 1}/${s.kills}: ${via} importing ${after} over ${was}, at ${what} + ${delay} ms -> ${alive ? landed : `${landed}, after it had exited`} (${seconds(performance.now() - t)})`,
+      );
+      const outcome = !alive
+        ? 'after the end'
+        : landed === after
+          ? 'new feed everywhere'
+          : landed === was
+            ? 'as before'
+            : 'production new, staging not yet';
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       // each environment: what it held, or the feed being imported; nothing else (a mix would name neither)
       for (const env of ['production', 'staging'] as const) expect([state[env], after]).toContain(got[env]);
@@ -258,10 +295,13 @@ test(
     const d = daemon();
     await d.nth(isEvent('daemon.started'), 1, 30_000);
     // it imports the dropped file again unless a kill landed after both commits (then its state may be saved)
-    if (state.production !== 'feed 2' || state.staging !== 'feed 2') await d.nth(isEvent('updates.imported'), 1, 60_000);
+    if (state.production !== 'feed 2' || state.staging !== 'feed 2')
+      await d.nth(isEvent('updates.imported'), 1, 60_000);
     const final = await both();
     expect([whichState(final.production, states), whichState(final.staging, states)]).toEqual(['feed 2', 'feed 2']);
-    s.say(`the daemon restarted untouched holds feed 2 in both environments after ${seconds(performance.now() - t)}; outcomes: ${JSON.stringify(outcomes)}`);
+    s.say(
+      `the daemon restarted untouched holds feed 2 in both environments after ${seconds(performance.now() - t)}; outcomes: ${JSON.stringify(outcomes)}`,
+    );
     const url = (JSON.parse(d.lines.find(isEvent('daemon.started'))!) as { url: string }).url.replace(/\/$/, '');
     const ref = Store.open(join(dir.path, 'ref-db'), 'production', { mapSizeBytes: MAP_BYTES, readOnly: true });
     try {
@@ -271,15 +311,30 @@ test(
       // answering meanwhile
       const served = async (path: string) => {
         const dois = sample.slice(0, 100);
-        const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' }, body: JSON.stringify({ dois }) });
+        const res = await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+          body: JSON.stringify({ dois }),
+        });
         const { documents } = (await res.json()) as { documents: { updates: unknown[] }[] };
-        return Bun.deepEquals(documents.map((x) => x.updates), dois.map((w) => servedUpdates(ref.updatesOf(w))));
+        return Bun.deepEquals(
+          documents.map((x) => x.updates),
+          dois.map((w) => servedUpdates(ref.updatesOf(w))),
+        );
       };
-      await waitFor(async () => (await served('/v2.2/updates')) && (await served('/staging/v2.2/updates')), 'both environments serving feed 2', 15_000);
+      await waitFor(
+        async () => (await served('/v2.2/updates')) && (await served('/staging/v2.2/updates')),
+        'both environments serving feed 2',
+        15_000,
+      );
       for (const path of ['/v2.2/updates', '/staging/v2.2/updates'])
         for (let i = 0; i < sample.length; i += 100) {
           const dois = sample.slice(i, i + 100);
-          const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' }, body: JSON.stringify({ dois }) });
+          const res = await fetch(`${url}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+            body: JSON.stringify({ dois }),
+          });
           expect(res.status).toBe(200);
           const { documents } = (await res.json()) as { documents: { updates: unknown[] }[] };
           expect(documents.map((x) => x.updates)).toEqual(dois.map((w) => servedUpdates(ref.updatesOf(w))));
@@ -293,7 +348,9 @@ test(
     const left: string[] = [];
     for (const env of ['production', 'staging'] as const) {
       const st = Store.open(storeDir, env, { mapSizeBytes: MAP_BYTES, readOnly: true });
-      left.push(`${env} ${st.importScratchRows().toLocaleString('en')} (store pages used: ${((st.pageFigures().usedPages * st.pageFigures().pageSize) / 1e6).toFixed(0)} MB)`);
+      left.push(
+        `${env} ${st.importScratchRows().toLocaleString('en')} (store pages used: ${((st.pageFigures().usedPages * st.pageFigures().pageSize) / 1e6).toFixed(0)} MB)`,
+      );
       await st.close();
     }
     s.say(`scratch rows left by the killed imports: ${left.join(', ')}; done in ${seconds(performance.now() - t0)}`);

@@ -7,7 +7,16 @@ import { loadConfig } from '../../src/config/index.ts';
 import { Ingestor, InlinePreparer } from '../../src/ingest/index.ts';
 import type { Logger } from '../../src/base/log.ts';
 import { classifyStoreError, LOW_SPACE_BYTES, Store } from '../../src/store/index.ts';
-import { runCli, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  runCli,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 
 /**
  * Full store and full disk (docs/reliability.md, "Full store and disk"): a store write that fails for want of room
@@ -22,7 +31,12 @@ function bigDeposit(n: number, tag: string): object[] {
   return Array.from({ length: n }, (_, i) => ({
     doi: `10.5555/${tag}.${String(i).padStart(6, '0')}`,
     accessType: 'open',
-    vor: [{ url: `https://acme.example/pdf/10.5555/${tag}.${String(i).padStart(6, '0')}?download=true&format=pdf`, contentType: 'application/pdf' }],
+    vor: [
+      {
+        url: `https://acme.example/pdf/10.5555/${tag}.${String(i).padStart(6, '0')}?download=true&format=pdf`,
+        contentType: 'application/pdf',
+      },
+    ],
   }));
 }
 
@@ -37,7 +51,13 @@ function memoryOutput(): Output & { lines: string[] } {
   return {
     lines,
     out: (line) => void lines.push(line),
-    outBytes: (bytes) => void lines.push(...decoder.decode(bytes).split('\n').filter((l) => l !== '')),
+    outBytes: (bytes) =>
+      void lines.push(
+        ...decoder
+          .decode(bytes)
+          .split('\n')
+          .filter((l) => l !== ''),
+      ),
     err: (line) => void lines.push(`ERR ${line}`),
     wanted: () => true,
   };
@@ -71,7 +91,11 @@ async function runningDaemon(cfg: TestConfig) {
 }
 
 async function updatesAnswer(url: string): Promise<number> {
-  const r = await fetch(`${url}/v2.2/updates`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' }, body: '{"dois":["10.5555/first.1"]}' });
+  const r = await fetch(`${url}/v2.2/updates`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+    body: '{"dois":["10.5555/first.1"]}',
+  });
   return r.status;
 }
 
@@ -79,7 +103,10 @@ describe('the one rule that names a failed store write', () => {
   const plenty = () => 10 * 1024 * MiB;
   const none = () => 0;
   test('MDB_MAP_FULL (by its code or its text) is STORE_FULL, telling the operator to raise store.mapSizeGiB', () => {
-    for (const e of [Object.assign(new Error('MDB_MAP_FULL: Environment mapsize limit reached'), { code: -30792 }), new Error('MDB_MAP_FULL: Environment mapsize limit reached')]) {
+    for (const e of [
+      Object.assign(new Error('MDB_MAP_FULL: Environment mapsize limit reached'), { code: -30792 }),
+      new Error('MDB_MAP_FULL: Environment mapsize limit reached'),
+    ]) {
       const f = classifyStoreError(e, '/srv/db/production', plenty);
       expect(f.code).toBe('STORE_FULL');
       expect(f.message).toContain('store.mapSizeGiB');
@@ -87,22 +114,31 @@ describe('the one rule that names a failed store write', () => {
     }
   });
   test('ENOSPC and EDQUOT are DISK_FULL, naming the store folder and the space left', () => {
-    for (const e of [Object.assign(new Error('No space left on device'), { code: 28 }), Object.assign(new Error('Disk quota exceeded'), { code: 122 })]) {
+    for (const e of [
+      Object.assign(new Error('No space left on device'), { code: 28 }),
+      Object.assign(new Error('Disk quota exceeded'), { code: 122 }),
+    ]) {
       const f = classifyStoreError(e, '/srv/db/production', () => 12 * 1024);
       expect(f.code).toBe('DISK_FULL');
       expect(f.message).toContain('/srv/db/production');
       expect(f.message).toContain('12 KiB available');
     }
   });
-  test('EIO (LMDB\'s word for a short write) is DISK_FULL only on a filesystem with little room left', () => {
+  test("EIO (LMDB's word for a short write) is DISK_FULL only on a filesystem with little room left", () => {
     const eio = Object.assign(new Error('Input/output error'), { code: 5 });
     expect(classifyStoreError(eio, '/srv/db/production', none).code).toBe('DISK_FULL');
     expect(classifyStoreError(eio, '/srv/db/production', () => LOW_SPACE_BYTES - 1).code).toBe('DISK_FULL');
-    expect(classifyStoreError(eio, '/srv/db/production', plenty)).toEqual({ code: 'APPLY_FAILED', message: 'the store transaction failed: Input/output error' });
+    expect(classifyStoreError(eio, '/srv/db/production', plenty)).toEqual({
+      code: 'APPLY_FAILED',
+      message: 'the store transaction failed: Input/output error',
+    });
     expect(classifyStoreError(eio, '/srv/db/production', () => undefined).code).toBe('APPLY_FAILED');
   });
-  test('anything else is APPLY_FAILED with the error\'s text', () => {
-    expect(classifyStoreError(new Error('MDB_BAD_TXN: Transaction must abort'), '/x', plenty)).toEqual({ code: 'APPLY_FAILED', message: 'the store transaction failed: MDB_BAD_TXN: Transaction must abort' });
+  test("anything else is APPLY_FAILED with the error's text", () => {
+    expect(classifyStoreError(new Error('MDB_BAD_TXN: Transaction must abort'), '/x', plenty)).toEqual({
+      code: 'APPLY_FAILED',
+      message: 'the store transaction failed: MDB_BAD_TXN: Transaction must abort',
+    });
     expect(classifyStoreError('weird', '/x', plenty).code).toBe('APPLY_FAILED');
   });
 });
@@ -140,29 +176,29 @@ function historyDump(store: Store): string {
 }
 
 describe('a store whose LMDB map is full (STORE_FULL)', () => {
-  test(
-    'a tiny store.mapSizeGiB is not a cap: lmdb-js grows the map, so a deposit bigger than the map applies',
-    async () => {
-      const dir = tempDir('doi-holdings-tiny-map-');
-      const cfg = writeConfig(dir.path);
-      writeFileSync(cfg.path, (await Bun.file(cfg.path).text()).replace('mapSizeGiB = 1', 'mapSizeGiB = 0.001'));
-      const daemon = await runningDaemon(cfg);
-      try {
-        writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/first.1', accessType: 'open' }], { mtime: 1_000 });
-        await waitFor(() => daemon.events().some((e) => e.event === 'file.applied'), 'the first deposit applied');
-        const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'big'), { mtime: 2_000 });
-        await waitFor(() => daemon.events().some((e) => e.event === 'file.applied' && e.key === big), 'the big deposit applied', 30_000);
-        const mapBytes = 0.001 * 1024 ** 3; // 1 MiB
-        expect(statSync(join(cfg.store, 'production', 'data.mdb')).size).toBeGreaterThan(2 * mapBytes);
-        expect(daemon.events().filter((e) => e.event === 'file.retry' || e.event === 'file.quarantined')).toEqual([]);
-      } finally {
-        const code = await daemon.stop();
-        dir.remove();
-        expect(code).toBe(0);
-      }
-    },
-    45_000,
-  );
+  test('a tiny store.mapSizeGiB is not a cap: lmdb-js grows the map, so a deposit bigger than the map applies', async () => {
+    const dir = tempDir('doi-holdings-tiny-map-');
+    const cfg = writeConfig(dir.path);
+    writeFileSync(cfg.path, (await Bun.file(cfg.path).text()).replace('mapSizeGiB = 1', 'mapSizeGiB = 0.001'));
+    const daemon = await runningDaemon(cfg);
+    try {
+      writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/first.1', accessType: 'open' }], { mtime: 1_000 });
+      await waitFor(() => daemon.events().some((e) => e.event === 'file.applied'), 'the first deposit applied');
+      const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'big'), { mtime: 2_000 });
+      await waitFor(
+        () => daemon.events().some((e) => e.event === 'file.applied' && e.key === big),
+        'the big deposit applied',
+        30_000,
+      );
+      const mapBytes = 0.001 * 1024 ** 3; // 1 MiB
+      expect(statSync(join(cfg.store, 'production', 'data.mdb')).size).toBeGreaterThan(2 * mapBytes);
+      expect(daemon.events().filter((e) => e.event === 'file.retry' || e.event === 'file.quarantined')).toEqual([]);
+    } finally {
+      const code = await daemon.stop();
+      dir.remove();
+      expect(code).toBe(0);
+    }
+  }, 45_000);
 
   test('a put that finds the map full: retried, quarantined STORE_FULL, nothing of it committed; a quarantine that cannot be written keeps the file; once there is room the ingestor and --retry apply them', async () => {
     const dir = tempDir('doi-holdings-map-full-');
@@ -170,13 +206,23 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
     const config = loadConfig(cfg.path, {});
     const store = Store.open(config.store.dir, 'production', { mapSizeBytes: config.store.mapSizeBytes });
     const log = capturingLogger();
-    const ingestor = new Ingestor({ env: 'production', store, root: cfg.bucket, platforms: new Set(['acme']), settings: { ...config.ingest, maxTries: 3, retryBaseMs: 5 }, log, preparer: new InlinePreparer() });
+    const ingestor = new Ingestor({
+      env: 'production',
+      store,
+      root: cfg.bucket,
+      platforms: new Set(['acme']),
+      settings: { ...config.ingest, maxTries: 3, retryBaseMs: 5 },
+      log,
+      preparer: new InlinePreparer(),
+    });
     const ingest = async (keys: string[]) => {
       await ingestor.submit(keys);
       await ingestor.idle();
     };
     try {
-      await ingest([writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/first.1', accessType: 'open' }], { mtime: 1_000 })]);
+      await ingest([
+        writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/first.1', accessType: 'open' }], { mtime: 1_000 }),
+      ]);
       const before = historyDump(store);
       const seq = store.appliedSeq().seq;
 
@@ -185,7 +231,10 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
       let roomForHoldings = fillMap(store, 'holdings', () => ++puts > 100);
       const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(500, 'big'), { mtime: 2_000 });
       await ingest([big]);
-      expect(log.lines.filter((l) => l.event === 'file.retry').map((l) => [l.key, l.code])).toEqual([[big, 'STORE_FULL'], [big, 'STORE_FULL']]);
+      expect(log.lines.filter((l) => l.event === 'file.retry').map((l) => [l.key, l.code])).toEqual([
+        [big, 'STORE_FULL'],
+        [big, 'STORE_FULL'],
+      ]);
       expect(store.fileEntry(big)).toMatchObject({ outcome: 'quarantined', code: 'STORE_FULL', tries: 3 });
       expect(store.fileEntry(big)!.message).toContain('raise store.mapSizeGiB');
       expect(historyDump(store)).toBe(before); // the 100 puts were rolled back with the rest
@@ -193,7 +242,9 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
       expect(ingestor.stats.storeFull(seq)).toMatchObject({ code: 'STORE_FULL' });
       const failures = memoryOutput();
       failuresCommand(store, failures);
-      expect(failures.lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ kind: 'quarantined', key: big, code: 'STORE_FULL' })]);
+      expect(failures.lines.map((l) => JSON.parse(l))).toEqual([
+        expect.objectContaining({ kind: 'quarantined', key: big, code: 'STORE_FULL' }),
+      ]);
 
       // --retry while the map is still full, and the ledger full too: reported, nothing written
       let roomForLedger = fillMap(store, 'files', () => true);
@@ -208,13 +259,22 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
       roomForLedger();
       roomForHoldings();
       const next = writeDeposit(cfg.bucket, 'acme', bigDeposit(50, 'next'), { mtime: 3_000 });
-      const later = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/later.1', accessType: 'paid' }], { mtime: 4_000 });
+      const later = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/later.1', accessType: 'paid' }], {
+        mtime: 4_000,
+      });
       const last = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/last.1', accessType: 'free' }], { mtime: 5_000 });
       roomForHoldings = fillMap(store, 'holdings', (key) => key.startsWith('10.5555/next.'));
       roomForLedger = fillMap(store, 'files', (key) => key === next);
       await ingestor.submit([next, later, last]);
-      await waitFor(() => log.lines.filter((l) => l.event === 'file.quarantine_failed' && l.key === next).length >= 2, 'two failed quarantines');
-      expect(log.lines.find((l) => l.event === 'file.quarantine_failed')).toMatchObject({ key: next, code: 'STORE_FULL', fileCode: 'STORE_FULL' });
+      await waitFor(
+        () => log.lines.filter((l) => l.event === 'file.quarantine_failed' && l.key === next).length >= 2,
+        'two failed quarantines',
+      );
+      expect(log.lines.find((l) => l.event === 'file.quarantine_failed')).toMatchObject({
+        key: next,
+        code: 'STORE_FULL',
+        fileCode: 'STORE_FULL',
+      });
       for (const key of [next, later, last]) expect(store.fileEntry(key)).toBeUndefined();
       expect(log.lines.filter((l) => (l.key === later || l.key === last) && l.event !== 'file.parsed')).toEqual([]); // never tried
       expect(ingestor.stats.queueDepth).toBe(3);
@@ -242,13 +302,15 @@ describe('a store whose LMDB map is full (STORE_FULL)', () => {
 function mountTmpfs(dir: string): string | undefined {
   mkdirSync(dir, { recursive: true });
   const r = Bun.spawnSync(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { stderr: 'pipe' });
-  if (r.exitCode !== 0) return `mount -t tmpfs refused (exit ${r.exitCode}): ${r.stderr.toString().trim() || 'no message'}`;
+  if (r.exitCode !== 0)
+    return `mount -t tmpfs refused (exit ${r.exitCode}): ${r.stderr.toString().trim() || 'no message'}`;
   return undefined;
 }
 
 /** Unmounts, lazily when something still holds it (a daemon that did not stop). */
 function unmount(dir: string): void {
-  if (Bun.spawnSync(['umount', dir], { stderr: 'pipe' }).exitCode !== 0) Bun.spawnSync(['umount', '-l', dir], { stderr: 'pipe' });
+  if (Bun.spawnSync(['umount', dir], { stderr: 'pipe' }).exitCode !== 0)
+    Bun.spawnSync(['umount', '-l', dir], { stderr: 'pipe' });
 }
 
 /** Asked once when the file loads, so that the tests can be skipped with the reason printed. */
@@ -284,13 +346,23 @@ async function daemonOnSmallFs(name: string) {
 /** Fills the small filesystem but for `leaveBytes`. */
 function fill(leaveBytes: number): void {
   const fs = statfsSync(mountPoint);
-  writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, Number(fs.bavail) * Number(fs.bsize) - leaveBytes)));
+  writeFileSync(
+    join(mountPoint, 'filler'),
+    Buffer.alloc(Math.max(0, Number(fs.bavail) * Number(fs.bsize) - leaveBytes)),
+  );
 }
 
-async function health(url: string): Promise<{ status: number; failed: string[]; storeFull: string | null; queueDepth: number }> {
+async function health(
+  url: string,
+): Promise<{ status: number; failed: string[]; storeFull: string | null; queueDepth: number }> {
   const r = await fetch(`${url}/healthz`);
   const body = (await r.json()) as { failed?: string[]; production: { storeFull: string | null; queueDepth: number } };
-  return { status: r.status, failed: body.failed ?? [], storeFull: body.production.storeFull, queueDepth: body.production.queueDepth };
+  return {
+    status: r.status,
+    failed: body.failed ?? [],
+    storeFull: body.production.storeFull,
+    queueDepth: body.production.queueDepth,
+  };
 }
 
 describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
@@ -316,7 +388,10 @@ describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
         const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'big'), { mtime: 2_000 });
         await waitFor(() => daemon.events().some((e) => e.event === 'file.quarantined'), 'the quarantine', 30_000);
         const events = daemon.events();
-        expect(events.filter((e) => e.event === 'file.retry').map((e) => [e.key, e.code])).toEqual([[big, 'DISK_FULL'], [big, 'DISK_FULL']]);
+        expect(events.filter((e) => e.event === 'file.retry').map((e) => [e.key, e.code])).toEqual([
+          [big, 'DISK_FULL'],
+          [big, 'DISK_FULL'],
+        ]);
         expect(events.find((e) => e.event === 'file.quarantined')).toMatchObject({ key: big, code: 'DISK_FULL' });
 
         expect(await updatesAnswer(daemon.url)).toBe(200);
@@ -324,7 +399,9 @@ describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
         expect(sick).toMatchObject({ status: 503, storeFull: 'DISK_FULL' });
         expect(sick.failed[0]).toStartWith('production: store full: DISK_FULL: ');
         const failures = await runCli(['--failures', '--config', cfg.path]);
-        expect(failures.lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ key: big, code: 'DISK_FULL' })]);
+        expect(failures.lines.map((l) => JSON.parse(l))).toEqual([
+          expect.objectContaining({ key: big, code: 'DISK_FULL' }),
+        ]);
         expect(JSON.parse(failures.lines[0]!).message).toContain(join(storeDir, 'production'));
         expect((await runCli(['--dump', '--history', '--config', cfg.path])).stdout).toBe(history);
         expect(daemon.log()).not.toContain('Commit failed');
@@ -353,12 +430,31 @@ describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
         const big = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'big'), { mtime: 2_000 });
         // the next deposit once the first is being retried (the folder watch hands on files in the order they settle)
         await waitFor(() => daemon.events().some((e) => e.event === 'file.retry'), 'a retry', 30_000);
-        const later = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/later.1', accessType: 'paid' }], { mtime: 3_000 });
-        await waitFor(() => daemon.events().filter((e) => e.event === 'file.quarantine_failed').length >= 2, 'two failed quarantines', 30_000);
+        const later = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/later.1', accessType: 'paid' }], {
+          mtime: 3_000,
+        });
+        await waitFor(
+          () => daemon.events().filter((e) => e.event === 'file.quarantine_failed').length >= 2,
+          'two failed quarantines',
+          30_000,
+        );
         const events = daemon.events();
-        expect(events.filter((e) => e.event === 'file.retry').map((e) => [e.key, e.code])).toEqual([[big, 'DISK_FULL'], [big, 'DISK_FULL']]);
-        expect(events.find((e) => e.event === 'file.quarantine_failed')).toMatchObject({ key: big, code: 'DISK_FULL', fileCode: 'DISK_FULL' });
-        expect(events.filter((e) => e.event === 'file.quarantined' || (e.event === 'file.applied' && e.key !== events.find((x) => x.event === 'file.applied')!.key))).toEqual([]);
+        expect(events.filter((e) => e.event === 'file.retry').map((e) => [e.key, e.code])).toEqual([
+          [big, 'DISK_FULL'],
+          [big, 'DISK_FULL'],
+        ]);
+        expect(events.find((e) => e.event === 'file.quarantine_failed')).toMatchObject({
+          key: big,
+          code: 'DISK_FULL',
+          fileCode: 'DISK_FULL',
+        });
+        expect(
+          events.filter(
+            (e) =>
+              e.event === 'file.quarantined' ||
+              (e.event === 'file.applied' && e.key !== events.find((x) => x.event === 'file.applied')!.key),
+          ),
+        ).toEqual([]);
 
         expect(await updatesAnswer(daemon.url)).toBe(200);
         // both wait: the kept file, and the one after it, held back
@@ -369,8 +465,15 @@ describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
         expect((await runCli(['--dump', '--history', '--config', cfg.path])).stdout).toBe(history);
 
         rmSync(join(mountPoint, 'filler'));
-        await waitFor(() => daemon.events().some((e) => e.event === 'file.applied' && e.key === later), 'the daemon applying the kept files', 30_000);
-        const applied = daemon.events().filter((e) => e.event === 'file.applied').map((e) => e.key);
+        await waitFor(
+          () => daemon.events().some((e) => e.event === 'file.applied' && e.key === later),
+          'the daemon applying the kept files',
+          30_000,
+        );
+        const applied = daemon
+          .events()
+          .filter((e) => e.event === 'file.applied')
+          .map((e) => e.key);
         expect(applied.slice(1)).toEqual([big, later]);
         expect(await health(daemon.url)).toMatchObject({ status: 200, storeFull: null });
 
@@ -378,7 +481,11 @@ describe('a store on a filesystem that fills (tmpfs, 8 MiB)', () => {
         // on a failed commit's flush before the store settled it)
         fill(0);
         const another = writeDeposit(cfg.bucket, 'acme', bigDeposit(10_000, 'another'), { mtime: 5_000 });
-        await waitFor(() => daemon.events().some((e) => e.event === 'file.retry' && e.key === another), 'a failed write', 30_000);
+        await waitFor(
+          () => daemon.events().some((e) => e.event === 'file.retry' && e.key === another),
+          'a failed write',
+          30_000,
+        );
         // every failed commit's error reached the store (no promise of lmdb-js's left rejected without a handler)
         expect(daemon.log()).not.toContain('Commit failed');
       } finally {

@@ -3,7 +3,16 @@ import fc from 'fast-check';
 import { FAULT_CODES } from '../../src/base/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
-import { csvRecords, importUpdates, newReport, readRetractionWatch, updateIdentity, type CsvRecord, type UpdateObject, type WorkUpdate } from '../../src/updates/index.ts';
+import {
+  csvRecords,
+  importUpdates,
+  newReport,
+  readRetractionWatch,
+  updateIdentity,
+  type CsvRecord,
+  type UpdateObject,
+  type WorkUpdate,
+} from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { makeApp, post } from '../http/http-support.ts';
 import { apiDoi, awkwardString, chunksOf, doiForms, fuzz, keyOf, streamOf, validDoi } from './fuzz-support.ts';
@@ -57,8 +66,11 @@ function writeCsv(rows: string[][], layout: Layout): { text: string; records: Cs
   rows.forEach((fields, r) => {
     records.push({ fields, line });
     const cells = fields.map((f, c) => {
-      const must = /[,"\r\n]/.test(f) || (fields.length === 1 && f === '') || (r === 0 && c === 0 && f.startsWith('\ufeff') && !layout.bom);
-      const quoted = must || layout.quoteAll || (layout.quoteSome >> k++ % 30) % 2 === 1;
+      const must =
+        /[,"\r\n]/.test(f) ||
+        (fields.length === 1 && f === '') ||
+        (r === 0 && c === 0 && f.startsWith('\ufeff') && !layout.bom);
+      const quoted = must || layout.quoteAll || (layout.quoteSome >> (k++ % 30)) % 2 === 1;
       line += f.split('\n').length - 1;
       return quoted ? `"${f.replace(/"/g, '""')}"` : f;
     });
@@ -84,28 +96,42 @@ const cutsArb = fc.array(fc.nat(), { maxLength: 8 });
 
 describe('the RFC 4180 reader', () => {
   test('any table, written any legal way and split anywhere, reads back as it was written', async () => {
-    await fuzz('csv table round trip', 1500, fc.asyncProperty(tableArb, layoutArb, cutsArb, async (rows, layout, cuts) => {
-      const { text, records } = writeCsv(rows, layout);
-      // as bytes, split anywhere (inside characters, between CR and LF, between two quotes): UTF-8 carries
-      // well-formed text only, so a lone surrogate is written and read as U+FFFD
-      const fromBytes = await recordsOf(streamOf(chunksOf(encoder.encode(text), cuts)));
-      expect(fromBytes).toEqual(records.map((r) => ({ ...r, fields: r.fields.map((f) => f.toWellFormed()) })));
-      // as strings, split at the same places (a surrogate pair may be split too)
-      expect(await recordsOf(streamOf(stringChunks(text, cuts)))).toEqual(records);
-    }));
+    await fuzz(
+      'csv table round trip',
+      1500,
+      fc.asyncProperty(tableArb, layoutArb, cutsArb, async (rows, layout, cuts) => {
+        const { text, records } = writeCsv(rows, layout);
+        // as bytes, split anywhere (inside characters, between CR and LF, between two quotes): UTF-8 carries
+        // well-formed text only, so a lone surrogate is written and read as U+FFFD
+        const fromBytes = await recordsOf(streamOf(chunksOf(encoder.encode(text), cuts)));
+        expect(fromBytes).toEqual(records.map((r) => ({ ...r, fields: r.fields.map((f) => f.toWellFormed()) })));
+        // as strings, split at the same places (a surrogate pair may be split too)
+        expect(await recordsOf(streamOf(stringChunks(text, cuts)))).toEqual(records);
+      }),
+    );
   });
 
   test('any text: never throws, and reads the same whole, in byte chunks and in string chunks', async () => {
-    const textArb = fc.string({ unit: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(',', '"', '\r', '\n', 'a', ' ', '\ufeff') }, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 60 });
-    await fuzz('csv any text', 2000, fc.asyncProperty(textArb, cutsArb, async (text, cuts) => {
-      const whole = await recordsOf(streamOf([text]));
-      for (const r of whole) {
-        expect(r.fields.length).toBeGreaterThan(0);
-        expect(r.line).toBeGreaterThanOrEqual(1);
-      }
-      expect(await recordsOf(streamOf(chunksOf(encoder.encode(text), cuts)))).toEqual(whole);
-      expect(await recordsOf(streamOf(stringChunks(text, cuts)))).toEqual(whole);
-    }));
+    const textArb = fc.string({
+      unit: fc.oneof(
+        { weight: 5, arbitrary: fc.constantFrom(',', '"', '\r', '\n', 'a', ' ', '\ufeff') },
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      ),
+      maxLength: 60,
+    });
+    await fuzz(
+      'csv any text',
+      2000,
+      fc.asyncProperty(textArb, cutsArb, async (text, cuts) => {
+        const whole = await recordsOf(streamOf([text]));
+        for (const r of whole) {
+          expect(r.fields.length).toBeGreaterThan(0);
+          expect(r.line).toBeGreaterThanOrEqual(1);
+        }
+        expect(await recordsOf(streamOf(chunksOf(encoder.encode(text), cuts)))).toEqual(whole);
+        expect(await recordsOf(streamOf(stringChunks(text, cuts)))).toEqual(whole);
+      }),
+    );
   });
 });
 
@@ -130,14 +156,43 @@ const NO_DOI = ['', 'unavailable', 'Unavailable', ' none ', 'N/A', 'na', 'Not Av
 
 /** A date as Retraction Watch or ISO writes it, with the update date it must give (undefined: not a date). */
 const dateArb: fc.Arbitrary<[string, string | undefined]> = fc.oneof(
-  fc.tuple(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), fc.constantFrom('', ' 0:00', ' 13:45', ' 9:05:59'), fc.boolean()).map(([y, m, d, time, iso]): [string, string | undefined] => {
-    const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d; // no 31 June, no 29 February outside leap years
-    const want = real ? `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}` : undefined;
-    return [iso ? `${want ?? `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`}${time ? `T${time.trim().padStart(5, '0')}Z` : ''}` : `${m}/${d}/${y}${time}`, want];
-  }),
+  fc
+    .tuple(
+      fc.integer({ min: 1000, max: 9999 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.integer({ min: 1, max: 31 }),
+      fc.constantFrom('', ' 0:00', ' 13:45', ' 9:05:59'),
+      fc.boolean(),
+    )
+    .map(([y, m, d, time, iso]): [string, string | undefined] => {
+      const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d; // no 31 June, no 29 February outside leap years
+      const want = real ? `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}` : undefined;
+      return [
+        iso
+          ? `${want ?? `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`}${time ? `T${time.trim().padStart(5, '0')}Z` : ''}`
+          : `${m}/${d}/${y}${time}`,
+        want,
+      ];
+    }),
   fc.integer({ min: 1000, max: 9999 }).map((y): [string, string] => [` ${y} `, String(y)]),
-  fc.tuple(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 1, max: 12 })).map(([y, m]): [string, string] => [`${y}-${String(m).padStart(2, '0')}`, `${y}-${String(m).padStart(2, '0')}`]),
-  fc.constantFrom<[string, undefined]>(['', undefined], ['13/1/2020 0:00', undefined], ['0/1/2020', undefined], ['2/30/2020', undefined], ['2/29/2021 0:00', undefined], ['1/1/999', undefined], ['0999', undefined], ['2020-13', undefined], ['2020-1-5', undefined], ['2020/01/05', undefined], ['yesterday', undefined], ['1/1/20', undefined], ['１/１/２０２０', undefined]),
+  fc
+    .tuple(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 1, max: 12 }))
+    .map(([y, m]): [string, string] => [`${y}-${String(m).padStart(2, '0')}`, `${y}-${String(m).padStart(2, '0')}`]),
+  fc.constantFrom<[string, undefined]>(
+    ['', undefined],
+    ['13/1/2020 0:00', undefined],
+    ['0/1/2020', undefined],
+    ['2/30/2020', undefined],
+    ['2/29/2021 0:00', undefined],
+    ['1/1/999', undefined],
+    ['0999', undefined],
+    ['2020-13', undefined],
+    ['2020-1-5', undefined],
+    ['2020/01/05', undefined],
+    ['yesterday', undefined],
+    ['1/1/20', undefined],
+    ['１/１/２０２０', undefined],
+  ),
 );
 
 const NATURES: [string, string | undefined][] = [
@@ -154,11 +209,13 @@ const NATURES: [string, string | undefined][] = [
 
 /** A list column: items without `;` (a trailing `;` as Retraction Watch writes), and the items it must give. */
 const listArb = (prefix: string) =>
-  fc.tuple(fc.array(fc.stringMatching(/^[A-Za-z0-9 ,/"()é:.\n-]{0,16}$/), { maxLength: 4 }), fc.boolean()).map(([items, trailing]): [string, string[]] => [
-    items.map((i) => prefix + i).join(';') + (trailing ? ';' : ''),
-    // reasons lose their `+` (and the spaces after it); links are kept whole; each is trimmed, empty ones dropped
-    items.map((i) => (prefix === '+' ? i.trim() : (prefix + i).trim())).filter((i) => i !== ''),
-  ]);
+  fc
+    .tuple(fc.array(fc.stringMatching(/^[A-Za-z0-9 ,/"()é:.\n-]{0,16}$/), { maxLength: 4 }), fc.boolean())
+    .map(([items, trailing]): [string, string[]] => [
+      items.map((i) => prefix + i).join(';') + (trailing ? ';' : ''),
+      // reasons lose their `+` (and the spaces after it); links are kept whole; each is trimmed, empty ones dropped
+      items.map((i) => (prefix === '+' ? i.trim() : (prefix + i).trim())).filter((i) => i !== ''),
+    ]);
 
 interface RwRow {
   original: string;
@@ -174,7 +231,12 @@ interface RwRow {
 
 /** DOIs from a small pool (so that rows share works and repeat updates), in every form, or anything else. */
 const rwDoiArb = fc.oneof(
-  { weight: 5, arbitrary: fc.tuple(fc.integer({ min: 0, max: 9 }), fc.constantFrom('', 'doi:', 'https://doi.org/', ' '), fc.boolean()).map(([n, pre, up]) => `${pre}10.5555/W.${up ? 'X' : 'x'}${n}`) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(fc.integer({ min: 0, max: 9 }), fc.constantFrom('', 'doi:', 'https://doi.org/', ' '), fc.boolean())
+      .map(([n, pre, up]) => `${pre}10.5555/W.${up ? 'X' : 'x'}${n}`),
+  },
   { weight: 2, arbitrary: validDoi() },
   { weight: 2, arbitrary: doiForms() },
   fc.constantFrom(...NO_DOI),
@@ -193,7 +255,10 @@ const rwRowArb: fc.Arbitrary<RwRow> = fc.record({
 
 /** A header: the six columns (some padded with spaces), others, in any order. */
 const headerArb = fc
-  .tuple(fc.array(fc.constantFrom('Record ID', 'Title', 'Notes', 'Paywalled', ''), { maxLength: 3 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }))
+  .tuple(
+    fc.array(fc.constantFrom('Record ID', 'Title', 'Notes', 'Paywalled', ''), { maxLength: 3 }),
+    fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+  )
   .chain(([others, padded]) => {
     const names = [...REQUIRED.map((r, i) => (padded[i] ? ` ${r} ` : r)), ...others];
     return fc.shuffledSubarray(names, { minLength: names.length, maxLength: names.length });
@@ -215,7 +280,8 @@ function modelRows(header: string[], rows: RwRow[], lines: number[]): Expectatio
     const line = lines[i]!;
     const fields = fieldsOf(header, row);
     if (fields.length < width) return out.skipped.push({ line, code: 'SHORT_ROW' });
-    if (NO_DOI.some((n) => n.trim().toLowerCase() === row.original.trim().toLowerCase())) return out.skipped.push({ line, code: 'NO_ORIGINAL_DOI' });
+    if (NO_DOI.some((n) => n.trim().toLowerCase() === row.original.trim().toLowerCase()))
+      return out.skipped.push({ line, code: 'NO_ORIGINAL_DOI' });
     const doi = apiDoi(row.original);
     if (doi === undefined) return out.skipped.push({ line, code: 'BAD_DOI' });
     if (row.date[1] === undefined) return out.skipped.push({ line, code: 'BAD_DATE' });
@@ -225,7 +291,18 @@ function modelRows(header: string[], rows: RwRow[], lines: number[]): Expectatio
     // the Record ID column is optional; its trimmed value, when there is one, rides with the row (never served)
     const recordCol = names.indexOf('Record ID');
     const recordId = recordCol >= 0 ? fields[recordCol]?.toWellFormed().trim() : undefined;
-    out.updates.push({ doi, ...(recordId ? { recordId } : {}), update: { updateDoi, source: 'retraction-watch', updateType: row.nature[1], updateDate: row.date[1], reasons: row.reasons[1], urls } });
+    out.updates.push({
+      doi,
+      ...(recordId ? { recordId } : {}),
+      update: {
+        updateDoi,
+        source: 'retraction-watch',
+        updateType: row.nature[1],
+        updateDate: row.date[1],
+        reasons: row.reasons[1],
+        urls,
+      },
+    });
   });
   return out;
 }
@@ -233,7 +310,14 @@ function modelRows(header: string[], rows: RwRow[], lines: number[]): Expectatio
 /** The row's fields in the header's order, cut short or lengthened by `width`. */
 function fieldsOf(header: string[], row: RwRow): string[] {
   let extra = 0;
-  const value: Record<string, string> = { OriginalPaperDOI: row.original, RetractionDOI: row.notice, RetractionDate: row.date[0], RetractionNature: row.nature[0], Reason: row.reasons[0], URLS: row.urls[0] };
+  const value: Record<string, string> = {
+    OriginalPaperDOI: row.original,
+    RetractionDOI: row.notice,
+    RetractionDate: row.date[0],
+    RetractionNature: row.nature[0],
+    Reason: row.reasons[0],
+    URLS: row.urls[0],
+  };
   const fields = header.map((h) => value[h.trim()] ?? row.extra[extra++ % Math.max(1, row.extra.length)] ?? '');
   if (row.width < 0) return fields.slice(0, Math.max(1, fields.length + row.width));
   return [...fields, ...Array.from({ length: row.width }, () => 'more')];
@@ -247,7 +331,8 @@ function served(updates: WorkUpdate[]): Map<string, UpdateObject[]> {
     byWork.set(keyOf(doi), w);
     w.set(updateIdentity(update), update);
   }
-  const order = (a: UpdateObject, b: UpdateObject) => (a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : updateIdentity(a) < updateIdentity(b) ? -1 : 1);
+  const order = (a: UpdateObject, b: UpdateObject) =>
+    a.updateDate < b.updateDate ? -1 : a.updateDate > b.updateDate ? 1 : updateIdentity(a) < updateIdentity(b) ? -1 : 1;
   return new Map([...byWork].map(([k, w]) => [k, [...w.values()].sort(order)]));
 }
 
@@ -255,31 +340,44 @@ const rwFileArb = fc.tuple(headerArb, fc.array(rwRowArb, { maxLength: 40 }), lay
 
 function rwCsv(header: string[], rows: RwRow[], layout: Layout): { bytes: Uint8Array; want: Expectation } {
   const { text, records } = writeCsv([header, ...rows.map((r) => fieldsOf(header, r))], layout);
-  return { bytes: encoder.encode(text), want: modelRows(header, rows, records.slice(1).map((r) => r.line)) };
+  return {
+    bytes: encoder.encode(text),
+    want: modelRows(
+      header,
+      rows,
+      records.slice(1).map((r) => r.line),
+    ),
+  };
 }
 
 describe('Retraction Watch rows', () => {
   test('every row is used or skipped with the code the model predicts; never a throw', async () => {
     const seen: Record<string, number> = {};
-    await fuzz('rw rows', 600, fc.asyncProperty(rwFileArb, async ([header, rows, layout, cuts]) => {
-      const { bytes, want } = rwCsv(header, rows, layout);
-      seen.used = (seen.used ?? 0) + want.updates.length;
-      for (const s of want.skipped) seen[s.code] = (seen[s.code] ?? 0) + 1;
-      const report = newReport();
-      const got: WorkUpdate[] = [];
-      for await (const u of readRetractionWatch(streamOf(chunksOf(bytes, cuts)), report)) got.push(u);
-      expect(got).toEqual(want.updates);
-      expect(report.rows).toBe(rows.length);
-      expect(report.used).toBe(want.updates.length);
-      const counts: Record<string, number> = {};
-      for (const s of want.skipped) counts[s.code] = (counts[s.code] ?? 0) + 1;
-      expect(report.skipped).toEqual(counts);
-      expect(report.examples.map((e): { line: number; code: string } => ({ line: e.line, code: e.code }))).toEqual(want.skipped.slice(0, 20));
-      for (const e of report.examples) {
-        expect(ROW_CODES).toContain(e.code);
-        expect(e.message.length).toBeGreaterThan(0);
-      }
-    }));
+    await fuzz(
+      'rw rows',
+      600,
+      fc.asyncProperty(rwFileArb, async ([header, rows, layout, cuts]) => {
+        const { bytes, want } = rwCsv(header, rows, layout);
+        seen.used = (seen.used ?? 0) + want.updates.length;
+        for (const s of want.skipped) seen[s.code] = (seen[s.code] ?? 0) + 1;
+        const report = newReport();
+        const got: WorkUpdate[] = [];
+        for await (const u of readRetractionWatch(streamOf(chunksOf(bytes, cuts)), report)) got.push(u);
+        expect(got).toEqual(want.updates);
+        expect(report.rows).toBe(rows.length);
+        expect(report.used).toBe(want.updates.length);
+        const counts: Record<string, number> = {};
+        for (const s of want.skipped) counts[s.code] = (counts[s.code] ?? 0) + 1;
+        expect(report.skipped).toEqual(counts);
+        expect(report.examples.map((e): { line: number; code: string } => ({ line: e.line, code: e.code }))).toEqual(
+          want.skipped.slice(0, 20),
+        );
+        for (const e of report.examples) {
+          expect(ROW_CODES).toContain(e.code);
+          expect(e.message.length).toBeGreaterThan(0);
+        }
+      }),
+    );
     console.log('  rows:', JSON.stringify(seen));
   });
 
@@ -300,25 +398,31 @@ describe('Retraction Watch rows', () => {
     test('each import replaces the feed: the API serves exactly the used rows of the last file, for every DOI asked', async () => {
       let previous: string[] = [];
       let served_ = 0;
-      await fuzz('rw import round trip', 60, fc.asyncProperty(rwFileArb, async ([header, rows, layout, cuts]) => {
-        const { bytes, want } = rwCsv(header, rows, layout);
-        const result = await importUpdates([store], 'retraction-watch-csv', streamOf(chunksOf(bytes, cuts)));
-        if ('code' in result) throw new Error(`${result.code}: ${result.message}`);
-        expect(result.parsed.report.used).toBe(want.updates.length);
-        store.updatesIndex.refresh(true);
-        const works = served(want.updates);
-        // this file's works, in the spelling of their first row, and the previous file's (gone unless named again)
-        const asked = [...new Set([...want.updates.map((u) => u.doi), ...previous])];
-        previous = [...works.keys()];
-        for (let i = 0; i < asked.length; i += 100) {
-          const dois = asked.slice(i, i + 100);
-          const r = await post(app, '/v2.2/updates', JSON.stringify({ dois }));
-          expect(r.status).toBe(200);
-          const docs = ((await r.json()) as { documents: { doi: string; statusCode: number; updates: UpdateObject[] }[] }).documents;
-          expect(docs).toEqual(dois.map((doi) => ({ doi, statusCode: 200, updates: works.get(keyOf(doi)) ?? [] })));
-          served_ += docs.filter((d) => d.updates.length > 0).length;
-        }
-      }));
+      await fuzz(
+        'rw import round trip',
+        60,
+        fc.asyncProperty(rwFileArb, async ([header, rows, layout, cuts]) => {
+          const { bytes, want } = rwCsv(header, rows, layout);
+          const result = await importUpdates([store], 'retraction-watch-csv', streamOf(chunksOf(bytes, cuts)));
+          if ('code' in result) throw new Error(`${result.code}: ${result.message}`);
+          expect(result.parsed.report.used).toBe(want.updates.length);
+          store.updatesIndex.refresh(true);
+          const works = served(want.updates);
+          // this file's works, in the spelling of their first row, and the previous file's (gone unless named again)
+          const asked = [...new Set([...want.updates.map((u) => u.doi), ...previous])];
+          previous = [...works.keys()];
+          for (let i = 0; i < asked.length; i += 100) {
+            const dois = asked.slice(i, i + 100);
+            const r = await post(app, '/v2.2/updates', JSON.stringify({ dois }));
+            expect(r.status).toBe(200);
+            const docs = (
+              (await r.json()) as { documents: { doi: string; statusCode: number; updates: UpdateObject[] }[] }
+            ).documents;
+            expect(docs).toEqual(dois.map((doi) => ({ doi, statusCode: 200, updates: works.get(keyOf(doi)) ?? [] })));
+            served_ += docs.filter((d) => d.updates.length > 0).length;
+          }
+        }),
+      );
       console.log(`  works served with updates: ${served_}`);
       expect(served_).toBeGreaterThan(0);
     });

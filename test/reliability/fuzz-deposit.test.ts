@@ -3,7 +3,13 @@ import { utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { MAX_LINE_BYTES, parseDepositFile, parseDepositText, parseRecordLine, type ParsedDeposit } from '../../src/deposit/index.ts';
+import {
+  MAX_LINE_BYTES,
+  parseDepositFile,
+  parseDepositText,
+  parseRecordLine,
+  type ParsedDeposit,
+} from '../../src/deposit/index.ts';
 import { FAULT_CODES } from '../../src/base/fault.ts';
 import { runCli, tempDir, writeConfig } from '../support/fixtures.ts';
 import { awkwardString, doiForms, fuzz, isBareDoi, keyOf, loneSurrogate, validDoi } from './fuzz-support.ts';
@@ -25,10 +31,14 @@ const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 // ---- the model: what the interface says of one line ----
 
-type LineVerdict = { ok: true; key: string; record: Record<string, unknown> } | { ok: false; code: string; paths: string[] };
+type LineVerdict =
+  | { ok: true; key: string; record: Record<string, unknown> }
+  | { ok: false; code: string; paths: string[] };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const pointer = (...parts: (string | number)[]) => parts.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const pointer = (...parts: (string | number)[]) =>
+  parts.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 
 /** Every field that breaks the record schema, as JSON pointers (the parser must name one of them). */
 function schemaFaults(v: Record<string, unknown>): string[] {
@@ -45,8 +55,10 @@ function schemaFaults(v: Record<string, unknown>): string[] {
         if (!isPlainObject(item)) return faults.push(pointer('vor', i));
         for (const k of Object.keys(item)) if (k !== 'url' && k !== 'contentType') faults.push(pointer('vor', i, k));
         // a lone surrogate (a \u escape without its pair) has no UTF-8 form: the URL could not be kept as sent
-        if (typeof item.url !== 'string' || !/^https?:\/\//.test(item.url) || !item.url.isWellFormed()) faults.push(pointer('vor', i, 'url'));
-        if ('contentType' in item && !CONTENT.includes(item.contentType as string)) faults.push(pointer('vor', i, 'contentType'));
+        if (typeof item.url !== 'string' || !/^https?:\/\//.test(item.url) || !item.url.isWellFormed())
+          faults.push(pointer('vor', i, 'url'));
+        if ('contentType' in item && !CONTENT.includes(item.contentType as string))
+          faults.push(pointer('vor', i, 'contentType'));
       });
   }
   return faults;
@@ -107,7 +119,9 @@ function modelFile(bytes: Uint8Array) {
 
 /** A parse result held to the model: the same records, the same rejected lines and codes, a named faulty field. */
 function expectLikeModel(got: ParsedDeposit, model: ReturnType<typeof modelFile>): void {
-  expect(got.rejected.map((r): [number, string] => [r.line, r.code])).toEqual(model.rejected.map((r): [number, string] => [r.line, r.code]));
+  expect(got.rejected.map((r): [number, string] => [r.line, r.code])).toEqual(
+    model.rejected.map((r): [number, string] => [r.line, r.code]),
+  );
   got.rejected.forEach((r, i) => {
     expect(LINE_CODES).toContain(r.code);
     expect(typeof r.message).toBe('string');
@@ -115,7 +129,11 @@ function expectLikeModel(got: ParsedDeposit, model: ReturnType<typeof modelFile>
     expect(model.rejected[i]!.paths).toContain(r.path);
   });
   expect(got.records).toEqual(model.records as never);
-  expect([got.recordLines, got.superseded, got.decompressedBytes]).toEqual([model.recordLines, model.superseded, model.decompressedBytes]);
+  expect([got.recordLines, got.superseded, got.decompressedBytes]).toEqual([
+    model.recordLines,
+    model.superseded,
+    model.decompressedBytes,
+  ]);
 }
 
 // ---- generators ----
@@ -123,18 +141,45 @@ function expectLikeModel(got: ParsedDeposit, model: ReturnType<typeof modelFile>
 const validUrlArb = fc.tuple(fc.constantFrom('https://', 'http://'), awkwardString(24)).map(([s, r]) => s + r);
 const urlArb = fc.oneof(
   { weight: 6, arbitrary: validUrlArb },
-  fc.tuple(fc.constantFrom('HTTPS://', 'Http://', 'ftp://', '//', ' https://', 'https:/', '', 'https://'), awkwardString(8, { lone: true }), fc.option(loneSurrogate, { nil: '' })).map((p) => p.join('')),
+  fc
+    .tuple(
+      fc.constantFrom('HTTPS://', 'Http://', 'ftp://', '//', ' https://', 'https:/', '', 'https://'),
+      awkwardString(8, { lone: true }),
+      fc.option(loneSurrogate, { nil: '' }),
+    )
+    .map((p) => p.join('')),
 );
-const contentArb = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...CONTENT) }, fc.constantFrom('pdf', 'PDF', 'text/html ', ''));
-const accessArb = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...ACCESS) }, fc.constantFrom('Open', 'PAID', 'permfree', 'open ', 'closed', ''));
+const contentArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...CONTENT) },
+  fc.constantFrom('pdf', 'PDF', 'text/html ', ''),
+);
+const accessArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...ACCESS) },
+  fc.constantFrom('Open', 'PAID', 'permfree', 'open ', 'closed', ''),
+);
 
 /** A record from these parts: every property but `doi` optional, members in any order. */
-function recordOf(doi: fc.Arbitrary<string>, url: fc.Arbitrary<string>, content: fc.Arbitrary<string>, access: fc.Arbitrary<string>): fc.Arbitrary<Obj> {
-  const item = fc
-    .record({ url, contentType: fc.option(content, { nil: undefined }) })
-    .map(({ url, contentType }) => obj(contentType === undefined ? [['url', url]] : [['url', url], ['contentType', contentType]]));
+function recordOf(
+  doi: fc.Arbitrary<string>,
+  url: fc.Arbitrary<string>,
+  content: fc.Arbitrary<string>,
+  access: fc.Arbitrary<string>,
+): fc.Arbitrary<Obj> {
+  const item = fc.record({ url, contentType: fc.option(content, { nil: undefined }) }).map(({ url, contentType }) =>
+    obj(
+      contentType === undefined
+        ? [['url', url]]
+        : [
+            ['url', url],
+            ['contentType', contentType],
+          ],
+    ),
+  );
   return fc
-    .record({ doi, accessType: access, deleted: fc.boolean(), vor: fc.array(item, { minLength: 1, maxLength: 4 }) }, { requiredKeys: ['doi'] })
+    .record(
+      { doi, accessType: access, deleted: fc.boolean(), vor: fc.array(item, { minLength: 1, maxLength: 4 }) },
+      { requiredKeys: ['doi'] },
+    )
     .chain((r) => {
       const entries = Object.entries(r) as [string, J][];
       return fc.shuffledSubarray(entries, { minLength: entries.length, maxLength: entries.length }).map((e) => obj(e));
@@ -160,7 +205,12 @@ const lineArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(recordArb, fc.constantFrom('\ufeff', '\u00a0', '\f', '\u000b', 'x', ',', '[', ''), fc.constantFrom('', '\u00a0', ',', '}', ' x', '\u2028'), fc.nat())
+      .tuple(
+        recordArb,
+        fc.constantFrom('\ufeff', '\u00a0', '\f', '\u000b', 'x', ',', '[', ''),
+        fc.constantFrom('', '\u00a0', ',', '}', ' x', '\u2028'),
+        fc.nat(),
+      )
       .map(([r, pre, post, cut]) => {
         const text = pre + ser(r) + post;
         return cut % 4 === 0 ? text.slice(0, cut % (text.length + 1)) : text;
@@ -168,7 +218,17 @@ const lineArb: fc.Arbitrary<string> = fc.oneof(
   },
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.json({ maxDepth: 3 }),
-  fc.constantFrom('', ' ', '\t \t', '{}', '[]', 'null', '"10.5555/x"', '{"doi":"10.5555/x"}', '{"__proto__":{"doi":"10.5555/x"}}'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\t \t',
+    '{}',
+    '[]',
+    'null',
+    '"10.5555/x"',
+    '{"doi":"10.5555/x"}',
+    '{"__proto__":{"doi":"10.5555/x"}}',
+  ),
 );
 
 function gz(text: string | Uint8Array): Uint8Array {
@@ -180,22 +240,26 @@ function gz(text: string | Uint8Array): Uint8Array {
 describe('one line', () => {
   test('any line: accepted as the model accepts it, or rejected with its code and a faulty field', async () => {
     const seen: Record<string, number> = {};
-    await fuzz('deposit line', 3000, fc.property(lineArb, fc.integer({ min: 1, max: 10_000 }), (text, lineNo) => {
-      const got = parseRecordLine(text, lineNo);
-      const outcome = 'code' in got ? got.code : 'accepted';
-      seen[outcome] = (seen[outcome] ?? 0) + 1;
-      const model = modelLine(text);
-      if ('code' in got) {
-        expect({ text, model: model.ok ? 'accepted' : model.code }).toEqual({ text, model: got.code });
-        expect(LINE_CODES).toContain(got.code);
-        expect(got.line).toBe(lineNo);
-        expect(got.message.length).toBeGreaterThan(0);
-        expect((model as { paths: string[] }).paths).toContain(got.path);
-      } else {
-        expect({ text, model: model.ok ? 'accepted' : model.code }).toEqual({ text, model: 'accepted' });
-        expect(got).toEqual({ line: lineNo, key: (model as { key: string }).key, record: JSON.parse(text) });
-      }
-    }));
+    await fuzz(
+      'deposit line',
+      3000,
+      fc.property(lineArb, fc.integer({ min: 1, max: 10_000 }), (text, lineNo) => {
+        const got = parseRecordLine(text, lineNo);
+        const outcome = 'code' in got ? got.code : 'accepted';
+        seen[outcome] = (seen[outcome] ?? 0) + 1;
+        const model = modelLine(text);
+        if ('code' in got) {
+          expect({ text, model: model.ok ? 'accepted' : model.code }).toEqual({ text, model: got.code });
+          expect(LINE_CODES).toContain(got.code);
+          expect(got.line).toBe(lineNo);
+          expect(got.message.length).toBeGreaterThan(0);
+          expect((model as { paths: string[] }).paths).toContain(got.path);
+        } else {
+          expect({ text, model: model.ok ? 'accepted' : model.code }).toEqual({ text, model: 'accepted' });
+          expect(got).toEqual({ line: lineNo, key: (model as { key: string }).key, record: JSON.parse(text) });
+        }
+      }),
+    );
     console.log('  outcomes:', JSON.stringify(seen));
   });
 });
@@ -210,11 +274,13 @@ const fileBytesArb: fc.Arbitrary<Uint8Array> = fc
           { weight: 12, arbitrary: lineArb.map((l) => encoder.encode(l)) },
           fc.constantFrom(...['\ufeff{"doi":"10.5555/bom"}', ' \t ', ''].map((l) => encoder.encode(l))),
           // invalid UTF-8: a stray byte, an overlong form, an encoded surrogate, a cut character
-          fc.tuple(lineArb, fc.constantFrom([0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe6, 0xbc]), fc.nat()).map(([l, bad, at]) => {
-            const b = encoder.encode(l);
-            const i = at % (b.length + 1);
-            return new Uint8Array(Buffer.concat([b.subarray(0, i), new Uint8Array(bad), b.subarray(i)]));
-          }),
+          fc
+            .tuple(lineArb, fc.constantFrom([0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe6, 0xbc]), fc.nat())
+            .map(([l, bad, at]) => {
+              const b = encoder.encode(l);
+              const i = at % (b.length + 1);
+              return new Uint8Array(Buffer.concat([b.subarray(0, i), new Uint8Array(bad), b.subarray(i)]));
+            }),
           // a valid record of exactly MAX_LINE_BYTES + d bytes
           fc.integer({ min: -1, max: 1 }).map((d) => {
             const head = '{"doi":"10.5555/long","vor":[{"url":"https://h.example/';
@@ -237,12 +303,16 @@ const fileBytesArb: fc.Arbitrary<Uint8Array> = fc
   });
 
 describe('one file', () => {
-  test('any decompressed file: the model\'s records, rejected lines and counts; never a file fault below the bounds', async () => {
-    await fuzz('deposit file', 400, fc.property(fileBytesArb, (bytes) => {
-      const got = parseDepositText(bytes);
-      if ('code' in got) throw new Error(`unexpected file fault ${got.code}: ${got.message}`);
-      expectLikeModel(got, modelFile(bytes));
-    }));
+  test("any decompressed file: the model's records, rejected lines and counts; never a file fault below the bounds", async () => {
+    await fuzz(
+      'deposit file',
+      400,
+      fc.property(fileBytesArb, (bytes) => {
+        const got = parseDepositText(bytes);
+        if ('code' in got) throw new Error(`unexpected file fault ${got.code}: ${got.message}`);
+        expectLikeModel(got, modelFile(bytes));
+      }),
+    );
   });
 
   test('any gzip file: one member or several, padded, cut or followed by garbage; a file fault with a file code, or what the model makes of its content', async () => {
@@ -253,18 +323,24 @@ describe('one file', () => {
       fileBytesArb.map((b) => gz(b)),
       fc.tuple(fileBytesArb, fileBytesArb).map(([a, b]) => cat(gz(a), gz(b))),
       fc.tuple(fileBytesArb, fc.nat({ max: 600 })).map(([b, cut]) => gz(b).subarray(0, cut)),
-      fc.tuple(fileBytesArb, fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.boolean()).map(([b, tail, zeros]) => cat(gz(b), zeros ? new Uint8Array(tail.length) : tail)),
+      fc
+        .tuple(fileBytesArb, fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.boolean())
+        .map(([b, tail, zeros]) => cat(gz(b), zeros ? new Uint8Array(tail.length) : tail)),
     );
     const seen: Record<string, number> = {};
-    await fuzz('deposit gzip', 400, fc.asyncProperty(gzArb, async (bytes) => {
-      const got = await parseDepositFile(bytes, { maxDecompressedBytes: 1 << 20 });
-      const outcome = 'code' in got ? got.code : 'parsed';
-      seen[outcome] = (seen[outcome] ?? 0) + 1;
-      if ('code' in got) {
-        expect(FILE_CODES).toContain(got.code);
-        expect(got.message.length).toBeGreaterThan(0);
-      } else expectLikeModel(got, modelFile(new Uint8Array(gunzipSync(bytes))));
-    }));
+    await fuzz(
+      'deposit gzip',
+      400,
+      fc.asyncProperty(gzArb, async (bytes) => {
+        const got = await parseDepositFile(bytes, { maxDecompressedBytes: 1 << 20 });
+        const outcome = 'code' in got ? got.code : 'parsed';
+        seen[outcome] = (seen[outcome] ?? 0) + 1;
+        if ('code' in got) {
+          expect(FILE_CODES).toContain(got.code);
+          expect(got.message.length).toBeGreaterThan(0);
+        } else expectLikeModel(got, modelFile(new Uint8Array(gunzipSync(bytes))));
+      }),
+    );
     console.log('  outcomes:', JSON.stringify(seen));
   });
 });
@@ -273,9 +349,17 @@ describe('counterexamples the properties found', () => {
   // the --dump round trip: a lone surrogate written as a JSON escape passed the schema, and the store's UTF-8
   // turned it into U+FFFD, so the URL came back other than it was sent
   test('a vor url with a lone surrogate escape is rejected at its path; a whole pair is kept', () => {
-    expect(parseRecordLine('{"doi":"10.5555/Pool.0","vor":[{"url":"https://\\ud800"}]}', 3)).toMatchObject({ line: 3, path: '/vor/0/url', code: 'SCHEMA' });
-    expect(parseRecordLine('{"doi":"10.5555/x","vor":[{"url":"https://a"},{"url":"https://b\\udc00c"}],"deleted":true}', 1)).toMatchObject({ path: '/vor/1/url', code: 'SCHEMA' });
-    expect(parseRecordLine('{"doi":"10.5555/x","vor":[{"url":"https://\\ud83d\\ude00"}]}', 1)).toMatchObject({ record: { vor: [{ url: 'https://\u{1f600}' }] } });
+    expect(parseRecordLine('{"doi":"10.5555/Pool.0","vor":[{"url":"https://\\ud800"}]}', 3)).toMatchObject({
+      line: 3,
+      path: '/vor/0/url',
+      code: 'SCHEMA',
+    });
+    expect(
+      parseRecordLine('{"doi":"10.5555/x","vor":[{"url":"https://a"},{"url":"https://b\\udc00c"}],"deleted":true}', 1),
+    ).toMatchObject({ path: '/vor/1/url', code: 'SCHEMA' });
+    expect(parseRecordLine('{"doi":"10.5555/x","vor":[{"url":"https://\\ud83d\\ude00"}]}', 1)).toMatchObject({
+      record: { vor: [{ url: 'https://\u{1f600}' }] },
+    });
   });
 });
 
@@ -286,7 +370,9 @@ function dumpOf(record: Record<string, unknown>, updated: string): string {
   const line: Record<string, unknown> = { env: 'production', platform: 'acme', doi: record.doi };
   if (record.accessType !== undefined) line.accessType = record.accessType;
   if (record.vor !== undefined)
-    line.vor = (record.vor as { url: string; contentType?: string }[]).map((v) => (v.contentType === undefined ? { url: v.url } : { url: v.url, contentType: v.contentType }));
+    line.vor = (record.vor as { url: string; contentType?: string }[]).map((v) =>
+      v.contentType === undefined ? { url: v.url } : { url: v.url, contentType: v.contentType },
+    );
   line.updated = updated;
   return JSON.stringify(line);
 }
@@ -298,7 +384,14 @@ const depositLinesArb = fc.array(
     {
       weight: 5,
       arbitrary: fc
-        .tuple(validRecordArb, fc.integer({ min: 0, max: 15 }), fc.constantFrom('', 'X', 'é', '"q\\'), fc.boolean(), fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, mutationArb), styleArb)
+        .tuple(
+          validRecordArb,
+          fc.integer({ min: 0, max: 15 }),
+          fc.constantFrom('', 'X', 'é', '"q\\'),
+          fc.boolean(),
+          fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, mutationArb),
+          styleArb,
+        )
         .map(([r, n, tail, upper, m, style]) => {
           const v = clone(r) as Obj;
           const doi = `10.5555/Pool.${n}${tail}`;
@@ -312,40 +405,56 @@ const depositLinesArb = fc.array(
 );
 
 describe('accepted records round-trip through --ingest and --dump', () => {
-  test('a batch of generated lines per run: the store holds exactly the model\'s last record per DOI', async () => {
+  test("a batch of generated lines per run: the store holds exactly the model's last record per DOI", async () => {
     const mtime = 1_700_000_000; // seconds
     const updated = new Date(mtime * 1000).toISOString();
     let run = 0;
     let stored = 0;
-    await fuzz('deposit --dump round trip', 12, fc.asyncProperty(depositLinesArb, fc.constantFrom('\n', '\r\n'), async (lines, ending) => {
-      const dir = tempDir('doi-holdings-fuzz-');
-      try {
-        const cfg = writeConfig(dir.path);
-        const bytes = encoder.encode(lines.join(ending));
-        const path = join(cfg.bucket, 'acme', `00000000-0000-4000-8000-${String(++run).padStart(12, '0')}.jsonl.gz`);
-        mkdirSync(join(cfg.bucket, 'acme'), { recursive: true });
-        writeFileSync(path, gz(bytes));
-        utimesSync(path, mtime, mtime);
-        const model = modelFile(bytes);
+    await fuzz(
+      'deposit --dump round trip',
+      12,
+      fc.asyncProperty(depositLinesArb, fc.constantFrom('\n', '\r\n'), async (lines, ending) => {
+        const dir = tempDir('doi-holdings-fuzz-');
+        try {
+          const cfg = writeConfig(dir.path);
+          const bytes = encoder.encode(lines.join(ending));
+          const path = join(cfg.bucket, 'acme', `00000000-0000-4000-8000-${String(++run).padStart(12, '0')}.jsonl.gz`);
+          mkdirSync(join(cfg.bucket, 'acme'), { recursive: true });
+          writeFileSync(path, gz(bytes));
+          utimesSync(path, mtime, mtime);
+          const model = modelFile(bytes);
 
-        const ingest = await runCli(['--ingest', '--config', cfg.path, path]);
-        expect(ingest.lines).toHaveLength(1);
-        const report = JSON.parse(ingest.lines[0]!) as { outcome: string; counts: Record<string, number>; rejectedLines: { line: number; code: string }[] };
-        expect(ingest.code).toBe(model.rejected.length > 0 ? 1 : 0);
-        expect(report.outcome).toBe('applied');
-        const live = model.records.filter((r) => r.record.deleted !== true);
-        expect(report.counts).toMatchObject({ records: model.recordLines, rejected: model.rejected.length, superseded: model.superseded, added: live.length, noopRemovals: model.records.length - live.length });
-        expect(report.rejectedLines.map((r) => [r.line, r.code])).toEqual(model.rejected.map((r) => [r.line, r.code]));
+          const ingest = await runCli(['--ingest', '--config', cfg.path, path]);
+          expect(ingest.lines).toHaveLength(1);
+          const report = JSON.parse(ingest.lines[0]!) as {
+            outcome: string;
+            counts: Record<string, number>;
+            rejectedLines: { line: number; code: string }[];
+          };
+          expect(ingest.code).toBe(model.rejected.length > 0 ? 1 : 0);
+          expect(report.outcome).toBe('applied');
+          const live = model.records.filter((r) => r.record.deleted !== true);
+          expect(report.counts).toMatchObject({
+            records: model.recordLines,
+            rejected: model.rejected.length,
+            superseded: model.superseded,
+            added: live.length,
+            noopRemovals: model.records.length - live.length,
+          });
+          expect(report.rejectedLines.map((r) => [r.line, r.code])).toEqual(
+            model.rejected.map((r) => [r.line, r.code]),
+          );
 
-        const dumped = await runCli(['--dump', '--config', cfg.path]);
-        expect(dumped.code).toBe(0);
-        // store order is DOI-key order within the platform; compared as sorted sets of exact lines
-        expect([...dumped.lines].sort()).toEqual(live.map((r) => dumpOf(r.record, updated)).sort());
-        stored += live.length;
-      } finally {
-        dir.remove();
-      }
-    }));
+          const dumped = await runCli(['--dump', '--config', cfg.path]);
+          expect(dumped.code).toBe(0);
+          // store order is DOI-key order within the platform; compared as sorted sets of exact lines
+          expect([...dumped.lines].sort()).toEqual(live.map((r) => dumpOf(r.record, updated)).sort());
+          stored += live.length;
+        } finally {
+          dir.remove();
+        }
+      }),
+    );
     console.log(`  holdings stored and dumped: ${stored}`);
   }, 120_000);
 });

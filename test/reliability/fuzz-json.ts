@@ -58,10 +58,35 @@ function str(v: string, style: Style): string {
 
 /** Keys a record might be sent with: the real ones, near misses, and the ones that trouble plain objects. */
 export const keyArb: fc.Arbitrary<string> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('doi', 'accessType', 'deleted', 'vor', 'url', 'contentType', 'dois', 'org', 'uid') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom('doi', 'accessType', 'deleted', 'vor', 'url', 'contentType', 'dois', 'org', 'uid'),
+  },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'DOI', 'Doi', 'access_type', 'accesstype', 'vor ', ' doi', 'do\u0131', '', 'a/b', '~0', '~1', '0', 'length', 'title', 'ipv4'),
+    arbitrary: fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'prototype',
+      'toString',
+      'hasOwnProperty',
+      'valueOf',
+      'DOI',
+      'Doi',
+      'access_type',
+      'accesstype',
+      'vor ',
+      ' doi',
+      'do\u0131',
+      '',
+      'a/b',
+      '~0',
+      '~1',
+      '0',
+      'length',
+      'title',
+      'ipv4',
+    ),
   },
   awkwardString(6),
 );
@@ -69,7 +94,8 @@ export const keyArb: fc.Arbitrary<string> = fc.oneof(
 /** A JSON.parse-style value as J (a plain object becomes an Obj, its own keys in order, `__proto__` included). */
 export function fromJson(x: unknown): J {
   if (Array.isArray(x)) return x.map(fromJson);
-  if (x !== null && typeof x === 'object') return obj(Object.keys(x).map((k) => [k, fromJson((x as Record<string, unknown>)[k])]));
+  if (x !== null && typeof x === 'object')
+    return obj(Object.keys(x).map((k) => [k, fromJson((x as Record<string, unknown>)[k])]));
   return x as J;
 }
 
@@ -78,7 +104,25 @@ export const valueArb: fc.Arbitrary<J> = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 2 }).map(fromJson) },
   { weight: 3, arbitrary: doiForms() },
   { weight: 2, arbitrary: awkwardString(16) },
-  fc.constantFrom<J>(null, true, false, 0, -1, 1.5, '', [], obj([]), 'open', 'paid', 'https://h.example/x', 'http://', { raw: '-0' }, { raw: '1e400' }, { raw: '12345678901234567890123' }, { raw: '1E-400' }),
+  fc.constantFrom<J>(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    '',
+    [],
+    obj([]),
+    'open',
+    'paid',
+    'https://h.example/x',
+    'http://',
+    { raw: '-0' },
+    { raw: '1e400' },
+    { raw: '12345678901234567890123' },
+    { raw: '1E-400' },
+  ),
   fc.integer({ min: 1, max: 4000 }).map((n): J => ({ raw: '['.repeat(n) + ']'.repeat(n) })),
   fc.integer({ min: 1, max: 2000 }).map((n): J => ({ raw: '{"a":'.repeat(n) + '1' + '}'.repeat(n) })),
   fc.integer({ min: 1, max: 70_000 }).map((n): J => 'x'.repeat(n)),

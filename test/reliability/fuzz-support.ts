@@ -27,25 +27,72 @@ const PATH = process.env.FUZZ_PATH || undefined;
 /** The parameters of one property: `defaultRuns` unless FUZZ_RUNS says otherwise. Prints the seed and count. */
 export function fuzzParams<T>(name: string, defaultRuns: number): fc.Parameters<T> {
   const numRuns = RUNS ?? defaultRuns;
-  console.log(`fuzz ${name}: seed ${FUZZ_SEED}, ${numRuns} runs (replay: FUZZ_SEED=${FUZZ_SEED}${PATH ? ` FUZZ_PATH=${PATH}` : ''})`);
+  console.log(
+    `fuzz ${name}: seed ${FUZZ_SEED}, ${numRuns} runs (replay: FUZZ_SEED=${FUZZ_SEED}${PATH ? ` FUZZ_PATH=${PATH}` : ''})`,
+  );
   return { seed: FUZZ_SEED, numRuns, ...(PATH ? { path: PATH } : {}) };
 }
 
 /** Checks a property with fuzzParams, its name in the failure message. */
-export async function fuzz<T>(name: string, defaultRuns: number, property: fc.IProperty<T> | fc.IAsyncProperty<T>): Promise<void> {
+export async function fuzz<T>(
+  name: string,
+  defaultRuns: number,
+  property: fc.IProperty<T> | fc.IAsyncProperty<T>,
+): Promise<void> {
   try {
     await fc.assert(property as fc.IAsyncProperty<T>, fuzzParams<T>(name, defaultRuns));
   } catch (e) {
-    (e as Error).message = `fuzz ${name} failed (replay: FUZZ_SEED=${FUZZ_SEED} and the path below in FUZZ_PATH)\n${(e as Error).message}`;
+    (e as Error).message =
+      `fuzz ${name} failed (replay: FUZZ_SEED=${FUZZ_SEED} and the path below in FUZZ_PATH)\n${(e as Error).message}`;
     throw e;
   }
 }
 
 /** Characters that break naive text handling: quotes, escapes, controls, separators, BOM, astral, combining. */
 export const AWKWARD_CHARS = [
-  '"', '\\', '/', ',', ';', ':', '{', '}', '[', ']', ' ', '\t', '\n', '\r', '\u0000', '\u001f', '\u007f', '\u0085',
-  '\u00a0', '\u00e9', 'e\u0301', '\u0130', '\u212a', '\u2028', '\u2029', '\u200b', '\ufeff', '\ufffd', '\u6f22', '\u{1f600}',
-  '\uff10', 'A', 'Z', 'a', 'z', '0', '9', '%22', '+', '.', '-', '_', '~',
+  '"',
+  '\\',
+  '/',
+  ',',
+  ';',
+  ':',
+  '{',
+  '}',
+  '[',
+  ']',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u00e9',
+  'e\u0301',
+  '\u0130',
+  '\u212a',
+  '\u2028',
+  '\u2029',
+  '\u200b',
+  '\ufeff',
+  '\ufffd',
+  '\u6f22',
+  '\u{1f600}',
+  '\uff10',
+  'A',
+  'Z',
+  'a',
+  'z',
+  '0',
+  '9',
+  '%22',
+  '+',
+  '.',
+  '-',
+  '_',
+  '~',
 ];
 
 /** A lone UTF-16 surrogate (half of a pair), which UTF-8 cannot carry. */
@@ -62,12 +109,31 @@ export function awkwardString(maxLength = 12, opts: { lone?: boolean } = {}): fc
 }
 
 /** Characters a valid DOI suffix may hold beyond plain ASCII: quotes, escapes, accents, CJK, astral, case traps. */
-const DOI_SUFFIX_CHARS = ['"', '\\', '/', '\u00e9', 'e\u0301', '\u0130', '\u212a', '\u00df', '\u6f22', '\u{1f600}', '\uff10', '%22', '<', '>', '#', '?'];
+const DOI_SUFFIX_CHARS = [
+  '"',
+  '\\',
+  '/',
+  '\u00e9',
+  'e\u0301',
+  '\u0130',
+  '\u212a',
+  '\u00df',
+  '\u6f22',
+  '\u{1f600}',
+  '\uff10',
+  '%22',
+  '<',
+  '>',
+  '#',
+  '?',
+];
 
 /** A bare DOI the interface takes: 4 to 9 digits, a suffix without whitespace, control or format characters. */
 export function validDoi(): fc.Arbitrary<string> {
   const unit = fc.oneof({ weight: 6, arbitrary: fc.stringMatching(/^[!-~]$/) }, fc.constantFrom(...DOI_SUFFIX_CHARS));
-  return fc.tuple(fc.stringMatching(/^[0-9]{4,9}$/), fc.string({ unit, minLength: 1, maxLength: 24 })).map(([r, s]) => `10.${r}/${s}`);
+  return fc
+    .tuple(fc.stringMatching(/^[0-9]{4,9}$/), fc.string({ unit, minLength: 1, maxLength: 24 }))
+    .map(([r, s]) => `10.${r}/${s}`);
 }
 
 /**
@@ -77,25 +143,58 @@ export function validDoi(): fc.Arbitrary<string> {
  * not computed by the code under test.
  */
 export function doiForms(): fc.Arbitrary<string> {
-  const registrant = fc.oneof(fc.stringMatching(/^[0-9]{4,9}$/), fc.constantFrom('5555', '123456789', '0000', '123', '1234567890', '', '12a4', '\uff15\uff15\uff15\uff15'));
+  const registrant = fc.oneof(
+    fc.stringMatching(/^[0-9]{4,9}$/),
+    fc.constantFrom('5555', '123456789', '0000', '123', '1234567890', '', '12a4', '\uff15\uff15\uff15\uff15'),
+  );
   const suffix = fc.oneof(
     { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9._;()\/:-]{1,20}$/) },
     { weight: 3, arbitrary: awkwardString(10, { lone: true }) },
-    fc.tuple(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), fc.option(loneSurrogate)).map(([s, l]) => s + (l ?? '')),
-    fc.constantFrom('x'.repeat(1016), 'x'.repeat(1017), '\u6f22'.repeat(338), '\u6f22'.repeat(339), '\u{1f600}'.repeat(254), '\u{1f600}'.repeat(255)),
+    fc
+      .tuple(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), fc.option(loneSurrogate))
+      .map(([s, l]) => s + (l ?? '')),
+    fc.constantFrom(
+      'x'.repeat(1016),
+      'x'.repeat(1017),
+      '\u6f22'.repeat(338),
+      '\u6f22'.repeat(339),
+      '\u{1f600}'.repeat(254),
+      '\u{1f600}'.repeat(255),
+    ),
   );
   const bare = fc.tuple(registrant, suffix).map(([r, s]) => `10.${r}/${s}`);
   return fc.oneof(
     { weight: 4, arbitrary: validDoi() },
     { weight: 6, arbitrary: bare },
-    fc.tuple(fc.constantFrom('doi:', 'DOI: ', 'https://doi.org/', 'HTTP://DX.DOI.ORG/', 'http://dx.doi.org/', ' ', '\u00a0', 'urn:', 'https://doi.org/doi:'), bare, fc.constantFrom('', ' ', '\t', '\n', '\u3000')).map(([p, d, s]) => p + d + s),
+    fc
+      .tuple(
+        fc.constantFrom(
+          'doi:',
+          'DOI: ',
+          'https://doi.org/',
+          'HTTP://DX.DOI.ORG/',
+          'http://dx.doi.org/',
+          ' ',
+          '\u00a0',
+          'urn:',
+          'https://doi.org/doi:',
+        ),
+        bare,
+        fc.constantFrom('', ' ', '\t', '\n', '\u3000'),
+      )
+      .map(([p, d, s]) => p + d + s),
     fc.constantFrom('', '10.', '10./x', '10.5555', '10.5555/', '11.5555/x', '10,5555/x', 'not a doi', '10.5555\\/x'),
   );
 }
 
 /** Whether `s` is a bare deposit DOI, from the interface's words (not from src/doi). */
 export function isBareDoi(s: string): boolean {
-  return /^10\.[0-9]{4,9}\/./su.test(s) && s.isWellFormed() && !/[\p{Z}\p{Cc}\p{Cf}]/u.test(s) && Buffer.byteLength(s, 'utf8') <= 1024;
+  return (
+    /^10\.[0-9]{4,9}\/./su.test(s) &&
+    s.isWellFormed() &&
+    !/[\p{Z}\p{Cc}\p{Cf}]/u.test(s) &&
+    Buffer.byteLength(s, 'utf8') <= 1024
+  );
 }
 
 /** The DOI key: ASCII letters lower-cased, nothing else folded (docs/interface.md: "without regard to the case of ASCII letters"). */

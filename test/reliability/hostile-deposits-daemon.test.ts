@@ -5,7 +5,20 @@ import zlib from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { S3Mirror } from '../../src/bucket/index.ts';
 import type { Logger } from '../../src/base/log.ts';
-import { BUN, REPO, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import {
+  BUN,
+  REPO,
+  gzLines,
+  runCli,
+  startDaemon,
+  tempDir,
+  uuid,
+  waitFor,
+  waitForLog,
+  writeConfig,
+  writeDeposit,
+  type TestConfig,
+} from '../support/fixtures.ts';
 import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
 
 /**
@@ -13,7 +26,10 @@ import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts
  * a local bucket, hostile S3 keys through the mirror. The CLI cases of the list: hostile-deposits.test.ts.
  */
 
-const GOOD = [{ doi: '10.5555/keep.1', accessType: 'open' }, { doi: '10.5555/keep.2', accessType: 'paid' }];
+const GOOD = [
+  { doi: '10.5555/keep.1', accessType: 'open' },
+  { doi: '10.5555/keep.2', accessType: 'paid' },
+];
 const MB = 1_000_000;
 /** a valid line that would change the good deposit: only ever inside files that must apply nothing */
 const REMOVE_KEEP_1 = { doi: '10.5555/keep.1', deleted: true };
@@ -25,7 +41,8 @@ async function zeroBomb(bytes: number): Promise<Buffer> {
   z.on('data', (c: Buffer) => parts.push(c));
   const done = new Promise((resolve) => z.on('end', resolve));
   const chunk = Buffer.alloc(1 << 20);
-  for (let left = bytes; left > 0; left -= chunk.length) if (!z.write(chunk.subarray(0, Math.min(left, chunk.length)))) await new Promise((r) => z.once('drain', r));
+  for (let left = bytes; left > 0; left -= chunk.length)
+    if (!z.write(chunk.subarray(0, Math.min(left, chunk.length)))) await new Promise((r) => z.once('drain', r));
   z.end();
   await done;
   return Buffer.concat(parts);
@@ -37,8 +54,13 @@ async function dumpHistory(config: string, env: Record<string, string> = {}): Pr
   return r.lines;
 }
 
-async function failuresOf(config: string, env: Record<string, string> = {}): Promise<Map<string, Record<string, unknown>>> {
-  const lines = (await runCli(['--failures', '--config', config], env)).lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+async function failuresOf(
+  config: string,
+  env: Record<string, string> = {},
+): Promise<Map<string, Record<string, unknown>>> {
+  const lines = (await runCli(['--failures', '--config', config], env)).lines.map(
+    (l) => JSON.parse(l) as Record<string, unknown>,
+  );
   return new Map(lines.map((f) => [f.key as string, f]));
 }
 
@@ -55,8 +77,16 @@ const logEvents = (log: string, event: string) =>
  */
 async function cliWithPeak(args: string[]): Promise<{ code: number; lines: string[]; maxRSS: number }> {
   const wrapper = `const p = Bun.spawn(process.argv.slice(1), { stdout: 'inherit', stderr: 'ignore' }); const code = await p.exited; console.error('MAXRSS ' + p.resourceUsage().maxRSS); process.exit(code);`;
-  const proc = Bun.spawn([BUN, '-e', wrapper, BUN, join(REPO, 'src/main.ts'), ...args], { cwd: REPO, stdout: 'pipe', stderr: 'pipe' });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([BUN, '-e', wrapper, BUN, join(REPO, 'src/main.ts'), ...args], {
+    cwd: REPO,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   const maxRSS = Number(/MAXRSS (\d+)/.exec(stderr)?.[1]);
   return { code, lines: stdout.split('\n').filter((l) => l !== ''), maxRSS };
 }
@@ -73,14 +103,23 @@ describe('the gzip bomb and memory, through the CLI', () => {
   beforeAll(() => {
     dir = tempDir('doi-holdings-bomb-');
     cfg = writeConfig(dir.path, '');
-    writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace('[ingest]\n', `[ingest]\nmaxDecompressedBytes = ${32 << 20}\n`));
+    writeFileSync(
+      cfg.path,
+      readFileSync(cfg.path, 'utf8').replace('[ingest]\n', `[ingest]\nmaxDecompressedBytes = ${32 << 20}\n`),
+    );
   });
   afterAll(() => dir.remove());
 
   test('a 1 GiB gzip bomb is TOO_LARGE at the configured bound; peak RSS stays under 300 MB', async () => {
     const key = writeDeposit(cfg.bucket, 'acme', [], { bytes: bomb });
     const r = await cliWithPeak(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
-    expect(JSON.parse(r.lines[0]!)).toEqual({ env: 'production', key, outcome: 'quarantined', code: 'TOO_LARGE', message: `${key}: the decompressed content is over the ${32 << 20}-byte bound` });
+    expect(JSON.parse(r.lines[0]!)).toEqual({
+      env: 'production',
+      key,
+      outcome: 'quarantined',
+      code: 'TOO_LARGE',
+      message: `${key}: the decompressed content is over the ${32 << 20}-byte bound`,
+    });
     expect(r.maxRSS).toBeLessThan(300 * MB);
   });
 
@@ -90,7 +129,11 @@ describe('the gzip bomb and memory, through the CLI', () => {
     expect(bytes.length).toBeLessThan(40_000);
     const key = writeDeposit(cfg.bucket, 'acme', [], { bytes });
     const r = await cliWithPeak(['--ingest', '--config', cfg.path, join(cfg.bucket, key)]);
-    expect(JSON.parse(r.lines[0]!)).toMatchObject({ key, outcome: 'applied', counts: { records: 0, added: 0, rejected: 0 } });
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({
+      key,
+      outcome: 'applied',
+      counts: { records: 0, added: 0, rejected: 0 },
+    });
     expect(r.maxRSS).toBeLessThan(300 * MB);
   });
 });
@@ -138,10 +181,14 @@ describe('a local bucket, through the daemon', () => {
     K.after = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/new.after', accessType: 'free' }]);
     utimesSync(join(cfg.bucket, K.after), new Date(), new Date(Date.now() + 5_000));
 
-    failures = await waitFor(async () => {
-      const f = await failuresOf(cfg.path);
-      return f.size >= 7 ? f : undefined;
-    }, 'seven quarantined files', 30_000);
+    failures = await waitFor(
+      async () => {
+        const f = await failuresOf(cfg.path);
+        return f.size >= 7 ? f : undefined;
+      },
+      'seven quarantined files',
+      30_000,
+    );
     await waitForLog(daemon, `"event":"file.applied","env":"production","key":"${K.after}"`, 30_000);
     peakRss = Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${daemon.pid}/status`, 'utf8'))![1]) * 1024;
     const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
@@ -156,10 +203,12 @@ describe('a local bucket, through the daemon', () => {
 
   const expectQuarantined = (key: string, code: string, message: string) => {
     expect(failures.get(key)).toMatchObject({ kind: 'quarantined', key, code, message });
-    expect(logEvents(daemon.log(), 'file.quarantined').filter((e) => e.key === key)).toEqual([expect.objectContaining({ level: 'error', code, message })]);
+    expect(logEvents(daemon.log(), 'file.quarantined').filter((e) => e.key === key)).toEqual([
+      expect.objectContaining({ level: 'error', code, message }),
+    ]);
   };
 
-  test('a 1 GiB gzip bomb is quarantined TOO_LARGE; the daemon\'s peak RSS stays under 300 MB', () => {
+  test("a 1 GiB gzip bomb is quarantined TOO_LARGE; the daemon's peak RSS stays under 300 MB", () => {
     expectQuarantined(K.bomb!, 'TOO_LARGE', `${K.bomb}: the decompressed content is over the 67108864-byte bound`);
     expect(peakRss).toBeGreaterThan(0);
     expect(peakRss).toBeLessThan(300 * MB);
@@ -170,31 +219,53 @@ describe('a local bucket, through the daemon', () => {
     const why = 'not a regular file; links in a bucket folder are not followed and only regular files are read';
     expectQuarantined(K.scannedLink!, 'NOT_REGULAR_FILE', `${K.scannedLink}: a symbolic link (to ${secret}), ${why}`);
     expectQuarantined(K.liveLink!, 'NOT_REGULAR_FILE', `${K.liveLink}: a symbolic link (to ${secret}), ${why}`);
-    expectQuarantined(K.linkedFolder!, 'NOT_REGULAR_FILE', `beta: a symbolic link (to ${join(outside(), 'platform')}), ${why}`);
+    expectQuarantined(
+      K.linkedFolder!,
+      'NOT_REGULAR_FILE',
+      `beta: a symbolic link (to ${join(outside(), 'platform')}), ${why}`,
+    );
     const dois = (await dumpHistory(cfg.path)).map((l) => (JSON.parse(l) as { doi: string }).doi);
     expect(dois).not.toContain('10.5555/new.outside');
     expect(dois).not.toContain('10.5555/new.outside.folder');
   });
 
   test('a FIFO is NOT_REGULAR_FILE, not read, and does not stall the files after it', () => {
-    expectQuarantined(K.fifo!, 'NOT_REGULAR_FILE', `${K.fifo}: a FIFO, not a regular file; links in a bucket folder are not followed and only regular files are read`);
+    expectQuarantined(
+      K.fifo!,
+      'NOT_REGULAR_FILE',
+      `${K.fifo}: a FIFO, not a regular file; links in a bucket folder are not followed and only regular files are read`,
+    );
     expect(logEvents(daemon.log(), 'file.applied').map((e) => e.key)).toEqual([K.after]);
   });
 
   test('a truncated gzip is retried, then quarantined GZIP_TRUNCATED', () => {
-    expectQuarantined(K.truncated!, 'GZIP_TRUNCATED', `${K.truncated}: the gzip stream is truncated (unexpected end of file) (gave up after 3 tries)`);
+    expectQuarantined(
+      K.truncated!,
+      'GZIP_TRUNCATED',
+      `${K.truncated}: the gzip stream is truncated (unexpected end of file) (gave up after 3 tries)`,
+    );
     expect(failures.get(K.truncated!)!.tries).toBe(3);
-    expect(logEvents(daemon.log(), 'file.retry').filter((e) => e.key === K.truncated).map((e) => e.tries)).toEqual([1, 2]);
+    expect(
+      logEvents(daemon.log(), 'file.retry')
+        .filter((e) => e.key === K.truncated)
+        .map((e) => e.tries),
+    ).toEqual([1, 2]);
   });
 
   test('a file in a "%2e%2e" folder is NESTED_PATH', () => {
-    expectQuarantined(K.nested!, 'NESTED_PATH', `${K.nested}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`);
+    expectQuarantined(
+      K.nested!,
+      'NESTED_PATH',
+      `${K.nested}: files must sit directly in a platform folder (<platform>/<name>.jsonl.gz), not deeper`,
+    );
   });
 
   test('the daemon still answers /healthz, and the good deposit is byte-identical', async () => {
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('ok');
-    expect([...failures.keys()].sort()).toEqual([K.bomb, K.scannedLink, K.liveLink, K.linkedFolder, K.fifo, K.truncated, K.nested].map((k) => k!).sort());
+    expect([...failures.keys()].sort()).toEqual(
+      [K.bomb, K.scannedLink, K.liveLink, K.linkedFolder, K.fifo, K.truncated, K.nested].map((k) => k!).sort(),
+    );
     const after = await dumpHistory(cfg.path);
     expect(after.filter((l) => !l.includes('"10.5555/new.after"'))).toEqual(goodBefore);
     expect(after).toHaveLength(goodBefore.length + 1);
@@ -227,27 +298,48 @@ describe('hostile S3 keys, through the mirror', () => {
     await s3.createBucket('hostile-keys');
     const cfg = s3Config('hostile-keys');
     const good = `acme/${uuid()}.jsonl.gz`;
-    const hostile = { backslash: `acme\\..\\${uuid()}.jsonl.gz`, control: `acme/\u0001${uuid()}.jsonl.gz`, del: `acme/${uuid()}\u007f.jsonl.gz` };
+    const hostile = {
+      backslash: `acme\\..\\${uuid()}.jsonl.gz`,
+      control: `acme/\u0001${uuid()}.jsonl.gz`,
+      del: `acme/${uuid()}\u007f.jsonl.gz`,
+    };
     const nested = `acme/%2e%2e/${uuid()}.jsonl.gz`;
     const superseded = `.superseded/${good}.0123456789abcdef`;
-    for (const key of [...Object.values(hostile), nested, superseded, '.s3-mirror-state.json']) await s3.put('hostile-keys', key, gzLines([REMOVE_KEEP_1]));
+    for (const key of [...Object.values(hostile), nested, superseded, '.s3-mirror-state.json'])
+      await s3.put('hostile-keys', key, gzLines([REMOVE_KEEP_1]));
     await s3.put('hostile-keys', good, gzLines([{ doi: '10.5555/keep.1', accessType: 'open' }]));
     const daemon = startDaemon(cfg, ENV);
     try {
-      const failures = await waitFor(async () => {
-        const f = await failuresOf(cfg, ENV);
-        return f.size > 0 ? f : undefined;
-      }, 'a quarantined file', 30_000);
+      const failures = await waitFor(
+        async () => {
+          const f = await failuresOf(cfg, ENV);
+          return f.size > 0 ? f : undefined;
+        },
+        'a quarantined file',
+        30_000,
+      );
       await waitForLog(daemon, `"event":"file.applied","env":"production","key":"${good}"`, 30_000);
-      expect([...failures.values()]).toEqual([expect.objectContaining({ kind: 'quarantined', key: nested, code: 'NESTED_PATH' })]);
+      expect([...failures.values()]).toEqual([
+        expect.objectContaining({ kind: 'quarantined', key: nested, code: 'NESTED_PATH' }),
+      ]);
       const skipped = logEvents(daemon.log(), 's3.key_skipped');
-      expect(skipped.map((e) => [e.level, e.key, e.code]).sort()).toEqual(Object.values(hostile).map((k) => ['warn', k, 'BAD_PATH']).sort());
-      expect(skipped.find((e) => e.key === hostile.backslash)!.why).toBe('the key contains a backslash (a folder separator on some systems); not mirrored');
-      expect(skipped.find((e) => e.key === hostile.control)!.why).toBe('the key contains a control character; not mirrored');
+      expect(skipped.map((e) => [e.level, e.key, e.code]).sort()).toEqual(
+        Object.values(hostile)
+          .map((k) => ['warn', k, 'BAD_PATH'])
+          .sort(),
+      );
+      expect(skipped.find((e) => e.key === hostile.backslash)!.why).toBe(
+        'the key contains a backslash (a folder separator on some systems); not mirrored',
+      );
+      expect(skipped.find((e) => e.key === hostile.control)!.why).toBe(
+        'the key contains a control character; not mirrored',
+      );
       const mirror = join(dir.path, 'hostile-keys', 'mirror');
       expect(readdirSync(join(mirror, 'acme')).sort()).toEqual(['%2e%2e', good.slice('acme/'.length)].sort());
       expect(existsSync(join(mirror, '.superseded'))).toBe(false);
-      expect(Object.keys(JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8')) as object).sort()).toEqual([good, nested].sort());
+      expect(
+        Object.keys(JSON.parse(readFileSync(join(mirror, '.s3-mirror-state.json'), 'utf8')) as object).sort(),
+      ).toEqual([good, nested].sort());
       expect((await dumpHistory(cfg, ENV)).map((l) => JSON.parse(l).doi)).toEqual(['10.5555/keep.1']);
       const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -262,9 +354,21 @@ describe('hostile S3 keys, through the mirror', () => {
     await s3.createBucket('injected-keys');
     const good = `acme/${uuid()}.jsonl.gz`;
     await s3.put('injected-keys', good, gzLines([{ doi: '10.5555/keep.1' }]));
-    const injected = ['acme/../../etc/x.jsonl.gz', '../outside.jsonl.gz', `acme/${'n'.repeat(991)}.jsonl.gz`, '/acme/x.jsonl.gz', 'acme//x.jsonl.gz', 'acme/./x.jsonl.gz'];
+    const injected = [
+      'acme/../../etc/x.jsonl.gz',
+      '../outside.jsonl.gz',
+      `acme/${'n'.repeat(991)}.jsonl.gz`,
+      '/acme/x.jsonl.gz',
+      'acme//x.jsonl.gz',
+      'acme/./x.jsonl.gz',
+    ];
     expect(Buffer.byteLength(injected[2]!.slice('acme/'.length))).toBe(1_000);
-    const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_CREDENTIALS });
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: S3_CREDENTIALS,
+    });
     const send = client.send.bind(client) as (c: unknown) => Promise<unknown>;
     client.send = (async (command: unknown) => {
       if (command instanceof GetObjectCommand && injected.includes(command.input.Key!)) command.input.Key = good;
@@ -272,16 +376,37 @@ describe('hostile S3 keys, through the mirror', () => {
       if (command instanceof ListObjectsV2Command) {
         const listed = out as ListObjectsV2CommandOutput;
         const first = listed.Contents!.find((o) => o.Key === good)!;
-        listed.Contents = [...injected.map((Key) => ({ ...first, Key, LastModified: new Date(first.LastModified!.getTime() - 60_000) })), ...listed.Contents!];
+        listed.Contents = [
+          ...injected.map((Key) => ({ ...first, Key, LastModified: new Date(first.LastModified!.getTime() - 60_000) })),
+          ...listed.Contents!,
+        ];
       }
       return out;
     }) as typeof client.send;
     const logged: Record<string, unknown>[] = [];
     const log: Logger = { log: (level, event, fields) => void logged.push({ level, event, ...fields }) };
     const root = join(dir.path, 'injected', 'mirror');
-    const settings = { kind: 's3' as const, path: root, endpoint: s3.endpoint, region: 'us-east-1', bucket: 'injected-keys', prefix: '', forcePathStyle: true, credentials: S3_CREDENTIALS, credentialSource: 'test', pollMs: 200 };
+    const settings = {
+      kind: 's3' as const,
+      path: root,
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      bucket: 'injected-keys',
+      prefix: '',
+      forcePathStyle: true,
+      credentials: S3_CREDENTIALS,
+      credentialSource: 'test',
+      pollMs: 200,
+    };
     const handed: string[] = [];
-    const mirror = new S3Mirror({ settings, log, envName: 'production', maxDecompressedBytes: 64 * 1024 * 1024, client, onChange: (keys) => void handed.push(...keys) });
+    const mirror = new S3Mirror({
+      settings,
+      log,
+      envName: 'production',
+      maxDecompressedBytes: 64 * 1024 * 1024,
+      client,
+      onChange: (keys) => void handed.push(...keys),
+    });
     try {
       await waitFor(async () => (await mirror.syncOnce()).downloaded.length > 0, 'the good object mirrored', 15_000);
       await mirror.syncOnce();

@@ -12,7 +12,11 @@ import { gzLines, runCli, tempDir, uuid, writeConfig, writeDeposit, type TestCon
  */
 
 const KEEP = [
-  { doi: '10.5555/keep.1', accessType: 'open', vor: [{ url: 'https://example.org/keep.1.pdf', contentType: 'application/pdf' }] },
+  {
+    doi: '10.5555/keep.1',
+    accessType: 'open',
+    vor: [{ url: 'https://example.org/keep.1.pdf', contentType: 'application/pdf' }],
+  },
   { doi: '10.5555/keep.2', accessType: 'paid' },
   { doi: '10.5555/keep.3', accessType: 'free' },
 ];
@@ -39,14 +43,18 @@ function put(bytes: Uint8Array, name = `${uuid()}.jsonl.gz`): string {
 
 /** Raw NDJSON bytes: strings and byte arrays as they are, objects as JSON. */
 function ndjson(lines: (object | string | Uint8Array)[]): Uint8Array<ArrayBuffer> {
-  const parts = lines.map((l) => (l instanceof Uint8Array ? Buffer.from(l) : Buffer.from(typeof l === 'string' ? l : JSON.stringify(l))));
+  const parts = lines.map((l) =>
+    l instanceof Uint8Array ? Buffer.from(l) : Buffer.from(typeof l === 'string' ? l : JSON.stringify(l)),
+  );
   return new Uint8Array(Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [p] : [Buffer.from('\n'), p]))));
 }
 const gz = (lines: (object | string | Uint8Array)[]) => Bun.gzipSync(ndjson(lines));
 
 /** A file whose first and last lines are valid new DOIs and whose lines in between are hostile. */
 function putLines(name: string, hostile: (object | string | Uint8Array)[]): string {
-  return put(gz([{ doi: `10.5555/new.${name}.first`, accessType: 'open' }, ...hostile, { doi: `10.5555/new.${name}.last` }]));
+  return put(
+    gz([{ doi: `10.5555/new.${name}.first`, accessType: 'open' }, ...hostile, { doi: `10.5555/new.${name}.last` }]),
+  );
 }
 
 async function dumpHistory(): Promise<string[]> {
@@ -82,13 +90,24 @@ beforeAll(async () => {
   K.noGz = put(ndjson([REMOVE_KEEP_1]), `${uuid()}.jsonl`);
 
   // line faults: the file applies, its hostile lines are rejected one by one
-  K.longLine = putLines('long', [{ doi: '10.5555/keep.1', vor: [{ url: `https://example.org/${'a'.repeat(1 << 20)}` }] }]);
+  K.longLine = putLines('long', [
+    { doi: '10.5555/keep.1', vor: [{ url: `https://example.org/${'a'.repeat(1 << 20)}` }] },
+  ]);
   K.utf8 = putLines('utf8', [
     Buffer.concat([Buffer.from('{"doi":"10.5555/keep.1","accessType":"'), Buffer.from([0xff]), Buffer.from('"}')]),
     Buffer.concat([Buffer.from('{"doi":"10.5555/keep.2'), Buffer.from([0xc0, 0xaf]), Buffer.from('","deleted":true}')]), // overlong "/"
-    Buffer.concat([Buffer.from('{"doi":"10.5555/keep.3'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('","deleted":true}')]), // lone surrogate
+    Buffer.concat([
+      Buffer.from('{"doi":"10.5555/keep.3'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('","deleted":true}'),
+    ]), // lone surrogate
   ]);
-  K.nul = putLines('nul', ['{"doi":"10.5555/keep.1\0","deleted":true}', '{"doi":"10.5555/keep.1\\u0000","deleted":true}', '\0\0\0\0', '{"doi":"10.5555/keep.2","deleted":true}\0']);
+  K.nul = putLines('nul', [
+    '{"doi":"10.5555/keep.1\0","deleted":true}',
+    '{"doi":"10.5555/keep.1\\u0000","deleted":true}',
+    '\0\0\0\0',
+    '{"doi":"10.5555/keep.2","deleted":true}\0',
+  ]);
   K.proto = putLines('proto', [
     '{"doi":"10.5555/keep.1","__proto__":{"deleted":true}}',
     '{"doi":"10.5555/keep.2","constructor":{"prototype":{"accessType":"open"}}}',
@@ -100,7 +119,12 @@ beforeAll(async () => {
     `{"doi":"10.5555/keep.2","a":${'{"a":'.repeat(6_000)}1${'}'.repeat(6_000)}}`,
     `${'['.repeat(30_000)}${']'.repeat(30_000)}`,
   ]);
-  K.numbers = putLines('numbers', ['{"doi":10.5555}', '{"doi":"10.5555/keep.1","accessType":1}', '{"doi":"10.5555/keep.1","vor":[{"url":1}]}', '{"doi":"10.5555/keep.1","deleted":1}']);
+  K.numbers = putLines('numbers', [
+    '{"doi":10.5555}',
+    '{"doi":"10.5555/keep.1","accessType":1}',
+    '{"doi":"10.5555/keep.1","vor":[{"url":1}]}',
+    '{"doi":"10.5555/keep.1","deleted":1}',
+  ]);
   K.deletedString = putLines('deleted', [{ doi: '10.5555/keep.1', deleted: 'true' }]);
   K.emptyVor = putLines('vor', [{ doi: '10.5555/keep.1', accessType: 'open', vor: [] }]);
   K.javascript = putLines('url', [
@@ -159,10 +183,24 @@ function expectQuarantined(key: string, code: string, message: string): void {
 }
 
 /** The file was applied: its first and last lines added, exactly these lines rejected. */
-function expectRejectedLines(key: string, name: string, rejected: [line: number, path: string, code: string][]): Record<string, unknown>[] {
-  const report = reports.get(key) as { outcome: string; counts: Record<string, number>; rejectedLines: Record<string, unknown>[] };
+function expectRejectedLines(
+  key: string,
+  name: string,
+  rejected: [line: number, path: string, code: string][],
+): Record<string, unknown>[] {
+  const report = reports.get(key) as {
+    outcome: string;
+    counts: Record<string, number>;
+    rejectedLines: Record<string, unknown>[];
+  };
   expect(report.outcome).toBe('applied');
-  expect(report.counts).toMatchObject({ records: rejected.length + 2, added: 2, updated: 0, removed: 0, rejected: rejected.length });
+  expect(report.counts).toMatchObject({
+    records: rejected.length + 2,
+    added: 2,
+    updated: 0,
+    removed: 0,
+    rejected: rejected.length,
+  });
   expect(report.rejectedLines.map((r) => [r.line, r.path, r.code])).toEqual(rejected);
   expect(failures.has(key)).toBe(false);
   expect(doisAfter).toContain(`10.5555/new.${name}.first`);
@@ -173,7 +211,11 @@ function expectRejectedLines(key: string, name: string, rejected: [line: number,
 
 describe('whole-file faults: quarantined with a code, nothing applied', () => {
   test('a truncated gzip is quarantined GZIP_TRUNCATED', () => {
-    expectQuarantined(K.truncated!, 'GZIP_TRUNCATED', `${K.truncated}: the gzip stream is truncated (unexpected end of file)`);
+    expectQuarantined(
+      K.truncated!,
+      'GZIP_TRUNCATED',
+      `${K.truncated}: the gzip stream is truncated (unexpected end of file)`,
+    );
   });
 
   test('a file that is not gzip is quarantined NOT_GZIP', () => {
@@ -181,30 +223,52 @@ describe('whole-file faults: quarantined with a code, nothing applied', () => {
   });
 
   test('bytes after the gzip stream are GZIP_CORRUPT, also when they start with a zero byte', () => {
-    expectQuarantined(K.trailingGarbage!, 'GZIP_CORRUPT', `${K.trailingGarbage}: the gzip stream is corrupt: the bytes after its end are neither another gzip member nor zero padding (incorrect header check)`);
+    expectQuarantined(
+      K.trailingGarbage!,
+      'GZIP_CORRUPT',
+      `${K.trailingGarbage}: the gzip stream is corrupt: the bytes after its end are neither another gzip member nor zero padding (incorrect header check)`,
+    );
     const end = gzLines([REMOVE_KEEP_1, { doi: '10.5555/new.never' }]).length;
-    expectQuarantined(K.trailingAfterNul!, 'GZIP_CORRUPT', `${K.trailingAfterNul}: the gzip stream is corrupt: 8 bytes after its end (from byte ${end}) are neither another gzip member nor zero padding`);
+    expectQuarantined(
+      K.trailingAfterNul!,
+      'GZIP_CORRUPT',
+      `${K.trailingAfterNul}: the gzip stream is corrupt: 8 bytes after its end (from byte ${end}) are neither another gzip member nor zero padding`,
+    );
   });
 
   test('zero padding after the gzip stream is ignored: the file applies', () => {
-    expect(reports.get(K.zeroPadding!)).toMatchObject({ outcome: 'applied', counts: { records: 1, added: 1, rejected: 0 } });
+    expect(reports.get(K.zeroPadding!)).toMatchObject({
+      outcome: 'applied',
+      counts: { records: 1, added: 1, rejected: 0 },
+    });
     expect(doisAfter).toContain('10.5555/new.padded');
   });
 
   test('a multi-member gzip is one stream (a line may go on in the next member): it applies', () => {
-    expect(reports.get(K.multiMember!)).toMatchObject({ outcome: 'applied', counts: { records: 2, added: 2, rejected: 0 } });
+    expect(reports.get(K.multiMember!)).toMatchObject({
+      outcome: 'applied',
+      counts: { records: 2, added: 2, rejected: 0 },
+    });
     expect(doisAfter).toContain('10.5555/new.member.1');
     expect(doisAfter).toContain('10.5555/new.member.2');
   });
 
   test('10,001 records are TOO_MANY_RECORDS and none of them applies', () => {
-    expectQuarantined(K.tooMany!, 'TOO_MANY_RECORDS', `${K.tooMany}: the file has more than 10000 records (line 10001 is record 10001); nothing was applied`);
+    expectQuarantined(
+      K.tooMany!,
+      'TOO_MANY_RECORDS',
+      `${K.tooMany}: the file has more than 10000 records (line 10001 is record 10001); nothing was applied`,
+    );
     expect(doisAfter.filter((d) => /^10\.5555\/n\d/.test(d))).toEqual([]);
   });
 
   test('an empty file is EMPTY_FILE; an empty gzip stream applies, with no records', () => {
     expectQuarantined(K.empty!, 'EMPTY_FILE', `${K.empty}: the file is empty (0 bytes): not a gzip file`);
-    expect(reports.get(K.emptyGzip!)).toMatchObject({ outcome: 'applied', counts: { records: 0, added: 0, rejected: 0 }, rejectedLines: [] });
+    expect(reports.get(K.emptyGzip!)).toMatchObject({
+      outcome: 'applied',
+      counts: { records: 0, added: 0, rejected: 0 },
+      rejectedLines: [],
+    });
   });
 
   test('a .jsonl name without .gz is BAD_EXTENSION', () => {
@@ -233,7 +297,9 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [4, '', 'INVALID_JSON'],
       [5, '', 'INVALID_JSON'],
     ]);
-    expect(lines[1]!.message).toBe('doi "10.5555/keep.1\\u0000": contains a whitespace, control or format character (U+0000) at index 14');
+    expect(lines[1]!.message).toBe(
+      'doi "10.5555/keep.1\\u0000": contains a whitespace, control or format character (U+0000) at index 14',
+    );
   });
 
   test('__proto__ and constructor keys are properties that are not allowed (SCHEMA), never prototypes', () => {
@@ -243,7 +309,12 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [4, '/doi', 'SCHEMA'],
       [5, '/vor/0/__proto__', 'SCHEMA'],
     ]);
-    expect(lines.map((l) => l.message)).toEqual(['property __proto__ is not allowed', 'property constructor is not allowed', 'doi is required', 'property vor/0/__proto__ is not allowed']);
+    expect(lines.map((l) => l.message)).toEqual([
+      'property __proto__ is not allowed',
+      'property constructor is not allowed',
+      'doi is required',
+      'property vor/0/__proto__ is not allowed',
+    ]);
   });
 
   test('deep nesting is rejected at its first wrong field, or as not an object', () => {
@@ -282,7 +353,9 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [4, '/vor/0/url', 'SCHEMA'],
       [5, '/vor/0/url', 'SCHEMA'],
     ]);
-    expect(lines[0]!.message).toBe(`/vor/0/url: Expected string to match '^https?://' (got "javascript:alert(document.cookie)")`);
+    expect(lines[0]!.message).toBe(
+      `/vor/0/url: Expected string to match '^https?://' (got "javascript:alert(document.cookie)")`,
+    );
   });
 });
 
@@ -315,9 +388,33 @@ describe('names and links in a local bucket folder', () => {
 test('every file has its report; exactly the expected holdings were added; the good deposit is byte-identical', () => {
   expect(exitCode).toBe(1);
   expect([...reports.keys()].sort()).toEqual(files.map((f) => f.key).sort());
-  const quarantined = [K.truncated, K.notGzip, K.trailingGarbage, K.trailingAfterNul, K.tooMany, K.empty, K.noGz, K.backslash, K.control, K.newline, K.symlink];
+  const quarantined = [
+    K.truncated,
+    K.notGzip,
+    K.trailingGarbage,
+    K.trailingAfterNul,
+    K.tooMany,
+    K.empty,
+    K.noGz,
+    K.backslash,
+    K.control,
+    K.newline,
+    K.symlink,
+  ];
   expect([...failures.keys()].sort()).toEqual(quarantined.map((k) => k!).sort());
-  const added = ['padded', 'member.1', 'member.2', 'dots', 'percent', ...['long', 'utf8', 'nul', 'proto', 'deep', 'numbers', 'deleted', 'vor', 'url'].flatMap((n) => [`${n}.first`, `${n}.last`])];
-  expect(doisAfter.filter((d) => d.startsWith('10.5555/new.')).sort()).toEqual(added.map((n) => `10.5555/new.${n}`).sort());
+  const added = [
+    'padded',
+    'member.1',
+    'member.2',
+    'dots',
+    'percent',
+    ...['long', 'utf8', 'nul', 'proto', 'deep', 'numbers', 'deleted', 'vor', 'url'].flatMap((n) => [
+      `${n}.first`,
+      `${n}.last`,
+    ]),
+  ];
+  expect(doisAfter.filter((d) => d.startsWith('10.5555/new.')).sort()).toEqual(
+    added.map((n) => `10.5555/new.${n}`).sort(),
+  );
   expect(goodAfter).toEqual(goodBefore);
 });

@@ -22,14 +22,25 @@ let port: number;
 beforeAll(async () => {
   dir = tempDir();
   const cfg = writeConfig(dir.path);
-  const text = readFileSync(cfg.path, 'utf8').replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:0"\nbodyTimeoutMs = ${BODY_TIMEOUT_MS}`);
+  const text = readFileSync(cfg.path, 'utf8').replace(
+    'listen = "127.0.0.1:0"',
+    `listen = "127.0.0.1:0"\nbodyTimeoutMs = ${BODY_TIMEOUT_MS}`,
+  );
   await Bun.write(cfg.path, text);
   writeDeposit(cfg.bucket, 'acme', [
-    { doi: OPEN_DOI, accessType: 'open', vor: [{ url: 'https://acme.example/open.1.pdf', contentType: 'application/pdf' }] },
+    {
+      doi: OPEN_DOI,
+      accessType: 'open',
+      vor: [{ url: 'https://acme.example/open.1.pdf', contentType: 'application/pdf' }],
+    },
     { doi: XSS_DOI, accessType: 'paid' },
   ]);
   daemon = startDaemon(cfg.path);
-  base = await waitFor(() => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(daemon.log())?.[1], 'the daemon to listen', 30_000);
+  base = await waitFor(
+    () => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(daemon.log())?.[1],
+    'the daemon to listen',
+    30_000,
+  );
   port = Number(new URL(base).port);
   await waitFor(async () => (await witness()) === 200, 'the deposit to answer', 30_000);
 });
@@ -73,8 +84,16 @@ function expectWitnessServed(witnessed: number[]): void {
   expect(witnessed.filter((s) => s !== 200)).toEqual([]);
 }
 
-async function post(path: string, body: string, contentType = 'application/json'): Promise<{ status: number; error?: string; message?: string }> {
-  const r = await fetch(`${base}${path}`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': contentType }, body });
+async function post(
+  path: string,
+  body: string,
+  contentType = 'application/json',
+): Promise<{ status: number; error?: string; message?: string }> {
+  const r = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': contentType },
+    body,
+  });
   const { error, message } = (await r.json()) as { error?: string; message?: string };
   return { status: r.status, error, message };
 }
@@ -105,13 +124,20 @@ describe.each(APIS)('%s: bodies that are not requests', (path) => {
       expect([type, r.status, r.error]).toEqual([type, 415, 'UNSUPPORTED_MEDIA_TYPE']);
     }
     const body = JSON.stringify({ dois: [OPEN_DOI] });
-    const none = await rawExchange(port, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${KEY}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const none = await rawExchange(
+      port,
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${KEY}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect([none.status, errorOf(none)]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
   });
 
   test('101 DOIs: 400 naming the bound', async () => {
     const r = await post(path, JSON.stringify({ dois: Array.from({ length: 101 }, (_, i) => `10.5555/d${i}`) }));
-    expect(r).toEqual({ status: 400, error: 'BAD_REQUEST', message: '/dois: 101 DOIs given; send 1 to 100 per request' });
+    expect(r).toEqual({
+      status: 400,
+      error: 'BAD_REQUEST',
+      message: '/dois: 101 DOIs given; send 1 to 100 per request',
+    });
     expect(await witness()).toBe(200);
   });
 
@@ -140,13 +166,18 @@ describe.each(APIS)('%s: bodies that are not requests', (path) => {
 
   test('a 10 MB body with its length declared: 413 at once, the rest not read, the connection closed', async () => {
     const total = 10 * 1024 * 1024;
-    const { result: a, witnessed } = await duringAttack(() => rawExchange(port, head(path, `content-length: ${total}\r\n`), { body: chunks(total), paceMs: 2 }));
+    const { result: a, witnessed } = await duringAttack(() =>
+      rawExchange(port, head(path, `content-length: ${total}\r\n`), { body: chunks(total), paceMs: 2 }),
+    );
     expect([a.status, errorOf(a), a.closed]).toEqual([413, 'PAYLOAD_TOO_LARGE', true]);
     expect(a.written).toBeLessThan(total);
     expectWitnessServed(witnessed);
     // a client that sends all, as fast as it can, still reads the 413: the connection is not reset under it
     for (let i = 0; i < 5; i++) {
-      const fast = await rawExchange(port, head(path, `content-length: ${total}\r\n`), { body: chunks(total), ignoreAnswer: true });
+      const fast = await rawExchange(port, head(path, `content-length: ${total}\r\n`), {
+        body: chunks(total),
+        ignoreAnswer: true,
+      });
       expect([fast.status, errorOf(fast)]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
     }
   });
@@ -154,10 +185,13 @@ describe.each(APIS)('%s: bodies that are not requests', (path) => {
   test('a 10 MB chunked body: 413 once the bound is passed, the rest not read, the connection closed', async () => {
     const total = 10 * 1024 * 1024;
     const framed = function* () {
-      for (const c of chunks(total)) yield Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]);
+      for (const c of chunks(total))
+        yield Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]);
       yield Buffer.from('0\r\n\r\n');
     };
-    const { result: a, witnessed } = await duringAttack(() => rawExchange(port, head(path, 'transfer-encoding: chunked\r\n'), { body: framed(), paceMs: 2 }));
+    const { result: a, witnessed } = await duringAttack(() =>
+      rawExchange(port, head(path, 'transfer-encoding: chunked\r\n'), { body: framed(), paceMs: 2 }),
+    );
     expect([a.status, errorOf(a), a.closed]).toEqual([413, 'PAYLOAD_TOO_LARGE', true]);
     expect(a.written).toBeLessThan(total);
     expectWitnessServed(witnessed);
@@ -165,7 +199,9 @@ describe.each(APIS)('%s: bodies that are not requests', (path) => {
 
   test('a body that stalls: 408 REQUEST_TIMEOUT after server.bodyTimeoutMs, and the connection closed', async () => {
     const partial = [Buffer.from('{"dois": ["10.5555/')];
-    const { result: a, witnessed } = await duringAttack(() => rawExchange(port, head(path, 'content-length: 100\r\n'), { body: partial, waitMs: 20_000 }));
+    const { result: a, witnessed } = await duringAttack(() =>
+      rawExchange(port, head(path, 'content-length: 100\r\n'), { body: partial, waitMs: 20_000 }),
+    );
     expect([a.status, errorOf(a), a.closed]).toEqual([408, 'REQUEST_TIMEOUT', true]);
     // answered by the body time-out, not dropped by the server's 30 s idle time-out
     expect(a.answeredAfterMs!).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 50);

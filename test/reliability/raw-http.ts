@@ -18,7 +18,11 @@ export interface RawAnswer {
  * arrives, unless `ignoreAnswer`: then it sends all, as some clients do), then waits
  * for the server to close or `waitMs` to pass. No HTTP client in between: it sends what a hostile client sends.
  */
-export function rawExchange(port: number, head: string, opts: { body?: Iterable<Uint8Array>; waitMs?: number; paceMs?: number; ignoreAnswer?: boolean } = {}): Promise<RawAnswer> {
+export function rawExchange(
+  port: number,
+  head: string,
+  opts: { body?: Iterable<Uint8Array>; waitMs?: number; paceMs?: number; ignoreAnswer?: boolean } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const sock: Socket = connect(port, '127.0.0.1');
     let data = Buffer.alloc(0);
@@ -59,7 +63,11 @@ export function rawExchange(port: number, head: string, opts: { body?: Iterable<
         if ((answeredAt !== undefined && !opts.ignoreAnswer) || done) return;
         const drained = sock.write(chunk);
         written += chunk.length;
-        if (!drained) await new Promise<void>((r) => { sock.once('drain', r); sock.once('close', r); });
+        if (!drained)
+          await new Promise<void>((r) => {
+            sock.once('drain', r);
+            sock.once('close', r);
+          });
         if (opts.paceMs) await Bun.sleep(opts.paceMs);
       }
     });
@@ -85,15 +93,19 @@ export async function idleConnections(port: number, n: number): Promise<{ open()
   const socks: Socket[] = [];
   let open = 0;
   await Promise.all(
-    Array.from({ length: n }, () => new Promise<void>((resolve, reject) => {
-      const s = connect(port, '127.0.0.1', () => {
-        open++;
-        resolve();
-      });
-      s.on('error', reject);
-      s.on('close', () => open--);
-      socks.push(s);
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const s = connect(port, '127.0.0.1', () => {
+            open++;
+            resolve();
+          });
+          s.on('error', reject);
+          s.on('close', () => open--);
+          socks.push(s);
+        }),
+    ),
   );
   return { open: () => open, close: () => socks.forEach((s) => s.destroy()) };
 }

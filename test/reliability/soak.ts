@@ -19,7 +19,8 @@ const KEY = 'soak-key-0001';
 const OPEN = Array.from({ length: 20_000 }, (_, i) => `10.5555/soak.open.${i}`);
 const PAID = Array.from({ length: 5_000 }, (_, i) => `10.5555/soak.paid.${i}`);
 /** A CSV line's fields (the sample has no quoted line breaks). */
-const fields = (line: string): string[] => [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((m) => m[1]?.replaceAll('""', '"') ?? m[2] ?? '');
+const fields = (line: string): string[] =>
+  [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((m) => m[1]?.replaceAll('""', '"') ?? m[2] ?? '');
 const ORIGINAL_DOI = HEADER.split(',').indexOf('OriginalPaperDOI');
 const RW_DOIS = ROWS.map((r) => fields(r)[ORIGINAL_DOI]!).filter((d) => d.startsWith('10.'));
 
@@ -67,8 +68,19 @@ const deposit = (platformName: string, lines: object[]) => {
   writeDeposit(bucket, platformName, lines, { mtime: mtime++ });
   depositFiles++;
 };
-for (let f = 0; f < 4; f++) deposit('acme', OPEN.slice(f * 5000, (f + 1) * 5000).map((doi) => ({ doi, accessType: 'open', vor: [{ url: `https://acme.example/${doi}.pdf`, contentType: 'application/pdf' }] })));
-deposit('paidco', PAID.map((doi) => ({ doi, accessType: 'paid' })));
+for (let f = 0; f < 4; f++)
+  deposit(
+    'acme',
+    OPEN.slice(f * 5000, (f + 1) * 5000).map((doi) => ({
+      doi,
+      accessType: 'open',
+      vor: [{ url: `https://acme.example/${doi}.pdf`, contentType: 'application/pdf' }],
+    })),
+  );
+deposit(
+  'paidco',
+  PAID.map((doi) => ({ doi, accessType: 'paid' })),
+);
 
 const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', join(dir.path, 'soak.toml')], {
   cwd: REPO,
@@ -90,11 +102,17 @@ async function stopEverything(): Promise<void> {
 }
 process.on('SIGINT', () => void stopEverything().then(() => process.exit(130)));
 
-const base = await waitFor(() => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(log)?.[1], 'the daemon to listen', 60_000);
+const base = await waitFor(
+  () => /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(log)?.[1],
+  'the daemon to listen',
+  60_000,
+);
 await waitFor(() => events('file.applied').length === depositFiles, 'the first deposits', 120_000);
 writeFileSync(join(drop, 'rw-1.csv'), `${HEADER}\n${ROWS.slice(0, 2000).join('\n')}\n`);
 await waitFor(() => events('updates.imported').length === 1, 'the first update import', 60_000);
-console.log(`soak: ${SECONDS} s, seed ${SEED} (SOAK_SEED to replay), ${WORKERS} workers, daemon pid ${proc.pid}, ${base}`);
+console.log(
+  `soak: ${SECONDS} s, seed ${SEED} (SOAK_SEED to replay), ${WORKERS} workers, daemon pid ${proc.pid}, ${base}`,
+);
 
 // ---- load ------------------------------------------------------------------------------------------------------
 type Kind = 'updates' | 'entitlements' | 'status';
@@ -116,14 +134,24 @@ async function once(kind: Kind): Promise<void> {
     const n = kind === 'updates' ? 1 + Math.floor(rand() * 100) : 1 + Math.floor(rand() * 20);
     const dois = Array.from({ length: n }, () => {
       const x = rand();
-      return x < 0.4 ? pick(RW_DOIS) : x < 0.7 ? pick(OPEN) : x < 0.95 ? pick(PAID) : `10.5555/unknown.${Math.floor(rand() * 1e6)}`;
+      return x < 0.4
+        ? pick(RW_DOIS)
+        : x < 0.7
+          ? pick(OPEN)
+          : x < 0.95
+            ? pick(PAID)
+            : `10.5555/unknown.${Math.floor(rand() * 1e6)}`;
     });
-    r = await fetch(`${base}/v2.2/${kind}`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ dois }) });
+    r = await fetch(`${base}/v2.2/${kind}`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ dois }),
+    });
     expected = [200];
   }
   await r.arrayBuffer();
   const ms = performance.now() - t0;
-  ((latencies[minute()] ??= { updates: [], entitlements: [], status: [] })[kind]).push(ms);
+  (latencies[minute()] ??= { updates: [], entitlements: [], status: [] })[kind].push(ms);
   const key = `${kind} ${r.status}`;
   statusCounts.set(key, (statusCounts.get(key) ?? 0) + 1);
   if (!expected.includes(r.status)) fail(`${kind}: status ${r.status}`);
@@ -139,7 +167,11 @@ async function worker(): Promise<void> {
 // every page and every answer once, so the caches are full before the warm-up ends
 for (const doi of RW_DOIS) await fetch(`${base}/doi/${encodeURIComponent(doi)}`).then((r) => r.arrayBuffer());
 for (let i = 0; i < PAID.length; i += 20)
-  await fetch(`${base}/v2.2/entitlements`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ dois: PAID.slice(i, i + 20) }) });
+  await fetch(`${base}/v2.2/entitlements`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ dois: PAID.slice(i, i + 20) }),
+  });
 
 // ---- arrivals: a deposit file every 10 s (updates, removals, re-adds of the same DOIs) and a second import -----
 const removed = new Set<string>();
@@ -152,7 +184,11 @@ async function arrivals(): Promise<void> {
       const doi = pick(OPEN);
       if (removed.has(doi) || rand() < 0.8) {
         removed.delete(doi);
-        return { doi, accessType: pick(['open', 'free', 'permFree']), vor: [{ url: `https://acme.example/${doi}/${mtime}.pdf`, contentType: 'application/pdf' }] };
+        return {
+          doi,
+          accessType: pick(['open', 'free', 'permFree']),
+          vor: [{ url: `https://acme.example/${doi}/${mtime}.pdf`, contentType: 'application/pdf' }],
+        };
       }
       removed.add(doi);
       return { doi, deleted: true };
@@ -176,12 +212,14 @@ const sample = () => {
 const sampler = setInterval(sample, 5_000);
 
 // ---- per-minute report -----------------------------------------------------------------------------------------
-const p99 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!.toFixed(1) : '-');
+const p99 = (xs: number[]) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!.toFixed(1) : '-';
 let reported = 0;
 /** The daemon's own view of its memory (prom-client's process figures): the JS heap in use and memory held outside it. */
 async function heapFigures(): Promise<string> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const mb = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text)?.[1]) / 1048576);
+  const mb = (name: string) =>
+    Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text)?.[1]) / 1048576);
   return `heap used ${mb('nodejs_heap_size_used_bytes')} MiB, external ${mb('nodejs_external_memory_bytes')} MiB`;
 }
 const reporter = setInterval(async () => {
@@ -207,18 +245,26 @@ clearInterval(sampler);
 await waitFor(() => events('file.applied').length >= depositFiles, 'every deposit file applied', 120_000).catch(() =>
   fail(`deposit files applied: ${events('file.applied').length} of ${depositFiles}`),
 );
-const imports = SECONDS * 1000 / 2 < DEPOSIT_EVERY_MS ? 1 : 2;
+const imports = (SECONDS * 1000) / 2 < DEPOSIT_EVERY_MS ? 1 : 2;
 await waitFor(() => events('updates.imported').length >= imports, 'the update imports', 120_000).catch(() =>
   fail(`update imports: ${events('updates.imported').length} of ${imports}`),
 );
-for (const bad of ['file.quarantined', 'file.conflict', 'http.server_error', 'updates.import_failed', 'entitlement.index_build_failed'])
+for (const bad of [
+  'file.quarantined',
+  'file.conflict',
+  'http.server_error',
+  'updates.import_failed',
+  'entitlement.index_build_failed',
+])
   if (events(bad).length) fail(`${events(bad).length} ${bad} log lines, first: ${events(bad)[0]}`);
 const failed = await runCli(['--failures', '--config', join(dir.path, 'soak.toml')]);
 if (failed.lines.length) fail(`--failures lists ${failed.lines.length}: ${failed.lines[0]}`);
 clearInterval(reporter);
 for (; reported <= minute() && latencies[reported]; reported++) {
   const m = latencies[reported]!;
-  console.log(`minute ${reported + 1} (part): p99 ms updates ${p99(m.updates)}, entitlements ${p99(m.entitlements)}, status ${p99(m.status)}`);
+  console.log(
+    `minute ${reported + 1} (part): p99 ms updates ${p99(m.updates)}, entitlements ${p99(m.entitlements)}, status ${p99(m.status)}`,
+  );
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -233,7 +279,9 @@ console.log(
   `RSS after warm-up (${WARMUP_MS / 1000} s): ${Math.round(baseline / 1024)} MiB; at the end ${Math.round(final / 1024)} MiB (${(growth * 100).toFixed(1)}%); peak ${Math.round(peak / 1024)} MiB`,
 );
 if (!(growth <= 0.1)) fail(`RSS grew ${(growth * 100).toFixed(1)}% after warm-up (limit 10%)`);
-console.log(`statuses: ${[...statusCounts].map(([k, n]) => `${k}: ${n}`).join(', ')}; platform calls ${platform.calls.length}; deposit files ${depositFiles}`);
+console.log(
+  `statuses: ${[...statusCounts].map(([k, n]) => `${k}: ${n}`).join(', ')}; platform calls ${platform.calls.length}; deposit files ${depositFiles}`,
+);
 const fives = [...statusCounts].filter(([k]) => Number(k.split(' ')[1]) >= 500).reduce((a, [, n]) => a + n, 0);
 console.log(`5xx: ${fives}`);
 

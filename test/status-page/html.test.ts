@@ -6,7 +6,9 @@ import { escapeHtml, html, HttpUrl } from '../../src/status-page/html.ts';
 describe('html`...`', () => {
   test('escapes every value: markup characters, quotes, and control characters as U+FFFD', () => {
     const v = `<script>alert("x")</script> & 'q' \u0000\u0007\u007f\ttab\nline`;
-    expect(html`<p>${v}</p>`.text).toBe('<p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39; &#xFFFD;&#xFFFD;&#xFFFD;\ttab\nline</p>');
+    expect(html`<p>${v}</p>`.text).toBe(
+      '<p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39; &#xFFFD;&#xFFFD;&#xFFFD;\ttab\nline</p>',
+    );
     expect(html`<p title="${v}">x</p>`.text).not.toContain('"x"');
   });
 
@@ -23,7 +25,9 @@ describe('html`...`', () => {
   test('a URL attribute takes only an HttpUrl: a string there is refused', () => {
     expect(() => html`<a href="${'https://example.org/'}">x</a>`).toThrow('not an HttpUrl');
     expect(() => html`<img src='${'x'}'>`).toThrow('not an HttpUrl');
-    expect(html`<a href="${HttpUrl.parse('https://example.org/a b?q="1"')!}">x</a>`.text).toBe('<a href="https://example.org/a%20b?q=%221%22">x</a>');
+    expect(html`<a href="${HttpUrl.parse('https://example.org/a b?q="1"')!}">x</a>`.text).toBe(
+      '<a href="https://example.org/a%20b?q=%221%22">x</a>',
+    );
   });
 
   test('values in unquoted attributes or event handlers are refused', () => {
@@ -34,9 +38,23 @@ describe('html`...`', () => {
 
 describe('HttpUrl', () => {
   test('only absolute http and https URLs are links', () => {
-    for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'data:text/html,<script>1</script>', 'vbscript:x', 'file:///etc/passwd', '//evil.example/x', '/relative', 'not a url', 'ftp://x.example/', ''])
+    for (const bad of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      ' javascript:alert(1)',
+      'data:text/html,<script>1</script>',
+      'vbscript:x',
+      'file:///etc/passwd',
+      '//evil.example/x',
+      '/relative',
+      'not a url',
+      'ftp://x.example/',
+      '',
+    ])
       expect(HttpUrl.parse(bad)).toBeUndefined();
-    expect(HttpUrl.parse('http://retractionwatch.com/2015/01/19/x/')?.href).toBe('http://retractionwatch.com/2015/01/19/x/');
+    expect(HttpUrl.parse('http://retractionwatch.com/2015/01/19/x/')?.href).toBe(
+      'http://retractionwatch.com/2015/01/19/x/',
+    );
     expect(HttpUrl.parse('HTTPS://Doi.org/10.1/x')?.href).toBe('https://doi.org/10.1/x');
   });
 

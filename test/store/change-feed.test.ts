@@ -16,7 +16,8 @@ beforeAll(() => {
 afterAll(() => dir.remove());
 
 const OPTS = { mapSizeBytes: 256 * 1024 ** 2 };
-const importCsv = (stores: Store[], text: string) => importUpdates(stores, 'retraction-watch-csv', [Buffer.from(text)] as unknown as AsyncIterable<Uint8Array>);
+const importCsv = (stores: Store[], text: string) =>
+  importUpdates(stores, 'retraction-watch-csv', [Buffer.from(text)] as unknown as AsyncIterable<Uint8Array>);
 
 /** Every page of the feed from the start, as [items, last cursor]. */
 function fullSync(store: Store): { items: string[]; next: string } {
@@ -41,9 +42,28 @@ describe('the change feed in the store', () => {
     ])
       expect(decodeCursor(encodeCursor(c))).toEqual(c);
     // the short form (the tip's, and every cursor of the program before `began`) reads as begun at 0
-    expect(Buffer.from(encodeCursor({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 }), 'base64url').toString()).toBe('1.12.3456.0123456789abcdef');
-    expect(decodeCursor(Buffer.from('1.12.3456.0123456789abcdef').toString('base64url'))).toEqual({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 });
-    for (const bad of ['', 'a b', Buffer.from('2.1.1.0123456789abcdef').toString('base64url'), Buffer.from('1.0.5.0123456789abcdef').toString('base64url'), Buffer.from('1.1.1.0123').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.').toString('base64url'), Buffer.from('2.1.1.0123456789abcdef.99999999999').toString('base64url'), 'x'.repeat(81)])
+    expect(
+      Buffer.from(
+        encodeCursor({ commit: 12, seq: 3456, lineage: '0123456789abcdef', began: 0 }),
+        'base64url',
+      ).toString(),
+    ).toBe('1.12.3456.0123456789abcdef');
+    expect(decodeCursor(Buffer.from('1.12.3456.0123456789abcdef').toString('base64url'))).toEqual({
+      commit: 12,
+      seq: 3456,
+      lineage: '0123456789abcdef',
+      began: 0,
+    });
+    for (const bad of [
+      '',
+      'a b',
+      Buffer.from('2.1.1.0123456789abcdef').toString('base64url'),
+      Buffer.from('1.0.5.0123456789abcdef').toString('base64url'),
+      Buffer.from('1.1.1.0123').toString('base64url'),
+      Buffer.from('2.1.1.0123456789abcdef.').toString('base64url'),
+      Buffer.from('2.1.1.0123456789abcdef.99999999999').toString('base64url'),
+      'x'.repeat(81),
+    ])
       expect(decodeCursor(bad)).toBeUndefined();
   });
 
@@ -59,7 +79,8 @@ describe('the change feed in the store', () => {
         dbs.meta.removeSync(META.changeFeed);
         dbs.changes.clearSync();
         dbs.changeLineage.clearSync();
-        for (const { key, value } of dbs.updates.getRange()) dbs.updates.putSync(key, { ...value, changeSeq: undefined });
+        for (const { key, value } of dbs.updates.getRange())
+          dbs.updates.putSync(key, { ...value, changeSeq: undefined });
       });
       await dbs.root.close();
     }
@@ -82,7 +103,11 @@ describe('the change feed in the store', () => {
     // the empty poll's fast path (isTip) holds for exactly the cursor the general path ends a sync with
     const { next } = fullSync(store);
     expect(store.changeFeed.isTip(next)).toBe(true);
-    expect(store.changeFeed.changesAfter(decodeCursor(next), 10)).toEqual({ items: [], next: decodeCursor(next)!, more: false });
+    expect(store.changeFeed.changesAfter(decodeCursor(next), 10)).toEqual({
+      items: [],
+      next: decodeCursor(next)!,
+      more: false,
+    });
     const page = store.changeFeed.changesAfter(undefined, 1);
     if ('refused' in page) throw new Error(page.message);
     expect(store.changeFeed.isTip(encodeCursor(page.next))).toBe(false);
@@ -99,8 +124,18 @@ describe('the change feed in the store', () => {
 
   test('a store an older program pruned (lineage entries removed, no withdrawal mark) still gives whole full syncs; cursors from before its withdrawal answer 410', async () => {
     const p = join(dir.path, 'pruned-before');
-    const retract = (w: string, n: string) => ({ items: [{ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] }] });
-    const crossref = (store: Store, json: unknown) => importUpdates([store], 'crossref-json', [Buffer.from(JSON.stringify(json))] as unknown as AsyncIterable<Uint8Array>);
+    const retract = (w: string, n: string) => ({
+      items: [
+        {
+          DOI: n,
+          'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }],
+        },
+      ],
+    });
+    const crossref = (store: Store, json: unknown) =>
+      importUpdates([store], 'crossref-json', [
+        Buffer.from(JSON.stringify(json)),
+      ] as unknown as AsyncIterable<Uint8Array>);
     let store = Store.open(p, 'production', { ...OPTS, changeFeedKeepMs: 0 });
     await importCsv([store], SAMPLE); // commit 1
     const old = store.changeFeed.changesAfter(undefined, 1);
@@ -141,9 +176,16 @@ describe('the change feed in the store', () => {
   });
 
   test('no client keeps a pruned withdrawal without a 410: a sync across a replica behind, a cursor of the older program, marks an older program left behind', async () => {
-    const retract = (w: string, n: string) => ({ DOI: n, 'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }] });
-    const crossref = (stores: Store[], json: unknown) => importUpdates(stores, 'crossref-json', [Buffer.from(JSON.stringify(json))] as unknown as AsyncIterable<Uint8Array>);
-    const open = (name: string, keepMs: number) => Store.open(join(dir.path, name), 'production', { ...OPTS, changeFeedKeepMs: keepMs });
+    const retract = (w: string, n: string) => ({
+      DOI: n,
+      'update-to': [{ DOI: w, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2021, 2, 3]] } }],
+    });
+    const crossref = (stores: Store[], json: unknown) =>
+      importUpdates(stores, 'crossref-json', [
+        Buffer.from(JSON.stringify(json)),
+      ] as unknown as AsyncIterable<Uint8Array>);
+    const open = (name: string, keepMs: number) =>
+      Store.open(join(dir.path, name), 'production', { ...OPTS, changeFeedKeepMs: keepMs });
     const withdraw = { items: [{ DOI: '10.5555/w.1', 'updated-by': [] }] };
     const page = (store: Store, after: ReturnType<typeof decodeCursor>) => {
       const p = store.changeFeed.changesAfter(after, 1);
@@ -153,7 +195,13 @@ describe('the change feed in the store', () => {
 
     // a full sync begun on A (w.1 already withdrawn there) goes on at B, one commit behind, which still serves w.1
     const [a, b] = [open('behind-a', 0), open('behind-b', 0)];
-    await crossref([a, b], { items: [retract('10.5555/a.1', '10.5555/an.1'), retract('10.5555/w.1', '10.5555/wn.1'), retract('10.5555/z.1', '10.5555/zn.1')] });
+    await crossref([a, b], {
+      items: [
+        retract('10.5555/a.1', '10.5555/an.1'),
+        retract('10.5555/w.1', '10.5555/wn.1'),
+        retract('10.5555/z.1', '10.5555/zn.1'),
+      ],
+    });
     await crossref([a], withdraw);
     const first = page(a, undefined);
     if ('refused' in first) throw new Error(first.message);

@@ -5,8 +5,10 @@ import { tempDir } from '../support/fixtures.ts';
 
 /** Update imports stream through the store's scratch space and swap in one transaction (src/store/updates/feed-import.ts). */
 
-const HEADER = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
-const row = (id: number, doi: string, notice: string) => `${id},T,,,J,P,,A,,Research Article;,1/2/2020 0:00,${notice},0,1/1/2019 0:00,${doi},0,Retraction,+Fake Peer Review;,No,`;
+const HEADER =
+  'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
+const row = (id: number, doi: string, notice: string) =>
+  `${id},T,,,J,P,,A,,Research Article;,1/2/2020 0:00,${notice},0,1/1/2019 0:00,${doi},0,Retraction,+Fake Peer Review;,No,`;
 const csv = (rows: string[]) => `${HEADER}\n${rows.join('\n')}\n`;
 async function* chunks(text: string, failAfter?: number) {
   const bytes = Buffer.from(text);
@@ -48,20 +50,37 @@ test('a source failing part-way applies nothing, keeps the earlier data and leav
   await importUpdates([store], 'retraction-watch-csv', chunks(csv([row(1, '10.5555/old', '10.5555/n1')])));
   const rows = Array.from({ length: 5_000 }, (_, i) => row(i, `10.5555/new${i}`, `10.5555/m${i}`));
   const text = csv(rows);
-  await expect(importUpdates([store], 'retraction-watch-csv', chunks(text, Math.floor(text.length * 0.8)))).rejects.toThrow('connection reset');
+  await expect(
+    importUpdates([store], 'retraction-watch-csv', chunks(text, Math.floor(text.length * 0.8))),
+  ).rejects.toThrow('connection reset');
   expect(store.updatesOf('10.5555/old')!.updates).toHaveLength(1);
   expect(store.updatesOf('10.5555/new1')).toBeUndefined();
   expect(scratchRows(store)).toBe(0);
 });
 
 test('two imports of different feeds into one store at the same time keep their rows apart', async () => {
-  const a = importUpdates([store], 'retraction-watch-csv', chunks(csv(Array.from({ length: 3_000 }, (_, i) => row(i, `10.5555/a${i}`, `10.5555/an${i}`)))));
-  const crossref = { items: [{ DOI: '10.5555/notice', type: 'journal-article', 'update-to': [{ DOI: '10.5555/a7', type: 'retraction', updated: { 'date-parts': [[2021, 3, 4]] } }] }] };
+  const a = importUpdates(
+    [store],
+    'retraction-watch-csv',
+    chunks(csv(Array.from({ length: 3_000 }, (_, i) => row(i, `10.5555/a${i}`, `10.5555/an${i}`)))),
+  );
+  const crossref = {
+    items: [
+      {
+        DOI: '10.5555/notice',
+        type: 'journal-article',
+        'update-to': [{ DOI: '10.5555/a7', type: 'retraction', updated: { 'date-parts': [[2021, 3, 4]] } }],
+      },
+    ],
+  };
   const b = importUpdates([store], 'crossref-json', chunks(JSON.stringify(crossref)));
   const [ra, rb] = await Promise.all([a, b]);
   expect(ra.applied.production!.updatesAdded).toBe(3_000);
   expect(rb.applied.production!.updatesAdded).toBe(1);
-  const sources = store.updatesOf('10.5555/a7')!.updates.map((u) => u.source).sort();
+  const sources = store
+    .updatesOf('10.5555/a7')!
+    .updates.map((u) => u.source)
+    .sort();
   expect(sources).toEqual(['crossref', 'retraction-watch']);
   expect(scratchRows(store)).toBe(0);
 });
@@ -69,7 +88,17 @@ test('two imports of different feeds into one store at the same time keep their 
 test('scratch rows of an import that died long ago are removed by the next import', async () => {
   // an import started 7 hours ago that wrote a row and never committed (its process died)
   const dead = store.beginUpdatesImport('crossref-json', 'works', Date.now() - 7 * 3600_000);
-  dead.add('10.5555/x', { doi: '10.5555/x', update: { updateDoi: null, source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] } });
+  dead.add('10.5555/x', {
+    doi: '10.5555/x',
+    update: {
+      updateDoi: null,
+      source: 'crossref',
+      updateType: 'retraction',
+      updateDate: '2020',
+      reasons: [],
+      urls: [],
+    },
+  });
   await dead.flush();
   expect(scratchRows(store)).toBe(1);
   await importUpdates([store], 'retraction-watch-csv', chunks(csv([row(1, '10.5555/y', '10.5555/n1')])));
@@ -81,10 +110,20 @@ test('scratch rows of an import that died long ago are removed by the next impor
 test('an import resumed more than 6 hours after it began keeps its own rows (a harvest window resumed late)', async () => {
   const started = Date.now() - 7 * 3600_000;
   const first = store.beginUpdatesImport('crossref-json', 'works', started);
-  const update = { updateDoi: '10.5555/n', source: 'crossref', updateType: 'retraction', updateDate: '2020', reasons: [], urls: [] };
+  const update = {
+    updateDoi: '10.5555/n',
+    source: 'crossref',
+    updateType: 'retraction',
+    updateDate: '2020',
+    reasons: [],
+    urls: [],
+  };
   first.add('10.5555/w', { doi: '10.5555/w', update });
   await first.flush();
-  const resumed = store.beginUpdatesImport('crossref-json', 'works', Date.now(), { id: first.importId, rows: first.rowsAdded });
+  const resumed = store.beginUpdatesImport('crossref-json', 'works', Date.now(), {
+    id: first.importId,
+    rows: first.rowsAdded,
+  });
   await store.flushed();
   expect(resumed.scratchRows()).toBe(1);
   const r = await resumed.commit();
@@ -99,13 +138,15 @@ describe('a snapshot that would withdraw more than half of the feed is refused',
     await importUpdates([store], 'retraction-watch-csv', chunks(csv(full)));
     const refused = await importOrFault([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 150))));
     expect('code' in refused && refused.code).toBe('SNAPSHOT_SHRINK');
-    expect((refused as { message: string }).message).toContain('would withdraw 250 of the feed\'s 400 stored updates');
+    expect((refused as { message: string }).message).toContain("would withdraw 250 of the feed's 400 stored updates");
     expect(store.updatesOf('10.5555/s399')!.updates).toHaveLength(1);
     expect(scratchRows(store)).toBe(0);
     const headerOnly = await importOrFault([store], 'retraction-watch-csv', chunks(csv([])));
     expect('code' in headerOnly && headerOnly.code).toBe('SNAPSHOT_SHRINK');
 
-    const allowed = await importUpdates([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 150))), undefined, { allowShrink: true });
+    const allowed = await importUpdates([store], 'retraction-watch-csv', chunks(csv(full.slice(0, 150))), undefined, {
+      allowShrink: true,
+    });
     expect(allowed.applied.production!.updatesWithdrawn).toBe(250);
     expect(store.updatesOf('10.5555/s399')!.updates).toHaveLength(0);
   });

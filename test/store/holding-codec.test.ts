@@ -5,7 +5,12 @@ import { decodeHolding, writeState } from '../../src/store/holdings/holding-code
 
 /** The state encoding must give back exactly what was deposited, for every enum value and URL shape. */
 
-function roundTrip(key: string, doi: string, accessType: (typeof ACCESS_TYPES)[number] | undefined, vor: { url: string; contentType?: (typeof CONTENT_TYPES)[number] }[] | undefined) {
+function roundTrip(
+  key: string,
+  doi: string,
+  accessType: (typeof ACCESS_TYPES)[number] | undefined,
+  vor: { url: string; contentType?: (typeof CONTENT_TYPES)[number] }[] | undefined,
+) {
   const state = new ByteWriter();
   writeState(state, key, doi, accessType, vor);
   const value = new ByteWriter();

@@ -14,7 +14,22 @@ const encoder = new TextEncoder();
 
 /** Text a URL or DOI may carry: quotes, backslashes, every control character, non-ASCII, astral characters. */
 function awkward(rand: () => number, n: number): string {
-  const pool = ['"', '\\', '/', 'é', '漢', '😀', '\u2028', '\ufeff', ' ', '\u007f', 'a', 'Z', '%22', ...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c))];
+  const pool = [
+    '"',
+    '\\',
+    '/',
+    'é',
+    '漢',
+    '😀',
+    '\u2028',
+    '\ufeff',
+    ' ',
+    '\u007f',
+    'a',
+    'Z',
+    '%22',
+    ...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)),
+  ];
   let s = '';
   for (let i = 0; i < n; i++) s += pool[Math.floor(rand() * pool.length)];
   return s;
@@ -23,7 +38,12 @@ function awkward(rand: () => number, n: number): string {
 describe('JsonBytes', () => {
   test('a string literal is escaped exactly as JSON.stringify escapes it', () => {
     const rand = seeded(3);
-    const samples = [Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join(''), '', 'plain', ...Array.from({ length: 300 }, () => awkward(rand, 1 + Math.floor(rand() * 20)))];
+    const samples = [
+      Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join(''),
+      '',
+      'plain',
+      ...Array.from({ length: 300 }, () => awkward(rand, 1 + Math.floor(rand() * 20))),
+    ];
     for (const s of samples) {
       const out = new JsonBytes();
       const b = encoder.encode(s);
@@ -58,7 +78,9 @@ describe('stored holdings read in place', () => {
       const lines = Array.from({ length: 1 + Math.floor(rand() * 25) }, () => {
         const n = Math.floor(rand() * 40);
         // the same DOI in other spellings (its key differs from the deposited DOI), some non-ASCII
-        const doi = [`10.1234/doc.${n}`, `10.1234/DOC.${n}`, `10.1234/Doc.${n}é`, `10.1234/x"${n}\\`][Math.floor(rand() * 4)]!;
+        const doi = [`10.1234/doc.${n}`, `10.1234/DOC.${n}`, `10.1234/Doc.${n}é`, `10.1234/x"${n}\\`][
+          Math.floor(rand() * 4)
+        ]!;
         if (rand() < 0.15) return { doi, deleted: true };
         const a = access[Math.floor(rand() * access.length)];
         const vor = Array.from({ length: Math.floor(rand() * 4) }, () => {
@@ -96,7 +118,13 @@ describe('stored holdings read in place', () => {
         h.writeVor(out);
         vor = decoder.decode(out.buf.subarray(0, out.pos));
       }
-      fast.push({ doi: decoder.decode(h.doiBytes.subarray(h.doiStart, h.doiEnd)), access: h.accessJson, updated: h.updated, vor, platform: decoder.decode(h.key.subarray(h.platformStart)) });
+      fast.push({
+        doi: decoder.decode(h.doiBytes.subarray(h.doiStart, h.doiEnd)),
+        access: h.accessJson,
+        updated: h.updated,
+        vor,
+        platform: decoder.decode(h.key.subarray(h.platformStart)),
+      });
     }
     expect(general.length).toBeGreaterThan(60);
     expect(general.some((h) => h.state.doi !== h.doiKey)).toBe(true); // spellings other than the key were stored
@@ -113,11 +141,22 @@ describe('stored holdings read in place', () => {
   });
 
   test('--dump lines written from the bytes are the JSON.stringify lines, byte for byte, with and without filters', () => {
-    const filters = [{}, { platform: 'beta' }, { doiKey: '10.1234/doc.7' }, { doiKey: '10.1234/doc.7', platform: 'acme' }, { platform: 'nobody' }];
+    const filters = [
+      {},
+      { platform: 'beta' },
+      { doiKey: '10.1234/doc.7' },
+      { doiKey: '10.1234/doc.7', platform: 'acme' },
+      { platform: 'nobody' },
+    ];
     for (const filter of filters) {
       const chunks: string[] = [];
       let lines = 0;
-      writeDumpLines(store, filter, (chunk) => chunks.push(decoder.decode(chunk)), () => lines++);
+      writeDumpLines(
+        store,
+        filter,
+        (chunk) => chunks.push(decoder.decode(chunk)),
+        () => lines++,
+      );
       const general = [...store.liveHoldings(filter)].map((h) => `${JSON.stringify(dumpLine(store.env, h))}\n`);
       expect(chunks.join('')).toBe(general.join(''));
       expect(lines).toBe(general.length);

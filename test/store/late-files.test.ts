@@ -25,7 +25,13 @@ const access = () => Object.fromEntries([...store.liveHoldings()].map((h) => [h.
 test('a file that comes after a later file of its platform is handed back as late, nothing of it written', () => {
   const later = apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 }));
   apply(file([{ doi: '10.1234/b', accessType: 'paid' }], { time: 5_000, platform: 'beta' }));
-  const early = file([{ doi: '10.1234/a', accessType: 'paid' }, { doi: '10.1234/c', accessType: 'free' }], { time: 1_000 });
+  const early = file(
+    [
+      { doi: '10.1234/a', accessType: 'paid' },
+      { doi: '10.1234/c', accessType: 'free' },
+    ],
+    { time: 1_000 },
+  );
   const status = apply(early);
   expect(status.status).toBe('late');
   if (status.status !== 'late' || later.status !== 'applied') return;
@@ -37,7 +43,13 @@ test('a file that comes after a later file of its platform is handed back as lat
 
 test('applied again with the later files read: their DOIs are left out and counted; a file applied since makes it late again', () => {
   const l1 = apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 }));
-  const early = file([{ doi: '10.1234/a', accessType: 'paid' }, { doi: '10.1234/c', accessType: 'free' }], { time: 1_000 });
+  const early = file(
+    [
+      { doi: '10.1234/a', accessType: 'paid' },
+      { doi: '10.1234/c', accessType: 'free' },
+    ],
+    { time: 1_000 },
+  );
   const l2 = apply(file([{ doi: '10.1234/d', accessType: 'open' }], { time: 3_000 }));
   if (l1.status !== 'applied' || l2.status !== 'applied') throw new Error('not applied');
   const overtaken = { checkedSeqs: new Set([l1.entry.seq!]), doiKeys: new Set(['10.1234/a']) };

@@ -1,19 +1,36 @@
 import { describe, expect, test } from 'bun:test';
 import { fault } from '../../src/base/fault.ts';
-import { conflictFault, decideFile, seenBefore, UNREAD_HASH, type FileDecision, type FileEntry } from '../../src/store/index.ts';
+import {
+  conflictFault,
+  decideFile,
+  seenBefore,
+  UNREAD_HASH,
+  type FileDecision,
+  type FileEntry,
+} from '../../src/store/index.ts';
 import { quarantineEntry } from '../../src/store/environment/ledger.ts';
 
 /** The one rule for a deposit file (src/store/environment/ledger.ts): what the ledger holds for its key decides what becomes of it. */
 
 const H = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
-const base = { key: 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz', size: 120, lastModified: 1_700_000_000_000, recordedAt: '' };
+const base = {
+  key: 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz',
+  size: 120,
+  lastModified: 1_700_000_000_000,
+  recordedAt: '',
+};
 const applied: FileEntry = { ...base, hash: H, outcome: 'applied', seq: 1 };
 const quarantined: FileEntry = { ...base, hash: H, outcome: 'quarantined', code: 'NOT_GZIP', message: 'm' };
 const unread: FileEntry = { ...base, hash: '', outcome: 'quarantined', code: 'READ_FAILED', message: 'm' };
 
-const decide = (existing: FileEntry | undefined, hash: string, faulty: boolean, retry: boolean, stat = { size: base.size, lastModified: base.lastModified + 1000 }): FileDecision =>
-  decideFile(existing, { hash, ...stat, faulty }, retry);
+const decide = (
+  existing: FileEntry | undefined,
+  hash: string,
+  faulty: boolean,
+  retry: boolean,
+  stat = { size: base.size, lastModified: base.lastModified + 1000 },
+): FileDecision => decideFile(existing, { hash, ...stat, faulty }, retry);
 const everyWay = [false, true].flatMap((faulty) => [false, true].map((retry) => ({ faulty, retry })));
 
 describe('decideFile', () => {
@@ -81,7 +98,10 @@ describe('seenBefore: the shortcut before a file is read', () => {
         }
     expect(answered).toBe(3 * 2); // each entry, unchanged stat, faulty or not, never with --retry
     // and held the other way: a read file whose stat matches its entry's is decided as a duplicate
-    for (const existing of [applied, quarantined, unread]) expect(decide(existing, existing.hash, true, false, { size: base.size, lastModified: base.lastModified })).toBe('duplicate');
+    for (const existing of [applied, quarantined, unread])
+      expect(decide(existing, existing.hash, true, false, { size: base.size, lastModified: base.lastModified })).toBe(
+        'duplicate',
+      );
   });
 
   test('a new size or LastModified, or --retry, always reads the file', () => {
@@ -112,6 +132,8 @@ describe('what the ledger keeps', () => {
   test('a conflict is reported as KEY_REUSED naming the key and both contents', () => {
     const c = conflictFault({ key: base.key, size: 1, hash: OTHER, lastModified: 2, appliedHash: H, recordedAt: '' });
     expect(c.code).toBe('KEY_REUSED');
-    expect(c.message).toBe(`${base.key} was already applied with other content (sha256 aaaaaaaaaaaa); this content (sha256 bbbbbbbbbbbb) is not applied: file names must be unique`);
+    expect(c.message).toBe(
+      `${base.key} was already applied with other content (sha256 aaaaaaaaaaaa); this content (sha256 bbbbbbbbbbbb) is not applied: file names must be unique`,
+    );
   });
 });

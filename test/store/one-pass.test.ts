@@ -25,7 +25,9 @@ test('files applied in one pass leave what applying them one at a time leaves', 
   for (const seed of [1, 2, 3]) {
     dir.remove();
     dir = tempDir();
-    stores = ['production', 'staging'].map((env) => Store.open(dir.path, env as 'production', { mapSizeBytes: 1 << 28 }));
+    stores = ['production', 'staging'].map((env) =>
+      Store.open(dir.path, env as 'production', { mapSizeBytes: 1 << 28 }),
+    );
     const [oneAtATime, onePass] = stores as [Store, Store];
     const [toldA, toldB] = [toldOf(oneAtATime), toldOf(onePass)];
     const a = randomFiles(seed, 40).flatMap((f) => outcomes(oneAtATime.applyFilesSync([f])));

@@ -33,7 +33,7 @@ test('every sub-database counts as in use: a compacted copy has no free pages, w
     }
   });
   const before = pageFigures(dbs, dataFileOf(dbs.path));
-  expect(before.usedPages).toBeGreaterThan(4 * 2000 * 300 / before.pageSize / 2);
+  expect(before.usedPages).toBeGreaterThan((4 * 2000 * 300) / before.pageSize / 2);
 
   const target = join(dir.path, 'copy', 'production');
   await copyStore(dbs, dataFileOf(target));

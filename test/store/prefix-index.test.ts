@@ -32,10 +32,18 @@ afterAll(async () => {
 
 test('read on the worker, the index is the one read here, byte for byte', async () => {
   const here = readPrefixParts(dbs);
-  const there = await storeReadJob<StoreRead<PrefixParts>>({ kind: 'prefixes', path: store.path, mapSizeBytes: MAP }, 'the prefix index worker').done;
+  const there = await storeReadJob<StoreRead<PrefixParts>>(
+    { kind: 'prefixes', path: store.path, mapSizeBytes: MAP },
+    'the prefix index worker',
+  ).done;
   expect(there.version).toBe(here.version);
   expect(here.value.list.works).toBeGreaterThan(2_000);
-  for (const k of ['hashes', 'items', 'itemStart'] as const) expect(Buffer.from(there.value[k].buffer, there.value[k].byteOffset, there.value[k].byteLength).equals(Buffer.from(here.value[k].buffer, here.value[k].byteOffset, here.value[k].byteLength))).toBe(true);
+  for (const k of ['hashes', 'items', 'itemStart'] as const)
+    expect(
+      Buffer.from(there.value[k].buffer, there.value[k].byteOffset, there.value[k].byteLength).equals(
+        Buffer.from(here.value[k].buffer, here.value[k].byteOffset, here.value[k].byteLength),
+      ),
+    ).toBe(true);
   expect(there.value.list.etag).toBe(here.value.list.etag);
   expect(Buffer.from(there.value.list.gzip).equals(Buffer.from(here.value.list.gzip))).toBe(true);
 });
@@ -55,7 +63,9 @@ test('a lookup: every work under the prefixes, once, in hash order, each with it
   const under = works.filter((w) => w.hash.startsWith(p));
   // the same prefix twice, a longer one inside it, and one that no hash has: each work once
   const none = [...'0123456789abcdef'].map((d) => p + d).find((q) => !works.some((w) => w.hash.startsWith(q)))!;
-  expect(index.lookup([p, p, probe.hash.slice(0, index.prefixLength + 2), none]).map((t) => JSON.parse(t))).toEqual(under);
+  expect(index.lookup([p, p, probe.hash.slice(0, index.prefixLength + 2), none]).map((t) => JSON.parse(t))).toEqual(
+    under,
+  );
   expect(index.lookup([probe.hash]).map((t) => JSON.parse(t))).toEqual([probe]);
   expect(index.lookup(['g'])).toEqual([]);
 });

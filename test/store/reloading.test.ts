@@ -21,7 +21,9 @@ function fakeStore(opts: { slowMs?: number; elsewhere?: boolean } = {}) {
         ? undefined
         : () => {
             let job!: (typeof s.there)[number];
-            const done = new Promise<StoreRead<string>>((resolve, reject) => (job = { resolve, reject, version: s.version, cancelled: false }));
+            const done = new Promise<StoreRead<string>>(
+              (resolve, reject) => (job = { resolve, reject, version: s.version, cancelled: false }),
+            );
             s.there.push(job);
             return { done, cancel: () => (job.cancelled = true) };
           },

@@ -71,7 +71,9 @@ test('over a populated store: keys read and written in order; applied files, a c
   const alone = open('staging');
   const store = open('production');
   stores.push(alone, store);
-  const expected = [...files.slice(0, 10), conflicting, files[5]!, ...files.slice(10)].flatMap((f) => outcomes(alone.applyFilesSync([f])));
+  const expected = [...files.slice(0, 10), conflicting, files[5]!, ...files.slice(10)].flatMap((f) =>
+    outcomes(alone.applyFilesSync([f])),
+  );
   const got = files.slice(0, 10).flatMap((f) => outcomes(store.applyFilesSync([f])));
   const { builder, left } = buildPass(store, [conflicting, files[5]!, ...files.slice(10)], 9);
   expect(left.map((f) => f.key)).toEqual([conflicting.key, files[5]!.key]);
@@ -90,13 +92,14 @@ test('while a pass stands, files do not apply beside it; a pass whose file anoth
   await store.applySortedPass(builder, {
     chunkRecords: 5,
     onChunk: () => {
-      if (tried === undefined) tried = (() => {
-        try {
-          return store.applyFilesSync([files[6]!]);
-        } catch (e) {
-          return e;
-        }
-      })();
+      if (tried === undefined)
+        tried = (() => {
+          try {
+            return store.applyFilesSync([files[6]!]);
+          } catch (e) {
+            return e;
+          }
+        })();
     },
   });
   expect(String(tried)).toContain('a sorted pass is applying a backlog');
@@ -112,11 +115,15 @@ test('a pass stopped after a chunk (a daemon closing) is resumed from it by the 
   let store = open('production');
   const { builder } = buildPass(store, randomFiles(11, 40), 3);
   let chunks = 0;
-  const stopped = await store.applySortedPass(builder, { chunkRecords: 20, onChunk: () => void chunks++, stop: () => chunks === 3 }).catch((e: Error) => e);
+  const stopped = await store
+    .applySortedPass(builder, { chunkRecords: 20, onChunk: () => void chunks++, stop: () => chunks === 3 })
+    .catch((e: Error) => e);
   expect(stopped).toBeInstanceOf(Error);
   expect((stopped as Error).message).toMatch(/stopped after 6\d of \d+ records/); // three chunks of at least 20, to the end of a key
   // a copy would hold a pass without its runs
-  const refused = await store.backupTo(join(dir.path, 'backup')).catch((e: { fault?: { code: string } }) => e.fault?.code);
+  const refused = await store
+    .backupTo(join(dir.path, 'backup'))
+    .catch((e: { fault?: { code: string } }) => e.fault?.code);
   expect(refused).toBe('BACKUP_FAILED');
   await store.close();
   store = open('production');
@@ -131,7 +138,10 @@ test('a pass stopped after a chunk (a daemon closing) is resumed from it by the 
 
 test('a process killed (SIGKILL) in the middle of a sorted pass: the next writer ends it, as if never killed', async () => {
   const alone = oneAtATime(12, 40);
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, '../support/sorted-pass-child.ts'), dir.path, '12', '40', '25', '4'], { stdout: 'pipe', stderr: 'pipe' });
+  const child = Bun.spawn(
+    [process.execPath, join(import.meta.dir, '../support/sorted-pass-child.ts'), dir.path, '12', '40', '25', '4'],
+    { stdout: 'pipe', stderr: 'pipe' },
+  );
   expect(await child.exited).not.toBe(0);
   expect(child.signalCode).toBe('SIGKILL');
   const store = open('production');

@@ -33,7 +33,10 @@ function parsed(lines: object[]): ParsedDeposit {
   return p;
 }
 
-function file(lines: object[], opts: { platform?: string; time?: number; key?: string; hash?: string } = {}): PreparedFile {
+function file(
+  lines: object[],
+  opts: { platform?: string; time?: number; key?: string; hash?: string } = {},
+): PreparedFile {
   seq++;
   const platform = opts.platform ?? 'acme';
   return {
@@ -50,7 +53,16 @@ function file(lines: object[], opts: { platform?: string; time?: number; key?: s
 
 describe('holdings', () => {
   test('a record creates an association with its access type and vor links, dumped in --dump form', () => {
-    const f = file([{ doi: '10.1234/AbC', accessType: 'open', vor: [{ url: 'https://p.example/pdf/10.1234/AbC', contentType: 'application/pdf' }] }], { time: Date.UTC(2026, 10, 1, 9, 30) });
+    const f = file(
+      [
+        {
+          doi: '10.1234/AbC',
+          accessType: 'open',
+          vor: [{ url: 'https://p.example/pdf/10.1234/AbC', contentType: 'application/pdf' }],
+        },
+      ],
+      { time: Date.UTC(2026, 10, 1, 9, 30) },
+    );
     const [r] = store.applyFilesSync([f]);
     expect(r!.status).toBe('applied');
     expect(JSON.stringify(dump()[0])).toBe(
@@ -69,8 +81,17 @@ describe('holdings', () => {
   });
 
   test('DOI keys are ASCII-case-insensitive and nothing else is folded', () => {
-    store.applyFilesSync([file([{ doi: '10.1234/ÄBC', accessType: 'open' }, { doi: '10.1234/äbc', accessType: 'paid' }])]);
-    expect(dump().map((l) => l.doi).sort()).toEqual(['10.1234/ÄBC', '10.1234/äbc']);
+    store.applyFilesSync([
+      file([
+        { doi: '10.1234/ÄBC', accessType: 'open' },
+        { doi: '10.1234/äbc', accessType: 'paid' },
+      ]),
+    ]);
+    expect(
+      dump()
+        .map((l) => l.doi)
+        .sort(),
+    ).toEqual(['10.1234/ÄBC', '10.1234/äbc']);
     store.applyFilesSync([file([{ doi: '10.1234/äBC', accessType: 'free' }])]);
     const lines = dump();
     expect(lines).toHaveLength(2);
@@ -108,7 +129,11 @@ describe('holdings', () => {
   });
 
   test('a record equal to the stored state writes nothing: no event, unchanged count, same updated time', () => {
-    const rec = { doi: '10.1234/same', accessType: 'open', vor: [{ url: 'https://x.example/10.1234/same.pdf', contentType: 'application/pdf' }] };
+    const rec = {
+      doi: '10.1234/same',
+      accessType: 'open',
+      vor: [{ url: 'https://x.example/10.1234/same.pdf', contentType: 'application/pdf' }],
+    };
     store.applyFilesSync([file([rec], { time: 1_000_000 })]);
     const [r] = store.applyFilesSync([file([rec], { time: 2_000_000 })]);
     expect(r!.status === 'applied' && r!.entry.counts).toMatchObject({ unchanged: 1, updated: 0 });
@@ -121,15 +146,26 @@ describe('holdings', () => {
     store.applyFilesSync([file([{ doi: '10.1234/chg', accessType: 'paid' }], { time: 5_000 })]);
     store.applyFilesSync([file([{ doi: '10.1234/chg', accessType: 'permFree' }], { time: 9_000 })]);
     const [h] = store.holdingsOf('10.1234/chg');
-    expect(h!.events[1]).toEqual({ kind: 'updated', time: 9_000, fileSeq: 2, oldAccess: 'paid', newAccess: 'permFree', changes: [] });
+    expect(h!.events[1]).toEqual({
+      kind: 'updated',
+      time: 9_000,
+      fileSeq: 2,
+      oldAccess: 'paid',
+      newAccess: 'permFree',
+      changes: [],
+    });
     expect(store.fileKeyOfSeq(2)).toMatch(/^acme\//);
   });
 
   test('an updated event records whether the links or the DOI spelling changed, beside the access type', () => {
     const pdf = (doi: string) => [{ url: `https://x.example/${doi}.pdf`, contentType: 'application/pdf' }];
     store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'paid', vor: pdf('10.1234/flags') }])]);
-    store.applyFilesSync([file([{ doi: '10.1234/flags', accessType: 'paid', vor: [{ url: 'https://x.example/new.html' }] }])]);
-    store.applyFilesSync([file([{ doi: '10.1234/FLAGS', accessType: 'open', vor: [{ url: 'https://x.example/new.html' }] }])]);
+    store.applyFilesSync([
+      file([{ doi: '10.1234/flags', accessType: 'paid', vor: [{ url: 'https://x.example/new.html' }] }]),
+    ]);
+    store.applyFilesSync([
+      file([{ doi: '10.1234/FLAGS', accessType: 'open', vor: [{ url: 'https://x.example/new.html' }] }]),
+    ]);
     store.applyFilesSync([file([{ doi: '10.1234/Flags', accessType: 'free', vor: pdf('10.1234/Flags') }])]);
     // links are stored around the DOI's spelling: a new spelling with the same links is not a links change,
     store.applyFilesSync([file([{ doi: '10.1234/FLAGS', accessType: 'free', vor: pdf('10.1234/Flags') }])]);
@@ -149,7 +185,15 @@ describe('holdings', () => {
 
   test('all platforms of a DOI are one range read, and do not leak into a DOI that extends it', () => {
     store.applyFilesSync([file([{ doi: '10.1234/a', accessType: 'paid' }], { platform: 'beta' })]);
-    store.applyFilesSync([file([{ doi: '10.1234/a', accessType: 'open' }, { doi: '10.1234/ab', accessType: 'free' }], { platform: 'acme' })]);
+    store.applyFilesSync([
+      file(
+        [
+          { doi: '10.1234/a', accessType: 'open' },
+          { doi: '10.1234/ab', accessType: 'free' },
+        ],
+        { platform: 'acme' },
+      ),
+    ]);
     expect(store.holdingsOf('10.1234/a').map((h) => h.platform)).toEqual(['acme', 'beta']);
     expect(store.holdingsOf('10.1234/ab').map((h) => h.platform)).toEqual(['acme']);
     expect(dump({ platform: 'beta' }).map((l) => l.doi)).toEqual(['10.1234/a']);
@@ -159,12 +203,22 @@ describe('holdings', () => {
   test('dump is sorted by DOI key then platform', () => {
     store.applyFilesSync([file([{ doi: '10.1234/b' }, { doi: '10.1234/a' }], { platform: 'beta' })]);
     store.applyFilesSync([file([{ doi: '10.1234/B' }, { doi: '10.1234/c' }], { platform: 'acme' })]);
-    expect(dump().map((l) => `${l.doi}@${l.platform}`)).toEqual(['10.1234/a@beta', '10.1234/B@acme', '10.1234/b@beta', '10.1234/c@acme']);
+    expect(dump().map((l) => `${l.doi}@${l.platform}`)).toEqual([
+      '10.1234/a@beta',
+      '10.1234/B@acme',
+      '10.1234/b@beta',
+      '10.1234/c@acme',
+    ]);
   });
 
   test('live counts per platform follow adds and removals', () => {
     store.applyFilesSync([file([{ doi: '10.1234/1' }, { doi: '10.1234/2' }, { doi: '10.1234/3' }])]);
-    store.applyFilesSync([file([{ doi: '10.1234/2', deleted: true }, { doi: '10.1234/9', deleted: true }])]);
+    store.applyFilesSync([
+      file([
+        { doi: '10.1234/2', deleted: true },
+        { doi: '10.1234/9', deleted: true },
+      ]),
+    ]);
     expect(store.liveCounts()).toEqual({ acme: 2 });
   });
 });
@@ -213,7 +267,11 @@ describe('ledger', () => {
     const good = file([{ doi: '10.1234/before' }]);
     const broken = file([{ doi: '10.1234/ok-first' }]);
     // a key LMDB refuses (over its ~2 KB key limit) makes the put throw after earlier puts of the batch
-    broken.parsed.records.push({ line: 2, key: `10.1234/${'x'.repeat(3000)}`, record: { doi: `10.1234/${'x'.repeat(3000)}` } });
+    broken.parsed.records.push({
+      line: 2,
+      key: `10.1234/${'x'.repeat(3000)}`,
+      record: { doi: `10.1234/${'x'.repeat(3000)}` },
+    });
     expect(() => store.applyFilesSync([good, broken])).toThrow();
     expect(dump()).toEqual([]);
     expect(store.fileEntry(good.key)).toBeUndefined();
@@ -224,7 +282,9 @@ describe('ledger', () => {
   test('a quarantined file never replaces an applied entry', async () => {
     const f = file([{ doi: '10.1234/keep' }]);
     store.applyFilesSync([f]);
-    await store.quarantineFile({ key: f.key, size: 1, hash: 'x', lastModified: 1 }, fault('GZIP_CORRUPT', 'm'), { tries: 1 });
+    await store.quarantineFile({ key: f.key, size: 1, hash: 'x', lastModified: 1 }, fault('GZIP_CORRUPT', 'm'), {
+      tries: 1,
+    });
     expect(store.fileEntry(f.key)!.outcome).toBe('applied');
   });
 });
@@ -244,7 +304,9 @@ describe('store file', () => {
     const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
     await env.openDB({ name: 'meta', encoding: 'msgpack' }).put(META.schemaVersion, SCHEMA_VERSION + 1);
     await env.close();
-    expect(() => Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })).toThrow(/schema version 3; this program reads version 2/);
+    expect(() => Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })).toThrow(
+      /schema version 3; this program reads version 2/,
+    );
     store = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
   });
 
@@ -282,7 +344,9 @@ describe('store file', () => {
     const staging = Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 });
     staging.applyFilesSync([file([{ doi: '10.1234/trial' }])]);
     expect(dump()).toHaveLength(0);
-    expect([...staging.liveHoldings()].map((h) => dumpLine(staging.env, h)).map((l) => [l.env, l.doi])).toEqual([['staging', '10.1234/trial']]);
+    expect([...staging.liveHoldings()].map((h) => dumpLine(staging.env, h)).map((l) => [l.env, l.doi])).toEqual([
+      ['staging', '10.1234/trial'],
+    ]);
     await staging.close();
   });
 });

@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { META, openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
-import { readUpdatesTable, servedUpdates, Store, UpdatesIndex, UpdatesTable, workerTableBuilder, type TableBuilder, type UpdatesEntry } from '../../src/store/index.ts';
+import {
+  readUpdatesTable,
+  servedUpdates,
+  Store,
+  UpdatesIndex,
+  UpdatesTable,
+  workerTableBuilder,
+  type TableBuilder,
+  type UpdatesEntry,
+} from '../../src/store/index.ts';
 import { importSample } from '../http/http-support.ts';
 import { syntheticWorks } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
@@ -48,7 +57,12 @@ test('a slow reload is read on a worker: the old table answers until it lands, t
   const reads: number[] = [];
   const worker = workerTableBuilder();
   const counted: TableBuilder = (where) => (reads.push(performance.now()), worker(where));
-  const index = new UpdatesIndex(dbs, { recheckMs: 0, builder: counted, where: { path: store.path, mapSizeBytes: MAP }, slowBuildMs: 0 });
+  const index = new UpdatesIndex(dbs, {
+    recheckMs: 0,
+    builder: counted,
+    where: { path: store.path, mapSizeBytes: MAP },
+    slowBuildMs: 0,
+  });
   expect(index.size).toBe(1_000); // the first read is here, whatever its speed
   expect(reads).toHaveLength(0);
   expect(listOf(index, '10.5555/harvest.1')![0]!.updateDate).toBe('2024-05-01');
@@ -72,13 +86,23 @@ test('a quick reload is read here, at once; a worker read that fails is read her
   await importCrossref([store], { message: { items: works(200, '2024-05-01') } });
   const failing: TableBuilder = () => ({ done: Promise.reject(new Error('no worker here')), cancel() {} });
   let calls = 0;
-  const index = new UpdatesIndex(dbs, { recheckMs: 0, builder: (w) => (calls++, failing(w)), where: { path: store.path, mapSizeBytes: MAP }, slowBuildMs: 10_000 });
+  const index = new UpdatesIndex(dbs, {
+    recheckMs: 0,
+    builder: (w) => (calls++, failing(w)),
+    where: { path: store.path, mapSizeBytes: MAP },
+    slowBuildMs: 10_000,
+  });
   expect(index.size).toBe(100);
   await importCrossref([store], { message: { items: works(400, '2024-05-01') } });
   expect(index.size).toBe(200); // quick: read here, answered at once
   expect(calls).toBe(0);
 
-  const slow = new UpdatesIndex(dbs, { recheckMs: 0, builder: (w) => (calls++, failing(w)), where: { path: store.path, mapSizeBytes: MAP }, slowBuildMs: 0 });
+  const slow = new UpdatesIndex(dbs, {
+    recheckMs: 0,
+    builder: (w) => (calls++, failing(w)),
+    where: { path: store.path, mapSizeBytes: MAP },
+    slowBuildMs: 0,
+  });
   expect(slow.size).toBe(200);
   await importCrossref([store], { message: { items: works(600, '2024-05-01') } });
   expect(slow.size).toBe(200); // sent to the worker, which fails
@@ -91,7 +115,12 @@ test('a quick reload is read here, at once; a worker read that fails is read her
 test('force reads here, now, even when reads go to the worker', async () => {
   await importCrossref([store], { message: { items: works(200, '2024-05-01') } });
   let calls = 0;
-  const index = new UpdatesIndex(dbs, { recheckMs: 60_000, builder: (w) => (calls++, workerTableBuilder()(w)), where: { path: store.path, mapSizeBytes: MAP }, slowBuildMs: 0 });
+  const index = new UpdatesIndex(dbs, {
+    recheckMs: 60_000,
+    builder: (w) => (calls++, workerTableBuilder()(w)),
+    where: { path: store.path, mapSizeBytes: MAP },
+    slowBuildMs: 0,
+  });
   expect(index.size).toBe(100);
   await importCrossref([store], { message: { items: works(400, '2024-05-01') } });
   expect(index.size).toBe(100); // not re-checked for a minute
@@ -104,7 +133,11 @@ test('the lists read from the change feed are those rendered from every work ent
   await importSample([store]); // real Retraction Watch rows: mixed-case DOIs, several notices per work
   await importCrossref([store], { message: { items: works(300, '2024-05-01') } });
   // the next import of the same works withdraws the updates of the first 100: they leave the served lists
-  await importCrossref([store], { message: { items: works(300, '2024-05-01').map((w, i) => (i < 100 ? { ...w, 'update-to': [], 'updated-by': [] } : w)) } });
+  await importCrossref([store], {
+    message: {
+      items: works(300, '2024-05-01').map((w, i) => (i < 100 ? { ...w, 'update-to': [], 'updated-by': [] } : w)),
+    },
+  });
   const rendered = new Map<string, string>();
   for (const { key, value } of dbs.updates.getRange()) {
     const served = servedUpdates(value as UpdatesEntry);

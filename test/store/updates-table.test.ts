@@ -7,7 +7,13 @@ const encoder = new TextEncoder();
 
 describe('UpdatesTable: lookups from bytes', () => {
   const list = (s: string) => encoder.encode(JSON.stringify([{ note: s }]));
-  const keys = ['10.1234/abc', '10.1002/anie.2025', '10.5555/é-unicode', '10.5555/a"quote', ...Array.from({ length: 5000 }, (_, i) => `10.${1000 + (i % 9000)}/k${i}`)];
+  const keys = [
+    '10.1234/abc',
+    '10.1002/anie.2025',
+    '10.5555/é-unicode',
+    '10.5555/a"quote',
+    ...Array.from({ length: 5000 }, (_, i) => `10.${1000 + (i % 9000)}/k${i}`),
+  ];
   const table = UpdatesTable.of(new Map(keys.map((k) => [k, list(k)])));
   const at = (s: string) => {
     const b = encoder.encode(`xx${s}yy`); // a range inside a larger buffer, as in a request body

@@ -26,7 +26,11 @@ export interface FakeWork {
   [field: string]: unknown;
 }
 /** The limits the server advertises in its headers and enforces. */
-export interface RateLimit { limit: number; intervalSeconds: number; concurrency: number }
+export interface RateLimit {
+  limit: number;
+  intervalSeconds: number;
+  concurrency: number;
+}
 /** A fault for the next calls to `/works`. */
 export type Fault =
   /** the next `times` /works calls get this status (429/503/500), with Retry-After when given */
@@ -86,7 +90,13 @@ export const FILTERS = ['from-index-date', 'until-index-date', 'is-update', 'has
 
 export { syntheticWorks, realWorks } from './crossref-works.ts';
 
-interface Walk { items: FakeWork[]; select: string[] | null; pos: number; usedAt: number; live: boolean }
+interface Walk {
+  items: FakeWork[];
+  select: string[] | null;
+  pos: number;
+  usedAt: number;
+  live: boolean;
+}
 type Reply = { status: number; body: string; headers?: Record<string, string> };
 
 const failure = (type: string, value: unknown, message: string): Reply => ({
@@ -105,17 +115,31 @@ function parseFilter(raw: string | null): ((w: FakeWork) => boolean) | Reply {
     const value = colon < 0 ? '' : part.slice(colon + 1);
     let test: (w: FakeWork) => boolean;
     if (name === 'from-index-date' || name === 'until-index-date') {
-      if (!DAY.test(value)) return failure('date-not-valid', value, `Date specified as ${value} but must be of the form: yyyy or yyyy-mm or yyyy-mm-dd`);
+      if (!DAY.test(value))
+        return failure(
+          'date-not-valid',
+          value,
+          `Date specified as ${value} but must be of the form: yyyy or yyyy-mm or yyyy-mm-dd`,
+        );
       const from = name === 'from-index-date';
       const bound = from ? value + '-01-01'.slice(value.length - 4) : value + '-12-31'.slice(value.length - 4);
       test = from ? (w) => w.indexed >= bound : (w) => w.indexed <= bound;
     } else if (name === 'is-update' || name === 'has-update') {
-      if (!(value in BOOLEAN)) return failure('boolean-not-valid', value, `Boolean specified as ${value} but must be one of: t, true, 1, f, false, 0`);
+      if (!(value in BOOLEAN))
+        return failure(
+          'boolean-not-valid',
+          value,
+          `Boolean specified as ${value} but must be one of: t, true, 1, f, false, 0`,
+        );
       const field = name === 'is-update' ? 'update-to' : 'updated-by';
       const want = BOOLEAN[value];
       test = (w) => (Array.isArray(w[field]) && (w[field] as unknown[]).length > 0) === want;
     } else {
-      return failure('filter-not-available', name, `Filter ${name} specified but there is no such filter for this route. Valid filters for this route are: ${FILTERS.join(', ')}`);
+      return failure(
+        'filter-not-available',
+        name,
+        `Filter ${name} specified but there is no such filter for this route. Valid filters for this route are: ${FILTERS.join(', ')}`,
+      );
     }
     groups.set(name, [...(groups.get(name) ?? []), test]);
   }
@@ -152,7 +176,11 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
   function page(params: URLSearchParams): Reply {
     const rowsRaw = params.get('rows');
     if (rowsRaw !== null && (!/^\d+$/.test(rowsRaw) || Number(rowsRaw) > maxRows)) {
-      return failure('integer-not-valid', rowsRaw, `Integer specified as ${rowsRaw} but must be a positive integer less than or equal to ${maxRows}. `);
+      return failure(
+        'integer-not-valid',
+        rowsRaw,
+        `Integer specified as ${rowsRaw} but must be a positive integer less than or equal to ${maxRows}. `,
+      );
     }
     const rows = rowsRaw === null ? 20 : Number(rowsRaw);
     const cursor = params.get('cursor');
@@ -173,7 +201,11 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
       if (!walk || !walk.live || performance.now() - walk.usedAt > ttl) {
         walks.delete(walkId);
         if (opts.expiredCursor === 'not-found') return { status: 404, body: 'Resource not found.' };
-        const expired = failure('cursor-not-valid', cursor, `Cursor ${cursor} is not valid or has expired. Start again with cursor=*.`);
+        const expired = failure(
+          'cursor-not-valid',
+          cursor,
+          `Cursor ${cursor} is not valid or has expired. Start again with cursor=*.`,
+        );
         return { ...expired, status: EXPIRED_CURSOR_STATUS };
       }
       if (at !== undefined) walk.pos = Number(at);
@@ -196,7 +228,12 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
 
   async function works(req: Request, params: URLSearchParams): Promise<Reply> {
     const status = takeFault('status');
-    if (status) return { status: status.status, body: status.body ?? `${status.status} (injected)`, headers: status.retryAfter ? { 'retry-after': status.retryAfter } : {} };
+    if (status)
+      return {
+        status: status.status,
+        body: status.body ?? `${status.status} (injected)`,
+        headers: status.retryAfter ? { 'retry-after': status.retryAfter } : {},
+      };
     const now = performance.now();
     while (admitted.length && admitted[0] <= now - rate.intervalSeconds * 1000) admitted.shift();
     if (admitted.length >= rate.limit || inFlight >= rate.concurrency) {
@@ -210,7 +247,8 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
       if (stall) await Bun.sleep(stall.ms);
       if (req.signal.aborted) return { status: 499, body: '' };
       const reply = page(params);
-      if (reply.status === 200 && takeFault('truncate')) reply.body = reply.body.slice(0, Math.floor(reply.body.length / 2));
+      if (reply.status === 200 && takeFault('truncate'))
+        reply.body = reply.body.slice(0, Math.floor(reply.body.length / 2));
       return reply;
     } finally {
       inFlight--;
@@ -223,7 +261,13 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
     idleTimeout: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      const call: CallRecord = { at: performance.now(), path: url.pathname, params: url.searchParams, status: 0, headers: req.headers };
+      const call: CallRecord = {
+        at: performance.now(),
+        path: url.pathname,
+        params: url.searchParams,
+        status: 0,
+        headers: req.headers,
+      };
       api.calls.push(call);
       const reply: Reply =
         req.method === 'GET' && (url.pathname === '/works' || url.pathname === '/v1/works')
@@ -234,7 +278,12 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
       const pool = url.searchParams.has('mailto') ? 'polite-array' : 'public-array';
       return new Response(reply.body, {
         status: reply.status,
-        headers: { 'content-type': json ? 'application/json' : 'text/plain', 'x-api-pool': pool, ...limitHeaders, ...reply.headers },
+        headers: {
+          'content-type': json ? 'application/json' : 'text/plain',
+          'x-api-pool': pool,
+          ...limitHeaders,
+          ...reply.headers,
+        },
       });
     },
   });

@@ -15,7 +15,9 @@ export const RETRACTED_WORK_FILE = join(CROSSREF_FIXTURES, '10.1016_s0140-6736_2
 export const NOTICE_WORK_FILE = join(CROSSREF_FIXTURES, '10.1016_s0140-6736_20_31324-6.json');
 
 type Json = Record<string, unknown>;
-interface DateParts { 'date-parts': number[][] }
+interface DateParts {
+  'date-parts': number[][];
+}
 
 /** The `message` of a saved single-work reply, as the REST API sent it. */
 export function readFixtureMessage(file: string): Json {
@@ -39,7 +41,12 @@ export function realWorks(): FakeWork[] {
 /** A Crossref date object for a day, in the form the REST API gives `indexed` (midnight UTC). */
 export function crossrefDate(day: string): Json {
   const [y, m, d] = day.split('-').map(Number);
-  return { 'date-parts': [[y, m, d]], 'date-time': `${day}T00:00:00Z`, timestamp: Date.parse(`${day}T00:00:00Z`), version: '4.0.1' };
+  return {
+    'date-parts': [[y, m, d]],
+    'date-time': `${day}T00:00:00Z`,
+    timestamp: Date.parse(`${day}T00:00:00Z`),
+    version: '4.0.1',
+  };
 }
 
 const UPDATE_KINDS = [
@@ -68,8 +75,17 @@ function prng(seed: number): () => number {
 export function syntheticWorks(n: number, opts: { days?: string[]; seed?: number } = {}): FakeWork[] {
   const days = opts.days ?? ['2024-05-01', '2024-05-02', '2024-05-03'];
   const random = prng(opts.seed ?? 1);
-  const { reference, link, license, assertion, 'content-domain': _cd, 'update-to': _ut, 'updated-by': _ub, relation, ...base } =
-    readFixtureMessage(RETRACTED_WORK_FILE);
+  const {
+    reference,
+    link,
+    license,
+    assertion,
+    'content-domain': _cd,
+    'update-to': _ut,
+    'updated-by': _ub,
+    relation,
+    ...base
+  } = readFixtureMessage(RETRACTED_WORK_FILE);
   const out: FakeWork[] = [];
   for (let i = 0; i < n; i++) {
     const pair = i - (i % 2);
@@ -118,7 +134,11 @@ function render(work: FakeWork, select: readonly string[] | null): string {
 }
 
 /** What a work looked like when rendered: its top-level keys, their values, and the lengths of array values. */
-interface Cached { stamp: unknown[]; full?: string; bySelect?: Map<string, string> }
+interface Cached {
+  stamp: unknown[];
+  full?: string;
+  bySelect?: Map<string, string>;
+}
 const cache = new WeakMap<FakeWork, Cached>();
 
 function stampOf(work: FakeWork): unknown[] {
@@ -134,7 +154,8 @@ function unchanged(work: FakeWork, stamp: unknown[]): boolean {
   let i = 0;
   for (const key in work) {
     const value = work[key];
-    if (stamp[i] !== key || stamp[i + 1] !== value || stamp[i + 2] !== (Array.isArray(value) ? value.length : -1)) return false;
+    if (stamp[i] !== key || stamp[i + 1] !== value || stamp[i + 2] !== (Array.isArray(value) ? value.length : -1))
+      return false;
     i += 3;
   }
   return i === stamp.length;

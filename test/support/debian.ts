@@ -37,7 +37,8 @@ export function ensureDebianTool(binary: string, pkg: string): string {
   const install = `${UPDATE} && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${pkg}`;
   sh(install, `\`${binary}\` (Debian package ${pkg}) is missing and installing it failed`);
   const path = onPath(binary);
-  if (!path) throw new Error(`installed Debian package ${pkg}, but \`${binary}\` is still not on PATH (${process.env.PATH})`);
+  if (!path)
+    throw new Error(`installed Debian package ${pkg}, but \`${binary}\` is still not on PATH (${process.env.PATH})`);
   return path;
 }
 
@@ -70,10 +71,16 @@ export function extractDebianPackage(pkg: string): string {
 
 /** Runs `command` with sh; false on failure when `must` is false, else throws `what` with the output's tail. */
 function sh(command: string, what: string, must = true): boolean {
-  const run = spawnSync('sh', ['-c', command], { encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS - 10_000, maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync('sh', ['-c', command], {
+    encoding: 'utf8',
+    timeout: INSTALL_TIMEOUT_MS - 10_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (!run.error && run.status === 0) return true;
   if (!must) return false;
   const why = run.error ? run.error.message : `exit status ${run.status ?? `signal ${run.signal}`}`;
   const tail = (s: string | null | undefined) => (s ?? '').trim().split('\n').slice(-15).join('\n');
-  throw new Error(`${what} (${why}).\nRan: ${command}\n(needs root and access to a Debian package mirror)\n${tail(run.stderr) || tail(run.stdout)}`);
+  throw new Error(
+    `${what} (${why}).\nRan: ${command}\n(needs root and access to a Debian package mirror)\n${tail(run.stderr) || tail(run.stdout)}`,
+  );
 }

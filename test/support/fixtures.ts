@@ -41,7 +41,11 @@ export function writeDeposit(
 }
 
 type Falsy = undefined | null | false | 0 | '';
-export async function waitFor<T>(probe: () => T | Falsy | Promise<T | Falsy>, what: string, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | Falsy | Promise<T | Falsy>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | Falsy = undefined;
   while (Date.now() < deadline) {
@@ -128,7 +132,11 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr, lines: stdout.split('\n').filter((l) => l !== '') };
 }
 
@@ -139,7 +147,16 @@ export async function dump(configPath: string, extra: string[] = []): Promise<Re
 }
 
 /** The daemon as a real process; `stop()` sends SIGTERM and waits. */
-export function startDaemon(configPath: string, env: Record<string, string> = {}): { stop(): Promise<number>; log(): string; signal(name: NodeJS.Signals): void; pid: number; exited: Promise<number> } {
+export function startDaemon(
+  configPath: string,
+  env: Record<string, string> = {},
+): {
+  stop(): Promise<number>;
+  log(): string;
+  signal(name: NodeJS.Signals): void;
+  pid: number;
+  exited: Promise<number>;
+} {
   let log = '';
   const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--config', configPath], {
     cwd: REPO,

@@ -43,7 +43,11 @@ export async function daemonUrl(d: Daemon): Promise<string> {
 }
 
 /** Every DOI's updates as the Updates API answers them (100 DOIs a request), keyed by DOI. */
-export async function updatesOf(base: string, dois: readonly string[], path = '/v2.2/updates'): Promise<Record<string, Record<string, unknown>[]>> {
+export async function updatesOf(
+  base: string,
+  dois: readonly string[],
+  path = '/v2.2/updates',
+): Promise<Record<string, Record<string, unknown>[]>> {
   const out: Record<string, Record<string, unknown>[]> = {};
   for (let i = 0; i < dois.length; i += 100) {
     const chunk = dois.slice(i, i + 100);
@@ -54,7 +58,9 @@ export async function updatesOf(base: string, dois: readonly string[], path = '/
     });
     const text = await res.text();
     expect(res.status, text).toBe(200);
-    const { documents } = JSON.parse(text) as { documents: { doi: string; statusCode: number; updates: Record<string, unknown>[] }[] };
+    const { documents } = JSON.parse(text) as {
+      documents: { doi: string; statusCode: number; updates: Record<string, unknown>[] }[];
+    };
     expect(documents.map((d) => [d.doi, d.statusCode])).toEqual(chunk.map((d) => [d, 200]));
     for (const d of documents) out[d.doi] = d.updates;
   }
@@ -67,7 +73,8 @@ export function doisOf(works: readonly FakeWork[]): string[] {
   for (const w of works) {
     dois.add(w.DOI.toLowerCase());
     for (const field of ['update-to', 'updated-by'] as const)
-      for (const e of (w[field] as { DOI?: string }[] | undefined) ?? []) if (typeof e.DOI === 'string') dois.add(e.DOI.toLowerCase());
+      for (const e of (w[field] as { DOI?: string }[] | undefined) ?? [])
+        if (typeof e.DOI === 'string') dois.add(e.DOI.toLowerCase());
   }
   return [...dois].sort();
 }
@@ -75,7 +82,12 @@ export function doisOf(works: readonly FakeWork[]): string[] {
 /** /metrics as `name{labels}` -> value. */
 export async function metrics(base: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  return new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+  return new Map(
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
+  );
 }
 
 export async function healthz(base: string): Promise<{ status: number; body: Record<string, any> }> {
@@ -85,7 +97,11 @@ export async function healthz(base: string): Promise<{ status: number; body: Rec
 
 /** The calls to /works of a fake, as decoded query parameters. */
 export function queries(api: CrossrefApi): { filter: string; cursor: string; mailto: string | null }[] {
-  return api.calls.map((c) => ({ filter: c.params.get('filter') ?? '', cursor: c.params.get('cursor') ?? '', mailto: c.params.get('mailto') }));
+  return api.calls.map((c) => ({
+    filter: c.params.get('filter') ?? '',
+    cursor: c.params.get('cursor') ?? '',
+    mailto: c.params.get('mailto'),
+  }));
 }
 
 /**

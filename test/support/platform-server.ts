@@ -6,7 +6,12 @@ import { createServer, type Server } from 'node:net';
  * JWT checked with the shared secret by its own HMAC, not the service's code) and answers as its `mode` says.
  */
 export type PlatformMode =
-  | { kind: 'answer'; entitled: (doi: string) => 'yes' | 'no' | 'maybe'; delayMs?: number; extra?: (doi: string) => Record<string, unknown> }
+  | {
+      kind: 'answer';
+      entitled: (doi: string) => 'yes' | 'no' | 'maybe';
+      delayMs?: number;
+      extra?: (doi: string) => Record<string, unknown>;
+    }
   /** any status, body and headers, as given */
   | { kind: 'raw'; status: number; body: string | Uint8Array; headers?: Record<string, string> }
   /** never answers (the socket stays open until the client gives up) */
@@ -44,9 +49,18 @@ export class PlatformServer {
   private async handle(request: Request): Promise<Response> {
     const body = (await request.json()) as RecordedCall['body'];
     const headers = Object.fromEntries(request.headers.entries());
-    this.calls.push({ headers, body, ...verifyJwt(headers.authorization, this.secret), clientPort: this.server.requestIP(request)?.port });
+    this.calls.push({
+      headers,
+      body,
+      ...verifyJwt(headers.authorization, this.secret),
+      clientPort: this.server.requestIP(request)?.port,
+    });
     const mode = this.mode;
-    if (mode.kind === 'raw') return new Response(mode.body, { status: mode.status, headers: { 'content-type': 'application/json', ...mode.headers } });
+    if (mode.kind === 'raw')
+      return new Response(mode.body, {
+        status: mode.status,
+        headers: { 'content-type': 'application/json', ...mode.headers },
+      });
     if (mode.kind === 'hang')
       return new Promise<Response>((resolve) => {
         const release = () => resolve(new Response('{"entitlements":[]}'));
@@ -66,7 +80,10 @@ export class PlatformServer {
 }
 
 /** The JWT's header and claims when it is `Bearer <HS256 JWT>` signed with `secret`. */
-export function verifyJwt(authorization: string | undefined, secret: string): { claims: Record<string, unknown> | undefined; jwtHeader: Record<string, unknown> | undefined } {
+export function verifyJwt(
+  authorization: string | undefined,
+  secret: string,
+): { claims: Record<string, unknown> | undefined; jwtHeader: Record<string, unknown> | undefined } {
   const m = /^Bearer ([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(authorization ?? '');
   if (!m) return { claims: undefined, jwtHeader: undefined };
   const expected = createHmac('sha256', secret).update(`${m[1]}.${m[2]}`).digest();
@@ -81,7 +98,10 @@ export async function resettingServer(): Promise<{ url: string; stop(): Promise<
   const server: Server = createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/entitlements`, stop: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/entitlements`,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** A loopback port nothing listens on (bound, then closed): connections are refused. */

@@ -26,27 +26,45 @@ export function randomFiles(seed: number, count: number): PreparedFile[] {
       if (r < 0.25) return { doi: 'not a doi', accessType: 'open' };
       if (r < 0.28) return { doi: doi(), accessType: 'gratis' };
       const a = pick(ACCESS);
-      return { doi: doi(), ...(a ? { accessType: a } : {}), ...(rand() < 0.6 ? { vor: [{ url: `https://h.example/${Math.floor(rand() * 3)}.pdf`, contentType: 'application/pdf' }] } : {}) };
+      return {
+        doi: doi(),
+        ...(a ? { accessType: a } : {}),
+        ...(rand() < 0.6
+          ? { vor: [{ url: `https://h.example/${Math.floor(rand() * 3)}.pdf`, contentType: 'application/pdf' }] }
+          : {}),
+      };
     });
     const platform = pick(PLATFORMS);
-    return { ...preparedFile(lines, { platform, time: 1_700_000_000_000 + i * 1000 }), key: `${platform}/00000000-0000-4000-8000-${String(i).padStart(12, '0')}.jsonl.gz`, hash: `hash-${seed}-${i}`, inOrderGiven: true };
+    return {
+      ...preparedFile(lines, { platform, time: 1_700_000_000_000 + i * 1000 }),
+      key: `${platform}/00000000-0000-4000-8000-${String(i).padStart(12, '0')}.jsonl.gz`,
+      hash: `hash-${seed}-${i}`,
+      inOrderGiven: true,
+    };
   });
 }
 
 /** Everything the store keeps of the holdings and files, but the apply timings and when entries were recorded. */
 export function stateOf(store: Store) {
-  const ledger = [...store.ledger()].map((e) => ({ ...e, recordedAt: undefined, timings: { ...e.timings, applyMs: undefined } }));
+  const ledger = [...store.ledger()].map((e) => ({
+    ...e,
+    recordedAt: undefined,
+    timings: { ...e.timings, applyMs: undefined },
+  }));
   return { holdings: [...store.holdingHistories()], ledger, live: store.liveCounts(), seq: store.appliedSeq().seq };
 }
 
 /** What an applied-files listener is told: per file, its sequence number, platform and records. */
 export function toldOf(store: Store): string[] {
   const told: string[] = [];
-  store.onApplied((files) => files.forEach((f) => told.push(`${f.seq} ${f.platform} ${Buffer.from(f.records.bytes).toString('hex')}`)));
+  store.onApplied((files) =>
+    files.forEach((f) => told.push(`${f.seq} ${f.platform} ${Buffer.from(f.records.bytes).toString('hex')}`)),
+  );
   return told;
 }
 
 export function outcomes(statuses: readonly (ApplyStatus | FileStatus)[]): string[] {
-  return statuses.map((s) => (s.status === 'applied' ? `applied ${s.entry.key} ${JSON.stringify(s.entry.counts)}` : s.status));
+  return statuses.map((s) =>
+    s.status === 'applied' ? `applied ${s.entry.key} ${JSON.stringify(s.entry.counts)}` : s.status,
+  );
 }
-

@@ -27,7 +27,10 @@ export const FRANKEN = {
   updateType: 'retraction',
   updateDate: '2015-02-02',
   reasons: ['Duplication of Text', 'Euphemisms for Duplication', 'Euphemisms for Plagiarism', 'Plagiarism of Text'],
-  urls: ['http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/', 'https://doi.org/10.1155/2015/982750'],
+  urls: [
+    'http://retractionwatch.com/2015/01/19/franken-paper-u-s-federal-contractor-heads-grave/',
+    'https://doi.org/10.1155/2015/982750',
+  ],
 };
 /** Record 70264: RetractionDOI "Unavailable", no URLS. */
 export const UNAVAILABLE_DOI = '10.18384/2224-0209-2015-4-719';

@@ -31,10 +31,23 @@ export async function startS3rver(): Promise<S3Server> {
   const endpoint = `http://127.0.0.1:${port}`;
   let proc: ReturnType<typeof Bun.spawn> | undefined;
   const launch = async () => {
-    proc = Bun.spawn(['node', join(REPO, 'node_modules/s3rver/bin/s3rver.js'), '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent'], {
-      stdout: 'ignore',
-      stderr: 'pipe',
-    });
+    proc = Bun.spawn(
+      [
+        'node',
+        join(REPO, 'node_modules/s3rver/bin/s3rver.js'),
+        '-d',
+        dir,
+        '-a',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '--silent',
+      ],
+      {
+        stdout: 'ignore',
+        stderr: 'pipe',
+      },
+    );
     await waitListening(port, proc);
   };
   await launch();
@@ -82,7 +95,10 @@ async function freePort(): Promise<number> {
 async function waitListening(port: number, proc: ReturnType<typeof Bun.spawn>): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`s3rver exited with ${proc.exitCode}: ${await new Response(proc.stderr as ReadableStream).text()}`);
+    if (proc.exitCode !== null)
+      throw new Error(
+        `s3rver exited with ${proc.exitCode}: ${await new Response(proc.stderr as ReadableStream).text()}`,
+      );
     try {
       const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) });
       await res.arrayBuffer();

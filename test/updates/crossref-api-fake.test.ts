@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, test } from 'bun:test';
-import { startCrossrefApi, syntheticWorks, realWorks, type CrossrefApi, type CrossrefApiOptions, type FakeWork } from '../support/crossref-api.ts';
+import {
+  startCrossrefApi,
+  syntheticWorks,
+  realWorks,
+  type CrossrefApi,
+  type CrossrefApiOptions,
+  type FakeWork,
+} from '../support/crossref-api.ts';
 import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE, readFixtureMessage } from '../support/crossref-works.ts';
 
 /** The fake Crossref REST API (test/support/crossref-api.ts), driven through plain fetch. */
@@ -15,7 +22,12 @@ async function start(opts: CrossrefApiOptions = {}): Promise<CrossrefApi> {
   return api;
 }
 
-interface Got { status: number; headers: Headers; text: string; json: any }
+interface Got {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
 async function get(a: CrossrefApi, query: string, path = '/works'): Promise<Got> {
   const res = await fetch(`${a.url}${path}?${query}`);
   const text = await res.text();
@@ -46,7 +58,12 @@ describe('the real Crossref fixtures', () => {
   test('the retracted article carries updated-by from retraction-watch (with record-id) and from the publisher', () => {
     const work = readFixtureMessage(RETRACTED_WORK_FILE) as any;
     expect(work.DOI).toBe('10.1016/s0140-6736(20)31180-6');
-    expect(work.indexed).toEqual({ 'date-parts': [[2026, 9, 22]], 'date-time': '2026-09-22T05:15:18Z', timestamp: 1790054118532, version: '4.0.1' });
+    expect(work.indexed).toEqual({
+      'date-parts': [[2026, 9, 22]],
+      'date-time': '2026-09-22T05:15:18Z',
+      timestamp: 1790054118532,
+      version: '4.0.1',
+    });
     const rw = work['updated-by'].filter((u: any) => u.source === 'retraction-watch');
     expect(rw.map((u: any) => [u.type, u.DOI, u['record-id']])).toEqual([
       ['expression_of_concern', '10.1016/s0140-6736(20)31290-3', '23527'],
@@ -60,7 +77,12 @@ describe('the real Crossref fixtures', () => {
   test('the notice carries update-to for the article (retraction-watch record 23529) and realWorks() serves both', () => {
     const notice = readFixtureMessage(NOTICE_WORK_FILE) as any;
     expect(notice.DOI).toBe('10.1016/s0140-6736(20)31324-6');
-    expect(notice['update-to'][0]).toMatchObject({ DOI: '10.1016/s0140-6736(20)31180-6', type: 'retraction', source: 'retraction-watch', 'record-id': '23529' });
+    expect(notice['update-to'][0]).toMatchObject({
+      DOI: '10.1016/s0140-6736(20)31180-6',
+      type: 'retraction',
+      source: 'retraction-watch',
+      'record-id': '23529',
+    });
     expect(notice['updated-by']).toHaveLength(1);
     expect(realWorks().map((w) => [w.DOI, w.indexed])).toEqual([
       ['10.1016/s0140-6736(20)31180-6', '2026-09-22'],
@@ -70,9 +92,16 @@ describe('the real Crossref fixtures', () => {
 
   test('synthetic works pair a notice (update-to) with a work (updated-by) under one record-id', () => {
     const [notice, work] = syntheticWorks(2, { days: ['2024-01-02'] });
-    expect(notice['update-to']).toEqual([expect.objectContaining({ DOI: '10.5555/harvest.1', source: 'retraction-watch', 'record-id': '100000' })]);
+    expect(notice['update-to']).toEqual([
+      expect.objectContaining({ DOI: '10.5555/harvest.1', source: 'retraction-watch', 'record-id': '100000' }),
+    ]);
     expect(work['updated-by']).toEqual([expect.objectContaining({ DOI: '10.5555/harvest.0', 'record-id': '100000' })]);
-    expect(work).toMatchObject({ DOI: '10.5555/harvest.1', indexed: '2024-01-02', publisher: 'Elsevier BV', type: 'journal-article' });
+    expect(work).toMatchObject({
+      DOI: '10.5555/harvest.1',
+      indexed: '2024-01-02',
+      publisher: 'Elsevier BV',
+      type: 'journal-article',
+    });
   });
 });
 
@@ -83,14 +112,34 @@ describe('GET /works', () => {
     expect(pages.map((p) => p.items.length)).toEqual([1000, 1000, 500, 0]);
     expect(new Set(dois(pages)).size).toBe(2500);
     expect(dois(pages)).toEqual(a.works.map((w) => w.DOI).sort());
-    expect(Object.keys(pages[0])).toEqual(['facets', 'next-cursor', 'total-results', 'items', 'items-per-page', 'query']);
+    expect(Object.keys(pages[0])).toEqual([
+      'facets',
+      'next-cursor',
+      'total-results',
+      'items',
+      'items-per-page',
+      'query',
+    ]);
     expect(pages.every((p) => p['total-results'] === 2500 && p['next-cursor'] === pages[0]['next-cursor'])).toBe(true);
     const item = pages[0].items.find((i: any) => i.DOI === '10.5555/harvest.0');
     const day = a.works[0].indexed;
-    expect(item.indexed).toMatchObject({ 'date-parts': [day.split('-').map(Number)], 'date-time': `${day}T00:00:00Z`, timestamp: Date.parse(day) });
+    expect(item.indexed).toMatchObject({
+      'date-parts': [day.split('-').map(Number)],
+      'date-time': `${day}T00:00:00Z`,
+      timestamp: Date.parse(day),
+    });
     const r = await get(a, 'rows=1');
-    expect([r.headers.get('x-rate-limit-limit'), r.headers.get('x-rate-limit-interval'), r.headers.get('x-concurrency-limit')]).toEqual(['1000', '1s', '50']);
-    expect(r.json).toMatchObject({ status: 'ok', 'message-type': 'work-list', 'message-version': '1.0.0', message: { 'items-per-page': 1 } });
+    expect([
+      r.headers.get('x-rate-limit-limit'),
+      r.headers.get('x-rate-limit-interval'),
+      r.headers.get('x-concurrency-limit'),
+    ]).toEqual(['1000', '1s', '50']);
+    expect(r.json).toMatchObject({
+      status: 'ok',
+      'message-type': 'work-list',
+      'message-version': '1.0.0',
+      message: { 'items-per-page': 1 },
+    });
     expect(r.json.message['next-cursor']).toBeUndefined();
     expect(a.calls[0].params.get('mailto')).toBe('test@example.org');
   });
@@ -111,7 +160,9 @@ describe('GET /works', () => {
     expect(await count('has-update:true')).toBe(152);
     expect(await count('has-update:f')).toBe(150);
     expect(await count('is-update:true,has-update:true')).toBe(2);
-    expect(await count('is-update:true,from-index-date:2024-05-03')).toBe(works.filter((w, i) => i % 2 === 0 && w.indexed === '2024-05-03').length + 2);
+    expect(await count('is-update:true,from-index-date:2024-05-03')).toBe(
+      works.filter((w, i) => i % 2 === 0 && w.indexed === '2024-05-03').length + 2,
+    );
     expect(await count('is-update:true,is-update:false')).toBe(302);
     expect(await count('from-index-date:2026-09-22,from-index-date:2024-05-03')).toBe(on('2024-05-03') + 2);
   });
@@ -119,7 +170,12 @@ describe('GET /works', () => {
   test('select keeps only the named fields', async () => {
     const a = await start({ works: syntheticWorks(4) });
     const { items } = (await get(a, 'select=DOI,indexed,updated-by&rows=4')).json.message;
-    expect(items.map((i: any) => Object.keys(i))).toEqual([['DOI', 'indexed'], ['DOI', 'indexed', 'updated-by'], ['DOI', 'indexed'], ['DOI', 'indexed', 'updated-by']]);
+    expect(items.map((i: any) => Object.keys(i))).toEqual([
+      ['DOI', 'indexed'],
+      ['DOI', 'indexed', 'updated-by'],
+      ['DOI', 'indexed'],
+      ['DOI', 'indexed', 'updated-by'],
+    ]);
     expect(items[0].indexed['date-parts']).toHaveLength(1);
   });
 
@@ -130,7 +186,13 @@ describe('GET /works', () => {
     expect(rows.json).toEqual({
       status: 'failed',
       'message-type': 'validation-failure',
-      message: [{ type: 'integer-not-valid', value: '1001', message: 'Integer specified as 1001 but must be a positive integer less than or equal to 1000. ' }],
+      message: [
+        {
+          type: 'integer-not-valid',
+          value: '1001',
+          message: 'Integer specified as 1001 but must be a positive integer less than or equal to 1000. ',
+        },
+      ],
     });
     expect((await get(a, 'rows=ten')).status).toBe(400);
     expect((await get(a, 'filter=from-index-date:yesterday')).json.message[0].type).toBe('date-not-valid');
@@ -150,7 +212,11 @@ describe('limits and faults', () => {
     for (let i = 0; i < 5; i++) statuses.push((await get(a, 'rows=1')).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     const limited = await get(a, 'rows=1');
-    expect([limited.headers.get('retry-after'), limited.headers.get('x-rate-limit-limit'), limited.headers.get('x-rate-limit-interval')]).toEqual(['1', '3', '1s']);
+    expect([
+      limited.headers.get('retry-after'),
+      limited.headers.get('x-rate-limit-limit'),
+      limited.headers.get('x-rate-limit-interval'),
+    ]).toEqual(['1', '3', '1s']);
     expect(a.calls.map((c) => c.status)).toEqual([200, 200, 200, 429, 429, 429]);
     await Bun.sleep(1050);
     expect((await get(a, 'rows=1')).status).toBe(200);
@@ -162,7 +228,11 @@ describe('limits and faults', () => {
     const first = [get(a, 'rows=1'), get(a, 'rows=1')];
     await Bun.sleep(100);
     const third = await get(a, 'rows=1');
-    expect([third.status, third.headers.get('retry-after'), third.headers.get('x-concurrency-limit')]).toEqual([429, '1', '2']);
+    expect([third.status, third.headers.get('retry-after'), third.headers.get('x-concurrency-limit')]).toEqual([
+      429,
+      '1',
+      '2',
+    ]);
     expect((await Promise.all(first)).map((r) => r.status)).toEqual([200, 200]);
     expect(a.maxInFlight).toBe(2);
   });
@@ -173,7 +243,12 @@ describe('limits and faults', () => {
     a.inject({ kind: 'status', status: 500, times: 1 });
     const got = [];
     for (let i = 0; i < 4; i++) got.push(await get(a, 'rows=1'));
-    expect(got.map((r) => [r.status, r.headers.get('retry-after')])).toEqual([[503, '7'], [503, '7'], [500, null], [200, null]]);
+    expect(got.map((r) => [r.status, r.headers.get('retry-after')])).toEqual([
+      [503, '7'],
+      [503, '7'],
+      [500, null],
+      [200, null],
+    ]);
   });
 
   test('expire-cursors (and an unused cursor past its lifetime) makes a cursor answer 400; a new walk works', async () => {
@@ -231,7 +306,10 @@ describe('limits and faults', () => {
     a.works[3].indexed = '2024-04-30';
     a.works[0]['update-to'] = [];
     const rest = await get(a, `rows=2&cursor=${encodeURIComponent(first.json.message['next-cursor'])}`);
-    expect(rest.json.message.items.map((i: any) => [i.DOI, i.indexed['date-parts'][0][2]])).toEqual([['10.5555/harvest.2', 1], ['10.5555/harvest.3', 30]]);
+    expect(rest.json.message.items.map((i: any) => [i.DOI, i.indexed['date-parts'][0][2]])).toEqual([
+      ['10.5555/harvest.2', 1],
+      ['10.5555/harvest.3', 30],
+    ]);
     const again = await walk(a, 'rows=10&filter=from-index-date:2024-05-01');
     expect(dois(again)).toEqual(['10.5555/harvest.0', '10.5555/harvest.1', '10.5555/harvest.2', '10.5555/harvest.9']);
     expect(again[0].items[0]['update-to']).toEqual([]);

@@ -4,7 +4,14 @@ import { servedUpdates, Store } from '../../src/store/index.ts';
 import { CrossrefHarvest, importUpdates, loadState, type WindowFigures } from '../../src/updates/index.ts';
 import { silentLogger } from '../../src/base/log.ts';
 import type { Fault } from '../../src/base/fault.ts';
-import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi, type CrossrefApiOptions, type FakeWork } from '../support/crossref-api.ts';
+import {
+  startCrossrefApi,
+  realWorks,
+  syntheticWorks,
+  type CrossrefApi,
+  type CrossrefApiOptions,
+  type FakeWork,
+} from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /** The Crossref harvest (src/updates/harvest/) against the loopback Crossref REST API, into real stores. */
@@ -31,8 +38,23 @@ async function serve(works: FakeWork[], opts: CrossrefApiOptions = {}): Promise<
   api = await startCrossrefApi({ works, ...opts });
   return api;
 }
-function harvester(a: CrossrefApi, settings: Partial<CrossrefHarvestSettings> = {}, stores: Store[] = [store]): CrossrefHarvest {
-  const s: CrossrefHarvestSettings = { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 0, idle: false, ...settings };
+function harvester(
+  a: CrossrefApi,
+  settings: Partial<CrossrefHarvestSettings> = {},
+  stores: Store[] = [store],
+): CrossrefHarvest {
+  const s: CrossrefHarvestSettings = {
+    name: 'crossref',
+    url: a.url,
+    mailto: 'ops@example.org',
+    everyMs: 3600_000,
+    rows: 100,
+    fullEveryMs: 0,
+    staleAfterMs: 1e9,
+    nice: 0,
+    idle: false,
+    ...settings,
+  };
   return new CrossrefHarvest(s, stores, silentLogger, { version: 'test', retryBaseMs: 20 });
 }
 async function ok(r: Promise<WindowFigures | Fault>): Promise<WindowFigures> {
@@ -45,7 +67,8 @@ const served = (doi: string, s: Store = store) => servedUpdates(s.updatesOf(doi.
 function everything(s: Store, works: FakeWork[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const w of works) {
-    for (const doi of [w.DOI, ...((w['update-to'] ?? []) as { DOI: string }[]).map((e) => e.DOI)]) out[doi.toLowerCase()] = served(doi, s);
+    for (const doi of [w.DOI, ...((w['update-to'] ?? []) as { DOI: string }[]).map((e) => e.DOI)])
+      out[doi.toLowerCase()] = served(doi, s);
   }
   return out;
 }
@@ -58,8 +81,21 @@ describe('a window', () => {
     expect(r).toMatchObject({ until: TODAY, works: 4, full: true }); // the first harvest reads everything: a full one
     const article = served(ARTICLE);
     const retraction = article.filter((u) => u.updateDoi === NOTICE && u.updateType === 'retraction');
-    expect(retraction).toEqual([{ updateDoi: NOTICE, source: 'retraction-watch', updateType: 'retraction', updateDate: '2020-06-05', reasons: [], urls: [`https://doi.org/${NOTICE}`] }]);
-    expect(article.map((u) => [u.source, u.updateType, u.updateDoi])).toContainEqual(['retraction-watch', 'expression_of_concern', '10.1016/s0140-6736(20)31290-3']);
+    expect(retraction).toEqual([
+      {
+        updateDoi: NOTICE,
+        source: 'retraction-watch',
+        updateType: 'retraction',
+        updateDate: '2020-06-05',
+        reasons: [],
+        urls: [`https://doi.org/${NOTICE}`],
+      },
+    ]);
+    expect(article.map((u) => [u.source, u.updateType, u.updateDoi])).toContainEqual([
+      'retraction-watch',
+      'expression_of_concern',
+      '10.1016/s0140-6736(20)31290-3',
+    ]);
     // one update per (source, notice, type): the notice's update-to and the article's updated-by name the same one
     const ids = article.map((u) => `${u.source} ${u.updateDoi} ${u.updateType}`);
     expect(new Set(ids).size).toBe(ids.length);
@@ -72,7 +108,9 @@ describe('a window', () => {
     expect(r.works).toBe(1_050);
     expect(r.used).toBe(1_050);
     for (const w of works.filter((_, i) => i % 2 === 1)) expect(served(w.DOI)).toHaveLength(1);
-    expect(a.calls.every((c) => c.params.get('mailto') === 'ops@example.org' && c.params.get('rows') === '100')).toBe(true);
+    expect(a.calls.every((c) => c.params.get('mailto') === 'ops@example.org' && c.params.get('rows') === '100')).toBe(
+      true,
+    );
     expect(new Set(a.calls.map((c) => c.params.get('select')))).toEqual(new Set(['DOI,created,update-to,updated-by']));
     expect(a.calls[0]!.params.get('filter')).toBe(`until-index-date:${TODAY},is-update:true`);
     expect(a.calls[0]!.headers.get('user-agent')).toContain('mailto:ops@example.org');
@@ -84,7 +122,9 @@ describe('a window', () => {
     const works = syntheticWorks(20, { days: ['2024-05-01'] });
     const a = await serve(works);
     await ok(harvester(a, { from: '2024-01-01' }).run());
-    expect(a.calls[0]!.params.get('filter')).toBe(`from-index-date:2024-01-01,until-index-date:${TODAY},is-update:true`);
+    expect(a.calls[0]!.params.get('filter')).toBe(
+      `from-index-date:2024-01-01,until-index-date:${TODAY},is-update:true`,
+    );
     const target = works[1]!;
     expect(served(target.DOI)).toHaveLength(1);
     // Crossref re-indexes the work without its update: its updated-by is now empty
@@ -112,9 +152,15 @@ describe('a window', () => {
     const refused = await h.run({ full: true, now: () => day + 1000 });
     expect(refused).toMatchObject({ code: 'SNAPSHOT_SHRINK' });
     expect(everything(store, all)).toEqual(before);
-    expect(loadState(store, 'crossref')).toMatchObject({ lastFullAt: day + 1000, lastError: { code: 'SNAPSHOT_SHRINK' }, window: undefined });
+    expect(loadState(store, 'crossref')).toMatchObject({
+      lastFullAt: day + 1000,
+      lastError: { code: 'SNAPSHOT_SHRINK' },
+      window: undefined,
+    });
     expect((await ok(h.run({ now: () => day + 2000 }))).full).toBe(false);
-    expect((await ok(h.run({ full: true, allowShrink: true, now: () => day + 3000 }))).applied.production!.updatesWithdrawn).toBe(150);
+    expect(
+      (await ok(h.run({ full: true, allowShrink: true, now: () => day + 3000 }))).applied.production!.updatesWithdrawn,
+    ).toBe(150);
   });
 
   test('a scheduled run is full once the last full one is older than fullEveryMs', async () => {
@@ -135,7 +181,9 @@ describe('a window', () => {
     a.works.splice(0, a.works.length, {
       DOI: '10.5555/notice.late',
       indexed: TODAY,
-      'update-to': [{ DOI: target, type: 'correction', source: 'publisher', updated: { 'date-parts': [[2025, 1, 2]] } }],
+      'update-to': [
+        { DOI: target, type: 'correction', source: 'publisher', updated: { 'date-parts': [[2025, 1, 2]] } },
+      ],
     });
     await ok(harvester(a).run());
     expect(served(target).map((u) => [u.source, u.updateType, u.updateDoi])).toEqual([
@@ -159,21 +207,32 @@ describe('a window', () => {
 });
 
 describe('one update per notice across sources', () => {
-  const HEADER = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
+  const HEADER =
+    'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
   const csvRow = (record: string, notice: string) =>
     `${record},Hydroxychloroquine,,,The Lancet,Elsevier,,,https://retractionwatch.com/x;,Research Article;,6/4/2020 0:00,${notice},0,5/22/2020 0:00,${ARTICLE},0,Retraction,+Concerns/Issues About Data;+Investigation by Journal/Publisher;,No,`;
   async function importCsv(rows: string[]): Promise<void> {
-    const r = await importUpdates([store], 'retraction-watch-csv', (async function* () {
-      yield Buffer.from(`${HEADER}\n${rows.join('\n')}\n`);
-    })());
+    const r = await importUpdates(
+      [store],
+      'retraction-watch-csv',
+      (async function* () {
+        yield Buffer.from(`${HEADER}\n${rows.join('\n')}\n`);
+      })(),
+    );
     if ('code' in r) throw new Error(r.message);
   }
-  const rwRetractions = () => served(ARTICLE).filter((u) => u.source === 'retraction-watch' && u.updateType === 'retraction');
+  const rwRetractions = () =>
+    served(ARTICLE).filter((u) => u.source === 'retraction-watch' && u.updateType === 'retraction');
 
   test("the Retraction Watch CSV and Crossref's retraction-watch entry are one update: the CSV's reasons, Crossref's notice DOI", async () => {
     // the CSV has no notice DOI for this record ("unavailable"): only the Record ID ties the two together
     await importCsv([csvRow('23529', 'unavailable')]);
-    expect(rwRetractions()).toEqual([expect.objectContaining({ updateDoi: null, reasons: ['Concerns/Issues About Data', 'Investigation by Journal/Publisher'] })]);
+    expect(rwRetractions()).toEqual([
+      expect.objectContaining({
+        updateDoi: null,
+        reasons: ['Concerns/Issues About Data', 'Investigation by Journal/Publisher'],
+      }),
+    ]);
     await ok(harvester(await serve(realWorks())).run());
     expect(rwRetractions()).toEqual([
       {
@@ -225,32 +284,39 @@ describe('faults', () => {
   test.each([
     ['400 naming the cursor', 'named', 400],
     ['404 "Resource not found."', 'not-found', 404],
-  ] as const)('an expired cursor answered %s restarts the window, nothing counted twice; the same answer to cursor=* is an error', async (_, reply, status) => {
-    const works = syntheticWorks(500);
-    const a = await serve(works, { expiredCursor: reply });
-    let pages = 0;
-    const r = await ok(
-      harvester(a).run({
-        onProgress: () => {
-          if (++pages === 2) a.inject({ kind: 'expire-cursors' });
-        },
-      }),
-    );
-    expect(a.calls.some((c) => c.status === status)).toBe(true);
-    expect(cursors(a).filter((c) => c === '*').length).toBe(3); // notices, notices again, then updated
-    expect(r.works).toBe(500);
-    expect(r.applied.production!.updatesAdded).toBe(250);
-    // the same status to a walk's first call is not a cursor's: the run fails, the window kept
-    a.inject({ kind: 'status', status, times: 1 });
-    const failed = await harvester(a).run();
-    expect(failed).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
-    expect((failed as Fault).message).toContain(`HTTP ${status}`);
-  });
+  ] as const)(
+    'an expired cursor answered %s restarts the window, nothing counted twice; the same answer to cursor=* is an error',
+    async (_, reply, status) => {
+      const works = syntheticWorks(500);
+      const a = await serve(works, { expiredCursor: reply });
+      let pages = 0;
+      const r = await ok(
+        harvester(a).run({
+          onProgress: () => {
+            if (++pages === 2) a.inject({ kind: 'expire-cursors' });
+          },
+        }),
+      );
+      expect(a.calls.some((c) => c.status === status)).toBe(true);
+      expect(cursors(a).filter((c) => c === '*').length).toBe(3); // notices, notices again, then updated
+      expect(r.works).toBe(500);
+      expect(r.applied.production!.updatesAdded).toBe(250);
+      // the same status to a walk's first call is not a cursor's: the run fails, the window kept
+      a.inject({ kind: 'status', status, times: 1 });
+      const failed = await harvester(a).run();
+      expect(failed).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
+      expect((failed as Fault).message).toContain(`HTTP ${status}`);
+    },
+  );
 
   test('a 400 validation failure of another parameter on a later page is an error, not an expired cursor', async () => {
     const a = await serve(syntheticWorks(500));
     let pages = 0;
-    const body = JSON.stringify({ status: 'failed', 'message-type': 'validation-failure', message: [{ type: 'parameter-not-allowed', value: 'rows', message: 'This route does not support rows' }] });
+    const body = JSON.stringify({
+      status: 'failed',
+      'message-type': 'validation-failure',
+      message: [{ type: 'parameter-not-allowed', value: 'rows', message: 'This route does not support rows' }],
+    });
     const failed = await harvester(a).run({
       onProgress: () => {
         if (++pages === 2) a.inject({ kind: 'status', status: 400, body, times: 1 });
@@ -268,7 +334,12 @@ describe('faults', () => {
     const before = everything(store, works);
     // Crossref re-indexes every work today; one of them gained a correction
     works.forEach((w, i) => (works[i] = { ...w, indexed: TODAY }));
-    const extra = { DOI: '10.5555/late.correction', type: 'correction', source: 'publisher', updated: { 'date-parts': [[2025, 2, 3]] } };
+    const extra = {
+      DOI: '10.5555/late.correction',
+      type: 'correction',
+      source: 'publisher',
+      updated: { 'date-parts': [[2025, 2, 3]] },
+    };
     works[3] = { ...works[3]!, 'updated-by': [...(works[3]!['updated-by'] as unknown[]), extra] };
     // every page is cut off: the run gives up, the window is kept, the store is as it was
     a.inject({ kind: 'truncate', times: 1_000 });
@@ -276,12 +347,17 @@ describe('faults', () => {
     expect(failed).toMatchObject({ code: 'HARVEST_BAD_PAGE' });
     expect((failed as Fault).message).toContain('gave up after 8 tries');
     expect(everything(store, works)).toEqual(before);
-    expect(loadState(store, 'crossref')).toMatchObject({ lastError: { code: 'HARVEST_BAD_PAGE' }, window: { pass: 0, cursor: '*' } });
+    expect(loadState(store, 'crossref')).toMatchObject({
+      lastError: { code: 'HARVEST_BAD_PAGE' },
+      window: { pass: 0, cursor: '*' },
+    });
     // one cut-off page while the server moves its scroll cursor on: the walk misses works and starts again
     a.clearFaults();
     a.calls.length = 0;
     let pages = 0;
-    const r = await ok(harvester(a).run({ onProgress: () => ++pages === 1 && a.inject({ kind: 'truncate', times: 1 }) }));
+    const r = await ok(
+      harvester(a).run({ onProgress: () => ++pages === 1 && a.inject({ kind: 'truncate', times: 1 }) }),
+    );
     expect(cursors(a).filter((c) => c === '*').length).toBe(3); // the notices walk lost a page and ran again
     expect(r.works).toBe(500);
     expect(served(works[3]!.DOI).map((u) => u.updateDoi)).toEqual(['10.5555/harvest.2', '10.5555/late.correction']);

@@ -17,14 +17,24 @@ test('an import that fails other than by a fault of its source is logged with th
   const lines: Record<string, unknown>[] = [];
   const log: Logger = { log: (level, event, fields) => lines.push({ level, event, ...fields }) };
   // a store that cannot be read: the failure is the service's, not the file's (no fault code, no child process)
-  const broken = { env: 'production', sourceState: () => { throw new Error('store read failed'); } } as unknown as Store;
+  const broken = {
+    env: 'production',
+    sourceState: () => {
+      throw new Error('store read failed');
+    },
+  } as unknown as Store;
   const dropped = join(dir.path, 'rw.csv');
   writeFileSync(dropped, 'Record ID,Title\n');
   const sources = new FollowedSources({ dropDir: dir.path, nice: 10, urls: [], stores: [broken], log });
   try {
     await sources.start();
     const failed = await waitFor(() => lines.find((l) => l.event === 'updates.import_failed'), 'updates.import_failed');
-    expect(failed).toEqual({ level: 'error', event: 'updates.import_failed', source: dropped, error: 'Error: store read failed' });
+    expect(failed).toEqual({
+      level: 'error',
+      event: 'updates.import_failed',
+      source: dropped,
+      error: 'Error: store read failed',
+    });
   } finally {
     await sources.close();
     dir.remove();
@@ -51,9 +61,20 @@ test('a URL whose run outlasts its interval has one run pending at most: ticks m
       return new Response(SAMPLE, { headers: { etag: '"v1"', 'content-type': 'text/csv' } });
     },
   });
-  const url = (path: string) => ({ url: `http://127.0.0.1:${server.port}${path}`, format: 'retraction-watch-csv' as const, everyMs: 60_000, staleAfterMs: 3600_000 });
+  const url = (path: string) => ({
+    url: `http://127.0.0.1:${server.port}${path}`,
+    format: 'retraction-watch-csv' as const,
+    everyMs: 60_000,
+    staleAfterMs: 3600_000,
+  });
   const ticks: (() => void)[] = [];
-  const sources = new FollowedSources({ nice: 0, urls: [url('/slow'), url('/queued')], stores, log, schedule: (tick) => (ticks.push(tick), () => undefined) });
+  const sources = new FollowedSources({
+    nice: 0,
+    urls: [url('/slow'), url('/queued')],
+    stores,
+    log,
+    schedule: (tick) => (ticks.push(tick), () => undefined),
+  });
   const tickAll = () => ticks.forEach((tick) => tick());
   try {
     await sources.start();
@@ -64,7 +85,9 @@ test('a URL whose run outlasts its interval has one run pending at most: ticks m
     letGo();
     await drained;
     expect(fetched).toEqual(['/slow', '/queued']);
-    expect(lines.filter((l) => l.event === 'updates.run_skipped').map((l) => l.source)).toEqual(Array.from({ length: 10 }, () => [url('/slow').url, url('/queued').url]).flat());
+    expect(lines.filter((l) => l.event === 'updates.run_skipped').map((l) => l.source)).toEqual(
+      Array.from({ length: 10 }, () => [url('/slow').url, url('/queued').url]).flat(),
+    );
     expect(lines.filter((l) => l.event === 'updates.imported')).toHaveLength(2);
     // ended: the next tick queues each again, as usual
     tickAll();

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { CrossrefClient, parseInterval, parsePage, parseRetryAfter, RateGate } from '../../src/updates/harvest/index.ts';
+import {
+  CrossrefClient,
+  parseInterval,
+  parsePage,
+  parseRetryAfter,
+  RateGate,
+} from '../../src/updates/harvest/index.ts';
 
 /** The small rules of the harvest's client (src/updates/harvest/crossref-client.ts, rate-gate.ts). */
 
@@ -26,11 +32,23 @@ describe('what a reply says', () => {
   });
 
   test('a work-list page, or why it is not one', () => {
-    const page = { status: 'ok', 'message-type': 'work-list', message: { 'next-cursor': 'abc', 'total-results': 2, items: [{ DOI: '10.5555/a' }] } };
-    expect(parsePage(JSON.stringify(page))).toEqual({ items: [{ DOI: '10.5555/a' }], nextCursor: 'abc', totalResults: 2 });
+    const page = {
+      status: 'ok',
+      'message-type': 'work-list',
+      message: { 'next-cursor': 'abc', 'total-results': 2, items: [{ DOI: '10.5555/a' }] },
+    };
+    expect(parsePage(JSON.stringify(page))).toEqual({
+      items: [{ DOI: '10.5555/a' }],
+      nextCursor: 'abc',
+      totalResults: 2,
+    });
     expect(parsePage(JSON.stringify(page).slice(0, 40))).toStartWith('the reply is not whole JSON');
     expect(parsePage('{"status":"ok","message":{}}')).toBe('the reply has no message.items list');
-    expect(parsePage(JSON.stringify({ message: { items: [] } }))).toEqual({ items: [], nextCursor: undefined, totalResults: -1 });
+    expect(parsePage(JSON.stringify({ message: { items: [] } }))).toEqual({
+      items: [],
+      nextCursor: undefined,
+      totalResults: -1,
+    });
   });
 });
 
@@ -87,17 +105,30 @@ describe('waits between tries (a real server on loopback answering 503)', () => 
       port: 0,
       fetch: () => {
         calls++;
-        return new Response('{"status":"failed","message":[{"type":"overloaded"}]}', { status: 503, headers: retryAfter ? { 'retry-after': retryAfter } : {} });
+        return new Response('{"status":"failed","message":[{"type":"overloaded"}]}', {
+          status: 503,
+          headers: retryAfter ? { 'retry-after': retryAfter } : {},
+        });
       },
     });
   });
   afterAll(() => server.stop(true));
 
   /** The waits one page's tries asked for (the client's sleep only records them), and the calls the server saw. */
-  async function waitsOf(o: { maxTries: number; retryBaseMs: number; maxWaitMs: number }): Promise<{ waits: number[]; calls: number; code: string }> {
+  async function waitsOf(o: {
+    maxTries: number;
+    retryBaseMs: number;
+    maxWaitMs: number;
+  }): Promise<{ waits: number[]; calls: number; code: string }> {
     const waits: number[] = [];
     const before = calls;
-    const client = new CrossrefClient({ baseUrl: `http://127.0.0.1:${server.port}`, mailto: 'ops@example.org', userAgent: 'test', ...o, sleep: async (ms) => void waits.push(ms) });
+    const client = new CrossrefClient({
+      baseUrl: `http://127.0.0.1:${server.port}`,
+      mailto: 'ops@example.org',
+      userAgent: 'test',
+      ...o,
+      sleep: async (ms) => void waits.push(ms),
+    });
     const r = await client.works({ filter: 'from-index-date:2026-01-01', select: 'DOI', rows: 10, cursor: '*' });
     return { waits, calls: calls - before, code: 'code' in r ? (r.code as string) : 'page' };
   }
@@ -119,7 +150,8 @@ describe('waits between tries (a real server on loopback answering 503)', () => 
   test('the waits are jittered: many clients retrying at once do not all wait alike', async () => {
     retryAfter = undefined;
     const first: number[] = [];
-    for (let i = 0; i < 30; i++) first.push((await waitsOf({ maxTries: 2, retryBaseMs: 1000, maxWaitMs: 4000 })).waits[0]!);
+    for (let i = 0; i < 30; i++)
+      first.push((await waitsOf({ maxTries: 2, retryBaseMs: 1000, maxWaitMs: 4000 })).waits[0]!);
     // uniform over [500, 1000]: all 30 above 650, or all below 850, has a chance of 0.7^30 (2e-5) each
     expect(Math.min(...first)).toBeLessThan(650);
     expect(Math.max(...first)).toBeGreaterThan(850);
@@ -144,7 +176,12 @@ test('a stop while the call waits for the rate gate makes no call: its page woul
     calls++;
     return new Response('{}', { status: 500 });
   }) as unknown as typeof fetch;
-  const client = new CrossrefClient({ baseUrl: 'http://127.0.0.1:9', mailto: 'ops@example.org', userAgent: 'test', fetch: fetchCounting });
+  const client = new CrossrefClient({
+    baseUrl: 'http://127.0.0.1:9',
+    mailto: 'ops@example.org',
+    userAgent: 'test',
+    fetch: fetchCounting,
+  });
   // one call a second, and one just started: the next waits about a second at the gate
   client.gate.learn(new Headers({ 'x-rate-limit-limit': '1', 'x-rate-limit-interval': '1s' }));
   (await client.gate.enter())();
@@ -163,22 +200,56 @@ test('a stop that cuts off the last try is a stop, not a failure after all the t
     if (++calls < 3) return new Response('busy', { status: 503 });
     // the last try: held until the stop's grace cuts it off
     stop.abort();
-    return new Promise<Response>((_, reject) => init.signal?.addEventListener('abort', () => reject(new DOMException('The operation was aborted.', 'AbortError'))));
+    return new Promise<Response>((_, reject) =>
+      init.signal?.addEventListener('abort', () =>
+        reject(new DOMException('The operation was aborted.', 'AbortError')),
+      ),
+    );
   }) as unknown as typeof fetch;
-  const client = new CrossrefClient({ baseUrl: 'http://127.0.0.1:9', mailto: 'ops@example.org', userAgent: 'test', fetch: lastHangs, maxTries: 3, retryBaseMs: 1, stopGraceMs: 20 });
-  expect(await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' }, stop.signal)).toMatchObject({ code: 'HARVEST_STOPPED' });
+  const client = new CrossrefClient({
+    baseUrl: 'http://127.0.0.1:9',
+    mailto: 'ops@example.org',
+    userAgent: 'test',
+    fetch: lastHangs,
+    maxTries: 3,
+    retryBaseMs: 1,
+    stopGraceMs: 20,
+  });
+  expect(
+    await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' }, stop.signal),
+  ).toMatchObject({ code: 'HARVEST_STOPPED' });
   expect(calls).toBe(3);
 });
 
 test('a redirect is not followed: the Plus token never reaches the host it points at, and the fault says where it pointed', async () => {
   const seenElsewhere: (string | null)[] = [];
-  const elsewhere = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (seenElsewhere.push(req.headers.get('crossref-plus-api-token')), Response.json({ status: 'ok', message: { items: [] } })) });
-  const crossref = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null, { status: 302, headers: { location: `http://localhost:${elsewhere.port}/works` } }) });
+  const elsewhere = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => (
+      seenElsewhere.push(req.headers.get('crossref-plus-api-token')),
+      Response.json({ status: 'ok', message: { items: [] } })
+    ),
+  });
+  const crossref = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => new Response(null, { status: 302, headers: { location: `http://localhost:${elsewhere.port}/works` } }),
+  });
   try {
-    const client = new CrossrefClient({ baseUrl: `http://127.0.0.1:${crossref.port}`, mailto: 'ops@example.org', userAgent: 'test', plusToken: 'PLUS-SECRET', maxTries: 3, retryBaseMs: 1 });
+    const client = new CrossrefClient({
+      baseUrl: `http://127.0.0.1:${crossref.port}`,
+      mailto: 'ops@example.org',
+      userAgent: 'test',
+      plusToken: 'PLUS-SECRET',
+      maxTries: 3,
+      retryBaseMs: 1,
+    });
     const r = await client.works({ filter: 'is-update:true', select: 'DOI', rows: 10, cursor: '*' });
     expect(r).toMatchObject({ code: 'HARVEST_HTTP_ERROR' });
-    expect((r as { message: string }).message).toContain(`HTTP 302, a redirect to "http://localhost:${elsewhere.port}/works", not followed`);
+    expect((r as { message: string }).message).toContain(
+      `HTTP 302, a redirect to "http://localhost:${elsewhere.port}/works", not followed`,
+    );
     expect(seenElsewhere).toEqual([]);
   } finally {
     crossref.stop(true);

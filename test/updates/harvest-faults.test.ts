@@ -28,7 +28,17 @@ afterEach(async () => {
   dir.remove();
 });
 
-const settings = (url: string) => ({ name: 'crossref', url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 7 * DAY, staleAfterMs: 1e9, nice: 0, idle: false });
+const settings = (url: string) => ({
+  name: 'crossref',
+  url,
+  mailto: 'ops@example.org',
+  everyMs: 3600_000,
+  rows: 100,
+  fullEveryMs: 7 * DAY,
+  staleAfterMs: 1e9,
+  nice: 0,
+  idle: false,
+});
 function recorder(): { log: Logger; events: string[] } {
   const events: string[] = [];
   return { events, log: { log: (_level: string, event: string) => void events.push(event) } as unknown as Logger };
@@ -36,11 +46,18 @@ function recorder(): { log: Logger; events: string[] } {
 
 test('a full window given up (its pages lost again and again) is followed by an incremental one, then the full is tried again', async () => {
   api = await startCrossrefApi({ works: syntheticWorks(1000, { days: ['2024-05-01'] }) });
-  const first = await new CrossrefHarvest(settings(api.url), [store], recorder().log, { version: 't', retryBaseMs: 1 }).run({ now: () => START });
+  const first = await new CrossrefHarvest(settings(api.url), [store], recorder().log, {
+    version: 't',
+    retryBaseMs: 1,
+  }).run({ now: () => START });
   if ('code' in first) throw new Error(first.message);
   // a week later a retraction notice is indexed; a gateway answers 502 to one call in six after Crossref served
   // the page (its scroll moved on), so the full window loses a page on every try
-  api.works.push({ DOI: '10.5555/new.notice', indexed: '2030-01-07', 'update-to': [{ DOI: VICTIM, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2030, 1, 7]] } }] });
+  api.works.push({
+    DOI: '10.5555/new.notice',
+    indexed: '2030-01-07',
+    'update-to': [{ DOI: VICTIM, type: 'retraction', source: 'publisher', updated: { 'date-parts': [[2030, 1, 7]] } }],
+  });
   let n = 0;
   const flaky = (async (url: string, init: RequestInit) => {
     const res = await fetch(url, init);
@@ -48,7 +65,11 @@ test('a full window given up (its pages lost again and again) is followed by an 
     await res.text();
     return new Response('bad gateway', { status: 502 });
   }) as unknown as typeof fetch;
-  const h = new CrossrefHarvest(settings(api.url), [store], recorder().log, { version: 't', retryBaseMs: 1, fetch: flaky });
+  const h = new CrossrefHarvest(settings(api.url), [store], recorder().log, {
+    version: 't',
+    retryBaseMs: 1,
+    fetch: flaky,
+  });
   const at = (hours: number) => () => START + 7 * DAY + hours * 3600_000;
   const full = await h.run({ now: at(1) });
   expect(full).toMatchObject({ code: 'HARVEST_CURSOR_EXPIRED' });
@@ -60,7 +81,10 @@ test('a full window given up (its pages lost again and again) is followed by an 
   expect(servedUpdates(store.updatesOf(VICTIM)).map((u) => u.updateDoi)).toEqual(['10.5555/new.notice']);
   expect(loadState(store, 'crossref').fullGaveUpAt).toBeUndefined();
   // and the one after tries the full window again (here whole: the gateway is mended)
-  const again = await new CrossrefHarvest(settings(api.url), [store], recorder().log, { version: 't', retryBaseMs: 1 }).run({ now: at(3) });
+  const again = await new CrossrefHarvest(settings(api.url), [store], recorder().log, {
+    version: 't',
+    retryBaseMs: 1,
+  }).run({ now: at(3) });
   if ('code' in again) throw new Error(again.message);
   expect(again.full).toBe(true);
 });
@@ -85,7 +109,11 @@ test('a stop while a page is in flight lets the page come: the next run resumes 
   api = await startCrossrefApi({ works: syntheticWorks(1050) });
   const { log, events } = recorder();
   const stop = new AbortController();
-  const running = new CrossrefHarvest(settings(api.url), [store], log, { version: 't', retryBaseMs: 1, fetch: slowReplies(300) }).run({ signal: stop.signal });
+  const running = new CrossrefHarvest(settings(api.url), [store], log, {
+    version: 't',
+    retryBaseMs: 1,
+    fetch: slowReplies(300),
+  }).run({ signal: stop.signal });
   await Bun.sleep(1000); // a few pages in, one in flight
   stop.abort();
   const stopped = await running;
@@ -105,7 +133,12 @@ test('a page still not come when the grace ends is given up: the resumed window 
   api = await startCrossrefApi({ works: syntheticWorks(1050) });
   const { log, events } = recorder();
   const stop = new AbortController();
-  const running = new CrossrefHarvest(settings(api.url), [store], log, { version: 't', retryBaseMs: 1, fetch: slowReplies(300), stopGraceMs: 50 }).run({ signal: stop.signal });
+  const running = new CrossrefHarvest(settings(api.url), [store], log, {
+    version: 't',
+    retryBaseMs: 1,
+    fetch: slowReplies(300),
+    stopGraceMs: 50,
+  }).run({ signal: stop.signal });
   await Bun.sleep(1000);
   stop.abort();
   expect(await running).toMatchObject({ code: 'HARVEST_STOPPED' });
@@ -126,7 +159,11 @@ test('a window is claimed before its first call, and its heartbeat is saved whil
     if (failing-- > 0) return new Response('busy', { status: 503 });
     return fetch(url, init);
   }) as unknown as typeof fetch;
-  const r = await new CrossrefHarvest(settings(api.url), [store], recorder().log, { version: 't', retryBaseMs: 200, fetch: unsteady }).run({ now: () => clock });
+  const r = await new CrossrefHarvest(settings(api.url), [store], recorder().log, {
+    version: 't',
+    retryBaseMs: 200,
+    fetch: unsteady,
+  }).run({ now: () => clock });
   if ('code' in r) throw new Error(r.message);
   // the first call already finds the window saved; each try after a failure finds the heartbeat moved on
   expect(heartbeats.slice(0, 4)).toEqual([START, START + 60_000, START + 120_000, START + 180_000]);

@@ -4,7 +4,13 @@ import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
 import type { Fault } from '../../src/base/fault.ts';
 import type { Level, Logger } from '../../src/base/log.ts';
 import { servedUpdates, Store } from '../../src/store/index.ts';
-import { harvestInProcess, idleSchedulingWorks, loadState, priorityArgv, type WindowFigures } from '../../src/updates/index.ts';
+import {
+  harvestInProcess,
+  idleSchedulingWorks,
+  loadState,
+  priorityArgv,
+  type WindowFigures,
+} from '../../src/updates/index.ts';
 import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
@@ -24,7 +30,10 @@ let stores: Store[];
 let api: CrossrefApi | undefined;
 beforeEach(() => {
   dir = tempDir();
-  stores = [Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 }), Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 })];
+  stores = [
+    Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 }),
+    Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 }),
+  ];
 });
 afterEach(async () => {
   await api?.stop();
@@ -34,7 +43,18 @@ afterEach(async () => {
 });
 
 function settings(a: CrossrefApi, more: Partial<CrossrefHarvestSettings> = {}): CrossrefHarvestSettings {
-  return { name: 'crossref', url: a.url, mailto: 'ops@example.org', everyMs: 3600_000, rows: 100, fullEveryMs: 0, staleAfterMs: 1e9, nice: 7, idle: true, ...more };
+  return {
+    name: 'crossref',
+    url: a.url,
+    mailto: 'ops@example.org',
+    everyMs: 3600_000,
+    rows: 100,
+    fullEveryMs: 0,
+    staleAfterMs: 1e9,
+    nice: 7,
+    idle: true,
+    ...more,
+  };
 }
 function capture(): Logger & { lines: { level: Level; event: string; fields?: Record<string, unknown> }[] } {
   const lines: { level: Level; event: string; fields?: Record<string, unknown> }[] = [];
@@ -50,9 +70,11 @@ function statFields(path: string): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 /** nice value of every thread of a process */
-const threadNices = (pid: number | 'self') => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[16]));
+const threadNices = (pid: number | 'self') =>
+  readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[16]));
 /** scheduling policy of every thread of a process (0 SCHED_OTHER, 5 SCHED_IDLE) */
-const threadPolicies = (pid: number | 'self') => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[38]));
+const threadPolicies = (pid: number | 'self') =>
+  readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)[38]));
 const SCHED_IDLE = 5;
 /** the processes this one started */
 function children(): number[] {
@@ -87,11 +109,17 @@ test('a run in its own process: the window lands in the stores open here, its lo
   const r = ok(await run);
   expect(r).toMatchObject({ works: 254, full: true, skipped: {} });
   expect(Object.keys(r.applied).sort()).toEqual(['production', 'staging']);
-  for (const s of stores) expect(servedUpdates(s.updatesOf(ARTICLE))).toContainEqual(expect.objectContaining({ updateDoi: NOTICE, updateType: 'retraction' }));
+  for (const s of stores)
+    expect(servedUpdates(s.updatesOf(ARTICLE))).toContainEqual(
+      expect.objectContaining({ updateDoi: NOTICE, updateType: 'retraction' }),
+    );
   // the Lancet article and its notice deposit their relation both ways: the notice is never shown as retracted
-  for (const s of stores) expect(servedUpdates(s.updatesOf(NOTICE)).filter((u) => u.updateType === 'retraction')).toEqual([]);
+  for (const s of stores)
+    expect(servedUpdates(s.updatesOf(NOTICE)).filter((u) => u.updateType === 'retraction')).toEqual([]);
   expect(r.skipped.MIRRORED_RELATION).toBeGreaterThan(0);
-  expect(log.lines.find((l) => l.event === 'harvest.window_committed')).toMatchObject({ fields: { harvest: 'crossref', works: 254 } });
+  expect(log.lines.find((l) => l.event === 'harvest.window_committed')).toMatchObject({
+    fields: { harvest: 'crossref', works: 254 },
+  });
   expect(loadState(stores[0]!, 'crossref')).toMatchObject({ window: undefined, last: { works: 254 } });
   expect(children().filter((p) => !before.includes(p) && statFields(`/proc/${p}/stat`)[0] !== 'Z')).toEqual([]); // the child is gone
 
@@ -134,7 +162,10 @@ test('a stop ends the run between pages, its progress saved; the next run carrie
   expect(r).toMatchObject({ works: 1_050, used: 1_050, full: true });
   // carried on from the saved cursor: the first call of the second run is not a fresh walk
   expect(api.calls[calls]!.params.get('cursor')).not.toBe('*');
-  for (const w of syntheticWorks(1_050).filter((_, i) => i % 2 === 1).slice(0, 20)) expect(servedUpdates(stores[1]!.updatesOf(w.DOI.toLowerCase()))).toHaveLength(1);
+  for (const w of syntheticWorks(1_050)
+    .filter((_, i) => i % 2 === 1)
+    .slice(0, 20))
+    expect(servedUpdates(stores[1]!.updatesOf(w.DOI.toLowerCase()))).toHaveLength(1);
 });
 
 test('a child that cannot open its store: HARVEST_PROCESS_FAILED, logged as harvest.failed', async () => {
@@ -142,11 +173,17 @@ test('a child that cannot open its store: HARVEST_PROCESS_FAILED, logged as harv
   const log = capture();
   const file = `${dir.path}/not-a-folder`;
   await Bun.write(file, 'x');
-  const broken = { env: 'production', opened: { dir: file, mapSizeBytes: 1 << 30, changeFeedKeepMs: 1000 } } as unknown as Store;
+  const broken = {
+    env: 'production',
+    opened: { dir: file, mapSizeBytes: 1 << 30, changeFeedKeepMs: 1000 },
+  } as unknown as Store;
   const r = await harvestInProcess(settings(api), [broken], log, { version: 'test' });
   expect(r).toMatchObject({ code: 'HARVEST_PROCESS_FAILED' });
   expect((r as Fault).message).toContain('the harvest process failed');
-  expect(log.lines.find((l) => l.event === 'harvest.failed')).toMatchObject({ level: 'error', fields: { code: 'HARVEST_PROCESS_FAILED' } });
+  expect(log.lines.find((l) => l.event === 'harvest.failed')).toMatchObject({
+    level: 'error',
+    fields: { code: 'HARVEST_PROCESS_FAILED' },
+  });
   expect(api.calls).toHaveLength(0);
 });
 
@@ -161,7 +198,9 @@ test('a child killed mid-window: HARVEST_PROCESS_FAILED naming the signal; the n
   const r = await run;
   expect(r).toMatchObject({ code: 'HARVEST_PROCESS_FAILED' });
   expect((r as Fault).message).toContain('SIGKILL');
-  expect(log.lines.find((l) => l.event === 'harvest.failed')).toMatchObject({ fields: { code: 'HARVEST_PROCESS_FAILED' } });
+  expect(log.lines.find((l) => l.event === 'harvest.failed')).toMatchObject({
+    fields: { code: 'HARVEST_PROCESS_FAILED' },
+  });
   expect(loadState(stores[0]!, 'crossref').window!.pages).toBeGreaterThanOrEqual(1);
 
   api.clearFaults();
@@ -173,7 +212,9 @@ test('a command that cannot be started: HARVEST_PROCESS_FAILED naming it', async
   api = await startCrossrefApi({ works: realWorks() });
   const log = capture();
   // no chrt or nice in front: they would start, and fail to start it themselves
-  const r = await harvestInProcess(settings(api, { nice: 0, idle: false }), stores, log, { version: 'test' }, [`${dir.path}/no-such-program`]);
+  const r = await harvestInProcess(settings(api, { nice: 0, idle: false }), stores, log, { version: 'test' }, [
+    `${dir.path}/no-such-program`,
+  ]);
   expect(r).toMatchObject({ code: 'HARVEST_PROCESS_FAILED' });
   expect((r as Fault).message).toContain('no-such-program');
   expect(api.calls).toHaveLength(0);
@@ -186,6 +227,9 @@ test('the priority commands: chrt --idle when idle and it works here, nice when 
   expect(priorityArgv({ nice: 10, idle: false }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
   expect(priorityArgv({ nice: 10 }, chrt)).toEqual({ argv: ['nice', '-n', '10'] });
   expect(priorityArgv({ nice: 0 }, chrt)).toEqual({ argv: [] });
-  expect(priorityArgv({ nice: 19, idle: true }, () => false)).toEqual({ argv: ['nice', '-n', '19'], idleUnavailable: true });
+  expect(priorityArgv({ nice: 19, idle: true }, () => false)).toEqual({
+    argv: ['nice', '-n', '19'],
+    idleUnavailable: true,
+  });
   expect(priorityArgv({ nice: 19, idle: false }, () => false)).toEqual({ argv: ['nice', '-n', '19'] });
 });

@@ -20,7 +20,10 @@ let stores: Store[];
 let server: ReturnType<typeof Bun.serve> | undefined;
 beforeEach(() => {
   dir = tempDir();
-  stores = [Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 }), Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 })];
+  stores = [
+    Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 }),
+    Store.open(dir.path, 'staging', { mapSizeBytes: 1 << 30 }),
+  ];
 });
 afterEach(async () => {
   await server?.stop(true);
@@ -96,8 +99,12 @@ test('a URL: the child runs at the nice value; a second fetch with the validator
 
 test("a source's own fault comes back as it is", async () => {
   const { url } = csvServer();
-  expect(await importInProcess(stores, url.replace('rw.csv', 'gone.csv'), { nice: 0 }, silent)).toMatchObject({ code: 'SOURCE_HTTP_ERROR' });
-  expect(await importInProcess(stores, join(dir.path, 'none.csv'), { nice: 0 }, silent)).toMatchObject({ code: 'SOURCE_NOT_FOUND' });
+  expect(await importInProcess(stores, url.replace('rw.csv', 'gone.csv'), { nice: 0 }, silent)).toMatchObject({
+    code: 'SOURCE_HTTP_ERROR',
+  });
+  expect(await importInProcess(stores, join(dir.path, 'none.csv'), { nice: 0 }, silent)).toMatchObject({
+    code: 'SOURCE_NOT_FOUND',
+  });
 });
 
 test('a stop while the source has not answered: its fetch is ended, nothing applied', async () => {
@@ -136,12 +143,16 @@ test('a stop before the child is ready, or before the call: the job is never run
   const run = importInProcess(stores, file, { nice: 0, signal: early.signal }, silent);
   early.abort(); // the child is still starting
   expect(await run).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
-  expect(await importInProcess(stores, file, { nice: 0, signal: AbortSignal.abort() }, silent)).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
+  expect(await importInProcess(stores, file, { nice: 0, signal: AbortSignal.abort() }, silent)).toMatchObject({
+    code: 'IMPORT_PROCESS_FAILED',
+  });
   expect(stores[0]!.updatesIndex.size).toBe(0);
 });
 
 test('a command that cannot be started: IMPORT_PROCESS_FAILED naming it', async () => {
-  const r = await importInProcess(stores, join(dir.path, 'x.csv'), { nice: 0 }, silent, [`${dir.path}/no-such-program`]);
+  const r = await importInProcess(stores, join(dir.path, 'x.csv'), { nice: 0 }, silent, [
+    `${dir.path}/no-such-program`,
+  ]);
   expect(r).toMatchObject({ code: 'IMPORT_PROCESS_FAILED' });
   expect((r as Fault).message).toContain('no-such-program');
 });

@@ -55,17 +55,30 @@ async function entitlementUpdates(work: string): Promise<string[]> {
 
 /** The work's list in a full sync of the change feed (the latest item that names it). */
 async function changeFeed(work: string): Promise<string[] | undefined> {
-  const r = await app.handle(new Request(`${BASE}/v2.2/updates/changes`, { headers: { 'x-api-key': 'key-with-updates-0001' } }));
+  const r = await app.handle(
+    new Request(`${BASE}/v2.2/updates/changes`, { headers: { 'x-api-key': 'key-with-updates-0001' } }),
+  );
   expect(r.status).toBe(200);
   const page = (await r.json()) as { changes: { doi: string; updates: UpdateObject[] }[] };
-  return page.changes.filter((c) => doiKey(c.doi) === doiKey(work)).at(-1)?.updates.map(line);
+  return page.changes
+    .filter((c) => doiKey(c.doi) === doiKey(work))
+    .at(-1)
+    ?.updates.map(line);
 }
 
 /** The work's list as the private lookup gives it (by its hash prefix). */
 async function privateLookup(work: string): Promise<string[]> {
-  const list = (await (await app.handle(new Request(`${BASE}/v2.2/updates/prefixes`, { headers: { 'x-api-key': 'key-with-updates-0001' } }))).json()) as { prefixLength: number };
+  const list = (await (
+    await app.handle(
+      new Request(`${BASE}/v2.2/updates/prefixes`, { headers: { 'x-api-key': 'key-with-updates-0001' } }),
+    )
+  ).json()) as { prefixLength: number };
   const hash = createHash('sha256').update(doiKey(work)).digest('hex');
-  const r = await post(app, '/v2.2/updates/by-prefix', JSON.stringify({ prefixes: [hash.slice(0, list.prefixLength)] }));
+  const r = await post(
+    app,
+    '/v2.2/updates/by-prefix',
+    JSON.stringify({ prefixes: [hash.slice(0, list.prefixLength)] }),
+  );
   expect(r.status).toBe(200);
   const { works } = (await r.json()) as { works: { hash: string; updates: UpdateObject[] }[] };
   return works.find((w) => w.hash === hash)?.updates.map(line) ?? [];
@@ -73,11 +86,19 @@ async function privateLookup(work: string): Promise<string[]> {
 
 /** The status page: its JSON (status and notices, newest first) and the badge its HTML shows. */
 async function statusPage(work: string) {
-  const json = (await (await app.handle(new Request(`${BASE}/doi/${work}`, { headers: { accept: 'application/json' } }))).json()) as DocumentHistory;
-  const page = await (await app.handle(new Request(`${BASE}/doi/${work}`, { headers: { accept: 'text/html' } }))).text();
+  const json = (await (
+    await app.handle(new Request(`${BASE}/doi/${work}`, { headers: { accept: 'application/json' } }))
+  ).json()) as DocumentHistory;
+  const page = await (
+    await app.handle(new Request(`${BASE}/doi/${work}`, { headers: { accept: 'text/html' } }))
+  ).text();
   const badge = /<p class="badge">([^<]*)<\/p>/.exec(page)?.[1];
   const notices = json.events.flatMap((e) =>
-    e.kind !== 'notice' ? [] : [`${e.updateType} ${e.noticeDoi}${e.reclassified ? ` (re-classified as ${e.reclassified.updateType} on ${e.reclassified.date})` : ''}${e.withdrawn ? ' (no longer listed)' : ''}`],
+    e.kind !== 'notice'
+      ? []
+      : [
+          `${e.updateType} ${e.noticeDoi}${e.reclassified ? ` (re-classified as ${e.reclassified.updateType} on ${e.reclassified.date})` : ''}${e.withdrawn ? ' (no longer listed)' : ''}`,
+        ],
   );
   return { status: json.status.code, badge, notices, page };
 }
@@ -93,7 +114,10 @@ async function servedEverywhere(work: string, expected: string[]): Promise<void>
 describe('a retraction re-classified as a correction', () => {
   const WORK = '10.5555/cr.1';
   const crossrefBoth = () =>
-    crossref(WORK, [relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1]), relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1])]);
+    crossref(WORK, [
+      relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1]),
+      relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]),
+    ]);
 
   test('with the Retraction Watch CSV listing it as a correction: corrected, the retraction shown as replaced', async () => {
     await csv([`990010,${WORK},10.5555/notice.cr1,5/1/2021 0:00,Correction,+Error in Data;,http://rw/990010`]);
@@ -101,28 +125,48 @@ describe('a retraction re-classified as a correction', () => {
     await servedEverywhere(WORK, ['correction 10.5555/notice.cr1 2021-05-01']);
     const s = await statusPage(WORK);
     expect([s.status, s.badge]).toEqual(['corrected', 'Corrected']);
-    expect(s.notices).toEqual(['correction 10.5555/notice.cr1', 'retraction 10.5555/notice.cr1 (re-classified as correction on 2021-05-01)']);
-    expect(s.page).toContain('Replaced: re-classified as a correction on <time datetime="2021-05-01">2021-05-01</time>');
+    expect(s.notices).toEqual([
+      'correction 10.5555/notice.cr1',
+      'retraction 10.5555/notice.cr1 (re-classified as correction on 2021-05-01)',
+    ]);
+    expect(s.page).toContain(
+      'Replaced: re-classified as a correction on <time datetime="2021-05-01">2021-05-01</time>',
+    );
   });
 
   test('relayed by Crossref alone: the later assertion is the nature', async () => {
     const W2 = '10.5555/cr.2';
-    await crossref(W2, [relay('10.5555/notice.cr2', '990011', 'retraction', [2020, 6, 1]), relay('10.5555/notice.cr2', '990011', 'correction', [2021, 5, 1])]);
+    await crossref(W2, [
+      relay('10.5555/notice.cr2', '990011', 'retraction', [2020, 6, 1]),
+      relay('10.5555/notice.cr2', '990011', 'correction', [2021, 5, 1]),
+    ]);
     await servedEverywhere(W2, ['correction 10.5555/notice.cr2 2021-05-01']);
     const s = await statusPage(W2);
     expect([s.status, s.badge]).toEqual(['corrected', 'Corrected']);
-    expect(s.notices).toEqual(['correction 10.5555/notice.cr2', 'retraction 10.5555/notice.cr2 (re-classified as correction on 2021-05-01)']);
+    expect(s.notices).toEqual([
+      'correction 10.5555/notice.cr2',
+      'retraction 10.5555/notice.cr2 (re-classified as correction on 2021-05-01)',
+    ]);
   });
 
   test('Crossref giving the entries newest first reads the same: the date decides, not the order', async () => {
-    await crossref(WORK, [relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]), relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1])]);
+    await crossref(WORK, [
+      relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]),
+      relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1]),
+    ]);
     await servedEverywhere(WORK, ['correction 10.5555/notice.cr1 2021-05-01']);
   });
 
   test('on the same date, the entry the source gives last is the nature', async () => {
-    await crossref(WORK, [relay('10.5555/notice.cr1', '990010', 'retraction', [2021, 5, 1]), relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1])]);
+    await crossref(WORK, [
+      relay('10.5555/notice.cr1', '990010', 'retraction', [2021, 5, 1]),
+      relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]),
+    ]);
     expect(await updatesApi(WORK)).toEqual(['correction 10.5555/notice.cr1 2021-05-01']);
-    await crossref(WORK, [relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]), relay('10.5555/notice.cr1', '990010', 'retraction', [2021, 5, 1])]);
+    await crossref(WORK, [
+      relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]),
+      relay('10.5555/notice.cr1', '990010', 'retraction', [2021, 5, 1]),
+    ]);
     expect(await updatesApi(WORK)).toEqual(['retraction 10.5555/notice.cr1 2021-05-01']);
   });
 
@@ -137,14 +181,20 @@ describe('a retraction re-classified as a correction', () => {
 describe('an expression of concern escalated to a retraction', () => {
   const WORK = '10.5555/eoc.1';
   const relays = () =>
-    crossref(WORK, [relay('10.5555/notice.eoc', '990020', 'expression_of_concern', [2019, 3, 1]), relay('10.5555/notice.ret', '990020', 'retraction', [2020, 9, 1])]);
+    crossref(WORK, [
+      relay('10.5555/notice.eoc', '990020', 'expression_of_concern', [2019, 3, 1]),
+      relay('10.5555/notice.ret', '990020', 'retraction', [2020, 9, 1]),
+    ]);
 
   test('relayed by Crossref alone: retracted', async () => {
     await relays();
     await servedEverywhere(WORK, ['retraction 10.5555/notice.ret 2020-09-01']);
     const s = await statusPage(WORK);
     expect([s.status, s.badge]).toEqual(['retracted', 'Retracted']);
-    expect(s.notices).toEqual(['retraction 10.5555/notice.ret', 'expression_of_concern 10.5555/notice.eoc (re-classified as retraction on 2020-09-01)']);
+    expect(s.notices).toEqual([
+      'retraction 10.5555/notice.ret',
+      'expression_of_concern 10.5555/notice.eoc (re-classified as retraction on 2020-09-01)',
+    ]);
   });
 
   test('with the CSV listing the record as a retraction: retracted, with the CSV reasons', async () => {
@@ -170,11 +220,17 @@ describe('the CSV over time', () => {
     expect(store.updatesOf(doiKey(WORK))!.changeSeq!).toBeGreaterThan(seqBefore);
     const s = await statusPage(WORK);
     expect([s.status, s.badge]).toEqual(['corrected', 'Corrected']);
-    expect(s.notices).toEqual(['correction 10.5555/notice.cr3', 'retraction 10.5555/notice.cr3 (re-classified as correction on 2021-05-01)']);
+    expect(s.notices).toEqual([
+      'correction 10.5555/notice.cr3',
+      'retraction 10.5555/notice.cr3 (re-classified as correction on 2021-05-01)',
+    ]);
   });
 
   test('a record withdrawn from the CSV while Crossref still relays it: the latest relayed assertion stands', async () => {
-    await csv([`990040,${WORK},10.5555/notice.cr3,5/1/2021 0:00,Correction,+Error in Data;,`, `1,10.5555/other,10.5555/n.other,1/1/2019 0:00,Retraction,,`]);
+    await csv([
+      `990040,${WORK},10.5555/notice.cr3,5/1/2021 0:00,Correction,+Error in Data;,`,
+      `1,10.5555/other,10.5555/n.other,1/1/2019 0:00,Retraction,,`,
+    ]);
     await crossref(WORK, [relay('10.5555/notice.cr3', '990040', 'retraction', [2020, 6, 1])]);
     await servedEverywhere(WORK, ['correction 10.5555/notice.cr3 2021-05-01']);
     expect((await statusPage(WORK)).status).toBe('corrected');
@@ -190,7 +246,10 @@ describe('the CSV over time', () => {
 describe('assertions without a Record ID: one update per notice, as before', () => {
   test('a retraction and a correction relayed without record-id are two notices, and the retraction decides', async () => {
     const WORK = '10.5555/norec.1';
-    await crossref(WORK, [relay('10.5555/notice.a', undefined, 'retraction', [2020, 6, 1]), relay('10.5555/notice.b', undefined, 'correction', [2021, 5, 1])]);
+    await crossref(WORK, [
+      relay('10.5555/notice.a', undefined, 'retraction', [2020, 6, 1]),
+      relay('10.5555/notice.b', undefined, 'correction', [2021, 5, 1]),
+    ]);
     await servedEverywhere(WORK, ['retraction 10.5555/notice.a 2020-06-01', 'correction 10.5555/notice.b 2021-05-01']);
     const s = await statusPage(WORK);
     expect([s.status, s.badge]).toEqual(['retracted', 'Retracted']);
@@ -199,26 +258,58 @@ describe('assertions without a Record ID: one update per notice, as before', () 
 
   test('two records of one work keep their own natures', async () => {
     const WORK = '10.5555/tworec.1';
-    await crossref(WORK, [relay('10.5555/notice.a', '1', 'retraction', [2020, 6, 1]), relay('10.5555/notice.b', '2', 'correction', [2021, 5, 1])]);
-    expect(await updatesApi(WORK)).toEqual(['retraction 10.5555/notice.a 2020-06-01', 'correction 10.5555/notice.b 2021-05-01']);
+    await crossref(WORK, [
+      relay('10.5555/notice.a', '1', 'retraction', [2020, 6, 1]),
+      relay('10.5555/notice.b', '2', 'correction', [2021, 5, 1]),
+    ]);
+    expect(await updatesApi(WORK)).toEqual([
+      'retraction 10.5555/notice.a 2020-06-01',
+      'correction 10.5555/notice.b 2021-05-01',
+    ]);
     expect((await statusPage(WORK)).status).toBe('retracted');
   });
 });
 
 test('a store rendered by the rules before one-record-one-nature serves the correction after it is opened, and the feed gives the work once more', async () => {
   const WORK = '10.5555/cr.1';
-  await crossref(WORK, [relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1]), relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1])]);
+  await crossref(WORK, [
+    relay('10.5555/notice.cr1', '990010', 'retraction', [2020, 6, 1]),
+    relay('10.5555/notice.cr1', '990010', 'correction', [2021, 5, 1]),
+  ]);
   const good = await updatesApi(WORK);
   const oldList = [
-    { updateDoi: '10.5555/notice.cr1', source: 'retraction-watch', updateType: 'retraction', updateDate: '2020-06-01', reasons: [], urls: ['https://doi.org/10.5555/notice.cr1'] },
-    { updateDoi: '10.5555/notice.cr1', source: 'retraction-watch', updateType: 'correction', updateDate: '2021-05-01', reasons: [], urls: ['https://doi.org/10.5555/notice.cr1'] },
+    {
+      updateDoi: '10.5555/notice.cr1',
+      source: 'retraction-watch',
+      updateType: 'retraction',
+      updateDate: '2020-06-01',
+      reasons: [],
+      urls: ['https://doi.org/10.5555/notice.cr1'],
+    },
+    {
+      updateDoi: '10.5555/notice.cr1',
+      source: 'retraction-watch',
+      updateType: 'correction',
+      updateDate: '2021-05-01',
+      reasons: [],
+      urls: ['https://doi.org/10.5555/notice.cr1'],
+    },
   ];
   // as a program of the rules before (SERVED_RULES 4) left it: both natures in the work's row
   await store.close();
   const env = open({ path: `${dir.path}/production/data.mdb`, noSubdir: true, maxDbs: 12 });
-  const [meta, changes] = [env.openDB({ name: 'meta', encoding: 'msgpack' }), env.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' })];
+  const [meta, changes] = [
+    env.openDB({ name: 'meta', encoding: 'msgpack' }),
+    env.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),
+  ];
   const [seq, row] = [...changes.getRange()].map(({ key, value }) => [key, value] as [number, unknown[]]).at(-1)!;
-  await changes.put(seq, [row[0], row[1], row[2], `{"doi":${JSON.stringify(WORK)},"updates":${JSON.stringify(oldList)}}`, 1]);
+  await changes.put(seq, [
+    row[0],
+    row[1],
+    row[2],
+    `{"doi":${JSON.stringify(WORK)},"updates":${JSON.stringify(oldList)}}`,
+    1,
+  ]);
   await meta.put(META.servedRules, 4);
   const headBefore = meta.get(META.changeFeed) as { commit: number };
   await env.close();

@@ -52,17 +52,26 @@ describe('the real 3,000-row sample', () => {
   });
 });
 
-const HEADER = 'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
+const HEADER =
+  'Record ID,Title,Subject,Institution,Journal,Publisher,Country,Author,URLS,ArticleType,RetractionDate,RetractionDOI,RetractionPubMedID,OriginalPaperDate,OriginalPaperDOI,OriginalPaperPubMedID,RetractionNature,Reason,Paywalled,Notes';
 
 describe('format rules', () => {
   test('columns are found by name, not position, and a trailing empty column is tolerated', async () => {
-    const csv = 'Reason,RetractionNature,OriginalPaperDOI,RetractionDOI,RetractionDate,URLS,\n+Fake Peer Review;,Retraction,10.1000/abc,10.1000/notice,2021-03-04,https://rw.example/1;,\n';
+    const csv =
+      'Reason,RetractionNature,OriginalPaperDOI,RetractionDOI,RetractionDate,URLS,\n+Fake Peer Review;,Retraction,10.1000/abc,10.1000/notice,2021-03-04,https://rw.example/1;,\n';
     const { out, report } = await importAll(inChunks(csv, 5));
     expect(report.skipped).toEqual({});
     expect(out).toEqual([
       {
         doi: '10.1000/abc',
-        update: { updateDoi: '10.1000/notice', source: 'retraction-watch', updateType: 'retraction', updateDate: '2021-03-04', reasons: ['Fake Peer Review'], urls: ['https://rw.example/1', 'https://doi.org/10.1000/notice'] },
+        update: {
+          updateDoi: '10.1000/notice',
+          source: 'retraction-watch',
+          updateType: 'retraction',
+          updateDate: '2021-03-04',
+          reasons: ['Fake Peer Review'],
+          urls: ['https://rw.example/1', 'https://doi.org/10.1000/notice'],
+        },
       },
     ]);
   });
@@ -73,7 +82,11 @@ describe('format rules', () => {
     for (const size of [1, 7, 4096]) {
       const { out, report } = await importAll(inChunks(csv, size));
       expect(report.rows).toBe(1);
-      expect(out[0]!.update).toMatchObject({ updateType: 'expression_of_concern', updateDate: '2020-01-05', reasons: ['Concerns/Issues About Data', 'Investigation by Journal/Publisher'] });
+      expect(out[0]!.update).toMatchObject({
+        updateType: 'expression_of_concern',
+        updateDate: '2020-01-05',
+        reasons: ['Concerns/Issues About Data', 'Investigation by Journal/Publisher'],
+      });
     }
     const recs = [];
     for await (const r of csvRecords(inChunks(csv, 3))) recs.push(r);
@@ -96,7 +109,18 @@ describe('format rules', () => {
     expect(report.skipped).toEqual({ NO_ORIGINAL_DOI: 2, BAD_DATE: 1, BAD_DOI: 1, SHORT_ROW: 1 });
     expect(report.examples.map((e) => e.line)).toEqual([2, 3, 4, 5, 6]);
     expect(out).toEqual([
-      { doi: '10.3000/ok', recordId: '7', update: { updateDoi: null, source: 'retraction-watch', updateType: 'correction', updateDate: '2020-02-29', reasons: ['Error in Data'], urls: [] } },
+      {
+        doi: '10.3000/ok',
+        recordId: '7',
+        update: {
+          updateDoi: null,
+          source: 'retraction-watch',
+          updateType: 'correction',
+          updateDate: '2020-02-29',
+          reasons: ['Error in Data'],
+          urls: [],
+        },
+      },
     ]);
   });
 
@@ -104,6 +128,8 @@ describe('format rules', () => {
     const run = importAll(inChunks('a,b,c\n1,2,3\n', 10));
     await expect(run).rejects.toBeInstanceOf(FaultError);
     await expect(importAll(inChunks('a,b,c\n1,2,3\n', 10))).rejects.toMatchObject({ code: 'RW_MISSING_COLUMN' });
-    await expect(importAll(inChunks('a,b,c\n', 10))).rejects.toThrow(/no OriginalPaperDOI, RetractionDOI, RetractionDate, RetractionNature, Reason, URLS columns/);
+    await expect(importAll(inChunks('a,b,c\n', 10))).rejects.toThrow(
+      /no OriginalPaperDOI, RetractionDOI, RetractionDate, RetractionNature, Reason, URLS columns/,
+    );
   });
 });

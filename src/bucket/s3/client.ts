@@ -17,16 +17,37 @@ export function s3ClientFor(settings: S3BucketSettings): S3Client {
 
 /** Words an operator can act on for the errors S3 servers give. */
 export function describeS3Error(e: unknown, settings: S3BucketSettings): Fault<S3FaultCode> {
-  const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; code?: string; syscall?: string };
+  const err = e as {
+    name?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    code?: string;
+    syscall?: string;
+  };
   // the local side (a full disk, permissions): not the bucket's fault, and not fixed there
-  if (err.$metadata === undefined && err.syscall !== undefined && typeof err.code === 'string' && /^E[A-Z]+$/.test(err.code))
-    return fault('S3_MIRROR_WRITE', `the mirror folder ${settings.path} cannot be written (${err.code}): ${err.message ?? String(e)}`);
+  if (
+    err.$metadata === undefined &&
+    err.syscall !== undefined &&
+    typeof err.code === 'string' &&
+    /^E[A-Z]+$/.test(err.code)
+  )
+    return fault(
+      'S3_MIRROR_WRITE',
+      `the mirror folder ${settings.path} cannot be written (${err.code}): ${err.message ?? String(e)}`,
+    );
   const where = `S3 bucket "${settings.bucket}"${settings.endpoint ? ` at ${settings.endpoint}` : ''}`;
   const status = err.$metadata?.httpStatusCode;
   const name = err.name ?? err.code ?? 'Error';
-  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken'].includes(name) || status === 403)
-    return fault('S3_CREDENTIALS', `${where}: access refused (${name}): check the credentials from ${settings.credentialSource}`);
+  if (
+    ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken'].includes(name) ||
+    status === 403
+  )
+    return fault(
+      'S3_CREDENTIALS',
+      `${where}: access refused (${name}): check the credentials from ${settings.credentialSource}`,
+    );
   if (name === 'NoSuchBucket') return fault('S3_NO_SUCH_BUCKET', `${where}: the bucket does not exist`);
-  if (status !== undefined && status >= 500) return fault('S3_SERVER_ERROR', `${where}: server error ${status} (${name})`);
+  if (status !== undefined && status >= 500)
+    return fault('S3_SERVER_ERROR', `${where}: server error ${status} (${name})`);
   return fault('S3_UNREACHABLE', `${where}: ${name}: ${err.message ?? String(e)}`);
 }

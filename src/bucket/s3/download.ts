@@ -33,7 +33,12 @@ export interface ListedObject {
  * errors on: a connection reset mid-body left its promise pending for ever, and the mirror with it.) The file's
  * mtime is the listed LastModified, to the millisecond, as the apply order saw it.
  */
-export async function downloadObject(client: S3Client, o: ListedObject, path: string, opts: { stallMs?: number; minBytesPerS?: number; stop?: AbortSignal } = {}): Promise<void> {
+export async function downloadObject(
+  client: S3Client,
+  o: ListedObject,
+  path: string,
+  opts: { stallMs?: number; minBytesPerS?: number; stop?: AbortSignal } = {},
+): Promise<void> {
   const { stallMs = DOWNLOAD_STALL_MS, minBytesPerS = DOWNLOAD_MIN_BYTES_PER_S, stop } = opts;
   const abort = new AbortController();
   const stopped = () => abort.abort(stop!.reason);
@@ -48,11 +53,19 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
   arm();
   const budgetMs = Math.min(MAX_TIMER_MS, stallMs + (o.size / minBytesPerS) * 1000);
   const slow = setTimeout(
-    () => abort.abort(new Error(`${o.key}: ${bytes} of ${o.size} bytes arrived in ${(budgetMs / 1000).toFixed(1)} s, slower than ${minBytesPerS} bytes/s`)),
+    () =>
+      abort.abort(
+        new Error(
+          `${o.key}: ${bytes} of ${o.size} bytes arrived in ${(budgetMs / 1000).toFixed(1)} s, slower than ${minBytesPerS} bytes/s`,
+        ),
+      ),
     budgetMs,
   );
   try {
-    const res = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key, ...(o.etag ? { IfMatch: o.etag } : {}) }), { abortSignal: abort.signal });
+    const res = await client.send(
+      new GetObjectCommand({ Bucket: o.bucket, Key: o.key, ...(o.etag ? { IfMatch: o.etag } : {}) }),
+      { abortSignal: abort.signal },
+    );
     if (!res.Body) throw new Error(`${o.key}: the answer has no body`);
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -70,7 +83,8 @@ export async function downloadObject(client: S3Client, o: ListedObject, path: st
     if (abort.signal.aborted) throw abort.signal.reason as Error;
     // an S3 answer (403, 412, 5xx) or a local write error (a syscall's) as it is; a connection that broke off
     // mid-body ("aborted") named by its key
-    if ((e as { $metadata?: unknown }).$metadata !== undefined || (e as NodeJS.ErrnoException).syscall !== undefined) throw e;
+    if ((e as { $metadata?: unknown }).$metadata !== undefined || (e as NodeJS.ErrnoException).syscall !== undefined)
+      throw e;
     throw new Error(`${o.key}: the download broke off: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);

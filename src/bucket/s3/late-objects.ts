@@ -29,8 +29,15 @@ export class LateObjects {
     for (const o of todo) {
       if (applyOrder({ key: o.rel, lastModified: o.lastModified }, newest) >= 0) return; // sorted: the rest are later
       // key: as the ingestor and its file.applied lines name it
-      const message = 'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)';
-      this.log.log('info', 's3.late_object', { env: this.env, key: o.rel, lastModified: new Date(o.lastModified).toISOString(), after: newest.key, message });
+      const message =
+        'listed after objects that sort after it were put in place: if files of its platform after it were applied, it applies as a late file (file.late)';
+      this.log.log('info', 's3.late_object', {
+        env: this.env,
+        key: o.rel,
+        lastModified: new Date(o.lastModified).toISOString(),
+        after: newest.key,
+        message,
+      });
     }
   }
 }

@@ -17,11 +17,23 @@ export interface MirrorObject {
  * a key that cannot be a path in the mirror is told to `skip` (with why) and left out too (mirror-key.ts). `stop`
  * ends it (the mirror closing).
  */
-export async function listBucket(client: S3Client, settings: S3BucketSettings, skip: (key: string, why: string) => void, stop?: AbortSignal): Promise<MirrorObject[]> {
+export async function listBucket(
+  client: S3Client,
+  settings: S3BucketSettings,
+  skip: (key: string, why: string) => void,
+  stop?: AbortSignal,
+): Promise<MirrorObject[]> {
   const out: MirrorObject[] = [];
   let token: string | undefined;
   do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix || undefined, ContinuationToken: token }), { abortSignal: stop });
+    const page = await client.send(
+      new ListObjectsV2Command({
+        Bucket: settings.bucket,
+        Prefix: settings.prefix || undefined,
+        ContinuationToken: token,
+      }),
+      { abortSignal: stop },
+    );
     for (const o of page.Contents ?? []) {
       if (!o.Key || o.Key.endsWith('/')) continue;
       const rel = o.Key.slice(settings.prefix.length);
@@ -31,7 +43,13 @@ export async function listBucket(client: S3Client, settings: S3BucketSettings, s
         skip(o.Key, `${decision.why}; not mirrored`);
         continue;
       }
-      out.push({ key: o.Key, rel, etag: o.ETag ?? '', size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 });
+      out.push({
+        key: o.Key,
+        rel,
+        etag: o.ETag ?? '',
+        size: o.Size ?? 0,
+        lastModified: o.LastModified?.getTime() ?? 0,
+      });
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);

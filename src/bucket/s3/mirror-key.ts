@@ -27,6 +27,7 @@ function keyProblem(rel: string): string | undefined {
   }
   const parts = rel.split('/');
   if (parts.some((p) => p === '')) return 'the key has an empty segment (a leading "/" or "//")';
-  if (parts.some((p) => Buffer.byteLength(p, 'utf8') > NAME_MAX_BYTES)) return `a name in the key is over ${NAME_MAX_BYTES} bytes, longer than a file system takes`;
+  if (parts.some((p) => Buffer.byteLength(p, 'utf8') > NAME_MAX_BYTES))
+    return `a name in the key is over ${NAME_MAX_BYTES} bytes, longer than a file system takes`;
   return undefined;
 }

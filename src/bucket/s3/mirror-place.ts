@@ -12,7 +12,12 @@ const SUPERSEDED = '.superseded';
  * and a folder of one name) or a path too long for the file system. Such a key is skipped (the caller says so) rather than failing the round, which would
  * hold back every object after it, round after round. Any other error (disk full, permissions) is thrown.
  */
-export function placeMirrored(root: string, rel: string, tmp: string, previousEtag: string | undefined): string | undefined {
+export function placeMirrored(
+  root: string,
+  rel: string,
+  tmp: string,
+  previousEtag: string | undefined,
+): string | undefined {
   const final = join(root, rel);
   try {
     mkdirSync(dirname(final), { recursive: true });
@@ -27,9 +32,11 @@ export function placeMirrored(root: string, rel: string, tmp: string, previousEt
     return undefined;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'ENAMETOOLONG') throw e;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'ENAMETOOLONG')
+      throw e;
     rmSync(tmp, { force: true });
-    if (code === 'ENAMETOOLONG') return `its path, or that of its kept copy under ${SUPERSEDED}/, is too long for the file system (${code})`;
+    if (code === 'ENAMETOOLONG')
+      return `its path, or that of its kept copy under ${SUPERSEDED}/, is too long for the file system (${code})`;
     return `another key of the bucket holds its path as a ${code === 'EISDIR' || code === 'ENOTEMPTY' ? 'folder' : 'file'} (${code}): a folder cannot hold a file and a folder of one name`;
   }
 }

@@ -12,7 +12,9 @@ export const STATE_FILE = '.s3-mirror-state.json';
 
 export function loadMirrorState(dir: string): Map<string, MirroredObject> {
   try {
-    return new Map(Object.entries(JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8')) as Record<string, MirroredObject>));
+    return new Map(
+      Object.entries(JSON.parse(readFileSync(join(dir, STATE_FILE), 'utf8')) as Record<string, MirroredObject>),
+    );
   } catch {
     return new Map();
   }

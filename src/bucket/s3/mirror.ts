@@ -118,7 +118,8 @@ export class S3Mirror {
         this.inFlight = undefined;
         if (this.closed) return;
         const { pollMs } = this.opts.settings;
-        const delay = this.failures === 0 ? pollMs : Math.min(MAX_BACKOFF_MS, Math.max(pollMs, 1000 * 2 ** (this.failures - 1)));
+        const delay =
+          this.failures === 0 ? pollMs : Math.min(MAX_BACKOFF_MS, Math.max(pollMs, 1000 * 2 ** (this.failures - 1)));
         this.timer = setTimeout(() => this.tick(), delay);
       });
   }
@@ -201,7 +202,8 @@ export class S3Mirror {
       await Promise.all(Array.from({ length: Math.min(CONCURRENCY, todo.length) }, worker));
     } finally {
       // after a failure: what waits behind it is fetched again next round, in order
-      for (let i = handed; i < todo.length; i++) if (partial[i] && partial[i] !== 'failed') rmSync(partial[i]!, { force: true });
+      for (let i = handed; i < todo.length; i++)
+        if (partial[i] && partial[i] !== 'failed') rmSync(partial[i]!, { force: true });
     }
     try {
       if (this.stateUnsaved) this.saveState();
@@ -209,7 +211,13 @@ export class S3Mirror {
       firstError ??= e;
     }
     await handing;
-    if (downloaded.length > 0) log.log('info', 's3.synced', { env: envName, bucket: settings.bucket, listed: objects.length, downloaded: downloaded.length });
+    if (downloaded.length > 0)
+      log.log('info', 's3.synced', {
+        env: envName,
+        bucket: settings.bucket,
+        listed: objects.length,
+        downloaded: downloaded.length,
+      });
     if (firstError) {
       this.fail(firstError);
       throw firstError;
@@ -228,7 +236,10 @@ export class S3Mirror {
     mkdirSync(partialDir, { recursive: true });
     const tmp = join(partialDir, tmpName);
     try {
-      await downloadObject(this.client, { ...o, bucket: settings.bucket }, tmp, { stallMs: this.opts.stallMs, stop: this.stopping.signal });
+      await downloadObject(this.client, { ...o, bucket: settings.bucket }, tmp, {
+        stallMs: this.opts.stallMs,
+        stop: this.stopping.signal,
+      });
       return tmp;
     } catch (e) {
       rmSync(tmp, { force: true });
@@ -267,7 +278,10 @@ export class S3Mirror {
       this.stateSavedAt = Date.now();
     } catch (e) {
       this.stateUnsaved = true;
-      throw Object.assign(new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`), { code: (e as NodeJS.ErrnoException).code, syscall: (e as NodeJS.ErrnoException).syscall });
+      throw Object.assign(
+        new Error(`cannot write the mirror state in ${this.opts.settings.path}: ${(e as Error).message}`),
+        { code: (e as NodeJS.ErrnoException).code, syscall: (e as NodeJS.ErrnoException).syscall },
+      );
     }
   }
 
@@ -275,7 +289,12 @@ export class S3Mirror {
     if (this.closed) return; // a round cut short by a stop is no failure of the bucket's
     const { settings, log, envName } = this.opts;
     this.lastError = describeS3Error(e, settings);
-    log.log('error', 's3.sync_failed', { env: envName, bucket: settings.bucket, ...this.lastError, failures: this.failures + 1 });
+    log.log('error', 's3.sync_failed', {
+      env: envName,
+      bucket: settings.bucket,
+      ...this.lastError,
+      failures: this.failures + 1,
+    });
   }
 
   async close(): Promise<void> {

@@ -6,11 +6,14 @@ const USED = ['ipv4', 'ipv6', 'entityID', 'openAthensOrgID', 'eduPersonScopedAff
 
 /** What the schema cannot say of an org: addresses that parse, fields that need entityID. The path and why, or undefined. */
 export function orgProblem(org: Org): string | undefined {
-  if (org.ipv4 !== undefined && !isIPv4(org.ipv4)) return `/org/ipv4: ${JSON.stringify(org.ipv4)} is not an IPv4 address (dotted quad, e.g. 192.0.2.10)`;
+  if (org.ipv4 !== undefined && !isIPv4(org.ipv4))
+    return `/org/ipv4: ${JSON.stringify(org.ipv4)} is not an IPv4 address (dotted quad, e.g. 192.0.2.10)`;
   // node takes a zone (fe80::1%eth0), which names an interface of the sender: never part of a reader's address
-  if (org.ipv6 !== undefined && (!isIPv6(org.ipv6) || org.ipv6.includes('%'))) return `/org/ipv6: ${JSON.stringify(org.ipv6)} is not an IPv6 address`;
+  if (org.ipv6 !== undefined && (!isIPv6(org.ipv6) || org.ipv6.includes('%')))
+    return `/org/ipv6: ${JSON.stringify(org.ipv6)} is not an IPv6 address`;
   for (const field of ['openAthensOrgID', 'eduPersonScopedAffiliation'] as const)
-    if (org[field] !== undefined && org.entityID === undefined) return `/org/${field}: given only with /org/entityID (the identity provider it belongs to)`;
+    if (org[field] !== undefined && org.entityID === undefined)
+      return `/org/${field}: given only with /org/entityID (the identity provider it belongs to)`;
   return undefined;
 }
 

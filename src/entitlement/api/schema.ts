@@ -13,9 +13,9 @@ const bounded = (maxLength: number, description: string) => t.String({ minLength
 /** Who the reader is: what a platform decides entitlement by. Addresses are checked further in org.ts. */
 export const Org = t.Object(
   {
-    ipv4: t.Optional(t.String({ maxLength: 15, description: 'the reader\'s IPv4 address, dotted quad' })),
-    ipv6: t.Optional(t.String({ maxLength: 45, description: 'the reader\'s IPv6 address' })),
-    entityID: t.Optional(bounded(1024, 'SAML entityID of the reader\'s identity provider')),
+    ipv4: t.Optional(t.String({ maxLength: 15, description: "the reader's IPv4 address, dotted quad" })),
+    ipv6: t.Optional(t.String({ maxLength: 45, description: "the reader's IPv6 address" })),
+    entityID: t.Optional(bounded(1024, "SAML entityID of the reader's identity provider")),
     openAthensOrgID: t.Optional(bounded(256, 'OpenAthens organisation ID; only with entityID')),
     eduPersonScopedAffiliation: t.Optional(bounded(1024, 'e.g. member@university.example; only with entityID')),
     // reserved by GetFTR: accepted so that integrators sending them are not refused, not used or passed on
@@ -34,9 +34,18 @@ export const DoiEntry = t.Union([
   t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
   t.Object(
     {
-      doi: t.Optional(t.String({ description: 'a DOI, in any form a string entry may take; an entry without one is answered 400' })),
-      uid: t.Optional(t.String({ maxLength: 256, description: 'the integrator\'s own reference, echoed on the answer' })),
-      ...Object.fromEntries(METADATA_MEMBERS.map((m) => [m, t.Optional(t.Unknown({ description: 'GetFTR metadata lookup: not supported here' }))])),
+      doi: t.Optional(
+        t.String({ description: 'a DOI, in any form a string entry may take; an entry without one is answered 400' }),
+      ),
+      uid: t.Optional(
+        t.String({ maxLength: 256, description: "the integrator's own reference, echoed on the answer" }),
+      ),
+      ...Object.fromEntries(
+        METADATA_MEMBERS.map((m) => [
+          m,
+          t.Optional(t.Unknown({ description: 'GetFTR metadata lookup: not supported here' })),
+        ]),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -56,26 +65,37 @@ export const ENTITLED_VALUES = ['yes', 'no', 'maybe'] as const;
 export const Entitled = t.Union(ENTITLED_VALUES.map((v) => t.Literal(v)));
 export type Entitled = Static<typeof Entitled>;
 
-export const ENTITLEMENT_SOURCES = ['oa_platform', 'service_request', 'service_cache', 'publisher_not_supported', 'unknown'] as const;
+export const ENTITLEMENT_SOURCES = [
+  'oa_platform',
+  'service_request',
+  'service_cache',
+  'publisher_not_supported',
+  'unknown',
+] as const;
 export const EntitlementSource = t.Union(ENTITLEMENT_SOURCES.map((s) => t.Literal(s)));
 export type EntitlementSource = Static<typeof EntitlementSource>;
 
 export const ContentLink = t.Object({ url: t.String(), contentType: t.Optional(t.String()) });
 export type ContentLink = Static<typeof ContentLink>;
 
-export const EntitlementObject = t.Object({
-  doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
-  statusCode: t.Integer({ description: '200 decided; 400 not a DOI; 404 no platform holds it; 504 the platform did not answer in time' }),
-  entitled: t.Optional(Entitled),
-  accessType: t.Optional(t.String({ description: 'open, free, permFree or paid' })),
-  source: t.Optional(EntitlementSource),
-  document: t.Optional(t.String({ description: 'landing page, when the platform gives one' })),
-  vor: t.Optional(t.Array(ContentLink, { description: 'version-of-record links' })),
-  org: t.Optional(t.Object({}, { additionalProperties: true, description: 'what the platform was asked with' })),
-  uid: t.Optional(t.String()),
-  updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
-  message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
-}, { additionalProperties: false });
+export const EntitlementObject = t.Object(
+  {
+    doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
+    statusCode: t.Integer({
+      description: '200 decided; 400 not a DOI; 404 no platform holds it; 504 the platform did not answer in time',
+    }),
+    entitled: t.Optional(Entitled),
+    accessType: t.Optional(t.String({ description: 'open, free, permFree or paid' })),
+    source: t.Optional(EntitlementSource),
+    document: t.Optional(t.String({ description: 'landing page, when the platform gives one' })),
+    vor: t.Optional(t.Array(ContentLink, { description: 'version-of-record links' })),
+    org: t.Optional(t.Object({}, { additionalProperties: true, description: 'what the platform was asked with' })),
+    uid: t.Optional(t.String()),
+    updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
+    message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
+  },
+  { additionalProperties: false },
+);
 export type EntitlementObject = Static<typeof EntitlementObject>;
 
 export const EntitlementsResponse = t.Object({ entitlements: t.Array(EntitlementObject) });
@@ -95,7 +115,15 @@ export const PlatformEntitlement = t.Object({
   entitled: Entitled,
   accessType: t.Optional(t.String({ maxLength: 32 })),
   document: t.Optional(t.String({ maxLength: 4096, pattern: '^https?://' })),
-  vor: t.Optional(t.Array(t.Object({ url: t.String({ maxLength: 4096, pattern: '^https?://' }), contentType: t.Optional(t.String({ maxLength: 128 })) }), { maxItems: 32 })),
+  vor: t.Optional(
+    t.Array(
+      t.Object({
+        url: t.String({ maxLength: 4096, pattern: '^https?://' }),
+        contentType: t.Optional(t.String({ maxLength: 128 })),
+      }),
+      { maxItems: 32 },
+    ),
+  ),
 });
 export type PlatformEntitlement = Static<typeof PlatformEntitlement>;
 

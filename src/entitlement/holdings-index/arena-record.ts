@@ -138,8 +138,10 @@ export class Arena {
 
   /** A segment after the last, of room for `size` bytes at least: each twice the last, up to SEGMENT_BYTES. */
   private addSegment(size: number): number {
-    if (size > SEGMENT_BYTES) throw new Error(`an entitlement index record of ${size} bytes is longer than a segment (${SEGMENT_BYTES})`);
-    if (this.segments.length >= MAX_SEGMENTS) throw new Error(`the entitlement index is full: ${MAX_SEGMENTS} segments of ${SEGMENT_BYTES} bytes`);
+    if (size > SEGMENT_BYTES)
+      throw new Error(`an entitlement index record of ${size} bytes is longer than a segment (${SEGMENT_BYTES})`);
+    if (this.segments.length >= MAX_SEGMENTS)
+      throw new Error(`the entitlement index is full: ${MAX_SEGMENTS} segments of ${SEGMENT_BYTES} bytes`);
     if (this.segments.length > 0) this.sealed?.(this.segments.length - 1);
     const last = this.segments.at(-1)?.length || this.filled.at(-1) || FIRST_SEGMENT_BYTES / 2;
     let n = Math.min(SEGMENT_BYTES, last * 2);

@@ -42,7 +42,11 @@ export function workerBuilder(script = workerScript('entitlement/holdings-index/
     return workerJob<BuiltIndex>(script, request, 'the index build worker', (p, answer) => {
       const progress = p as BuildProgress;
       if (progress.kind === 'segment') segments[progress.segment] = progress.bytes;
-      else answer({ segments } satisfies SlotsRequest, segments.map((s) => s.buffer as ArrayBuffer));
+      else
+        answer(
+          { segments } satisfies SlotsRequest,
+          segments.map((s) => s.buffer as ArrayBuffer),
+        );
     });
   };
 }

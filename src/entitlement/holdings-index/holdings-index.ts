@@ -1,10 +1,25 @@
 import { foldedHash, plainDoiKey } from '../../doi/index.ts';
-import { JsonBytes, sameBytes, storedChanges, type AppliedFile, type StoredHolding, type Store } from '../../store/index.ts';
+import {
+  JsonBytes,
+  sameBytes,
+  storedChanges,
+  type AppliedFile,
+  type StoredHolding,
+  type Store,
+} from '../../store/index.ts';
 import { recordView, type RecordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexRecords } from './index-build.ts';
-import { holdingsOf, PlatformNumbers, withHolding, writeHolding, writeLinks, type IndexedHolding, type OpenPart } from './index-value.ts';
+import {
+  holdingsOf,
+  PlatformNumbers,
+  withHolding,
+  writeHolding,
+  writeLinks,
+  type IndexedHolding,
+  type OpenPart,
+} from './index-value.ts';
 import { LinkShapes } from './link-shapes.ts';
 
 /** seq: what the DOIs read reflect (a file told past it, or a bigger seq in the store: another process wrote); told: every file since the build began */
@@ -91,7 +106,13 @@ export class HoldingsIndex {
 
   /** A built index as a build elsewhere hands it over (tests give one to a warming index); this index is spent after. */
   exported(): BuiltIndex {
-    return { seq: this.seq, table: this.table.parts(), platformNames: this.numbers.names, shapes: this.shapes.parts(), ms: this.lastBuildMs };
+    return {
+      seq: this.seq,
+      table: this.table.parts(),
+      platformNames: this.numbers.names,
+      shapes: this.shapes.parts(),
+      ms: this.lastBuildMs,
+    };
   }
 
   /** From now on builds run through `builder`, warming meanwhile; the first starts now unless one was made. */
@@ -186,7 +207,8 @@ export class HoldingsIndex {
 
   /** Every entry as holdings, for tests that compare the index with the store. */
   *entries(): Generator<[string, IndexedHolding[]]> {
-    for (const r of this.table.records()) yield [decoder.decode(r.bytes.subarray(r.keyStart, r.keyEnd)), this.holdings(r)];
+    for (const r of this.table.records())
+      yield [decoder.decode(r.bytes.subarray(r.keyStart, r.keyEnd)), this.holdings(r)];
   }
 
   private rebuild(): void {

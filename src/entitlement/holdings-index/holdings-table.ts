@@ -1,5 +1,14 @@
 import { FOLDED_HASH_SEED, foldByte, foldedHash, foldedHashEnd, foldedHashStep } from '../../doi/index.ts';
-import { Arena, keyAt, keyLengthAt, readRecord, recordBytes, recordExtent, recordView, type RecordView } from './arena-record.ts';
+import {
+  Arena,
+  keyAt,
+  keyLengthAt,
+  readRecord,
+  recordBytes,
+  recordExtent,
+  recordView,
+  type RecordView,
+} from './arena-record.ts';
 import { largeUint32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';
 
@@ -115,7 +124,8 @@ export class HoldingsTable {
 
   /** set() for a key given as its UTF-8 bytes b[start, end). */
   setBytes(b: Uint8Array, start: number, end: number, value: Uint8Array): void {
-    if (end - start > this.scratch.length) throw new Error(`a DOI key of ${end - start} bytes is longer than any DOI key`);
+    if (end - start > this.scratch.length)
+      throw new Error(`a DOI key of ${end - start} bytes is longer than any DOI key`);
     this.scratch.set(b.subarray(start, end));
     if (value.length === 0) this.remove(end - start, foldedHash(b, start, end));
     else this.put(end - start, foldedHash(b, start, end), value);
@@ -126,7 +136,7 @@ export class HoldingsTable {
     let s = this.find(h, this.scratch, 0, n);
     if (s >= 0) this.garbage += this.sizeOf(this.slots[2 * s]! - 1);
     else {
-      if ((this.occupied + 1) > this.capacity * MAX_LOAD) this.resize(Math.ceil((this.count + 1) / GROWN_LOAD));
+      if (this.occupied + 1 > this.capacity * MAX_LOAD) this.resize(Math.ceil((this.count + 1) / GROWN_LOAD));
       s = this.freeSlot(h);
       if (this.slots[2 * s] === EMPTY) this.occupied++;
       this.count++;
@@ -165,7 +175,8 @@ export class HoldingsTable {
   /** Every entry (key, value), in no particular order. */
   *entries(): Generator<[string, Uint8Array]> {
     const decoder = new TextDecoder();
-    for (const v of this.records()) yield [decoder.decode(v.bytes.subarray(v.keyStart, v.keyEnd)), v.bytes.slice(v.valueStart, v.valueEnd)];
+    for (const v of this.records())
+      yield [decoder.decode(v.bytes.subarray(v.keyStart, v.keyEnd)), v.bytes.slice(v.valueStart, v.valueEnd)];
   }
 
   /** The slot number of the key b[start, end) with hash h, or -1. */

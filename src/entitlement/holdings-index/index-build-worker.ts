@@ -16,7 +16,9 @@ import { LinkShapes, type ShapesParts } from './link-shapes.ts';
 declare const self: Worker;
 
 /** what the read found, kept until its segments come back */
-let read: { seq: number; records: BuiltRecords; platformNames: string[]; shapes: ShapesParts; startedAt: number } | undefined;
+let read:
+  | { seq: number; records: BuiltRecords; platformNames: string[]; shapes: ShapesParts; startedAt: number }
+  | undefined;
 
 self.onmessage = async (event: MessageEvent<BuildRequest | SlotsRequest>) => {
   if ('segments' in event.data) return makeSlots(event.data.segments);
@@ -29,7 +31,9 @@ self.onmessage = async (event: MessageEvent<BuildRequest | SlotsRequest>) => {
     const { seq } = store.appliedSeq();
     const numbers = new PlatformNumbers();
     const shapes = new LinkShapes();
-    const builder = HoldingsTable.builder((segment, bytes) => progress({ kind: 'segment', segment, bytes }, [bytes.buffer as ArrayBuffer]));
+    const builder = HoldingsTable.builder((segment, bytes) =>
+      progress({ kind: 'segment', segment, bytes }, [bytes.buffer as ArrayBuffer]),
+    );
     readIndexRecords(store, numbers, shapes, builder);
     read = { seq, records: builder.seal(), platformNames: numbers.names, shapes: shapes.parts(), startedAt };
   } catch (e) {
@@ -51,7 +55,10 @@ function makeSlots(segments: Uint8Array[]): void {
   } catch (e) {
     return reply({ ok: false, error: errorText(e) });
   }
-  reply({ ok: true, built }, [...built.table.segments.map((s) => s.buffer as ArrayBuffer), built.table.slots.buffer as ArrayBuffer]);
+  reply({ ok: true, built }, [
+    ...built.table.segments.map((s) => s.buffer as ArrayBuffer),
+    built.table.slots.buffer as ArrayBuffer,
+  ]);
 }
 
 function progress(p: BuildProgress, transfer: ArrayBuffer[]): void {

@@ -9,7 +9,12 @@ import type { LinkShapes } from './link-shapes.ts';
  * builder (records as they come, slots once at the end: no copy, nothing made twice). The values are those a
  * followed file writes (test/entitlement/holdings-index.test.ts compares them).
  */
-export function readIndexRecords(store: Store, numbers: PlatformNumbers, shapes: LinkShapes, table: TableBuilder): void {
+export function readIndexRecords(
+  store: Store,
+  numbers: PlatformNumbers,
+  shapes: LinkShapes,
+  table: TableBuilder,
+): void {
   const value = new JsonBytes();
   const scratch = new JsonBytes(1024);
   const platforms = new PlatformBytes(numbers);

@@ -68,7 +68,13 @@ export class PlatformNumbers {
  * One holding's part of a value, from the stored holding read in place (a build, a file told, a DOI read through):
  * the one writer of the format above.
  */
-export function writeHolding(out: JsonBytes, platformNumber: number, h: StoredHolding, shapes: LinkShapes, scratch: JsonBytes): void {
+export function writeHolding(
+  out: JsonBytes,
+  platformNumber: number,
+  h: StoredHolding,
+  shapes: LinkShapes,
+  scratch: JsonBytes,
+): void {
   out.varint(platformNumber);
   const code = h.access;
   if (code < OPEN_FROM || h.vorCount === 0) return out.u8(code);
@@ -147,7 +153,12 @@ function holdingEnd(b: Uint8Array, tagAt: number): number {
  * keeping platform-name order; `old` is the value before (undefined: none). An empty result means no platform
  * holds the DOI.
  */
-export function withHolding(names: readonly string[], old: Uint8Array | undefined, platformNumber: number, part: Uint8Array | undefined): Uint8Array {
+export function withHolding(
+  names: readonly string[],
+  old: Uint8Array | undefined,
+  platformNumber: number,
+  part: Uint8Array | undefined,
+): Uint8Array {
   const out = new JsonBytes(64);
   const platform = names[platformNumber]!;
   let placed = part === undefined;
@@ -172,7 +183,13 @@ export function withHolding(names: readonly string[], old: Uint8Array | undefine
  * undefined; with `allowed`, of a platform it marks 1 (ConfiguredPlatforms). `out` is filled (its data range in
  * `value`'s offsets) and returned: the hot path allocates nothing.
  */
-export function openPartOf(value: Uint8Array, out: OpenPart, start: number, end: number, allowed?: Uint8Array): OpenPart | undefined {
+export function openPartOf(
+  value: Uint8Array,
+  out: OpenPart,
+  start: number,
+  end: number,
+  allowed?: Uint8Array,
+): OpenPart | undefined {
   for (let at = start; at < end; ) {
     const p = varintAt(value, at);
     const tagAt = varintEnd;
@@ -210,7 +227,14 @@ function readLinks(value: Uint8Array, tagAt: number, end: number, out: OpenPart)
  * The vor JSON of an open part (openPartOf) written to `out`, from the record whose key is
  * bytes[keyStart, keyEnd) and whose value `part` was read from; nothing for a holding without links.
  */
-export function writeLinks(out: JsonBytes, shapes: LinkShapes, bytes: Uint8Array, keyStart: number, keyEnd: number, part: OpenPart): void {
+export function writeLinks(
+  out: JsonBytes,
+  shapes: LinkShapes,
+  bytes: Uint8Array,
+  keyStart: number,
+  keyEnd: number,
+  part: OpenPart,
+): void {
   switch (part.links) {
     case LINKS.NONE:
       return;
@@ -249,7 +273,11 @@ export function holdingsOf(
     readLinks(bytes, tagAt, next, part);
     json.reset();
     writeLinks(json, shapes, bytes, keyStart, keyEnd, part);
-    out.push({ platform: names[p]!, accessType: ACCESS[bytes[tagAt]! & ACCESS_MASK], vorJson: json.pos > 0 ? json.buf.slice(0, json.pos) : undefined });
+    out.push({
+      platform: names[p]!,
+      accessType: ACCESS[bytes[tagAt]! & ACCESS_MASK],
+      vorJson: json.pos > 0 ? json.buf.slice(0, json.pos) : undefined,
+    });
   }
   return out;
 }

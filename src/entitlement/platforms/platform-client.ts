@@ -43,7 +43,12 @@ export class PlatformClient {
     /** the platform's totals so far: a client replaced by a reload hands them to the next */
     readonly figures = new PlatformFigures(),
   ) {
-    this.breaker = new CircuitBreaker(caller.breakerFailures, caller.breakerCooldownMs, caller.now, () => this.figures.breakerOpens++);
+    this.breaker = new CircuitBreaker(
+      caller.breakerFailures,
+      caller.breakerCooldownMs,
+      caller.now,
+      () => this.figures.breakerOpens++,
+    );
     this.slots = new ConcurrencyCap(settings.entitlementConcurrency);
   }
 
@@ -67,7 +72,13 @@ export class PlatformClient {
   }
 
   /** One call: the verdict per DOI key of the batch, or one verdict for all (a failed call). */
-  private async call(batch: string[], org: Org, integrator: string, deadline: number, signal: AbortSignal): Promise<BatchResult> {
+  private async call(
+    batch: string[],
+    org: Org,
+    integrator: string,
+    deadline: number,
+    signal: AbortSignal,
+  ): Promise<BatchResult> {
     const ticket = this.breaker.allow();
     if (!ticket) return this.outcome('breaker_open', TIMED_OUT);
     const slot = await this.slots.acquire(deadline, this.caller.now);
@@ -94,13 +105,24 @@ export class PlatformClient {
     };
     let guard: Timer | undefined;
     const guarded = new Promise<BatchResult>((resolve) => {
-      guard = setTimeout(() => resolve(done('timeout', TIMED_OUT)), Math.max(0, deadline - this.caller.now()) + GUARD_MS);
+      guard = setTimeout(
+        () => resolve(done('timeout', TIMED_OUT)),
+        Math.max(0, deadline - this.caller.now()) + GUARD_MS,
+      );
     });
-    return Promise.race([this.exchange(batch, org, integrator, signal).then(([o, result]) => done(o, result)), guarded]);
+    return Promise.race([
+      this.exchange(batch, org, integrator, signal).then(([o, result]) => done(o, result)),
+      guarded,
+    ]);
   }
 
   /** The call itself: what came of it (never rejects). */
-  private async exchange(batch: string[], org: Org, integrator: string, signal: AbortSignal): Promise<[CallOutcome, PlatformVerdict | Map<string, PlatformVerdict>]> {
+  private async exchange(
+    batch: string[],
+    org: Org,
+    integrator: string,
+    signal: AbortSignal,
+  ): Promise<[CallOutcome, PlatformVerdict | Map<string, PlatformVerdict>]> {
     try {
       const body: PlatformRequest = { org, dois: batch };
       const response = await fetch(this.settings.entitlementUrl, {
@@ -213,7 +235,10 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
     if (isAccessType(entry.accessType)) v.accessType = entry.accessType;
     if (entry.document !== undefined) v.document = entry.document;
     // only the members we describe are passed on to integrators
-    if (entry.vor !== undefined) v.vor = entry.vor.map((item) => (item.contentType === undefined ? { url: item.url } : { url: item.url, contentType: item.contentType }));
+    if (entry.vor !== undefined)
+      v.vor = entry.vor.map((item) =>
+        item.contentType === undefined ? { url: item.url } : { url: item.url, contentType: item.contentType },
+      );
     out.set(input.key, v);
   }
   return out;

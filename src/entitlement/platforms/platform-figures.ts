@@ -8,7 +8,14 @@ export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_op
  * replaces the client hands them on, since a counter must not go down without a restart (Entitlements).
  */
 export class PlatformFigures {
-  readonly calls: Record<CallOutcome, number> = { ok: 0, error: 0, malformed: 0, timeout: 0, breaker_open: 0, no_slot: 0 };
+  readonly calls: Record<CallOutcome, number> = {
+    ok: 0,
+    error: 0,
+    malformed: 0,
+    timeout: 0,
+    breaker_open: 0,
+    no_slot: 0,
+  };
   readonly latency = new LatencyHistogram();
   cacheHits = 0;
   breakerOpens = 0;

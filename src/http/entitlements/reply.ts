@@ -1,5 +1,11 @@
 import type { IntegratorSettings } from '../../config/index.ts';
-import { ACCESS, ENTITLED_VALUES, ENTITLEMENT_SOURCES, type EntitlementService, type PlatformVerdict } from '../../entitlement/index.ts';
+import {
+  ACCESS,
+  ENTITLED_VALUES,
+  ENTITLEMENT_SOURCES,
+  type EntitlementService,
+  type PlatformVerdict,
+} from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
 import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './request.ts';
 import { ReplyBytes, type CopySource } from '../wire/index.ts';
@@ -23,7 +29,12 @@ const OPEN_HEAD_VOR = OPEN_TEXT.map((text) => reply.source(encoder.encode(text +
 const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
 
-export function render(service: EntitlementService, integrator: IntegratorSettings, updatesOf: () => UpdatesTable, e: Entries): Uint8Array {
+export function render(
+  service: EntitlementService,
+  integrator: IntegratorSettings,
+  updatesOf: () => UpdatesTable,
+  e: Entries,
+): Uint8Array {
   const { sent, plain, uids, kinds, keysOf, verdicts, body, spans, hashes, vor } = e;
   const updates = integrator.updates ? updatesOf() : undefined;
   let orgBytes: Uint8Array | undefined; // every platform answer of a request carries the request's org
@@ -38,12 +49,28 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
     if (i > 0) out.ascii(',');
     const kind = kinds[i]!;
     if (kind === OPEN && spans && sent[i] === undefined && uids[i] === undefined && !updates) {
-      writeOpenSpan(out, bodySource!, spans[2 * i]!, spans[2 * i + 1]!, e.access[i]!, vorSource!, e.vorStart[i]!, e.vorEnd[i]!);
+      writeOpenSpan(
+        out,
+        bodySource!,
+        spans[2 * i]!,
+        spans[2 * i + 1]!,
+        e.access[i]!,
+        vorSource!,
+        e.vorStart[i]!,
+        e.vorEnd[i]!,
+      );
       open++;
       continue;
     }
-    if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"');
-    else if (spans && sent[i] === undefined) out.piece(DOI_OPEN).range(body!, spans[2 * i]!, spans[2 * i + 1]!).ascii('"'); // printable ASCII, no escapes: scanned so
+    if (kind === NO_DOI)
+      out.ascii(
+        '{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"',
+      );
+    else if (spans && sent[i] === undefined)
+      out
+        .piece(DOI_OPEN)
+        .range(body!, spans[2 * i]!, spans[2 * i + 1]!)
+        .ascii('"'); // printable ASCII, no escapes: scanned so
     else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
     else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     if (kind === NO_DOI) invalid++;
@@ -66,7 +93,12 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
     const uid = uids[i];
     if (uid !== undefined) out.ascii(',"uid":').text(JSON.stringify(uid));
     if (updates) {
-      const list = hashes[i]! >= 0 ? updates.getHashed(hashes[i]!, body!, spans![2 * i]!, spans![2 * i + 1]!) : keysOf[i] !== undefined ? updates.get(keysOf[i]!) : undefined;
+      const list =
+        hashes[i]! >= 0
+          ? updates.getHashed(hashes[i]!, body!, spans![2 * i]!, spans![2 * i + 1]!)
+          : keysOf[i] !== undefined
+            ? updates.get(keysOf[i]!)
+            : undefined;
       out.ascii(',"updates":').bytes(list ?? NO_UPDATES);
     }
     out.ascii('}');
@@ -82,8 +114,20 @@ export function render(service: EntitlementService, integrator: IntegratorSettin
  * `{"doi":"<bytes>"<head>,"vor":<vor JSON>}` (the same bytes as the general branches of render write), by native
  * copies from the body, the constants and the request's vor JSON.
  */
-function writeOpenSpan(out: ReplyBytes, body: CopySource, start: number, end: number, access: number, vor: CopySource, vorStart: number, vorEnd: number): void {
-  out.piece(DOI_OPEN).copy(body, start, end - start).byte(0x22); // "
+function writeOpenSpan(
+  out: ReplyBytes,
+  body: CopySource,
+  start: number,
+  end: number,
+  access: number,
+  vor: CopySource,
+  vorStart: number,
+  vorEnd: number,
+): void {
+  out
+    .piece(DOI_OPEN)
+    .copy(body, start, end - start)
+    .byte(0x22); // "
   if (vorEnd > vorStart) {
     const head = OPEN_HEAD_VOR[access]!;
     out.copy(head, 0, head.bytes.length).copy(vor, vorStart, vorEnd - vorStart);
@@ -113,7 +157,11 @@ function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: Uint8Array 
 /** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */
 function verdictHead(v: PlatformVerdict): Uint8Array {
   // every field is from a closed set: the combination is a small number (statusCode 200 or 504)
-  const key = (v.statusCode === 504 ? 1 : 0) + 2 * (ENTITLED_VALUES.indexOf(v.entitled) + 3 * (ACCESS.indexOf(v.accessType) + 5 * ENTITLEMENT_SOURCES.indexOf(v.source)));
+  const key =
+    (v.statusCode === 504 ? 1 : 0) +
+    2 *
+      (ENTITLED_VALUES.indexOf(v.entitled) +
+        3 * (ACCESS.indexOf(v.accessType) + 5 * ENTITLEMENT_SOURCES.indexOf(v.source)));
   let head = verdictHeads[key];
   if (!head) {
     const access = v.accessType ? `,"accessType":"${v.accessType}"` : '';

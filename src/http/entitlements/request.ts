@@ -146,7 +146,9 @@ export function readRequest(body: Uint8Array): ReadRequest | Response {
   const parsed = parseJson(body);
   if (parsed instanceof Response || !checkRequest.Check(parsed.value)) {
     releaseEntries(e);
-    return parsed instanceof Response ? parsed : errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+    return parsed instanceof Response
+      ? parsed
+      : errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
   }
   const req = parsed.value as EntitlementsRequest;
   e.count = req.dois.length;
@@ -187,7 +189,10 @@ const MAX_REMEMBERED_ORG_BYTES = 4096;
  * entry numbers. An open entry's vor JSON is written out at once (the index's records are read where they are,
  * and a later lookup of a warming index may add to it).
  */
-export function classifyEntries(req: ReadRequest, service: EntitlementService): { asked: AskedDoi[]; askedAt: number[] } {
+export function classifyEntries(
+  req: ReadRequest,
+  service: EntitlementService,
+): { asked: AskedDoi[]; askedAt: number[] } {
   const e = req.entries;
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
@@ -220,7 +225,12 @@ const part = openPart();
 const view = recordView();
 
 /** A parsed entry: its DOI read by the DOI rule; returns the ref of its index record (-1: decided already). */
-function classifyEntry(e: Entries, i: number, entry: EntitlementsRequest['dois'][number], service: EntitlementService): number {
+function classifyEntry(
+  e: Entries,
+  i: number,
+  entry: EntitlementsRequest['dois'][number],
+  service: EntitlementService,
+): number {
   const doi = typeof entry === 'string' ? entry : entry.doi;
   if (typeof entry !== 'string') e.uids[i] = entry.uid;
   if (doi === undefined) {
@@ -278,4 +288,3 @@ function found(e: Entries, i: number, at: number): number {
 
 const SHAPE = '{"org"?: {...}, "dois": ["10.xxxx/...", {"doi": "10.xxxx/...", "uid"?: "..."}, ...]}';
 const ENTRY = 'an entry is a DOI string or {"doi": "10.xxxx/...", "uid"?: "..."}';
-

@@ -21,10 +21,14 @@ export interface EntitlementEnv {
  * then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
  * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided.
  */
-export async function handleEntitlements(request: Request, keys: ApiKeys, env: EntitlementEnv | undefined, limits: BodyLimits): Promise<Response> {
+export async function handleEntitlements(
+  request: Request,
+  keys: ApiKeys,
+  env: EntitlementEnv | undefined,
+  limits: BodyLimits,
+): Promise<Response> {
   const integrator = keys.find(request.headers.get('x-api-key'));
-  if (!integrator)
-    return unauthorized(request);
+  if (!integrator) return unauthorized(request);
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const req = readRequest(body);

@@ -34,16 +34,31 @@ export class HttpMetrics {
     if (!s) byStatus.set(status, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
     s.latency.observe(seconds);
     // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise); its 500 is one
-    if (status >= 500 && !(route === '/healthz' && status === 503)) this.log.log('error', 'http.server_error', { method: request.method, route, path: new URL(request.url).pathname, status, ms: Math.round(seconds * 1000), ...detail });
+    if (status >= 500 && !(route === '/healthz' && status === 503))
+      this.log.log('error', 'http.server_error', {
+        method: request.method,
+        route,
+        path: new URL(request.url).pathname,
+        status,
+        ms: Math.round(seconds * 1000),
+        ...detail,
+      });
   }
 
   /** Both metrics in the text exposition format, HELP and TYPE first (also with no request yet). */
   render(): string {
-    const duration = [`# HELP ${DURATION} Time from a request reaching its route to its response, by route and status.`, `# TYPE ${DURATION} histogram`];
+    const duration = [
+      `# HELP ${DURATION} Time from a request reaching its route to its response, by route and status.`,
+      `# TYPE ${DURATION} histogram`,
+    ];
     const requests = [`# HELP ${REQUESTS} HTTP requests by route and status.`, `# TYPE ${REQUESTS} counter`];
     for (const { labels, latency } of [...this.series.values()].flatMap((byStatus) => [...byStatus.values()])) {
-      for (const [le, n] of latency.cumulative()) duration.push(`${DURATION}_bucket${labelText({ le, ...labels })} ${n}`);
-      duration.push(`${DURATION}_sum${labelText(labels)} ${latency.sum}`, `${DURATION}_count${labelText(labels)} ${latency.count}`);
+      for (const [le, n] of latency.cumulative())
+        duration.push(`${DURATION}_bucket${labelText({ le, ...labels })} ${n}`);
+      duration.push(
+        `${DURATION}_sum${labelText(labels)} ${latency.sum}`,
+        `${DURATION}_count${labelText(labels)} ${latency.count}`,
+      );
       requests.push(`${REQUESTS}${labelText(labels)} ${latency.count}`);
     }
     return `${duration.join('\n')}\n${requests.join('\n')}\n`;

@@ -12,26 +12,83 @@ export interface MetricsSource {
 
 export function renderMetrics(sources: readonly MetricsSource[], now: number): string {
   const out: string[] = [];
-  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) => writeFamily(out, name, type, help, samples);
-  family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', sources.flatMap(({ env, store }) => Object.entries(store.liveCounts()).map(([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number])));
-  family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]));
+  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) =>
+    writeFamily(out, name, type, help, samples);
+  family(
+    'doi_holdings_live',
+    'gauge',
+    'Live holdings per environment and platform.',
+    sources.flatMap(({ env, store }) =>
+      Object.entries(store.liveCounts()).map(
+        ([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number],
+      ),
+    ),
+  );
+  family(
+    'doi_holdings_works_with_updates',
+    'gauge',
+    'Works with at least one update.',
+    sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]),
+  );
   const heads = sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
   // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed").
   // The lineage is a value, not a label: a label that changes per commit would make a new time series per commit.
-  family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed.', heads.map(({ env, head }) => [{ env }, head.commit]));
-  family('doi_holdings_change_feed_lineage', 'gauge', "The change feed's lineage hash after its last commit: its first 13 hex digits as a number.", heads.map(({ env, head }) => [{ env }, lineageValue(head.hash)]));
-  family('doi_holdings_change_feed_seq', 'gauge', 'The change feed\'s last sequence number.', heads.map(({ env, head }) => [{ env }, head.seq]));
+  family(
+    'doi_holdings_change_feed_commit',
+    'gauge',
+    'Commits that changed the change feed.',
+    heads.map(({ env, head }) => [{ env }, head.commit]),
+  );
+  family(
+    'doi_holdings_change_feed_lineage',
+    'gauge',
+    "The change feed's lineage hash after its last commit: its first 13 hex digits as a number.",
+    heads.map(({ env, head }) => [{ env }, lineageValue(head.hash)]),
+  );
+  family(
+    'doi_holdings_change_feed_seq',
+    'gauge',
+    "The change feed's last sequence number.",
+    heads.map(({ env, head }) => [{ env }, head.seq]),
+  );
   const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
-  family('doi_holdings_files_applied_total', 'counter', 'Deposit files applied since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]));
-  family('doi_holdings_files_quarantined_total', 'counter', 'Deposit files quarantined since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.quarantined]));
-  family('doi_holdings_file_conflicts_total', 'counter', 'Same-key-other-content deposits since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.conflicts]));
-  family('doi_holdings_file_retries_total', 'counter', 'Recoverable faults retried since start.', ingest.map(({ env, ingest: i }) => [{ env }, i.retries]));
-  family('doi_holdings_ingest_queue_depth', 'gauge', 'Files waiting to be applied.', ingest.map(({ env, ingest: i }) => [{ env }, i.queueDepth]));
+  family(
+    'doi_holdings_files_applied_total',
+    'counter',
+    'Deposit files applied since start.',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]),
+  );
+  family(
+    'doi_holdings_files_quarantined_total',
+    'counter',
+    'Deposit files quarantined since start.',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.quarantined]),
+  );
+  family(
+    'doi_holdings_file_conflicts_total',
+    'counter',
+    'Same-key-other-content deposits since start.',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.conflicts]),
+  );
+  family(
+    'doi_holdings_file_retries_total',
+    'counter',
+    'Recoverable faults retried since start.',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.retries]),
+  );
+  family(
+    'doi_holdings_ingest_queue_depth',
+    'gauge',
+    'Files waiting to be applied.',
+    ingest.map(({ env, ingest: i }) => [{ env }, i.queueDepth]),
+  );
   family(
     'doi_holdings_records_total',
     'counter',
     'Deposit records by outcome since start.',
-    ingest.flatMap(({ env, ingest: i }) => Object.entries(i.records).map(([outcome, n]) => [{ env, outcome }, n] as [Record<string, string>, number])),
+    ingest.flatMap(({ env, ingest: i }) =>
+      Object.entries(i.records).map(([outcome, n]) => [{ env, outcome }, n] as [Record<string, string>, number]),
+    ),
   );
   family(
     'doi_holdings_seconds_since_progress',
@@ -50,12 +107,20 @@ function lineageValue(hash: string): number {
 export type Sample = [Record<string, string | number>, number];
 
 /** One metric family: HELP and TYPE lines, then a line per sample (`name{labels} value`). */
-export function writeFamily(out: string[], name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]): void {
+export function writeFamily(
+  out: string[],
+  name: string,
+  type: 'gauge' | 'counter',
+  help: string,
+  samples: Sample[],
+): void {
   out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
   for (const [labels, value] of samples) out.push(`${name}${labelText(labels)} ${value}`);
 }
 
 export function labelText(labels: Record<string, string | number>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return parts.length ? `{${parts.join(',')}}` : '';
 }

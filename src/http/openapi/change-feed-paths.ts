@@ -17,14 +17,29 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
           'A cursor older than the feed keeps withdrawals (`updates.changeFeedKeepDays`), or from another history of the feed, answers 410: sync again from the start.',
         security: [{ apiKey: [] }],
         parameters: [
-          { name: 'after', in: 'query', required: false, description: 'the `next` of an earlier reply', schema: { type: 'string' } },
-          { name: 'limit', in: 'query', required: false, description: 'works per page (default 1000)', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          {
+            name: 'after',
+            in: 'query',
+            required: false,
+            description: 'the `next` of an earlier reply',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'works per page (default 1000)',
+            schema: { type: 'integer', minimum: 1, maximum: 1000 },
+          },
         ],
         responses: {
           '200': { description: 'A page of changes', content: json('ChangesResponse') },
           '400': { description: 'A malformed cursor or limit, or an unknown parameter', content: json('Error') },
           '401': unauthorized,
-          '410': { description: 'The cursor can no longer be continued: sync again from the start (no `after`)', content: json('Error') },
+          '410': {
+            description: 'The cursor can no longer be continued: sync again from the start (no `after`)',
+            content: json('Error'),
+          },
           ...missing,
         },
       },
@@ -51,7 +66,11 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
         summary: `Every work with updates under the given hash prefixes, with its full hash${where}`,
         security: [{ apiKey: [] }],
         requestBody: { required: true, content: json('ByPrefixRequest') },
-        responses: { '200': { description: 'The works, in hash order', content: json('ByPrefixResponse') }, ...errors, '400': bad },
+        responses: {
+          '200': { description: 'The works, in hash order', content: json('ByPrefixResponse') },
+          ...errors,
+          '400': bad,
+        },
       },
     },
   };

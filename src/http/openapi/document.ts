@@ -1,7 +1,15 @@
 import { EntitlementsRequest, EntitlementsResponse } from '../../entitlement/index.ts';
 import { DocumentHistory } from '../../history/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
-import { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, PrefixListResponse, UpdatesRequest, UpdatesResponse } from '../routes/index.ts';
+import {
+  ByPrefixRequest,
+  ByPrefixResponse,
+  ChangesResponse,
+  ErrorBody,
+  PrefixListResponse,
+  UpdatesRequest,
+  UpdatesResponse,
+} from '../routes/index.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates) and the document status page, generated
@@ -17,15 +25,33 @@ export function openApiDocument(version: string): object {
       ['408', 'The body did not arrive whole within the body time-out; the connection is closed'],
       ['413', 'Body too large'],
       ['415', 'Body is not application/json, or has a Content-Encoding other than identity'],
-    ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
+    ].map(([code, description]) => [
+      code,
+      { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    ]),
   );
   // only the /staging/ routes can find their environment missing
-  const notConfigured = { '404': { description: 'NOT_CONFIGURED: the service has no staging environment', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } };
-  const operation = (operationId: string, summary: string, request: string, response: string, description: string, staging: boolean) => ({
+  const notConfigured = {
+    '404': {
+      description: 'NOT_CONFIGURED: the service has no staging environment',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    },
+  };
+  const operation = (
+    operationId: string,
+    summary: string,
+    request: string,
+    response: string,
+    description: string,
+    staging: boolean,
+  ) => ({
     operationId,
     summary,
     security: [{ apiKey: [] }],
-    requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${request}` } } } },
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${request}` } } },
+    },
     responses: {
       '200': { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${response}` } } } },
       ...errors,
@@ -38,18 +64,37 @@ export function openApiDocument(version: string): object {
       const where = prefix ? ', from the staging environment' : '';
       const vv = v.replace('.', '').toUpperCase(); // V21, V22: a dot is no part of a camelCase name
       paths[`${prefix}/${v}/entitlements`] = {
-        post: operation(operationId(prefix, `checkEntitlements${vv}`), `Entitlement checks for 1-100 DOIs${where}`, 'EntitlementsRequest', 'EntitlementsResponse', 'One Entitlement Object per entry, in request order', prefix !== ''),
+        post: operation(
+          operationId(prefix, `checkEntitlements${vv}`),
+          `Entitlement checks for 1-100 DOIs${where}`,
+          'EntitlementsRequest',
+          'EntitlementsResponse',
+          'One Entitlement Object per entry, in request order',
+          prefix !== '',
+        ),
       };
       paths[`${prefix}/${v}/updates`] = {
-        post: operation(operationId(prefix, `findUpdates${vv}`), `Update information (retractions, corrections) for 1-100 DOIs${where}`, 'UpdatesRequest', 'UpdatesResponse', 'One document per requested DOI, in request order', prefix !== ''),
+        post: operation(
+          operationId(prefix, `findUpdates${vv}`),
+          `Update information (retractions, corrections) for 1-100 DOIs${where}`,
+          'UpdatesRequest',
+          'UpdatesResponse',
+          'One document per requested DOI, in request order',
+          prefix !== '',
+        ),
       };
     }
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix) };
-  for (const prefix of ['', '/staging']) Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
+  for (const prefix of ['', '/staging'])
+    Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
   return {
     openapi: '3.1.0',
     // the service is published under no licence (package.json: private): said so, in SPDX's form for a licence of one's own
-    info: { title: 'doi-holdings integrator API', version, license: { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' } },
+    info: {
+      title: 'doi-holdings integrator API',
+      version,
+      license: { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' },
+    },
     // relative: the API is served where this document is (behind a proxy, at the proxy's address)
     servers: [{ url: '/', description: 'The replica, or the proxy, that serves this document' }],
     paths,
@@ -74,23 +119,46 @@ export function openApiDocument(version: string): object {
 /** GET /doi/{doi}: HTML for people, the same history as JSON on request (HEAD answers alike, without a body). */
 function statusPage(prefix: string): object {
   const staging = prefix !== '';
-  const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const html = (description: string) => ({
+    description,
+    content: {
+      'text/html': { schema: { type: 'string' } },
+      'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+    },
+  });
   return {
     operationId: operationId(prefix, 'getDocumentStatus'),
     summary: `The document status page: a DOI's holdings changes and update notices as a timeline${staging ? ', from the staging environment' : ''}`,
     description:
       'No key. The DOI is the rest of the path, percent-decoded, matched case-insensitively. HTML by default; JSON with `?format=json` or an Accept header that ranks application/json above text/html.',
     parameters: [
-      { name: 'doi', in: 'path', required: true, description: 'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`; a DOI with a `.` or `..` segment sends its slashes as %2F)', schema: { type: 'string' } },
+      {
+        name: 'doi',
+        in: 'path',
+        required: true,
+        description:
+          'The DOI, e.g. 10.1000/xyz123 (percent-encode `?`, `#` and `%`; a DOI with a `.` or `..` segment sends its slashes as %2F)',
+        schema: { type: 'string' },
+      },
       { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['html', 'json'] } },
     ],
     // public on purpose: the page is for anyone who follows a DOI link (docs/interface.md, "Document status page")
     security: [],
     responses: {
-      '200': { description: 'The history', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/DocumentHistory' } } } },
+      '200': {
+        description: 'The history',
+        content: {
+          'text/html': { schema: { type: 'string' } },
+          'application/json': { schema: { $ref: '#/components/schemas/DocumentHistory' } },
+        },
+      },
       '304': { description: 'Not modified (If-None-Match matched the ETag)' },
       '400': html('Not a DOI, a malformed percent-encoding, or an unknown format'),
-      '404': html(staging ? 'No history is known for this DOI, or NOT_CONFIGURED: the service has no staging environment' : 'No history is known for this DOI'),
+      '404': html(
+        staging
+          ? 'No history is known for this DOI, or NOT_CONFIGURED: the service has no staging environment'
+          : 'No history is known for this DOI',
+      ),
     },
   };
 }

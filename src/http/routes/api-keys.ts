@@ -41,5 +41,9 @@ function digest(key: string): string {
 
 /** The 401 for a request whose key is missing or not known (the message says which); every keyed route's first check. */
 export function unauthorized(request: Request): Response {
-  return errorResponse(401, 'UNAUTHORIZED', request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing');
+  return errorResponse(
+    401,
+    'UNAUTHORIZED',
+    request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing',
+  );
 }

@@ -32,7 +32,11 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   const limitText = query.limit;
   const limit = limitText === undefined ? MAX_CHANGES_PER_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_CHANGES_PER_PAGE))
-    return errorResponse(400, 'BAD_REQUEST', `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`);
+    return errorResponse(
+      400,
+      'BAD_REQUEST',
+      `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`,
+    );
   const afterText = query.after;
   // an empty poll (the client has every change) is answered without reading the feed
   if (afterText !== undefined && store?.changeFeed.isTip(afterText))
@@ -40,12 +44,19 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   let after: FeedCursor | undefined;
   if (afterText !== undefined) {
     after = decodeCursor(afterText);
-    if (!after) return errorResponse(400, 'BAD_REQUEST', 'after: not a cursor this service gave out (pass the "next" of an earlier reply, or leave it out to start from the beginning)');
+    if (!after)
+      return errorResponse(
+        400,
+        'BAD_REQUEST',
+        'after: not a cursor this service gave out (pass the "next" of an earlier reply, or leave it out to start from the beginning)',
+      );
   }
   if (!store) return notConfigured();
   const page = store.changeFeed.changesAfter(after, limit);
   if ('refused' in page)
-    return page.refused === 'unknown' ? errorResponse(400, 'BAD_REQUEST', `after: ${page.message}`) : errorResponse(410, 'CURSOR_EXPIRED', page.message);
+    return page.refused === 'unknown'
+      ? errorResponse(400, 'BAD_REQUEST', `after: ${page.message}`)
+      : errorResponse(410, 'CURSOR_EXPIRED', page.message);
   const body = `{"changes":[${page.items.join(',')}],"next":"${encodeCursor(page.next)}","more":${page.more}}`;
   return new Response(body, { headers: FEED_REPLY_HEADERS });
 }
@@ -78,7 +89,8 @@ function queryOf(url: string): FeedQuery | string {
       } catch {
         return `the query has a malformed percent-encoding: ${JSON.stringify(part)}`;
       }
-      if (name !== 'after' && name !== 'limit') return `unknown query parameter "${name}"; this route takes "after" and "limit"`;
+      if (name !== 'after' && name !== 'limit')
+        return `unknown query parameter "${name}"; this route takes "after" and "limit"`;
       if (params[name] !== undefined) return `the query parameter "${name}" is given twice`;
       params[name] = value;
     }
@@ -106,7 +118,12 @@ export function handlePrefixes(request: Request, keys: ApiKeys, store: Store | u
   });
 }
 
-export async function handleByPrefix(request: Request, keys: ApiKeys, store: Store | undefined, limits: BodyLimits): Promise<Response> {
+export async function handleByPrefix(
+  request: Request,
+  keys: ApiKeys,
+  store: Store | undefined,
+  limits: BodyLimits,
+): Promise<Response> {
   const denied = keyProblem(request, keys);
   if (denied) return denied;
   const body = await readJsonBytes(request, limits);
@@ -114,7 +131,11 @@ export async function handleByPrefix(request: Request, keys: ApiKeys, store: Sto
   const parsed = parseJson(body);
   if (parsed instanceof Response) return parsed;
   if (!checkByPrefix.Check(parsed.value))
-    return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkByPrefix, parsed.value, '{"prefixes": ["3fa0", ...]}', 'an entry is a hex prefix'));
+    return errorResponse(
+      400,
+      'BAD_REQUEST',
+      describeSchemaFault(checkByPrefix, parsed.value, '{"prefixes": ["3fa0", ...]}', 'an entry is a hex prefix'),
+    );
   if (!store) return notConfigured();
   const index = store.changeFeed.prefixIndex();
   // a prefix one digit shorter than the list's is taken (a list fetched before the length grew); shorter ones

@@ -4,4 +4,13 @@ export { DirectRoutes, directRoutesOf, setDirectRoutes, type RouteHandler } from
 export { PageCache } from './page-cache.ts';
 export { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 export { handleUpdates } from './updates-route.ts';
-export { ByPrefixRequest, ByPrefixResponse, ChangesResponse, ErrorBody, MAX_DOIS_PER_REQUEST, PrefixListResponse, UpdatesRequest, UpdatesResponse } from './updates-schema.ts';
+export {
+  ByPrefixRequest,
+  ByPrefixResponse,
+  ChangesResponse,
+  ErrorBody,
+  MAX_DOIS_PER_REQUEST,
+  PrefixListResponse,
+  UpdatesRequest,
+  UpdatesResponse,
+} from './updates-schema.ts';

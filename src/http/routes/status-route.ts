@@ -1,6 +1,12 @@
 import { readDoiInput } from '../../doi/index.ts';
 import { historyOf } from '../../history/index.ts';
-import { PAGE_CSP, renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from '../../status-page/index.ts';
+import {
+  PAGE_CSP,
+  renderBadRequestPage,
+  renderHistoryPage,
+  renderNotFoundPage,
+  type PageContext,
+} from '../../status-page/index.ts';
 import { noneMatch } from '../wire/index.ts';
 import type { Store } from '../../store/index.ts';
 import { errorBody, errorResponse, JSON_HEADERS } from '../wire/index.ts';
@@ -16,7 +22,6 @@ import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './p
 export const STATUS_PAGE_PREFIX = '/doi/';
 const MAX_PATH_BYTES = 8192;
 
-
 /** An environment's store and its rendered pages. */
 export interface StatusEnv {
   store: Store;
@@ -25,7 +30,12 @@ export interface StatusEnv {
 
 export function handleStatusPage(request: Request, envPrefix: '' | '/staging', env: StatusEnv | undefined): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD')
-    return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on status pages; use GET or HEAD`, { allow: 'GET, HEAD' });
+    return errorResponse(
+      405,
+      'METHOD_NOT_ALLOWED',
+      `${request.method} is not allowed on status pages; use GET or HEAD`,
+      { allow: 'GET, HEAD' },
+    );
   const { path, query } = splitUrl(request.url);
   const format = formatOf(query, request.headers.get('accept'));
   if (typeof format !== 'string') return errorAnswer(request, format.fault);
@@ -34,7 +44,12 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   if (sent.problem !== undefined) return badRequest(request, format, sent.text, sent.problem, ctx);
   const input = readDoiInput(sent.text);
   if (input.problem !== undefined) return badRequest(request, format, sent.text, input.problem, ctx);
-  if (!env) return errorAnswer(request, { status: 404, error: 'NOT_CONFIGURED', message: 'this environment is not configured' });
+  if (!env)
+    return errorAnswer(request, {
+      status: 404,
+      error: 'NOT_CONFIGURED',
+      message: 'this environment is not configured',
+    });
   const key = pageKey(format, input.key);
   // the check and the render below run in one turn, so they see one read snapshot
   const cacheable = env.pages.usable();
@@ -42,7 +57,12 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   if (!page) {
     const history = historyOf(env.store, input.key);
     if (!history) {
-      if (format === 'json') return errorAnswer(request, { status: 404, error: 'NOT_FOUND', message: `no history is known for DOI ${input.bare}` });
+      if (format === 'json')
+        return errorAnswer(request, {
+          status: 404,
+          error: 'NOT_FOUND',
+          message: `no history is known for DOI ${input.bare}`,
+        });
       return send(request, rendered(renderNotFoundPage(input.bare, ctx), format, 404), 404);
     }
     page = rendered(format === 'json' ? JSON.stringify(history) : renderHistoryPage(history, ctx), format, 200);
@@ -52,7 +72,8 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
 }
 
 function badRequest(request: Request, format: PageFormat, sent: string, problem: string, ctx: PageContext): Response {
-  if (format === 'json') return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)}: ${problem}` });
+  if (format === 'json')
+    return errorAnswer(request, { status: 400, error: 'BAD_REQUEST', message: `${JSON.stringify(sent)}: ${problem}` });
   return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
@@ -87,13 +108,18 @@ const JSON_PAGE_HEADERS = { ...JSON_HEADERS, 'x-content-type-options': 'nosniff'
 function rendered(text: string, format: PageFormat, status: number): RenderedPage {
   const body = Buffer.from(text);
   const etag = `W/"${Bun.hash(body).toString(36)}"`;
-  const headers = new Headers({ ...(format === 'html' ? HTML_HEADERS : JSON_PAGE_HEADERS), 'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache', etag });
+  const headers = new Headers({
+    ...(format === 'html' ? HTML_HEADERS : JSON_PAGE_HEADERS),
+    'cache-control': status === 200 ? 'public, max-age=60' : 'no-cache',
+    etag,
+  });
   return { body, etag, headers };
 }
 
 /** 304 for a matching If-None-Match; HEAD as GET without the body. */
 function send(request: Request, page: RenderedPage, status: number): Response {
-  if (status === 200 && noneMatch(request.headers.get('if-none-match'), page.etag)) return new Response(null, { status: 304, headers: page.headers });
+  if (status === 200 && noneMatch(request.headers.get('if-none-match'), page.etag))
+    return new Response(null, { status: 304, headers: page.headers });
   if (request.method === 'HEAD') {
     const headers = new Headers(page.headers);
     headers.set('content-length', String(page.body.length));
@@ -110,12 +136,16 @@ function splitUrl(url: string): { path: string; query: string } {
 }
 
 function decodeDoi(encoded: string): { text: string; problem?: string } {
-  if (encoded.length > MAX_PATH_BYTES) return { text: `${encoded.slice(0, 64)}…`, problem: `the address is longer than ${MAX_PATH_BYTES} bytes` };
+  if (encoded.length > MAX_PATH_BYTES)
+    return { text: `${encoded.slice(0, 64)}…`, problem: `the address is longer than ${MAX_PATH_BYTES} bytes` };
   if (encoded === '') return { text: '', problem: 'the address names no DOI after /doi/' };
   try {
     return { text: decodeURIComponent(encoded) };
   } catch {
-    return { text: encoded, problem: 'the address holds a malformed percent-encoding (% must be followed by two hex digits of UTF-8)' };
+    return {
+      text: encoded,
+      problem: 'the address holds a malformed percent-encoding (% must be followed by two hex digits of UTF-8)',
+    };
   }
 }
 
@@ -127,7 +157,13 @@ export function formatOf(query: string, accept: string | null): PageFormat | { f
   const asked = new URLSearchParams(query).get('format');
   if (asked !== null) {
     if (asked === 'json' || asked === 'html') return asked;
-    return { fault: { status: 400, error: 'BAD_REQUEST', message: `format must be json or html, not ${JSON.stringify(asked.slice(0, 40))}` } };
+    return {
+      fault: {
+        status: 400,
+        error: 'BAD_REQUEST',
+        message: `format must be json or html, not ${JSON.stringify(asked.slice(0, 40))}`,
+      },
+    };
   }
   if (!accept) return 'html';
   const json = quality(accept, 'application', 'json');

@@ -31,9 +31,13 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
  * A body in the plain shape (scanPlainBody) is answered from its bytes: no JSON.parse, no string per DOI. Any
  * other body is parsed and checked in full; both paths give byte-identical replies (test/http/plain-body.test.ts).
  */
-export async function handleUpdates(request: Request, keys: ApiKeys, index: UpdatesIndex | undefined, limits: BodyLimits): Promise<Response> {
-  if (!keys.find(request.headers.get('x-api-key')))
-    return unauthorized(request);
+export async function handleUpdates(
+  request: Request,
+  keys: ApiKeys,
+  index: UpdatesIndex | undefined,
+  limits: BodyLimits,
+): Promise<Response> {
+  if (!keys.find(request.headers.get('x-api-key'))) return unauthorized(request);
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
@@ -43,7 +47,8 @@ export async function handleUpdates(request: Request, keys: ApiKeys, index: Upda
   }
   const parsed = parseJson(body);
   if (parsed instanceof Response) return parsed;
-  if (!checkRequest.Check(parsed.value)) return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
+  if (!checkRequest.Check(parsed.value))
+    return errorResponse(400, 'BAD_REQUEST', describeSchemaFault(checkRequest, parsed.value, SHAPE, ENTRY));
   if (!index) return notConfigured();
   return replyOf(answerParsed((parsed.value as UpdatesRequest).dois, index.table()));
 }
@@ -58,7 +63,8 @@ export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, 
     if (i > 0) out.ascii(',');
     const start = spans[2 * i]!;
     const end = spans[2 * i + 1]!;
-    if (!writePlainDocument(out, body, start, end, table)) writeDocument(out, ascii.decode(body.subarray(start, end)), table);
+    if (!writePlainDocument(out, body, start, end, table))
+      writeDocument(out, ascii.decode(body.subarray(start, end)), table);
   }
   return out.ascii(']}');
 }
@@ -95,8 +101,14 @@ export function answerParsed(dois: readonly string[], table: UpdatesTable): Repl
 function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void {
   const input = readDoiInput(sent);
   if (input.problem !== undefined)
-    out.ascii('{"doi":').text(JSON.stringify(sent)).ascii(',"statusCode":400,"updates":[],"message":').text(JSON.stringify(input.problem)).ascii('}');
-  else if (input.plain) writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(input.key)); // printable ASCII, nothing to escape
+    out
+      .ascii('{"doi":')
+      .text(JSON.stringify(sent))
+      .ascii(',"statusCode":400,"updates":[],"message":')
+      .text(JSON.stringify(input.problem))
+      .ascii('}');
+  else if (input.plain)
+    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(input.key)); // printable ASCII, nothing to escape
   else writeFound(out.ascii('{"doi":').text(JSON.stringify(sent)), table.get(input.key));
 }
 

@@ -38,18 +38,25 @@ export const MAX_PREFIXES_PER_REQUEST = 100;
 
 export const ChangeItem = t.Object({
   doi: t.String({ description: 'the work’s DOI as the source gave it' }),
-  updates: t.Array(UpdateObject, { description: 'the complete current list (as the Updates API gives it); [] when the last one was withdrawn' }),
+  updates: t.Array(UpdateObject, {
+    description: 'the complete current list (as the Updates API gives it); [] when the last one was withdrawn',
+  }),
 });
 
 export const ChangesResponse = t.Object({
   changes: t.Array(ChangeItem, { description: 'works whose updates changed, each once, oldest change first' }),
-  next: t.String({ description: 'opaque cursor: pass it as `after` to get what changed since; valid on every replica' }),
+  next: t.String({
+    description: 'opaque cursor: pass it as `after` to get what changed since; valid on every replica',
+  }),
   more: t.Boolean({ description: 'true when more changes are waiting now (ask again at once with `next`)' }),
 });
 
 export const PrefixListResponse = t.Object({
   algorithm: t.Literal('sha256'),
-  of: t.Literal('doi-key', { description: 'the DOI lower-cased (ASCII letters only), without doi: or https://doi.org/ (a doi.org link percent-decoded)' }),
+  of: t.Literal('doi-key', {
+    description:
+      'the DOI lower-cased (ASCII letters only), without doi: or https://doi.org/ (a doi.org link percent-decoded)',
+  }),
   prefixLength: t.Integer({ description: 'hex digits per prefix' }),
   works: t.Integer({ description: 'works with updates' }),
   prefixes: t.Array(t.String(), { description: 'every prefix under which at least one work has updates, ascending' }),
@@ -57,10 +64,13 @@ export const PrefixListResponse = t.Object({
 
 export const ByPrefixRequest = t.Object(
   {
-    prefixes: t.Array(t.String({ pattern: '^[0-9a-fA-F]{1,64}$', description: 'a hex prefix of a DOI key’s SHA-256' }), {
-      minItems: 1,
-      maxItems: MAX_PREFIXES_PER_REQUEST,
-    }),
+    prefixes: t.Array(
+      t.String({ pattern: '^[0-9a-fA-F]{1,64}$', description: 'a hex prefix of a DOI key’s SHA-256' }),
+      {
+        minItems: 1,
+        maxItems: MAX_PREFIXES_PER_REQUEST,
+      },
+    ),
   },
   { additionalProperties: false },
 );

@@ -19,13 +19,28 @@ export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 export function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uint8Array | Response> {
   const type = request.headers.get('content-type');
   if (type !== 'application/json' && (!type || !/^application\/json\s*(;|$)/i.test(type)))
-    return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`));
+    return Promise.resolve(
+      errorResponse(
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        `the body must be application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`,
+      ),
+    );
   // a coded body would be read as JSON text as it is: refused as a media type is, before anything is read
   const coding = request.headers.get('content-encoding');
   if (coding && !IDENTITY.test(coding))
-    return Promise.resolve(errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be sent without a content coding (got Content-Encoding ${JSON.stringify(coding)}); send it uncompressed`));
+    return Promise.resolve(
+      errorResponse(
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        `the body must be sent without a content coding (got Content-Encoding ${JSON.stringify(coding)}); send it uncompressed`,
+      ),
+    );
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limits.maxBytes) return Promise.resolve(tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined));
+  if (declared > limits.maxBytes)
+    return Promise.resolve(
+      tooLarge(limits.maxBytes, request.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined),
+    );
   let read: Promise<Uint8Array | Response>;
   try {
     // With a Content-Length the server reads exactly that many bytes (checked above).
@@ -41,7 +56,11 @@ const IDENTITY = /^[ \t]*identity[ \t]*$/i;
 
 /** The client went away or broke the framing mid-body: its fault, not the server's (a 400, not a 500). */
 function unreadable(e: unknown): Response {
-  return errorResponse(400, 'BAD_REQUEST', `the request body could not be read to its end: ${(e as Error).message ?? String(e)}`);
+  return errorResponse(
+    400,
+    'BAD_REQUEST',
+    `the request body could not be read to its end: ${(e as Error).message ?? String(e)}`,
+  );
 }
 
 /**
@@ -96,7 +115,9 @@ export function parseJson(bytes: Uint8Array): { value: unknown } | Response {
   const text = utf8Text(bytes);
   if (text === undefined) {
     const at = firstInvalidUtf8(bytes);
-    return invalidJson(`at ${positionOf(bytes, at)}: not UTF-8 (an invalid sequence starts with byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')})`);
+    return invalidJson(
+      `at ${positionOf(bytes, at)}: not UTF-8 (an invalid sequence starts with byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')})`,
+    );
   }
   try {
     return { value: JSON.parse(text) };

@@ -4,7 +4,12 @@ import type { HttpFaultCode } from '../../base/index.ts';
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-export function errorResponse(status: number, error: HttpFaultCode, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(
+  status: number,
+  error: HttpFaultCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return new Response(errorBody(status, error, message), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 

@@ -32,7 +32,8 @@ export function firstJsonFault(b: Uint8Array): JsonFault | undefined {
   const start = bomLength(b);
   const open: number[] = []; // the containers the scan is inside, innermost last
   let i = skipSpace(b, start);
-  if (i >= n) return { at: i, what: i === start ? 'the body is empty' : 'the body holds only white space, no JSON value' };
+  if (i >= n)
+    return { at: i, what: i === start ? 'the body is empty' : 'the body holds only white space, no JSON value' };
   let expectValue = true;
   for (;;) {
     i = skipSpace(b, i);
@@ -55,7 +56,14 @@ export function firstJsonFault(b: Uint8Array): JsonFault | undefined {
         }
         continue;
       }
-      const r = c === QUOTE ? stringEnd(b, i) : c === 0x2d || isDigit(c) ? numberEnd(b, i) : LITERALS.has(c) ? literalEnd(b, i, LITERALS.get(c)!) : { at: i, what: `unexpected ${shown(b, i)}, expected a value` };
+      const r =
+        c === QUOTE
+          ? stringEnd(b, i)
+          : c === 0x2d || isDigit(c)
+            ? numberEnd(b, i)
+            : LITERALS.has(c)
+              ? literalEnd(b, i, LITERALS.get(c)!)
+              : { at: i, what: `unexpected ${shown(b, i)}, expected a value` };
       if (typeof r !== 'number') return r;
       i = r;
       expectValue = false;
@@ -69,7 +77,8 @@ export function firstJsonFault(b: Uint8Array): JsonFault | undefined {
       i++;
     } else if (b[i] === COMMA) {
       i = skipSpace(b, i + 1);
-      if (b[i] === close) return { at: i, what: `unexpected ${shown(b, i)} after ",": a trailing comma is not allowed` };
+      if (b[i] === close)
+        return { at: i, what: `unexpected ${shown(b, i)} after ",": a trailing comma is not allowed` };
       if (inside === OPEN_BRACE) {
         const r = propertyName(b, i);
         if (typeof r !== 'number') return r;
@@ -100,7 +109,8 @@ function propertyName(b: Uint8Array, i: number): number | JsonFault {
   const end = stringEnd(b, i);
   if (typeof end !== 'number') return end;
   const colon = skipSpace(b, end);
-  if (b[colon] !== COLON) return { at: colon, what: `unexpected ${shown(b, colon)}, expected ":" after the property name` };
+  if (b[colon] !== COLON)
+    return { at: colon, what: `unexpected ${shown(b, colon)}, expected ":" after the property name` };
   return colon + 1;
 }
 
@@ -117,7 +127,10 @@ function stringEnd(b: Uint8Array, i: number): number | JsonFault {
     else if (e === 0x75 && [2, 3, 4, 5].every((d) => isHex(b[k + d]))) k += 5;
     else {
       const text = text8.decode(b.subarray(k, Math.min(b.length, k + (e === 0x75 ? 6 : 2))));
-      return { at: k, what: `bad escape "${text}" in a string: only \\" \\\\ \\/ \\b \\f \\n \\r \\t and \\u with four hex digits` };
+      return {
+        at: k,
+        what: `bad escape "${text}" in a string: only \\" \\\\ \\/ \\b \\f \\n \\r \\t and \\u with four hex digits`,
+      };
     }
   }
   return { at: b.length, what: `unexpected end of the body in the string opened at ${positionOf(b, i)}` };
@@ -127,7 +140,8 @@ function stringEnd(b: Uint8Array, i: number): number | JsonFault {
 function numberEnd(b: Uint8Array, i: number): number | JsonFault {
   let k = b[i] === 0x2d ? i + 1 : i;
   if (!isDigit(b[k])) return { at: k, what: `unexpected ${shown(b, k)}, expected a digit after "-"` };
-  if (b[k] === 0x30 && isDigit(b[k + 1])) return { at: k + 1, what: 'a number must not start with 0 followed by more digits' };
+  if (b[k] === 0x30 && isDigit(b[k + 1]))
+    return { at: k + 1, what: 'a number must not start with 0 followed by more digits' };
   while (isDigit(b[k])) k++;
   if (b[k] === 0x2e) {
     if (!isDigit(b[++k])) return { at: k, what: `unexpected ${shown(b, k)}, expected a digit after "."` };

@@ -1,4 +1,11 @@
-import { FOLDED_HASH_SEED, foldedHashEnd, foldedHashStep, isPlainByte, NOT_PLAIN, plainDoiHashOfChecked } from '../../doi/index.ts';
+import {
+  FOLDED_HASH_SEED,
+  foldedHashEnd,
+  foldedHashStep,
+  isPlainByte,
+  NOT_PLAIN,
+  plainDoiHashOfChecked,
+} from '../../doi/index.ts';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -38,12 +45,24 @@ export function scanPlainBody(b: Uint8Array, spans: Int32Array, max: number): nu
  * string's plainDoiHash goes into `hashes` (NOT_PLAIN for a string that is not a plain DOI), made as its bytes are
  * read: the route then reads no DOI's bytes again until its lookup compares them.
  */
-export function scanEntitlementBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array, hashes: Int32Array): number {
+export function scanEntitlementBody(
+  b: Uint8Array,
+  spans: Int32Array,
+  max: number,
+  org: Int32Array,
+  hashes: Int32Array,
+): number {
   org[0] = org[1] = -1;
   return scanBody(b, spans, max, org, hashes);
 }
 
-function scanBody(b: Uint8Array, spans: Int32Array, max: number, org: Int32Array | undefined, hashes?: Int32Array): number {
+function scanBody(
+  b: Uint8Array,
+  spans: Int32Array,
+  max: number,
+  org: Int32Array | undefined,
+  hashes?: Int32Array,
+): number {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return -1;
   let count = -1;

@@ -88,7 +88,8 @@ export class ReplyBytes {
 
   moveTo(position: number): void {
     // the next native copy writes at pos: it must be inside the buffer
-    if (!(position >= 0 && position <= this.buf.length)) throw new RangeError(`position ${position} outside the reply buffer`);
+    if (!(position >= 0 && position <= this.buf.length))
+      throw new RangeError(`position ${position} outside the reply buffer`);
     this.pos = position;
   }
 
@@ -128,7 +129,9 @@ export class ReplyBytes {
     // checked here, since memcpy cannot: a range past either buffer, or an address of another reply's making,
     // would read or write memory that is not theirs (written so that NaN fails too)
     if (!(from >= 0 && n >= 0 && from + n <= src.bytes.length) || src.owner !== this)
-      throw new RangeError(`a copy of ${n} bytes from ${from} of ${src.bytes.length}${src.owner === this ? '' : ' (a source of another reply)'}`);
+      throw new RangeError(
+        `a copy of ${n} bytes from ${from} of ${src.bytes.length}${src.owner === this ? '' : ' (a source of another reply)'}`,
+      );
     if (n === 0) return this;
     this.ensure(n);
     if (this.native) this.native.memcpy(this.bufAddress + this.pos, src.address + from, n);

@@ -7,14 +7,16 @@ import type { TSchema } from '@sinclair/typebox';
  * "HTTP"). `shape` shows the body's form; `entry` says what one `dois` entry may be.
  */
 export function describeSchemaFault(check: TypeCheck<TSchema>, value: unknown, shape: string, entry: string): string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `the body must be a JSON object ${shape}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `the body must be a JSON object ${shape}`;
   const first = check.Errors(value).First();
   if (!first) return 'the body does not match the request schema';
   const e = insideUnion(first);
   const at = bounded(e.path || '/');
   const inEntry = /^\/dois\/\d+\//.test(at);
   if (e.type === ValueErrorType.ObjectRequiredProperty) return `${at}: required: the body must be ${shape}`;
-  if (e.type === ValueErrorType.ObjectAdditionalProperties) return `${at}: unexpected property; ${inEntry ? entry : `the body must be ${shape}`}`;
+  if (e.type === ValueErrorType.ObjectAdditionalProperties)
+    return `${at}: unexpected property; ${inEntry ? entry : `the body must be ${shape}`}`;
   const dois = (value as { dois?: unknown }).dois;
   if (at === '/dois' && Array.isArray(dois)) return `/dois: ${dois.length} DOIs given; send 1 to 100 per request`;
   if (/^\/dois\/\d+$/.test(at) || (inEntry && e.type === ValueErrorType.Union)) return `${at}: ${entry}`;

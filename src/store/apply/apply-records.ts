@@ -21,7 +21,11 @@ export interface FileInPass {
  * the files applied one at a time; only the order of the puts differs, and key order dirties each B-tree page once
  * (docs/design.md, "A backlog in one pass").
  */
-export function applyFilesRecords(holdings: Database<Uint8Array, Uint8Array>, files: readonly FileInPass[], out: ByteWriter): void {
+export function applyFilesRecords(
+  holdings: Database<Uint8Array, Uint8Array>,
+  files: readonly FileInPass[],
+  out: ByteWriter,
+): void {
   const merge = new KeyMerge(files.map((f) => new RecordCursor(f.records.bytes)));
   merge.run((i) => applyRecord(holdings, merge.cursors[i]!, files[i]!, out));
 }
@@ -39,7 +43,12 @@ export interface RecordView {
 }
 
 /** One record applied to the store's value of its key, inside the caller's write transaction. */
-function applyRecord(holdings: Database<Uint8Array, Uint8Array>, rec: RecordView, f: FileInPass, out: ByteWriter): void {
+function applyRecord(
+  holdings: Database<Uint8Array, Uint8Array>,
+  rec: RecordView,
+  f: FileInPass,
+  out: ByteWriter,
+): void {
   // getBinaryFast hands back lmdb-js's shared buffer (valid until the next read); its value ends at lastSize
   const old = holdings.getBinaryFast(rec.key);
   const oldEnd = old ? (holdings as unknown as { lastSize: number }).lastSize : 0;
@@ -54,7 +63,13 @@ function applyRecord(holdings: Database<Uint8Array, Uint8Array>, rec: RecordView
  * records come encoded (encoded-records.ts), so this only reads, compares and writes; the value layout is
  * holding-codec's. The one rule of a record, for passes (above) and sorted passes (sorted-pass/) alike.
  */
-export function nextValue(old: Uint8Array | undefined, oldEnd: number, rec: RecordView, f: { time: number; fileSeq: number; counts: RecordCounts }, out: ByteWriter): boolean {
+export function nextValue(
+  old: Uint8Array | undefined,
+  oldEnd: number,
+  rec: RecordView,
+  f: { time: number; fileSeq: number; counts: RecordCounts },
+  out: ByteWriter,
+): boolean {
   const { counts, time, fileSeq } = f;
   const layout = old ? layoutOf(old) : undefined;
   if (!rec.upsert) {

@@ -8,7 +8,14 @@ export function recordConflict(dbs: StoreDbs, f: FileIdentity, existing: FileEnt
   const id = `${f.key}\u0000${f.hash}`;
   const seen = dbs.conflicts.get(id);
   if (seen) return seen;
-  const conflict: ConflictEntry = { key: f.key, size: f.size, hash: f.hash, lastModified: f.lastModified, appliedHash: existing.hash, recordedAt: now().toISOString() };
+  const conflict: ConflictEntry = {
+    key: f.key,
+    size: f.size,
+    hash: f.hash,
+    lastModified: f.lastModified,
+    appliedHash: existing.hash,
+    recordedAt: now().toISOString(),
+  };
   dbs.conflicts.putSync(id, conflict);
   return conflict;
 }

@@ -28,7 +28,10 @@ export interface OrderedFile {
  * A file's records as they apply in its place, in its transaction: all of them, or those the later files left
  * to it (and how many they took); or `late`, the later files still to read.
  */
-export function recordsInPlace(dbs: StoreDbs, f: PreparedFile): { late: FileEntry[] } | { records: EncodedRecords; overtaken: number } {
+export function recordsInPlace(
+  dbs: StoreDbs,
+  f: PreparedFile,
+): { late: FileEntry[] } | { records: EncodedRecords; overtaken: number } {
   const newest = newestApplied(dbs, f.platform);
   const later = f.inOrderGiven ? [] : laterApplied(dbs, f, newest);
   if (!checkedAgainst(later, f.overtaken)) return { late: later };
@@ -46,7 +49,8 @@ export function isLate(dbs: StoreDbs, f: OrderedFile & { inOrderGiven?: boolean 
 
 /** `f` is applied (in the caller's transaction): the platform's newest applied file moves when `f` comes after it. */
 export function noteApplied(dbs: StoreDbs, f: OrderedFile, newest = newestApplied(dbs, f.platform)): void {
-  if (!newest || applyOrder(f, newest) > 0) dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
+  if (!newest || applyOrder(f, newest) > 0)
+    dbs.meta.putSync(META.newestApplied(f.platform), { key: f.key, lastModified: f.lastModified });
 }
 
 /** The applied files of `f`'s platform that come after it in apply order; none for a file after `newest`. */
@@ -63,7 +67,10 @@ function checkedAgainst(later: readonly FileEntry[], overtaken: OvertakenRecords
 }
 
 /** The records without those of the given DOI keys, and how many were left out. */
-export function withoutDoiKeys(records: EncodedRecords, doiKeys: ReadonlySet<string>): { records: EncodedRecords; left: number } {
+export function withoutDoiKeys(
+  records: EncodedRecords,
+  doiKeys: ReadonlySet<string>,
+): { records: EncodedRecords; left: number } {
   if (doiKeys.size === 0) return { records, left: 0 };
   const out = new ByteWriter(records.bytes.length);
   const rec = new RecordCursor(records.bytes);
@@ -88,11 +95,13 @@ function newestApplied(dbs: StoreDbs, platform: string): OrderedFile | undefined
   const kept = dbs.meta.get(META.newestApplied(platform)) as { key: string; lastModified: number } | undefined;
   if (kept) return { platform, ...kept };
   let newest: FileEntry | undefined;
-  for (const e of platformEntries(dbs, platform)) if (e.outcome === 'applied' && (!newest || applyOrder(e, newest) > 0)) newest = e;
+  for (const e of platformEntries(dbs, platform))
+    if (e.outcome === 'applied' && (!newest || applyOrder(e, newest) > 0)) newest = e;
   return newest && { platform, key: newest.key, lastModified: newest.lastModified };
 }
 
 /** The ledger entries of one platform's keys (`<platform>/<name>`: one range, '0' follows '/'). */
 function* platformEntries(dbs: StoreDbs, platform: string): Generator<FileEntry> {
-  for (const { value } of dbs.files.getRange({ start: `${platform}/`, end: `${platform}0` })) if (value.platform === undefined || value.platform === platform) yield value;
+  for (const { value } of dbs.files.getRange({ start: `${platform}/`, end: `${platform}0` }))
+    if (value.platform === undefined || value.platform === platform) yield value;
 }

@@ -33,7 +33,10 @@ export async function writeBackupFolder<T>(dir: string, write: (partial: string)
   if (refused) throw new FaultError(refused);
   const whole = resolve(dir); // resolved: `DIR/` must not name `DIR/.partial`
   const partial = `${whole}.partial`;
-  const failed = (e: unknown) => (e instanceof FaultError ? e : new FaultError(fault('BACKUP_FAILED', `cannot write ${dir}: ${(e as Error).message}`)));
+  const failed = (e: unknown) =>
+    e instanceof FaultError
+      ? e
+      : new FaultError(fault('BACKUP_FAILED', `cannot write ${dir}: ${(e as Error).message}`));
   let made: string | undefined;
   try {
     made = mkdirSync(dirname(whole), { recursive: true });
@@ -75,7 +78,12 @@ function claim(dir: string, partial: string): void {
     }
     const owner = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);
     if (Number.isInteger(owner) && owner > 0 && isAlive(owner))
-      throw new FaultError(fault('BACKUP_RUNNING', `${dir}: another backup to it is running (process ${owner}, per ${pidFile}); wait for it, or remove that file if no such backup runs`));
+      throw new FaultError(
+        fault(
+          'BACKUP_RUNNING',
+          `${dir}: another backup to it is running (process ${owner}, per ${pidFile}); wait for it, or remove that file if no such backup runs`,
+        ),
+      );
     rmSync(pidFile, { force: true });
   }
 }

@@ -141,7 +141,12 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
 
 /** A read-only open of a store that is not (yet) there: the commands that only read take it as holding nothing. */
 function notMade(path: string): FaultError {
-  return new FaultError(fault('STORE_NOT_MADE', `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`));
+  return new FaultError(
+    fault(
+      'STORE_NOT_MADE',
+      `there is no store at ${path} yet: the daemon or --ingest makes it; check store.dir and --env`,
+    ),
+  );
 }
 
 function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): void {
@@ -172,4 +177,8 @@ function checkSchemaVersion(dbs: StoreDbs, path: string, readOnly: boolean): voi
 
 /** The kinds of update source whose state the store keeps: a dropped file, a fetched URL, a harvest. */
 export type SourceKind = 'file' | 'url' | 'harvest';
-const SOURCE_STATE_PREFIX: Record<SourceKind, string> = { file: 'updatesFile', url: 'updatesUrl', harvest: 'updatesHarvest' };
+const SOURCE_STATE_PREFIX: Record<SourceKind, string> = {
+  file: 'updatesFile',
+  url: 'updatesUrl',
+  harvest: 'updatesHarvest',
+};

@@ -104,7 +104,11 @@ export function decideFile(
  * to be the same content (a re-uploaded object gets a new LastModified), so the answer is `duplicate` without
  * reading or hashing the file. Answers only that; false means "read the file and decide".
  */
-export function seenBefore(existing: FileEntry | undefined, stat: { size: number; lastModified: number }, retry: boolean): boolean {
+export function seenBefore(
+  existing: FileEntry | undefined,
+  stat: { size: number; lastModified: number },
+  retry: boolean,
+): boolean {
   return !retry && existing !== undefined && sameStat(existing, stat);
 }
 
@@ -112,7 +116,11 @@ export function seenBefore(existing: FileEntry | undefined, stat: { size: number
  * A version of a file (its size and LastModified) that was decided: its ledger entry (seenBefore's shortcut), or
  * one of the key's recorded conflicts. A folder rescan hands on only versions that were not.
  */
-export function decidedVersion(existing: FileEntry | undefined, conflicts: Iterable<ConflictEntry>, stat: { size: number; lastModified: number }): boolean {
+export function decidedVersion(
+  existing: FileEntry | undefined,
+  conflicts: Iterable<ConflictEntry>,
+  stat: { size: number; lastModified: number },
+): boolean {
   if (seenBefore(existing, stat, false)) return true;
   for (const c of conflicts) if (sameStat(c, stat)) return true;
   return false;
@@ -123,20 +131,50 @@ function sameStat(a: { size: number; lastModified: number }, b: { size: number; 
 }
 
 /** The one way a quarantine entry is made. The fault's message names the file (every file fault's does). */
-export function quarantineEntry(file: FileIdentity & { platform?: string }, f: Fault<FileFaultCode>, tries: number, recordedAt: string): FileEntry {
-  const entry: FileEntry = { key: file.key, size: file.size, hash: file.hash, lastModified: file.lastModified, outcome: 'quarantined', code: f.code, message: f.message, tries, recordedAt };
+export function quarantineEntry(
+  file: FileIdentity & { platform?: string },
+  f: Fault<FileFaultCode>,
+  tries: number,
+  recordedAt: string,
+): FileEntry {
+  const entry: FileEntry = {
+    key: file.key,
+    size: file.size,
+    hash: file.hash,
+    lastModified: file.lastModified,
+    outcome: 'quarantined',
+    code: f.code,
+    message: f.message,
+    tries,
+    recordedAt,
+  };
   if (file.platform !== undefined) entry.platform = file.platform;
   return entry;
 }
 
 /** The counts of a file about to be applied: what parsing found, the store's outcomes still zero. */
 export function emptyCounts(parsed: ParsedDeposit): FileCounts {
-  return { records: parsed.recordLines, added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0, superseded: parsed.superseded, rejected: parsed.rejected.length };
+  return {
+    records: parsed.recordLines,
+    added: 0,
+    updated: 0,
+    removed: 0,
+    unchanged: 0,
+    noopRemovals: 0,
+    superseded: parsed.superseded,
+    rejected: parsed.rejected.length,
+  };
 }
 
 /** The entry of an applied file, its report with at most MAX_REPORTED_LINES rejected lines listed. */
 export function appliedEntry(
-  f: FileIdentity & { platform: string; parsed: ParsedDeposit; timings: { readMs: number; parseMs: number }; tries: number; readFrom?: string },
+  f: FileIdentity & {
+    platform: string;
+    parsed: ParsedDeposit;
+    timings: { readMs: number; parseMs: number };
+    tries: number;
+    readFrom?: string;
+  },
   seq: number,
   counts: FileCounts,
   applyMs: number,

@@ -26,7 +26,12 @@ type TreeStats = { treeBranchPageCount: number; treeLeafPageCount: number; overf
 const pagesOf = (s: TreeStats) => s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
 
 export function pageFigures(dbs: StoreDbs, path: string): PageFigures {
-  const root = dbs.root.getStats() as TreeStats & { pageSize: number; lastPageNumber: number; mapSize: number; free: TreeStats };
+  const root = dbs.root.getStats() as TreeStats & {
+    pageSize: number;
+    lastPageNumber: number;
+    mapSize: number;
+    free: TreeStats;
+  };
   // every sub-database (a tree left out here would count its pages as free)
   const trees = subDatabases(dbs).map((d) => d.getStats() as TreeStats);
   const usedPages = root.lastPageNumber + 1;
@@ -67,7 +72,12 @@ export async function copyStore(dbs: StoreDbs, target: string): Promise<void> {
 /** Pages in use, and the holdings' share of them. */
 export function spaceUsage(dbs: StoreDbs): SpaceUsage {
   const root = dbs.root.getStats() as { pageSize: number; lastPageNumber: number };
-  const h = dbs.holdings.getStats() as { entryCount: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+  const h = dbs.holdings.getStats() as {
+    entryCount: number;
+    treeBranchPageCount: number;
+    treeLeafPageCount: number;
+    overflowPages: number;
+  };
   return {
     pageSize: root.pageSize,
     usedPages: root.lastPageNumber + 1,

@@ -42,7 +42,11 @@ export function availableBytes(path: string): number | undefined {
  * is full (ENOSPC, EDQUOT, or an EIO with under LOW_SPACE_BYTES available) -> DISK_FULL; anything else ->
  * APPLY_FAILED. `storePath` is the environment's store folder; the message names it and does not name a file.
  */
-export function classifyStoreError(error: unknown, storePath: string, available: (path: string) => number | undefined = availableBytes): Fault<StoreWriteCode> {
+export function classifyStoreError(
+  error: unknown,
+  storePath: string,
+  available: (path: string) => number | undefined = availableBytes,
+): Fault<StoreWriteCode> {
   const code = (error as { code?: unknown } | undefined)?.code;
   const text = error instanceof Error ? error.message : String(error);
   if (code === MDB_MAP_FULL || /MDB_MAP_FULL/.test(text))
@@ -54,7 +58,10 @@ export function classifyStoreError(error: unknown, storePath: string, available:
   const free = available(storePath);
   const freeText = free === undefined ? 'unknown space' : `${formatBytes(free)}`;
   if (code === ENOSPC || code === EDQUOT || /No space left on device|Disk quota exceeded/i.test(text))
-    return fault('DISK_FULL', `no space left for the store at ${storePath} (${text}; ${freeText} available): free space on its filesystem; then --retry the quarantined files`);
+    return fault(
+      'DISK_FULL',
+      `no space left for the store at ${storePath} (${text}; ${freeText} available): free space on its filesystem; then --retry the quarantined files`,
+    );
   if ((code === EIO || /Input\/output error/i.test(text)) && free !== undefined && free < LOW_SPACE_BYTES)
     return fault(
       'DISK_FULL',
@@ -66,7 +73,10 @@ export function classifyStoreError(error: unknown, storePath: string, available:
 /** The store's fault for any error a write threw (a StoreWriteError carries it; anything else is APPLY_FAILED). */
 export function storeWriteFault(error: unknown): Fault<StoreWriteCode> {
   if (error instanceof StoreWriteError) return error.fault;
-  return fault('APPLY_FAILED', `the store transaction failed: ${error instanceof Error ? error.message : String(error)}`);
+  return fault(
+    'APPLY_FAILED',
+    `the store transaction failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 /**
@@ -94,7 +104,13 @@ async function commitCause(e: unknown): Promise<unknown> {
   // lmdb-js rejects it right after the commit's own promise; the bound only guards against a version that does not
   const bound = new Promise<unknown>((resolve) => (timer = setTimeout(() => resolve(e), 5000)));
   try {
-    return await Promise.race([Promise.resolve(pending).then(() => e, (cause: unknown) => cause), bound]);
+    return await Promise.race([
+      Promise.resolve(pending).then(
+        () => e,
+        (cause: unknown) => cause,
+      ),
+      bound,
+    ]);
   } finally {
     clearTimeout(timer);
   }

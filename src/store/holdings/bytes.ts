@@ -136,7 +136,9 @@ export class ByteReader {
     const b = this.buf;
     const p = this.pos;
     this.pos += 6;
-    return ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!);
+    return (
+      ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!)
+    );
   }
   str(): string {
     const n = this.varint();
@@ -147,7 +149,14 @@ export class ByteReader {
 }
 
 /** a[aStart, aEnd) and b[bStart, bEnd) hold the same bytes. */
-export function sameBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): boolean {
+export function sameBytes(
+  a: Uint8Array,
+  aStart: number,
+  aEnd: number,
+  b: Uint8Array,
+  bStart: number,
+  bEnd: number,
+): boolean {
   if (aEnd - aStart !== bEnd - bStart) return false;
   for (let i = 0; i < aEnd - aStart; i++) if (a[aStart + i] !== b[bStart + i]) return false;
   return true;

@@ -18,7 +18,13 @@ import { ByteReader, sameBytes, type ByteWriter } from './bytes.ts';
  */
 
 export const ACCESS_CODES: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
-export const CONTENT_CODES: readonly (ContentType | undefined)[] = [undefined, 'application/pdf', 'text/html', 'application/epub+zip', 'other'];
+export const CONTENT_CODES: readonly (ContentType | undefined)[] = [
+  undefined,
+  'application/pdf',
+  'text/html',
+  'application/epub+zip',
+  'other',
+];
 
 export type EventKind = 'added' | 'updated' | 'removed' | 're-added';
 const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-added'];
@@ -58,7 +64,14 @@ const EVENT_MAX = 1 + 6 + 5 + 2;
 const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true }); // stored text reads back whole (bytes.ts)
 
 /** Appends one event, access types as codes (the write path never decodes them). */
-function writeEvent(w: ByteWriter, kind: EventKind, time: number, fileSeq: number, oldAccess: number, newAccess: number): void {
+function writeEvent(
+  w: ByteWriter,
+  kind: EventKind,
+  time: number,
+  fileSeq: number,
+  oldAccess: number,
+  newAccess: number,
+): void {
   w.ensure(EVENT_MAX);
   w.u8(EVENT_KINDS.indexOf(kind) + 1);
   w.u48(time);
@@ -68,7 +81,13 @@ function writeEvent(w: ByteWriter, kind: EventKind, time: number, fileSeq: numbe
 }
 
 /** Writes the state part of a live holding (access, DOI when it differs from the key, vor). */
-export function writeState(w: ByteWriter, key: string, doi: string, accessType: AccessType | undefined, vor: VorItem[] | undefined): void {
+export function writeState(
+  w: ByteWriter,
+  key: string,
+  doi: string,
+  accessType: AccessType | undefined,
+  vor: VorItem[] | undefined,
+): void {
   w.u8(accessTypeCode(accessType));
   if (doi === key) w.varint(0);
   else w.str(doi);
@@ -157,7 +176,14 @@ export function writeLive(
  * access, DOI, links). Runs only for an `updated` holding, so its cost is off the common paths. Links are stored
  * around the DOI's spelling, so when the spelling changed their bytes say nothing: they are decoded and compared.
  */
-function changeFlags(old: Uint8Array, layout: ValueLayout, b: Uint8Array, bStart: number, bLen: number, holdingKey: Uint8Array): number {
+function changeFlags(
+  old: Uint8Array,
+  layout: ValueLayout,
+  b: Uint8Array,
+  bStart: number,
+  bLen: number,
+  holdingKey: Uint8Array,
+): number {
   const oldDoiEnd = doiPartEnd(old, layout.stateStart);
   const newDoiEnd = doiPartEnd(b, bStart);
   if (sameBytes(old, layout.stateStart + 1, oldDoiEnd, b, bStart + 1, newDoiEnd))
@@ -175,7 +201,14 @@ function doiPartEnd(bytes: Uint8Array, start: number): number {
 }
 
 /** A removed holding: no state, and the old value's history with a `removed` event: the history outlives it. */
-export function writeTombstone(out: ByteWriter, old: Uint8Array, oldLayout: ValueLayout, oldEnd: number, time: number, fileSeq: number): void {
+export function writeTombstone(
+  out: ByteWriter,
+  old: Uint8Array,
+  oldLayout: ValueLayout,
+  oldEnd: number,
+  time: number,
+  fileSeq: number,
+): void {
   out.reset();
   out.u8(0);
   out.varint(0);

@@ -52,7 +52,15 @@ export class JsonBytes extends ByteWriter {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = '0123456789abcdef';
-const SHORT_ESCAPES: Record<number, number> = { 0x22: QUOTE, 0x5c: BACKSLASH, 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
+const SHORT_ESCAPES: Record<number, number> = {
+  0x22: QUOTE,
+  0x5c: BACKSLASH,
+  0x08: 0x62,
+  0x09: 0x74,
+  0x0a: 0x6e,
+  0x0c: 0x66,
+  0x0d: 0x72,
+};
 const ACCESS_JSON = ACCESS_CODES.map((a) => (a ? `"${a}"` : ''));
 const CONTENT_JSON = CONTENT_CODES.map((c) => (c ? `,"contentType":"${c}"}` : '}'));
 
@@ -146,7 +154,9 @@ export class StoredHolding {
   get updated(): number {
     const b = this.value;
     const p = this.updatedAt;
-    return ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!);
+    return (
+      ((b[p]! << 16) | (b[p + 1]! << 8) | b[p + 2]!) * 0x1000000 + ((b[p + 3]! << 16) | (b[p + 4]! << 8) | b[p + 5]!)
+    );
   }
 
   /** `"paid"` ... as JSON, '' for none. */

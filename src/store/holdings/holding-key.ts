@@ -26,7 +26,10 @@ export { encoder as keyTextEncoder };
 export type HoldingFilter = { platform?: string; doiKey?: string };
 
 /** The holdings database's entries in store order: of one DOI key or all, of one platform or all (its key bytes compared). */
-export function* holdingEntries(db: Database<Uint8Array, Uint8Array>, filter: HoldingFilter): Generator<{ key: Uint8Array; value: Uint8Array }> {
+export function* holdingEntries(
+  db: Database<Uint8Array, Uint8Array>,
+  filter: HoldingFilter,
+): Generator<{ key: Uint8Array; value: Uint8Array }> {
   const range = filter.doiKey !== undefined ? doiRange(filter.doiKey) : {};
   const platform = filter.platform === undefined ? undefined : encoder.encode(filter.platform);
   for (const entry of db.getRange(range)) if (!platform || platformIs(entry.key, platform)) yield entry;

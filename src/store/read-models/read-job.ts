@@ -12,6 +12,10 @@ export interface StoreReadRequest extends StoreLocation {
 }
 
 /** One read on a new worker thread (store/updates/read-worker.ts); its buffers are transferred, not copied. */
-export function storeReadJob<T>(request: StoreReadRequest, name: string, script = workerScript('store/updates/read-worker.ts')): { done: Promise<T>; cancel(): void } {
+export function storeReadJob<T>(
+  request: StoreReadRequest,
+  name: string,
+  script = workerScript('store/updates/read-worker.ts'),
+): { done: Promise<T>; cancel(): void } {
   return workerJob<T>(script, request, name);
 }

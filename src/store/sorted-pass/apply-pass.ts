@@ -74,7 +74,9 @@ export interface PassOptions {
 /** A pass stopped between chunks when asked (PassOptions.stop): it stands, and the next writer resumes it. */
 export class PassStopped extends Error {
   constructor(readonly record: PassRecord) {
-    super(`sorted pass ${record.id} stopped after ${record.applied} of ${record.records} records; the next start goes on from there`);
+    super(
+      `sorted pass ${record.id} stopped after ${record.applied} of ${record.records} records; the next start goes on from there`,
+    );
   }
 }
 
@@ -87,7 +89,9 @@ export async function beginPass(dbs: StoreDbs, b: SortedPassBuilder): Promise<Pa
   b.seal();
   return writeTransaction(dbs, () => {
     if (dbs.meta.get(META.sortedPass) !== undefined) return undefined;
-    for (const f of b.files) if (!joinsPass(dbs, { ...f.entry, platform: f.entry.platform!, inOrderGiven: f.inOrderGiven }, f.retry ?? false)) return undefined;
+    for (const f of b.files)
+      if (!joinsPass(dbs, { ...f.entry, platform: f.entry.platform!, inOrderGiven: f.inOrderGiven }, f.retry ?? false))
+        return undefined;
     let empty = true;
     for (const _ of dbs.holdings.getKeys({ limit: 1 })) empty = false;
     const record: PassRecord = {
@@ -220,7 +224,12 @@ function applyChunk(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[
     if (changed) holdings.putSync(key, out.view(), put);
     last = key;
   }
-  const next: PassRecord = { ...record, applied: record.applied + applied, done: Buffer.from(last), counts: [...record.counts] };
+  const next: PassRecord = {
+    ...record,
+    applied: record.applied + applied,
+    done: Buffer.from(last),
+    counts: [...record.counts],
+  };
   for (const [file, k] of counts) COUNTED.forEach((name, j) => (next.counts[file * COUNTED.length + j]! += k[name]));
   dbs.meta.putSync(META.sortedPass, next);
   return next;
@@ -237,7 +246,10 @@ function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]):
   stillHeld(dbs, record);
   const { meta } = dbs;
   const next = (meta.get(META.nextSeq) as number | undefined) ?? 1;
-  if (next !== record.firstSeq) throw new Error(`sorted pass ${record.id}: files were applied beside it (apply sequence ${next}, the pass began at ${record.firstSeq})`);
+  if (next !== record.firstSeq)
+    throw new Error(
+      `sorted pass ${record.id}: files were applied beside it (apply sequence ${next}, the pass began at ${record.firstSeq})`,
+    );
   const recordedAt = new Date().toISOString();
   const live = new Map<string, number>();
   const statuses = files.map((f, i): FileStatus => {
@@ -245,7 +257,13 @@ function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]):
     const counts = { ...f.entry.counts! };
     COUNTED.forEach((name, j) => (counts[name] = record.counts[i * COUNTED.length + j]!));
     const share = record.records === 0 ? record.ms / files.length : (record.ms * counts.records) / record.records;
-    const entry: FileEntry = { ...f.entry, seq, counts, timings: { ...f.entry.timings!, applyMs: Math.round(share * 10) / 10 }, recordedAt };
+    const entry: FileEntry = {
+      ...f.entry,
+      seq,
+      counts,
+      timings: { ...f.entry.timings!, applyMs: Math.round(share * 10) / 10 },
+      recordedAt,
+    };
     dbs.fileSeqs.putSync(seq, entry.key);
     noteApplied(dbs, { platform: entry.platform!, key: entry.key, lastModified: entry.lastModified });
     dbs.files.putSync(entry.key, entry);

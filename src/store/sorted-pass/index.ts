@@ -3,4 +3,13 @@
  * written in key order, in chunks that a crash resumes from.
  */
 export { SortedPassBuilder, passesFolder, passFolderName, removeStaleRuns, type PassFile } from './pass-files.ts';
-export { adoptPass, beginPass, processAlive, PassStopped, runPass, standingPass, type PassOptions, type PassRecord } from './apply-pass.ts';
+export {
+  adoptPass,
+  beginPass,
+  processAlive,
+  PassStopped,
+  runPass,
+  standingPass,
+  type PassOptions,
+  type PassRecord,
+} from './apply-pass.ts';

@@ -32,7 +32,12 @@ export function passFolderName(now: number): string {
  * folder of a process that is gone, or of this one and not being built now, unless it is `keep` (the standing
  * pass's). A live process's folder is its spill in progress, and stays.
  */
-export function removeStaleRuns(storePath: string, keep: string | undefined, building: ReadonlySet<string>, alive: (pid: number) => boolean): void {
+export function removeStaleRuns(
+  storePath: string,
+  keep: string | undefined,
+  building: ReadonlySet<string>,
+  alive: (pid: number) => boolean,
+): void {
   let names: string[];
   try {
     names = readdirSync(passesFolder(storePath));
@@ -42,13 +47,22 @@ export function removeStaleRuns(storePath: string, keep: string | undefined, bui
   for (const name of names) {
     if (name === keep || building.has(name)) continue;
     const pid = Number(name.split('-')[1]);
-    if (pid === process.pid || !alive(pid)) rmSync(join(passesFolder(storePath), name), { recursive: true, force: true });
+    if (pid === process.pid || !alive(pid))
+      rmSync(join(passesFolder(storePath), name), { recursive: true, force: true });
   }
 }
 
 /** A file the pass can take as it stands: decided `apply` by the ledger, and not late (late-files.ts). */
-export function joinsPass(dbs: StoreDbs, f: Pick<PreparedFile, 'key' | 'hash' | 'size' | 'lastModified' | 'platform' | 'inOrderGiven'>, retry: boolean): boolean {
-  const decision = decideFile(dbs.files.get(f.key), { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false }, retry);
+export function joinsPass(
+  dbs: StoreDbs,
+  f: Pick<PreparedFile, 'key' | 'hash' | 'size' | 'lastModified' | 'platform' | 'inOrderGiven'>,
+  retry: boolean,
+): boolean {
+  const decision = decideFile(
+    dbs.files.get(f.key),
+    { hash: f.hash, size: f.size, lastModified: f.lastModified, faulty: false },
+    retry,
+  );
   return decision === 'apply' && !isLate(dbs, f);
 }
 
@@ -98,7 +112,11 @@ export class SortedPassBuilder {
       this.keys.add(f.key);
       const records = f.encoded ?? encodeRecords(f.parsed.records, f.platform);
       taken.push({ records: new RecordCursor(records.bytes), file: this.files.length });
-      this.files.push({ entry: appliedEntry(f, 0, emptyCounts(f.parsed), 0, ''), retry: f.retry, inOrderGiven: f.inOrderGiven });
+      this.files.push({
+        entry: appliedEntry(f, 0, emptyCounts(f.parsed), 0, ''),
+        retry: f.retry,
+        inOrderGiven: f.inOrderGiven,
+      });
     }
     if (taken.length > 0) this.writeRun(taken);
     return left;

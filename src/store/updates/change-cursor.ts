@@ -27,7 +27,10 @@ const FORM = /^(?:1\.(\d{1,10})\.(\d{1,10})\.([0-9a-f]{16})|2\.(\d{1,10})\.(\d{1
 
 /** The short form when `began` is 0 (the tip). */
 export function encodeCursor(c: FeedCursor): string {
-  const text = c.began === 0 ? `1.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}` : `2.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}.${c.began}`;
+  const text =
+    c.began === 0
+      ? `1.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}`
+      : `2.${c.commit}.${c.seq}.${c.lineage.slice(0, 16)}.${c.began}`;
   return Buffer.from(text).toString('base64url');
 }
 

@@ -27,10 +27,12 @@ export class ChangeFeedView {
     this.prefixes = new Reloading({
       version: () => stampOf(dbs),
       readHere: () => asIndex(readPrefixParts(dbs)),
-      readElsewhere: where && (() => {
-        const job = storeReadJob<StoreRead<PrefixParts>>({ kind: 'prefixes', ...where }, 'the prefix index worker');
-        return { done: job.done.then(asIndex), cancel: job.cancel };
-      }),
+      readElsewhere:
+        where &&
+        (() => {
+          const job = storeReadJob<StoreRead<PrefixParts>>({ kind: 'prefixes', ...where }, 'the prefix index worker');
+          return { done: job.done.then(asIndex), cancel: job.cancel };
+        }),
       onFailed,
     });
   }

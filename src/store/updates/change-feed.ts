@@ -47,7 +47,16 @@ export interface FeedHead {
   withdrawnAsOf?: number;
 }
 
-export const EMPTY_HEAD: FeedHead = { commit: 0, seq: 0, hash: GENESIS, prunedCommit: 0, prunedThrough: 0, withdrawnCommit: 0, withdrawnThrough: 0, withdrawnAsOf: 0 };
+export const EMPTY_HEAD: FeedHead = {
+  commit: 0,
+  seq: 0,
+  hash: GENESIS,
+  prunedCommit: 0,
+  prunedThrough: 0,
+  withdrawnCommit: 0,
+  withdrawnThrough: 0,
+  withdrawnAsOf: 0,
+};
 
 /** The withdrawal marks, or, where pruning may have run without keeping them, marks that cover what it may have removed. */
 function withdrawalMarks(head: FeedHead): { commit: number; through: number } {
@@ -127,7 +136,8 @@ export class ChangeFeedWriter {
 
   /** `entry` as stored, its row rendered by older rules: a new row (and true) when what it serves now differs. */
   rerender(key: string, entry: UpdatesEntry): boolean {
-    const row = entry.changeSeq === undefined ? undefined : (this.dbs.changes.get(entry.changeSeq) as ChangeRow | undefined);
+    const row =
+      entry.changeSeq === undefined ? undefined : (this.dbs.changes.get(entry.changeSeq) as ChangeRow | undefined);
     const served = JSON.stringify(servedUpdates(entry));
     if ((row ? servedOfItem(row[3]) : '[]') === served) return false;
     this.put(key, row ? entry.changeSeq : undefined, entry, served);
@@ -155,8 +165,16 @@ export class ChangeFeedWriter {
     const { dbs, head } = this;
     if (this.lineage) {
       head.hash = this.lineage.digest('hex');
-      dbs.changeLineage.putSync(head.commit, { hash: head.hash, firstSeq: this.firstSeq, lastSeq: head.seq, at: now } satisfies LineageEntry);
-      dbs.meta.putSync(META.changeFeedTip, encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }));
+      dbs.changeLineage.putSync(head.commit, {
+        hash: head.hash,
+        firstSeq: this.firstSeq,
+        lastSeq: head.seq,
+        at: now,
+      } satisfies LineageEntry);
+      dbs.meta.putSync(
+        META.changeFeedTip,
+        encodeCursor({ commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }),
+      );
       tipWritten(dbs.path);
     }
     this.prune(now - keepMs);

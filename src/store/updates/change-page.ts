@@ -41,7 +41,8 @@ export function readChanges(dbs: StoreDbs, after: FeedCursor | undefined, limit:
     last = { seq: key as number };
   }
   // every change up to the head read: the tip, which needs no `began` (0): a withdrawal it could miss is after it
-  if (!more) return { items, next: { commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }, more };
+  if (!more)
+    return { items, next: { commit: head.commit, seq: head.seq, lineage: head.hash.slice(0, 16), began: 0 }, more };
   // the head's lineage covers every change read; any replica that made the same changes holds its entry (a row's own
   // commit's entry may be gone where the program before 2026-11-24 pruned). The reading began no later than this
   // head: a replica behind the one that gave `after` must not move it past what it served.
@@ -52,7 +53,8 @@ export function readChanges(dbs: StoreDbs, after: FeedCursor | undefined, limit:
 function checkCursor(dbs: StoreDbs, c: FeedCursor, head: FeedHead): CursorRefusal | 'ahead' | undefined {
   if (c.commit > head.commit) return 'ahead';
   if (c.commit === 0) {
-    if (c.lineage !== START.lineage) return { refused: 'unknown', message: 'the cursor is not one this service gave out' };
+    if (c.lineage !== START.lineage)
+      return { refused: 'unknown', message: 'the cursor is not one this service gave out' };
   } else {
     const entry = dbs.changeLineage.get(c.commit) as LineageEntry | undefined;
     if (!entry) return { refused: 'expired', message: expiredMessage() }; // removed by an older program's pruning

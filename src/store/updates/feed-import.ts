@@ -3,7 +3,13 @@ import { fault, type Fault } from '../../base/index.ts';
 import type { ImportRow } from '../../update-record/index.ts';
 import { ChangeFeedWriter, DEFAULT_KEEP_MS } from './change-feed.ts';
 import { bumpUpdatesGen, type StoreDbs } from '../environment/index.ts';
-import { mergeWork, type IncomingUpdate, type ReplaceMode, type ReplaceReport, type UpdatesEntry } from './work-updates.ts';
+import {
+  mergeWork,
+  type IncomingUpdate,
+  type ReplaceMode,
+  type ReplaceReport,
+  type UpdatesEntry,
+} from './work-updates.ts';
 import { writeTransaction } from '../environment/index.ts';
 
 /**
@@ -85,7 +91,8 @@ export class FeedImport {
     const extra: Buffer[] = [];
     for (const key of this.dbs.importScratch.getKeys({ ...this.range })) {
       const k = key as Uint8Array;
-      if (new DataView(k.buffer, k.byteOffset, k.byteLength).getUint32(k.length - 4) >= rows) extra.push(Buffer.from(k));
+      if (new DataView(k.buffer, k.byteOffset, k.byteLength).getUint32(k.length - 4) >= rows)
+        extra.push(Buffer.from(k));
     }
     if (extra.length > 0)
       await writeTransaction(this.dbs, () => {
@@ -131,9 +138,18 @@ export class FeedImport {
     const written = this.scratchRows();
     if (written !== this.rows) {
       await this.abort();
-      return fault('IMPORT_ROWS_LOST', `this ${origin} import wrote ${this.rows} rows but ${written} are left in the scratch space; nothing was changed`);
+      return fault(
+        'IMPORT_ROWS_LOST',
+        `this ${origin} import wrote ${this.rows} rows but ${written} are left in the scratch space; nothing was changed`,
+      );
     }
-    const report: ReplaceReport = { worksTouched: 0, updatesAdded: 0, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
+    const report: ReplaceReport = {
+      worksTouched: 0,
+      updatesAdded: 0,
+      updatesChanged: 0,
+      updatesWithdrawn: 0,
+      updatesUnchanged: 0,
+    };
     if (opts.dryRun && (mode !== 'snapshot' || opts.allowShrink)) return report; // only a snapshot can be refused
     let refused = false;
     // transactionSync: a callback returning ABORT rolls back (lmdb-js async transactions are batched and cannot);
@@ -171,18 +187,24 @@ export class FeedImport {
         const row = value as ScratchRow;
         doi = row.doi;
         if (!row.upsert) upsertOnly = false;
-        if (row.update) updates.push(row.recordId !== undefined ? { ...row.update, recordId: row.recordId } : row.update);
+        if (row.update)
+          updates.push(row.recordId !== undefined ? { ...row.update, recordId: row.recordId } : row.update);
       }
       if (current !== undefined) apply(current, { doi, updates }, mode === 'works' && upsertOnly);
       if (seen) {
         // a snapshot feed: works that had this feed's updates before but are absent now lose them
         for (const { key, value } of dbs.updates.getRange()) {
-          if (!seen.has(key as string) && (value as UpdatesEntry).updates.some((u) => u.origin === origin)) apply(key as string, undefined);
+          if (!seen.has(key as string) && (value as UpdatesEntry).updates.some((u) => u.origin === origin))
+            apply(key as string, undefined);
         }
       }
       this.removeOwnRows();
       const stored = storedBefore(report);
-      refused = mode === 'snapshot' && !opts.allowShrink && stored >= SHRINK_GUARD_MIN && report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK;
+      refused =
+        mode === 'snapshot' &&
+        !opts.allowShrink &&
+        stored >= SHRINK_GUARD_MIN &&
+        report.updatesWithdrawn > stored * MAX_SNAPSHOT_SHRINK;
       if (refused || opts.dryRun) return ABORT; // rolled back
       feed.finish(Date.now(), this.feedKeepMs);
       if (report.worksTouched > 0) bumpUpdatesGen(dbs);

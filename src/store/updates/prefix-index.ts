@@ -135,7 +135,8 @@ function listOf(hashes: Uint8Array): PrefixList {
   const prefixLength = prefixLengthFor(works);
   const prefixes: string[] = [];
   for (let i = 0; i < works; i++)
-    if (i === 0 || !samePrefix(hashes, i - 1, i, prefixLength)) prefixes.push(decoder.decode(hashes.subarray(i * HASH_HEX, i * HASH_HEX + prefixLength)));
+    if (i === 0 || !samePrefix(hashes, i - 1, i, prefixLength))
+      prefixes.push(decoder.decode(hashes.subarray(i * HASH_HEX, i * HASH_HEX + prefixLength)));
   const text = `{"algorithm":"sha256","of":"doi-key","prefixLength":${prefixLength},"works":${works},"prefixes":${JSON.stringify(prefixes)}}`;
   const json = encoder.encode(text);
   return {

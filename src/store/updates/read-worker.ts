@@ -33,7 +33,14 @@ self.onmessage = async (event: MessageEvent<StoreReadRequest>) => {
 function transferList(built: BuiltTable | StoreRead<PrefixParts>): ArrayBufferLike[] {
   if ('parts' in built) {
     const p = built.parts;
-    return [p.keyBytes.buffer, p.keyStart.buffer, p.hashes.buffer, p.values.buffer, p.valueStart.buffer, p.slots.buffer];
+    return [
+      p.keyBytes.buffer,
+      p.keyStart.buffer,
+      p.hashes.buffer,
+      p.values.buffer,
+      p.valueStart.buffer,
+      p.slots.buffer,
+    ];
   }
   const p = built.value;
   return [p.hashes.buffer, p.items.buffer, p.itemStart.buffer, p.list.json.buffer, p.list.gzip.buffer];

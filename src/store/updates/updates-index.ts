@@ -73,7 +73,11 @@ export class UpdatesIndex {
     this.recheckMs = opts.recheckMs ?? 250;
     this.now = opts.now ?? (() => performance.now()); // a step of the time of day must not stop the re-checks
     const { builder, where } = opts;
-    const asRead = (b: BuiltTable): StoreRead<UpdatesTable> => ({ value: new UpdatesTable(b.parts), version: b.gen, ms: b.ms });
+    const asRead = (b: BuiltTable): StoreRead<UpdatesTable> => ({
+      value: new UpdatesTable(b.parts),
+      version: b.gen,
+      ms: b.ms,
+    });
     this.reloading = new Reloading({
       version: () => generationOf(dbs),
       readHere: () => asRead(readUpdatesTable(dbs)),

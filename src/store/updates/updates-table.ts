@@ -97,7 +97,8 @@ function concat(pieces: readonly Uint8Array[]): [Uint8Array, Int32Array] {
     at += p.length;
   });
   start[pieces.length] = at;
-  if (at > 0x7fffffff) throw new RangeError(`the Updates API's table would hold ${at} bytes: more than its 2 GiB offsets address`);
+  if (at > 0x7fffffff)
+    throw new RangeError(`the Updates API's table would hold ${at} bytes: more than its 2 GiB offsets address`);
   const out = new Uint8Array(at);
   pieces.forEach((p, i) => out.set(p, start[i]!));
   return [out, start];

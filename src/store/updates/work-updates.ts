@@ -54,7 +54,6 @@ export interface ReplaceReport {
 /** How a feed's import replaces earlier data: the whole feed (a database snapshot) or only the works it names. */
 export type ReplaceMode = 'snapshot' | 'works';
 
-
 /**
  * The work's entry after replacing `origin`'s updates with `incoming` (one per (source, updateDoi, updateType):
  * a later one in `incoming` wins); `before` itself when nothing changed. `upsert`: `incoming` speaks only for its
@@ -73,8 +72,15 @@ export function mergeWork(
   for (const u of incoming?.updates ?? []) fresh.set(identity(u), storedOf(u, origin));
   // a copy without a notice DOI stored before its Record ID was known is the same notice as the row that names it
   for (const [id, u] of fresh) {
-    const unnamed = u.recordId !== undefined && u.updateDoi === null ? identity({ ...u, recordId: undefined }) : undefined;
-    if (unnamed !== undefined && !old.has(id) && old.get(unnamed)?.recordId === undefined && old.has(unnamed) && !fresh.has(unnamed)) {
+    const unnamed =
+      u.recordId !== undefined && u.updateDoi === null ? identity({ ...u, recordId: undefined }) : undefined;
+    if (
+      unnamed !== undefined &&
+      !old.has(id) &&
+      old.get(unnamed)?.recordId === undefined &&
+      old.has(unnamed) &&
+      !fresh.has(unnamed)
+    ) {
       old.set(id, old.get(unnamed)!);
       old.delete(unnamed);
     }
@@ -114,11 +120,26 @@ function sameOrder(a: readonly string[], b: readonly string[]): boolean {
 
 function storedOf(u: IncomingUpdate, origin: string): StoredUpdate {
   const { updateDoi, source, updateType, updateDate, reasons, urls, recordId } = u;
-  return { updateDoi, source, updateType, updateDate, reasons, urls, origin, ...(recordId !== undefined ? { recordId } : {}) };
+  return {
+    updateDoi,
+    source,
+    updateType,
+    updateDate,
+    reasons,
+    urls,
+    origin,
+    ...(recordId !== undefined ? { recordId } : {}),
+  };
 }
 
 function eventOf(kind: UpdateEventKind, u: StoredUpdate): UpdateEvent {
-  const e: UpdateEvent = { kind, time: u.updateDate, source: u.source, updateType: u.updateType, updateDoi: u.updateDoi };
+  const e: UpdateEvent = {
+    kind,
+    time: u.updateDate,
+    source: u.source,
+    updateType: u.updateType,
+    updateDoi: u.updateDoi,
+  };
   if (u.recordId !== undefined) e.recordId = u.recordId;
   return e;
 }
@@ -180,8 +201,13 @@ export function workNotices(entry: UpdatesEntry | undefined): WorkNotices {
   groups.forEach((group, i) => group.forEach((u) => noticeOf.set(u, served[i]!)));
   served.sort(servedOrder);
   const currentOfRecord = new Map([...natures.current].map(([key, u]) => [key, noticeOf.get(u)!]));
-  const otherNature = entry.updates.filter((u) => natures.superseded.has(u) && u.updateType !== natures.current.get(recordKey(u))!.updateType);
-  const reclassified = noticeGroups(otherNature).map((group) => ({ notice: mergeNotice(group), now: currentOfRecord.get(recordKey(group[0]!))! }));
+  const otherNature = entry.updates.filter(
+    (u) => natures.superseded.has(u) && u.updateType !== natures.current.get(recordKey(u))!.updateType,
+  );
+  const reclassified = noticeGroups(otherNature).map((group) => ({
+    notice: mergeNotice(group),
+    now: currentOfRecord.get(recordKey(group[0]!))!,
+  }));
   return { served, reclassified, currentOfRecord };
 }
 
@@ -205,7 +231,10 @@ export function recordKey(u: { source: string; recordId?: string }): string {
  * CSV lists it, else the latest feed's (on a tie, the feed named last); assertions of another nature are
  * superseded. `current`: per record, the assertion that decided its nature.
  */
-function recordNatures(updates: readonly StoredUpdate[]): { superseded: Set<StoredUpdate>; current: Map<string, StoredUpdate> } {
+function recordNatures(updates: readonly StoredUpdate[]): {
+  superseded: Set<StoredUpdate>;
+  current: Map<string, StoredUpdate>;
+} {
   const superseded = new Set<StoredUpdate>();
   const current = new Map<string, StoredUpdate>();
   const byRecord = new Map<string, StoredUpdate[]>();
@@ -227,9 +256,12 @@ function recordNatures(updates: readonly StoredUpdate[]): { superseded: Set<Stor
       if (!latest || compareSourceDates(u.updateDate, latest.updateDate) >= 0) latestOfFeed.set(u.origin, u);
     }
     const byFeed = [...latestOfFeed.values()].sort((a, b) => compareText(a.origin, b.origin));
-    const decider = latestOfFeed.get(RECORDS_FEED) ?? byFeed.reduce((a, b) => (compareSourceDates(b.updateDate, a.updateDate) >= 0 ? b : a));
+    const decider =
+      latestOfFeed.get(RECORDS_FEED) ??
+      byFeed.reduce((a, b) => (compareSourceDates(b.updateDate, a.updateDate) >= 0 ? b : a));
     current.set(key, decider);
-    for (const u of copies) if (latestOfFeed.get(u.origin) !== u || u.updateType !== decider.updateType) superseded.add(u);
+    for (const u of copies)
+      if (latestOfFeed.get(u.origin) !== u || u.updateType !== decider.updateType) superseded.add(u);
   }
   return { superseded, current };
 }
@@ -262,7 +294,8 @@ function noticeGroups(updates: readonly StoredUpdate[]): StoredUpdate[][] {
     const key = `${u.source}\u0000${u.recordId}\u0000${u.updateType}`;
     if (u.recordId !== undefined) byRecord.set(key, [...(byRecord.get(key) ?? []), i]);
   });
-  const order = (a: number, b: number) => compareText(updates[a]!.origin, updates[b]!.origin) || compareText(ids[a]!, ids[b]!) || a - b;
+  const order = (a: number, b: number) =>
+    compareText(updates[a]!.origin, updates[b]!.origin) || compareText(ids[a]!, ids[b]!) || a - b;
   for (const key of [...byRecord.keys()].sort()) {
     const copies = byRecord.get(key)!.sort(order);
     for (let i = 0; i < copies.length; i++) for (let j = i + 1; j < copies.length; j++) join(copies[i]!, copies[j]!);
@@ -281,7 +314,9 @@ function mergeNotice(group: StoredUpdate[]): UpdateObject {
   for (const u of group) if (u.reasons.length + u.urls.length > base.reasons.length + base.urls.length) base = u;
   const { updateDoi, source, updateType, updateDate, reasons, urls } = base;
   if (group.length === 1) return { updateDoi, source, updateType, updateDate, reasons, urls };
-  const doiFrom = group.find((u) => u.updateDoi !== null && u.origin.startsWith('crossref')) ?? group.find((u) => u.updateDoi !== null);
+  const doiFrom =
+    group.find((u) => u.updateDoi !== null && u.origin.startsWith('crossref')) ??
+    group.find((u) => u.updateDoi !== null);
   return {
     updateDoi: doiFrom?.updateDoi ?? updateDoi,
     source,

@@ -25,7 +25,10 @@ export type JobResult<J extends ImportJob> = J extends { kind: 'harvest' } ? Win
 /** Parent to child: the job once the child is listening, or a stop. */
 export type ToImportChild = { kind: 'job'; job: ImportJob } | { kind: 'stop' };
 /** Child to parent: ready for the job, its log lines (logged by the parent's logger), then the job's result. */
-export type FromImportChild = { kind: 'ready' } | { kind: 'log'; level: Level; event: string; fields?: Record<string, unknown> } | { kind: 'done'; result: unknown };
+export type FromImportChild =
+  | { kind: 'ready' }
+  | { kind: 'log'; level: Level; event: string; fields?: Record<string, unknown> }
+  | { kind: 'done'; result: unknown };
 
 export function openingOf(stores: readonly Store[]): StoreOpening[] {
   return stores.map((s) => ({ env: s.env, ...s.opened }));
@@ -41,7 +44,10 @@ export type Priority = { nice: number; idle?: boolean };
  * too (bench/harvest.ts). Every thread the child starts inherits both. Where chrt cannot start a program under
  * SCHED_IDLE (missing, or the policy refused) the child runs at its nice value only, and `idleUnavailable` says so.
  */
-export function priorityArgv(p: Priority, canIdle: () => boolean = idleSchedulingWorks): { argv: string[]; idleUnavailable?: true } {
+export function priorityArgv(
+  p: Priority,
+  canIdle: () => boolean = idleSchedulingWorks,
+): { argv: string[]; idleUnavailable?: true } {
   const idle = p.idle === true && canIdle();
   const argv = [...(idle ? ['chrt', '--idle', '0'] : []), ...(p.nice > 0 ? ['nice', '-n', String(p.nice)] : [])];
   return p.idle === true && !idle ? { argv, idleUnavailable: true } : { argv };
@@ -52,7 +58,9 @@ let idleProbe: boolean | undefined;
 export function idleSchedulingWorks(): boolean {
   if (idleProbe === undefined) {
     try {
-      idleProbe = Bun.which('chrt') !== null && Bun.spawnSync(['chrt', '--idle', '0', 'true'], { stdio: ['ignore', 'ignore', 'ignore'] }).exitCode === 0;
+      idleProbe =
+        Bun.which('chrt') !== null &&
+        Bun.spawnSync(['chrt', '--idle', '0', 'true'], { stdio: ['ignore', 'ignore', 'ignore'] }).exitCode === 0;
     } catch {
       idleProbe = false;
     }
@@ -86,7 +94,10 @@ export function inImportProcess<J extends ImportJob>(
   const priority = priorityArgv(opts);
   if (priority.idleUnavailable && !idleWarned) {
     idleWarned = true;
-    log.log('warn', 'import.idle_unavailable', { process: opts.name, message: `chrt --idle 0 (util-linux) cannot start a program here (not on the PATH, or the policy refused): the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE` });
+    log.log('warn', 'import.idle_unavailable', {
+      process: opts.name,
+      message: `chrt --idle 0 (util-linux) cannot start a program here (not on the PATH, or the policy refused): the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE`,
+    });
   }
   const argv = [...priority.argv, ...command, IMPORT_CHILD_ARG];
   try {
@@ -97,8 +108,7 @@ export function inImportProcess<J extends ImportJob>(
         else if (m.kind === 'ready') {
           open = false; // stopped before it began: the child ends without a job
           child.disconnect();
-        }
-        else if (m.kind === 'log') log.log(m.level, m.event, m.fields);
+        } else if (m.kind === 'log') log.log(m.level, m.event, m.fields);
         else {
           result = m.result as JobResult<J>;
           open = false;
@@ -107,7 +117,11 @@ export function inImportProcess<J extends ImportJob>(
       },
     });
   } catch (e) {
-    return Promise.resolve(opts.failed(`the ${opts.name} could not start (${argv.join(' ')}): ${e instanceof Error ? e.message : String(e)}`) as JobResult<J>);
+    return Promise.resolve(
+      opts.failed(
+        `the ${opts.name} could not start (${argv.join(' ')}): ${e instanceof Error ? e.message : String(e)}`,
+      ) as JobResult<J>,
+    );
   }
   const stop = () => send({ kind: 'stop' });
   opts.signal?.addEventListener('abort', stop, { once: true });
@@ -115,7 +129,12 @@ export function inImportProcess<J extends ImportJob>(
   return child.exited.then((code) => {
     open = false;
     opts.signal?.removeEventListener('abort', stop);
-    return result ?? (opts.failed(`the ${opts.name} (${argv.join(' ')}) ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`) as JobResult<J>);
+    return (
+      result ??
+      (opts.failed(
+        `the ${opts.name} (${argv.join(' ')}) ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`,
+      ) as JobResult<J>)
+    );
   });
 }
 
@@ -127,7 +146,13 @@ export function importInProcess(
   log: Logger,
   command?: string[],
 ): Promise<SourceOutcome> {
-  const job: ImportJob = { kind: 'source', source, format: opts.format, conditional: opts.conditional, stores: openingOf(stores) };
+  const job: ImportJob = {
+    kind: 'source',
+    source,
+    format: opts.format,
+    conditional: opts.conditional,
+    stores: openingOf(stores),
+  };
   const failed = (message: string) => fault('IMPORT_PROCESS_FAILED', `${source}: ${message}`);
   return inImportProcess(job, log, { nice: opts.nice, signal: opts.signal, failed, name: 'import process' }, command);
 }

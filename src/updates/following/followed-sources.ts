@@ -91,7 +91,9 @@ export class FollowedSources {
       }
       // a file still being copied in would be imported cut short, as a snapshot: its missing rows withdrawn. It is
       // left to the watch, whose change event comes once it has held still (awaitWriteFinish)
-      const existing = (await heldStill(listed, DROP_STABLE_MS, dropStat)).sort((a, b) => listed.get(a)!.lastModified - listed.get(b)!.lastModified);
+      const existing = (await heldStill(listed, DROP_STABLE_MS, dropStat)).sort(
+        (a, b) => listed.get(a)!.lastModified - listed.get(b)!.lastModified,
+      );
       if (this.closed) return; // stopped during the wait: no timers are set
       for (const path of existing) this.enqueue(path, () => this.importFile(path));
     }
@@ -99,7 +101,13 @@ export class FollowedSources {
       // what it last did is read from the store, so a restart keeps it
       const state = () => loadUrlState(this.state, u.url);
       const { lastSuccessAt = 0, lastFailureAt = 0 } = state();
-      this.status.set(u.url, { lastSuccessAt, lastFailureAt, everyMs: u.everyMs, staleAfterMs: u.staleAfterMs, url: state });
+      this.status.set(u.url, {
+        lastSuccessAt,
+        lastFailureAt,
+        everyMs: u.everyMs,
+        staleAfterMs: u.staleAfterMs,
+        url: state,
+      });
       this.every(u.url, u.everyMs, () => this.importUrl(u));
     }
     for (const h of this.opts.crossref ?? []) this.followHarvest(h);
@@ -112,7 +120,13 @@ export class FollowedSources {
   private followHarvest(settings: CrossrefHarvestSettings): void {
     const label = `crossref:${settings.name}`;
     const state = () => loadState(this.state, settings.name);
-    const status: SourceStatus = { lastSuccessAt: 0, lastFailureAt: 0, everyMs: settings.everyMs, staleAfterMs: settings.staleAfterMs, harvest: state };
+    const status: SourceStatus = {
+      lastSuccessAt: 0,
+      lastFailureAt: 0,
+      everyMs: settings.everyMs,
+      staleAfterMs: settings.staleAfterMs,
+      harvest: state,
+    };
     const refresh = () => {
       const { lastSuccessAt, lastFailureAt } = state();
       Object.assign(status, { lastSuccessAt, lastFailureAt });
@@ -120,7 +134,10 @@ export class FollowedSources {
     refresh();
     this.status.set(label, status);
     const run = async () => {
-      await harvestInProcess(settings, this.opts.stores, this.opts.log, { version: this.opts.version ?? '0', signal: this.stopping.signal });
+      await harvestInProcess(settings, this.opts.stores, this.opts.log, {
+        version: this.opts.version ?? '0',
+        signal: this.stopping.signal,
+      });
       refresh();
     };
     this.every(label, settings.everyMs, run);
@@ -148,7 +165,9 @@ export class FollowedSources {
         ...(url ? { lastError: url.lastError?.code ?? null } : {}),
       };
       if (stale) {
-        const ago = s.lastSuccessAt ? `last success ${hours(now - s.lastSuccessAt)} ago` : `no success since start ${hours(now - this.startedAt)} ago`;
+        const ago = s.lastSuccessAt
+          ? `last success ${hours(now - s.lastSuccessAt)} ago`
+          : `no success since start ${hours(now - this.startedAt)} ago`;
         warnings.push(`update source ${label} is stale: ${ago} (stale after ${hours(s.staleAfterMs!)})`);
       }
     }
@@ -170,7 +189,9 @@ export class FollowedSources {
 
   /** `source`: the file's path, the URL or the harvest's label, as in the source's other log lines */
   private enqueue(source: string, task: () => Promise<void>): Promise<void> {
-    this.chain = this.chain.then(() => (this.closed ? undefined : task())).catch((e) => this.opts.log.log('error', 'updates.import_failed', { source, error: String(e) }));
+    this.chain = this.chain
+      .then(() => (this.closed ? undefined : task()))
+      .catch((e) => this.opts.log.log('error', 'updates.import_failed', { source, error: String(e) }));
     return this.chain;
   }
 
@@ -188,10 +209,12 @@ export class FollowedSources {
       void this.enqueue(source, task).finally(() => this.pending.delete(source));
     };
     tick();
-    const schedule = this.opts.schedule ?? ((t, every) => {
-      const timer = setInterval(t, every);
-      return () => clearInterval(timer);
-    });
+    const schedule =
+      this.opts.schedule ??
+      ((t, every) => {
+        const timer = setInterval(t, every);
+        return () => clearInterval(timer);
+      });
     this.stops.push(schedule(tick, ms));
   }
 
@@ -226,15 +249,26 @@ export class FollowedSources {
     if (!result) return;
     const next = nextUrlState(prev, result, Date.now());
     // told before it is saved: a scrape between the two would see the import's figures without its success
-    Object.assign(this.status.get(u.url)!, { lastSuccessAt: next.lastSuccessAt ?? 0, lastFailureAt: next.lastFailureAt ?? 0 });
+    Object.assign(this.status.get(u.url)!, {
+      lastSuccessAt: next.lastSuccessAt ?? 0,
+      lastFailureAt: next.lastFailureAt ?? 0,
+    });
     await this.state.saveSourceState('url', u.url, next);
   }
 
   /** Imports one source, logging how it ended: the outcome, or undefined when a stop ended it. */
-  private async run(source: string, opts: { format?: UpdateFormat; conditional?: ConditionalState }): Promise<SourceOutcome | undefined> {
+  private async run(
+    source: string,
+    opts: { format?: UpdateFormat; conditional?: ConditionalState },
+  ): Promise<SourceOutcome | undefined> {
     const { stores, log } = this.opts;
     const started = performance.now();
-    const result = await importInProcess(stores, source, { ...opts, nice: this.opts.nice, signal: this.stopping.signal }, log);
+    const result = await importInProcess(
+      stores,
+      source,
+      { ...opts, nice: this.opts.nice, signal: this.stopping.signal },
+      log,
+    );
     if ('code' in result && this.stopping.signal.aborted) {
       // the daemon stopping or its sources reloading ended the import: not the source's failure; done again later
       log.log('info', 'updates.import_stopped', { source, code: result.code });

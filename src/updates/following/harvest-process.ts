@@ -24,5 +24,10 @@ export function harvestInProcess(
     return f;
   };
   const job = { kind: 'harvest' as const, settings, stores: openingOf(stores), version: opts.version };
-  return inImportProcess(job, log, { nice: settings.nice, idle: settings.idle, signal: opts.signal, failed, name: 'harvest process' }, command);
+  return inImportProcess(
+    job,
+    log,
+    { nice: settings.nice, idle: settings.idle, signal: opts.signal, failed, name: 'harvest process' },
+    command,
+  );
 }

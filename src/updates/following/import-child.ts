@@ -20,7 +20,9 @@ export async function runImportChild(): Promise<number> {
       // the daemon is gone: nobody to tell
     }
   };
-  const log: Logger = { log: (level, event, fields) => send({ kind: 'log', level, event, ...(fields ? { fields } : {}) }) };
+  const log: Logger = {
+    log: (level, event, fields) => send({ kind: 'log', level, event, ...(fields ? { fields } : {}) }),
+  };
   const stopping = new AbortController();
   const stop = () => stopping.abort();
   const closed = new Promise<void>((resolve) => process.once('disconnect', () => (stop(), resolve())));
@@ -38,11 +40,21 @@ export async function runImportChild(): Promise<number> {
     for (const s of job.stores) stores.push(Store.open(s.dir, s.env, s));
     result =
       job.kind === 'harvest'
-        ? await new CrossrefHarvest(job.settings, stores, log, { version: job.version }).run({ signal: stopping.signal })
-        : await importSource(stores, job.source, { format: job.format, conditional: job.conditional, signal: stopping.signal });
+        ? await new CrossrefHarvest(job.settings, stores, log, { version: job.version }).run({
+            signal: stopping.signal,
+          })
+        : await importSource(stores, job.source, {
+            format: job.format,
+            conditional: job.conditional,
+            signal: stopping.signal,
+          });
   } catch (e) {
-    const f: Fault = fault(job.kind === 'harvest' ? 'HARVEST_PROCESS_FAILED' : 'IMPORT_PROCESS_FAILED', `the ${job.kind === 'harvest' ? 'harvest' : 'import'} process failed: ${e instanceof Error ? e.message : String(e)}`);
-    if (job.kind === 'harvest') log.log('error', 'harvest.failed', { harvest: job.settings.name, code: f.code, message: f.message });
+    const f: Fault = fault(
+      job.kind === 'harvest' ? 'HARVEST_PROCESS_FAILED' : 'IMPORT_PROCESS_FAILED',
+      `the ${job.kind === 'harvest' ? 'harvest' : 'import'} process failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    if (job.kind === 'harvest')
+      log.log('error', 'harvest.failed', { harvest: job.settings.name, code: f.code, message: f.message });
     result = f;
   }
   for (const s of stores) await s.close().catch(() => undefined);

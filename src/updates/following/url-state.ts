@@ -31,9 +31,18 @@ export function validatorsOf(s: UrlSourceState): ConditionalState {
  * old ones named another version); a failure keeps them, and keeps the last success.
  */
 export function nextUrlState(prev: UrlSourceState, outcome: SourceOutcome, at: number): UrlSourceState {
-  if ('code' in outcome) return { ...prev, lastFailureAt: at, lastError: { code: outcome.code, message: outcome.message } };
+  if ('code' in outcome)
+    return { ...prev, lastFailureAt: at, lastError: { code: outcome.code, message: outcome.message } };
   if ('notModified' in outcome) return { ...prev, lastSuccessAt: at };
   const { report } = outcome.parsed;
-  const failed = prev.lastFailureAt !== undefined ? { lastFailureAt: prev.lastFailureAt, ...(prev.lastError ? { lastError: prev.lastError } : {}) } : {};
-  return { ...validatorsOf(outcome.state ?? {}), lastSuccessAt: at, ...failed, last: { at, rows: report.rows, used: report.used, works: outcome.parsed.works } };
+  const failed =
+    prev.lastFailureAt !== undefined
+      ? { lastFailureAt: prev.lastFailureAt, ...(prev.lastError ? { lastError: prev.lastError } : {}) }
+      : {};
+  return {
+    ...validatorsOf(outcome.state ?? {}),
+    lastSuccessAt: at,
+    ...failed,
+    last: { at, rows: report.rows, used: report.used, works: outcome.parsed.works },
+  };
 }

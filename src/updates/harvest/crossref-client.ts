@@ -66,7 +66,13 @@ export class CrossrefClient {
       if (signal?.aborted) return stopped();
       if (last) {
         const waitMs = this.waitBefore(attempt, last.retryAfterMs);
-        this.opts.onRetry?.({ status: last.status, code: last.fault.code, message: last.fault.message, waitMs, attempt });
+        this.opts.onRetry?.({
+          status: last.status,
+          code: last.fault.code,
+          message: last.fault.message,
+          waitMs,
+          attempt,
+        });
         await abortableSleep(this.sleep, waitMs, signal);
         if (signal?.aborted) return stopped();
       }
@@ -82,11 +88,20 @@ export class CrossrefClient {
 
   /** The address of one page (mailto always in the query: the polite pool). */
   pageUrl(q: WorksQuery): string {
-    const params = new URLSearchParams({ filter: q.filter, select: q.select, rows: String(q.rows), cursor: q.cursor, mailto: this.opts.mailto });
+    const params = new URLSearchParams({
+      filter: q.filter,
+      select: q.select,
+      rows: String(q.rows),
+      cursor: q.cursor,
+      mailto: this.opts.mailto,
+    });
     return `${this.opts.baseUrl}/works?${params}`;
   }
 
-  private async once(q: WorksQuery, signal?: AbortSignal): Promise<WorksPage | { fault: Fault; retry: boolean; retryAfterMs?: number; status?: number }> {
+  private async once(
+    q: WorksQuery,
+    signal?: AbortSignal,
+  ): Promise<WorksPage | { fault: Fault; retry: boolean; retryAfterMs?: number; status?: number }> {
     const url = this.pageUrl(q);
     const headers: Record<string, string> = { 'user-agent': this.opts.userAgent, accept: 'application/json' };
     if (this.opts.plusToken) headers['crossref-plus-api-token'] = `Bearer ${this.opts.plusToken}`;
@@ -102,11 +117,18 @@ export class CrossrefClient {
     try {
       const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
       // a redirect is not followed: fetch would take the Plus token (a header of ours, not Authorization) to wherever it points
-      res = await this.fetchImpl(url, { headers, redirect: 'manual', signal: cut ? AbortSignal.any([timeout, cut.signal]) : timeout });
+      res = await this.fetchImpl(url, {
+        headers,
+        redirect: 'manual',
+        signal: cut ? AbortSignal.any([timeout, cut.signal]) : timeout,
+      });
       this.gate.learn(res.headers);
       text = await res.text();
     } catch (e) {
-      return { fault: fault('HARVEST_UNREACHABLE', `${this.opts.baseUrl}/works: ${(e as Error).message}`), retry: true };
+      return {
+        fault: fault('HARVEST_UNREACHABLE', `${this.opts.baseUrl}/works: ${(e as Error).message}`),
+        retry: true,
+      };
     } finally {
       cut?.dispose();
       release();
@@ -115,14 +137,39 @@ export class CrossrefClient {
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
       const detail = errorDetail(text);
       if (q.cursor !== '*' && isExpiredCursor(res.status, text, detail))
-        return { fault: fault('HARVEST_CURSOR_EXPIRED', `${this.opts.baseUrl}/works: the cursor is no longer valid (HTTP ${res.status}${detail ? `: ${detail}` : ''})`), retry: false };
+        return {
+          fault: fault(
+            'HARVEST_CURSOR_EXPIRED',
+            `${this.opts.baseUrl}/works: the cursor is no longer valid (HTTP ${res.status}${detail ? `: ${detail}` : ''})`,
+          ),
+          retry: false,
+        };
       if (res.status >= 300 && res.status < 400)
-        return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}, a redirect${redirectTarget(res)}, not followed (the Plus token would go with it): set the harvest's baseUrl to the address it should call`), retry: false, status: res.status };
+        return {
+          fault: fault(
+            'HARVEST_HTTP_ERROR',
+            `${this.opts.baseUrl}/works: HTTP ${res.status}, a redirect${redirectTarget(res)}, not followed (the Plus token would go with it): set the harvest's baseUrl to the address it should call`,
+          ),
+          retry: false,
+          status: res.status,
+        };
       const retry = res.status === 429 || res.status >= 500;
-      return { fault: fault('HARVEST_HTTP_ERROR', `${this.opts.baseUrl}/works: HTTP ${res.status}${detail ? `: ${detail}` : ''}`), retry, retryAfterMs, status: res.status };
+      return {
+        fault: fault(
+          'HARVEST_HTTP_ERROR',
+          `${this.opts.baseUrl}/works: HTTP ${res.status}${detail ? `: ${detail}` : ''}`,
+        ),
+        retry,
+        retryAfterMs,
+        status: res.status,
+      };
     }
     const page = parsePage(text);
-    if (typeof page === 'string') return { fault: fault('HARVEST_BAD_PAGE', `${this.opts.baseUrl}/works: ${page} (${text.length} bytes)`), retry: true };
+    if (typeof page === 'string')
+      return {
+        fault: fault('HARVEST_BAD_PAGE', `${this.opts.baseUrl}/works: ${page} (${text.length} bytes)`),
+        retry: true,
+      };
     return page;
   }
 
@@ -185,7 +232,8 @@ export function parsePage(text: string): WorksPage | string {
     return `the reply is not whole JSON: ${(e as Error).message}`;
   }
   const message = (doc as { message?: unknown } | null)?.message as Record<string, unknown> | undefined;
-  if (typeof message !== 'object' || message === null || !Array.isArray(message.items)) return 'the reply has no message.items list';
+  if (typeof message !== 'object' || message === null || !Array.isArray(message.items))
+    return 'the reply has no message.items list';
   const next = message['next-cursor'];
   const total = message['total-results'];
   return {
@@ -209,7 +257,12 @@ function errorDetail(text: string): string {
   try {
     const doc = JSON.parse(text) as { message?: unknown };
     const m = doc.message;
-    if (Array.isArray(m)) return m.map((x) => (typeof x === 'object' && x && 'message' in x ? String((x as { message: unknown }).message) : String(x))).join('; ');
+    if (Array.isArray(m))
+      return m
+        .map((x) =>
+          typeof x === 'object' && x && 'message' in x ? String((x as { message: unknown }).message) : String(x),
+        )
+        .join('; ');
     if (typeof m === 'string') return m;
   } catch {
     // not JSON: the text itself

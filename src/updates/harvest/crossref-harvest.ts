@@ -7,7 +7,17 @@ import { rowsOfWork } from '../import/index.ts';
 import { newReport, skippedFaults } from '../import/index.ts';
 import { commitEvery } from '../import/index.ts';
 import { CrossrefClient, stopped, type ClientOptions } from './crossref-client.ts';
-import { heldByOther, loadState, PASSES, saveState, windowFilter, windowOf, type HarvestState, type WindowFigures, type WindowProgress } from './harvest-state.ts';
+import {
+  heldByOther,
+  loadState,
+  PASSES,
+  saveState,
+  windowFilter,
+  windowOf,
+  type HarvestState,
+  type WindowFigures,
+  type WindowProgress,
+} from './harvest-state.ts';
 
 /**
  * One harvest of the Crossref REST API (docs/design.md, "Harvesting Crossref"). A run takes the window from the
@@ -22,7 +32,13 @@ export const HARVEST_ORIGIN = 'crossref-rest';
 /** a window restarted this often (counted with the window, across runs) is dropped: the next run begins a new one */
 const MAX_RESTARTS = 3;
 
-export interface HarvestProgress { pass: string; pages: number; works: number; received: number; total: number }
+export interface HarvestProgress {
+  pass: string;
+  pages: number;
+  works: number;
+  received: number;
+  total: number;
+}
 
 export interface HarvestRunOptions {
   /** from the configured start, replacing the whole feed */
@@ -79,14 +95,20 @@ export class CrossrefHarvest {
     if ('code' in result && result.code === 'HARVEST_STOPPED') {
       // a stop is no failure: the progress saved after the last page is where the next run carries on (and a
       // window another process claimed meanwhile is its to save)
-      if (opts.signal?.aborted) this.log.log('info', 'harvest.stopped', { harvest: this.settings.name, window: windowOf(state.window) });
+      if (opts.signal?.aborted)
+        this.log.log('info', 'harvest.stopped', { harvest: this.settings.name, window: windowOf(state.window) });
       return result;
     }
     if ('code' in result) {
       state.lastFailureAt = now();
       state.lastError = { code: result.code, message: result.message };
       await saveState(this.home, this.settings.name, state);
-      this.log.log('error', 'harvest.failed', { harvest: this.settings.name, code: result.code, message: result.message, window: windowOf(state.window) });
+      this.log.log('error', 'harvest.failed', {
+        harvest: this.settings.name,
+        code: result.code,
+        message: result.message,
+        window: windowOf(state.window),
+      });
     }
     return result;
   }
@@ -106,12 +128,21 @@ export class CrossrefHarvest {
     const refused = await this.claim(state, now());
     if (refused) return refused;
     // a copy as it is now: the write may run after the page came and the progress moved on unsaved
-    this.heartbeat = () => saveState(this.home, this.settings.name, structuredClone({ ...state, window: { ...w, heartbeatAt: now() } }));
+    this.heartbeat = () =>
+      saveState(this.home, this.settings.name, structuredClone({ ...state, window: { ...w, heartbeatAt: now() } }));
     const started = now();
     while (w.pass < PASSES.length) {
       if (opts.signal?.aborted) return stopped();
       const pass = PASSES[w.pass]!;
-      const page = await this.client.works({ filter: `${windowFilter(w)},${pass.filter}`, select: pass.select, rows: this.settings.rows, cursor: w.cursor }, opts.signal);
+      const page = await this.client.works(
+        {
+          filter: `${windowFilter(w)},${pass.filter}`,
+          select: pass.select,
+          rows: this.settings.rows,
+          cursor: w.cursor,
+        },
+        opts.signal,
+      );
       if ('code' in page) {
         if (page.code !== 'HARVEST_CURSOR_EXPIRED') return page;
         const restarted = await this.restart(w, imports, page.message, now());
@@ -137,7 +168,12 @@ export class CrossrefHarvest {
       const ended = page.items.length < this.settings.rows || page.nextCursor === undefined;
       if (ended && w.received < w.total) {
         // a page was lost (a call tried again after the server had moved the cursor on): the window starts again
-        const restarted = await this.restart(w, imports, `the ${pass.name} walk received ${w.received} of the ${w.total} works it announced`, now());
+        const restarted = await this.restart(
+          w,
+          imports,
+          `the ${pass.name} walk received ${w.received} of the ${w.total} works it announced`,
+          now(),
+        );
         if ('code' in restarted) return this.giveUp(state, restarted, now());
         [w, imports] = [restarted.w, restarted.imports];
         state.window = w;
@@ -158,8 +194,15 @@ export class CrossrefHarvest {
    * claim are one write transaction, so two runs started at once do not both take it.
    */
   private async claim(state: HarvestState, at: number): Promise<Fault | undefined> {
-    const other = await this.home.saveSourceState('harvest', this.settings.name, state, (saved: HarvestState | undefined) => heldByOther(saved?.window, at));
-    return other === undefined ? undefined : fault('HARVEST_STOPPED', `harvest ${this.settings.name} is being run by process ${other}; not started`);
+    const other = await this.home.saveSourceState(
+      'harvest',
+      this.settings.name,
+      state,
+      (saved: HarvestState | undefined) => heldByOther(saved?.window, at),
+    );
+    return other === undefined
+      ? undefined
+      : fault('HARVEST_STOPPED', `harvest ${this.settings.name} is being run by process ${other}; not started`);
   }
 
   /**
@@ -224,25 +267,54 @@ export class CrossrefHarvest {
       const imp = s.beginUpdatesImport(HARVEST_ORIGIN, w.full ? 'snapshot' : 'works', Date.now(), saved);
       const held = imp.scratchRows();
       if (held < saved.rows) {
-        this.log.log('warn', 'harvest.window_restarted', { harvest: this.settings.name, reason: `${s.env}: ${saved.rows - held} saved rows are gone from the scratch space` });
+        this.log.log('warn', 'harvest.window_restarted', {
+          harvest: this.settings.name,
+          reason: `${s.env}: ${saved.rows - held} saved rows are gone from the scratch space`,
+        });
         return undefined;
       }
       if (held > saved.rows) await imp.truncateTo(saved.rows);
       imports.push(imp);
     }
-    this.log.log('info', 'harvest.resumed', { harvest: this.settings.name, window: windowOf(w), pass: PASSES[w.pass]?.name, pages: w.pages });
+    this.log.log('info', 'harvest.resumed', {
+      harvest: this.settings.name,
+      window: windowOf(w),
+      pass: PASSES[w.pass]?.name,
+      pages: w.pages,
+    });
     return imports;
   }
 
   private async dropWindow(w: WindowProgress): Promise<void> {
-    for (const s of this.stores) if (w.imports[s.env]) await s.beginUpdatesImport(HARVEST_ORIGIN, 'works', Date.now(), w.imports[s.env]).abort();
+    for (const s of this.stores)
+      if (w.imports[s.env]) await s.beginUpdatesImport(HARVEST_ORIGIN, 'works', Date.now(), w.imports[s.env]).abort();
   }
 
-  private async restart(w: WindowProgress, imports: FeedImport[], reason: string, at: number): Promise<{ w: WindowProgress; imports: FeedImport[] } | Fault> {
+  private async restart(
+    w: WindowProgress,
+    imports: FeedImport[],
+    reason: string,
+    at: number,
+  ): Promise<{ w: WindowProgress; imports: FeedImport[] } | Fault> {
     await Promise.all(imports.map((i) => i.abort()));
-    if (w.restarts + 1 > MAX_RESTARTS) return fault('HARVEST_CURSOR_EXPIRED', `${reason}; the window was restarted ${MAX_RESTARTS} times, giving up until the next run`);
+    if (w.restarts + 1 > MAX_RESTARTS)
+      return fault(
+        'HARVEST_CURSOR_EXPIRED',
+        `${reason}; the window was restarted ${MAX_RESTARTS} times, giving up until the next run`,
+      );
     this.log.log('warn', 'harvest.window_restarted', { harvest: this.settings.name, window: windowOf(w), reason });
-    const fresh: WindowProgress = { ...w, pass: 0, cursor: '*', received: 0, total: 0, pages: 0, works: 0, report: newReport(), imports: {}, restarts: w.restarts + 1 };
+    const fresh: WindowProgress = {
+      ...w,
+      pass: 0,
+      cursor: '*',
+      received: 0,
+      total: 0,
+      pages: 0,
+      works: 0,
+      report: newReport(),
+      imports: {},
+      restarts: w.restarts + 1,
+    };
     return { w: fresh, imports: this.beginImports(fresh, at) };
   }
 
@@ -255,7 +327,13 @@ export class CrossrefHarvest {
     await saveState(this.home, this.settings.name, state);
   }
 
-  private async commit(state: HarvestState, imports: FeedImport[], opts: HarvestRunOptions, now: () => number, started: number): Promise<WindowFigures | Fault> {
+  private async commit(
+    state: HarvestState,
+    imports: FeedImport[],
+    opts: HarvestRunOptions,
+    now: () => number,
+    started: number,
+  ): Promise<WindowFigures | Fault> {
     const w = state.window!;
     const committed = await commitEvery(this.stores, imports, { allowShrink: opts.allowShrink });
     if ('code' in committed) {

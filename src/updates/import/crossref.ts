@@ -37,7 +37,10 @@ export interface CrossrefWork {
 }
 
 /** Works from any of the accepted shapes; JSON lines are read one line at a time. */
-export async function* crossrefWorks(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<{ work: CrossrefWork; line: number }> {
+export async function* crossrefWorks(
+  chunks: AsyncIterable<Uint8Array | string>,
+  report: ImportReport,
+): AsyncGenerator<{ work: CrossrefWork; line: number }> {
   const decoder = new TextDecoder();
   let head = '';
   let mode: 'unknown' | 'lines' | 'document' = 'unknown';
@@ -87,7 +90,11 @@ function detectMode(text: string): 'unknown' | 'lines' | 'document' {
   }
 }
 
-function* worksOfLine(line: string, lineNo: number, report: ImportReport): Generator<{ work: CrossrefWork; line: number }> {
+function* worksOfLine(
+  line: string,
+  lineNo: number,
+  report: ImportReport,
+): Generator<{ work: CrossrefWork; line: number }> {
   const t = line.trim();
   if (t === '') return;
   try {
@@ -102,7 +109,8 @@ function worksOf(doc: unknown): CrossrefWork[] {
   if (Array.isArray(doc)) return doc.flatMap(worksOf);
   if (!isObject(doc)) return [];
   const message = doc.message;
-  if (isObject(message)) return Array.isArray(message.items) ? (message.items as unknown[]).flatMap(worksOf) : worksOf(message);
+  if (isObject(message))
+    return Array.isArray(message.items) ? (message.items as unknown[]).flatMap(worksOf) : worksOf(message);
   if (Array.isArray(doc.items)) return (doc.items as unknown[]).flatMap(worksOf);
   return [doc as CrossrefWork];
 }
@@ -111,15 +119,25 @@ function worksOf(doc: unknown): CrossrefWork[] {
  * Every update the works carry, attached to the work it updates. A whole record (complete()) without
  * `updated-by` has no updates: Crossref leaves the field out rather than send an empty list.
  */
-export async function* readCrossref(chunks: AsyncIterable<Uint8Array | string>, report: ImportReport): AsyncGenerator<ImportRow> {
-  for await (const { work, line } of crossrefWorks(chunks, report)) yield* rowsOfWork(work, line, report, `line ${line}`, { whole: true });
+export async function* readCrossref(
+  chunks: AsyncIterable<Uint8Array | string>,
+  report: ImportReport,
+): AsyncGenerator<ImportRow> {
+  for await (const { work, line } of crossrefWorks(chunks, report))
+    yield* rowsOfWork(work, line, report, `line ${line}`, { whole: true });
 }
 
 /**
  * The import rows of one work (`line`: where it was read, for messages); counts it in `report`. `whole`: a
  * complete record's missing `updated-by` is an empty list (a file; a harvest page selects some fields only).
  */
-export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportReport, where = `line ${line}`, opts: { whole?: boolean } = {}): Generator<ImportRow> {
+export function* rowsOfWork(
+  work: CrossrefWork,
+  line: number,
+  report: ImportReport,
+  where = `line ${line}`,
+  opts: { whole?: boolean } = {},
+): Generator<ImportRow> {
   report.rows++;
   const own = typeof work.DOI === 'string' ? bareDoi(work.DOI) : undefined;
   const { updateTo, updatedBy } = unmirrored(work, own, report, line, where);
@@ -135,7 +153,8 @@ export function* rowsOfWork(work: CrossrefWork, line: number, report: ImportRepo
   }
   if (!Array.isArray(work['updated-by']) && !(opts.whole && own && complete(work))) return;
   if (!own) {
-    if (updatedBy.length > 0) skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
+    if (updatedBy.length > 0)
+      skip(report, line, 'BAD_DOI', `${where}: a work with updated-by entries has no usable DOI`);
     return;
   }
   yield { doi: own, update: null };
@@ -172,9 +191,16 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   };
   const both = new Set(to.map(keyOf).filter((k) => k !== undefined && by.some((e) => keyOf(e) === k)));
   if (both.size === 0) return { updateTo: to, updatedBy: by };
-  const fromRw = (e: CrossrefUpdateEntry) => typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch';
+  const fromRw = (e: CrossrefUpdateEntry) =>
+    typeof e.source === 'string' && e.source.toLowerCase() === 'retraction-watch';
   const mirroredBy = by.filter((e) => both.has(keyOf(e)));
-  const role = by.some(fromRw) ? 'updated' : to.some(fromRw) ? 'notice' : updatedByDates(work.created, mirroredBy) ? 'updated' : 'unknown';
+  const role = by.some(fromRw)
+    ? 'updated'
+    : to.some(fromRw)
+      ? 'notice'
+      : updatedByDates(work.created, mirroredBy)
+        ? 'updated'
+        : 'unknown';
   const kept = {
     updateTo: to.filter((e) => !both.has(keyOf(e)) || role === 'notice'),
     updatedBy: by.filter((e) => !both.has(keyOf(e)) || role === 'updated'),
@@ -182,7 +208,12 @@ function unmirrored(work: CrossrefWork, own: string | undefined, report: ImportR
   for (const e of [...to, ...by]) {
     if (kept.updateTo.includes(e) || kept.updatedBy.includes(e)) continue;
     const side = to.includes(e) ? 'update-to' : 'updated-by';
-    skip(report, line, 'MIRRORED_RELATION', `${where}: ${own ?? String(work.DOI)} names ${String(e.DOI)} both as updating it and as updated by it; its ${side} entry is left out`);
+    skip(
+      report,
+      line,
+      'MIRRORED_RELATION',
+      `${where}: ${own ?? String(work.DOI)} names ${String(e.DOI)} both as updating it and as updated by it; its ${side} entry is left out`,
+    );
   }
   return kept;
 }
@@ -220,7 +251,9 @@ function dateOf(u: CrossrefDate | undefined): string | undefined {
   return (
     fromDateParts(u?.['date-parts']) ??
     (typeof u?.['date-time'] === 'string' ? parseSourceDate(u['date-time'].slice(0, 10)) : undefined) ??
-    (typeof u?.timestamp === 'number' && Number.isFinite(new Date(u.timestamp).getTime()) ? new Date(u.timestamp).toISOString().slice(0, 10) : undefined)
+    (typeof u?.timestamp === 'number' && Number.isFinite(new Date(u.timestamp).getTime())
+      ? new Date(u.timestamp).toISOString().slice(0, 10)
+      : undefined)
   );
 }
 
@@ -228,10 +261,20 @@ function dateOf(u: CrossrefDate | undefined): string | undefined {
 function recordIdOf(entry: CrossrefUpdateEntry): { recordId?: string } {
   const id = entry['record-id'];
   if (typeof entry.source !== 'string' || entry.source.toLowerCase() !== 'retraction-watch') return {};
-  return typeof id === 'string' && id.trim() !== '' ? { recordId: id.trim() } : typeof id === 'number' ? { recordId: String(id) } : {};
+  return typeof id === 'string' && id.trim() !== ''
+    ? { recordId: id.trim() }
+    : typeof id === 'number'
+      ? { recordId: String(id) }
+      : {};
 }
 
-function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: ImportReport, line: number, where: string): UpdateObject | undefined {
+function updateOf(
+  entry: CrossrefUpdateEntry,
+  updateDoi: string | null,
+  report: ImportReport,
+  line: number,
+  where: string,
+): UpdateObject | undefined {
   const type = typeof entry.type === 'string' ? normaliseUpdateType(entry.type) : '';
   if (!type) {
     skip(report, line, 'NO_UPDATE_TYPE', `${where}: an update entry has no type`);
@@ -243,8 +286,18 @@ function updateOf(entry: CrossrefUpdateEntry, updateDoi: string | null, report: 
     return undefined;
   }
   report.used++;
-  const source = typeof entry.source === 'string' && entry.source.toLowerCase() === 'retraction-watch' ? 'retraction-watch' : 'crossref';
-  return { updateDoi, source, updateType: type, updateDate: date, reasons: [], urls: updateDoi ? [`https://doi.org/${updateDoi}`] : [] };
+  const source =
+    typeof entry.source === 'string' && entry.source.toLowerCase() === 'retraction-watch'
+      ? 'retraction-watch'
+      : 'crossref';
+  return {
+    updateDoi,
+    source,
+    updateType: type,
+    updateDate: date,
+    reasons: [],
+    urls: updateDoi ? [`https://doi.org/${updateDoi}`] : [],
+  };
 }
 
 function entries(v: unknown): CrossrefUpdateEntry[] {

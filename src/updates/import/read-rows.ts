@@ -41,7 +41,8 @@ export function readRows(
     }
   })();
   const progress = onProgress ? (rows: number) => onProgress(rows, bytes) : undefined;
-  const updates = format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
+  const updates =
+    format === 'retraction-watch-csv' ? readRetractionWatch(counted, report, progress) : readCrossref(counted, report);
   return { updates, report, done: () => onProgress?.(report.rows, bytes) };
 }
 

@@ -31,7 +31,10 @@ export async function* readRetractionWatch(
       const missing = REQUIRED.filter((r) => !names.includes(r));
       if (missing.length > 0)
         throw new FaultError(
-          fault('RW_MISSING_COLUMN', `not a Retraction Watch CSV: the header has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`),
+          fault(
+            'RW_MISSING_COLUMN',
+            `not a Retraction Watch CSV: the header has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`,
+          ),
         );
       const found = Object.fromEntries(REQUIRED.map((r) => [r, names.indexOf(r)])) as Columns;
       col = found;
@@ -47,18 +50,33 @@ export async function* readRetractionWatch(
     }
     const rawOriginal = fields[col.OriginalPaperDOI]!.trim();
     if (MISSING_DOI.has(rawOriginal.toLowerCase())) {
-      skip(report, line, 'NO_ORIGINAL_DOI', `line ${line}: OriginalPaperDOI is ${rawOriginal ? JSON.stringify(rawOriginal) : 'empty'}`);
+      skip(
+        report,
+        line,
+        'NO_ORIGINAL_DOI',
+        `line ${line}: OriginalPaperDOI is ${rawOriginal ? JSON.stringify(rawOriginal) : 'empty'}`,
+      );
       continue;
     }
     const form = readDoiForm(rawOriginal);
     if (form.problem !== undefined) {
-      skip(report, line, 'BAD_DOI', `line ${line}: OriginalPaperDOI ${JSON.stringify(rawOriginal.slice(0, 80))}: ${form.problem}`);
+      skip(
+        report,
+        line,
+        'BAD_DOI',
+        `line ${line}: OriginalPaperDOI ${JSON.stringify(rawOriginal.slice(0, 80))}: ${form.problem}`,
+      );
       continue;
     }
     const doi = form.bare;
     const date = parseSourceDate(fields[col.RetractionDate]!);
     if (!date) {
-      skip(report, line, 'BAD_DATE', `line ${line}: RetractionDate ${JSON.stringify(fields[col.RetractionDate])} is not a date`);
+      skip(
+        report,
+        line,
+        'BAD_DATE',
+        `line ${line}: RetractionDate ${JSON.stringify(fields[col.RetractionDate])} is not a date`,
+      );
       continue;
     }
     const nature = normaliseUpdateType(fields[col.RetractionNature]!);
@@ -79,7 +97,9 @@ export async function* readRetractionWatch(
         source: 'retraction-watch',
         updateType: nature,
         updateDate: date,
-        reasons: list(fields[col.Reason]!).map((r) => r.replace(/^\+\s*/, '')).filter((r) => r !== ''),
+        reasons: list(fields[col.Reason]!)
+          .map((r) => r.replace(/^\+\s*/, ''))
+          .filter((r) => r !== ''),
         urls: [...new Set(urls)],
       },
     };

@@ -24,7 +24,9 @@ export async function openSource(
   conditional: ConditionalState = {},
   fetchImpl: typeof fetch = fetch,
   stop?: AbortSignal,
-): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; state?: ConditionalState } | { notModified: true } | Fault> {
+): Promise<
+  { chunks: AsyncIterable<Uint8Array>; name: string; state?: ConditionalState } | { notModified: true } | Fault
+> {
   if (/^https?:\/\//i.test(source)) {
     const headers: Record<string, string> = {};
     if (conditional.etag) headers['if-none-match'] = conditional.etag;
@@ -38,7 +40,10 @@ export async function openSource(
     }
     if (res.status === 304) return { notModified: true };
     if (!res.ok || !res.body) return fault('SOURCE_HTTP_ERROR', `${source}: HTTP ${res.status} ${res.statusText}`);
-    const state = { etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
+    const state = {
+      etag: res.headers.get('etag') ?? undefined,
+      lastModified: res.headers.get('last-modified') ?? undefined,
+    };
     return { chunks: maybeGunzip(source, res.body), name: new URL(source).pathname, state };
   }
   const file = Bun.file(source);
@@ -47,7 +52,9 @@ export async function openSource(
 }
 
 function maybeGunzip(name: string, body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
-  const stream = /\.gz($|[?#])/i.test(name) ? body.pipeThrough(new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>) : body;
+  const stream = /\.gz($|[?#])/i.test(name)
+    ? body.pipeThrough(new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>)
+    : body;
   return stream as unknown as AsyncIterable<Uint8Array>;
 }
 
@@ -55,14 +62,23 @@ function maybeGunzip(name: string, body: ReadableStream<Uint8Array>): AsyncItera
 export async function importSource(
   stores: readonly Store[],
   source: string,
-  opts: { format?: UpdateFormat; conditional?: ConditionalState; onProgress?: (rows: number, bytes: number) => void; allowShrink?: boolean; signal?: AbortSignal } = {},
+  opts: {
+    format?: UpdateFormat;
+    conditional?: ConditionalState;
+    onProgress?: (rows: number, bytes: number) => void;
+    allowShrink?: boolean;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<SourceResult | { notModified: true } | Fault> {
   const opened = await openSource(source, opts.conditional, fetch, opts.signal);
   if ('code' in opened || 'notModified' in opened) return opened;
   const { chunks, first } = await peek(opened.chunks);
   const format = opts.format ?? detectFormat(opened.name, first);
   try {
-    const result = await importUpdates(stores, format, chunks, opts.onProgress, { allowShrink: opts.allowShrink, signal: opts.signal });
+    const result = await importUpdates(stores, format, chunks, opts.onProgress, {
+      allowShrink: opts.allowShrink,
+      signal: opts.signal,
+    });
     if ('code' in result) return { ...result, message: `${source}: ${result.message}` };
     const { parsed, applied } = result;
     return { source, format, parsed, applied, ...(opened.state ? { state: opened.state } : {}) };
@@ -73,7 +89,9 @@ export async function importSource(
 }
 
 /** The first chunk, for format detection, without losing it. */
-async function peek(chunks: AsyncIterable<Uint8Array>): Promise<{ chunks: AsyncIterable<Uint8Array>; first?: Uint8Array }> {
+async function peek(
+  chunks: AsyncIterable<Uint8Array>,
+): Promise<{ chunks: AsyncIterable<Uint8Array>; first?: Uint8Array }> {
   const it = chunks[Symbol.asyncIterator]();
   const head = await it.next();
   const first = head.done ? undefined : head.value;
@@ -88,9 +106,14 @@ async function peek(chunks: AsyncIterable<Uint8Array>): Promise<{ chunks: AsyncI
 
 /** The format of a source from its name, else from its first non-blank byte. */
 export function detectFormat(name: string, firstBytes?: Uint8Array): UpdateFormat {
-  const lower = name.toLowerCase().replace(/[?#].*$/, '').replace(/\.gz$/, '');
+  const lower = name
+    .toLowerCase()
+    .replace(/[?#].*$/, '')
+    .replace(/\.gz$/, '');
   if (lower.endsWith('.csv')) return 'retraction-watch-csv';
   if (/\.(json|jsonl|ndjson)$/.test(lower)) return 'crossref-json';
-  const first = firstBytes?.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf);
+  const first = firstBytes?.find(
+    (b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf,
+  );
   return first === 0x7b || first === 0x5b ? 'crossref-json' : 'retraction-watch-csv';
 }
