@@ -5,7 +5,7 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck bench bench-scale build clean deps standalone install soak
+.PHONY: run test typecheck lint format bench bench-scale build clean deps standalone install soak
 
 # make install: PREFIX for the binary, the docs and sysusers.d; SYSCONFDIR for the config and the unit; DESTDIR
 # stages it all under another root (packaging). BINARY: an executable already built (else `make build` runs first).
@@ -29,7 +29,15 @@ run: deps
 typecheck: deps
 	$(TSC) --noEmit -p tsconfig.json
 
-test: deps typecheck
+# Biome (biome.jsonc): the formatter's layout and the linter's recommended rules, those turned off named there with why
+lint: deps
+	node_modules/.bin/biome check .
+
+# rewrites the tree to the formatter's layout and the imports' order (then `make lint` passes on it)
+format: deps
+	node_modules/.bin/biome check --write .
+
+test: deps typecheck lint
 	$(BUN) test --timeout 60000
 
 # The long forms of the reliability suite (docs/reliability.md): 50 kills per crash test instead of 5, then the

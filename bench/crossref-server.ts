@@ -9,7 +9,7 @@
  * timed harvest does not wait for the fake to render them. Used by bench/harvest.ts.
  */
 import { PASSES } from '../src/updates/harvest/index.ts';
-import { startCrossrefApi, syntheticWorks, type FakeWork } from '../test/support/crossref-api.ts';
+import { type FakeWork, startCrossrefApi, syntheticWorks } from '../test/support/crossref-api.ts';
 import { crossrefDate, itemJson } from '../test/support/crossref-works.ts';
 
 const n = Number(process.argv[2] ?? 200_000);

@@ -30,14 +30,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../test/support/fixtures.ts';
+import type { Manifest } from './ingest-generate.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
-import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { cpuSplit, machineCpu } from './lib/process-probes.ts';
-import { indexesRead, startProcess, stopAll, type Started } from './lib/processes.ts';
+import { indexesRead, type Started, startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
-import type { Manifest } from './ingest-generate.ts';
 
 const KEY = 'bench-key-0123456789';
 const SECRET_ENV = 'BENCH_PLATFORM_SECRET';
@@ -495,7 +495,7 @@ if (import.meta.main) {
         wrk(api1, paidCounting, {
           threads: 1,
           connections: HANG_CONNECTIONS,
-          duration: `${Number.parseInt(DURATION) + 2}s`,
+          duration: `${Number.parseInt(DURATION, 10) + 2}s`,
           timeout: '10s',
         }),
         Bun.sleep(1000).then(() => wrk(api1, scripts.open100)),

@@ -30,18 +30,18 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CrossrefHarvestSettings } from '../src/config/index.ts';
 import { jsonLogger, writeStderr } from '../src/base/log.ts';
+import type { CrossrefHarvestSettings } from '../src/config/index.ts';
 import { Store } from '../src/store/index.ts';
 import { CrossrefHarvest, type WindowFigures } from '../src/updates/index.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt, PeakMemory } from './lib/measure.ts';
 import { BENCH_KEY, copyStore, millionStore } from './lib/million-store.ts';
 import { cpuSeconds, machineCpu, pauseProbe, rssAnonPeak, statusKb } from './lib/process-probes.ts';
-import { indexesRead, runBench, startProcess, stopAll, type Started } from './lib/processes.ts';
+import { indexesRead, runBench, type Started, startProcess, stopAll } from './lib/processes.ts';
 import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
-import { answered, bodies, doiPools, startWrk, stopLoads, wrk, wrkScript, type Load } from './lib/updates-load.ts';
+import { answered, bodies, doiPools, type Load, startWrk, stopLoads, wrk, wrkScript } from './lib/updates-load.ts';
 
 const WORKS = 200_000;
 const ROWS = 1000;

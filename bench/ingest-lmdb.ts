@@ -10,16 +10,16 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { silentLogger } from '../src/base/log.ts';
 import { scanBucketFolder } from '../src/bucket/index.ts';
 import { DEFAULT_INGEST } from '../src/config/index.ts';
 import { parseDepositFile } from '../src/deposit/index.ts';
-import { Ingestor } from '../src/ingest/index.ts';
 import { WorkerPreparer } from '../src/ingest/file-preparer.ts';
-import { silentLogger } from '../src/base/log.ts';
+import { Ingestor } from '../src/ingest/index.ts';
 import { Store } from '../src/store/index.ts';
+import type { Manifest } from './ingest-generate.ts';
 import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { PeakMemory, percentile } from './lib/measure.ts';
-import type { Manifest } from './ingest-generate.ts';
 
 export interface ScenarioResult {
   name: string;

@@ -5,9 +5,9 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Manifest } from './ingest-generate.ts';
 import { percentile } from './lib/measure.ts';
 import { SqliteHoldings } from './lib/sqlite-holdings.ts';
-import type { Manifest } from './ingest-generate.ts';
 
 const [dataDir, workDir] = process.argv.slice(2);
 if (!dataDir || !workDir) throw new Error('usage: bun bench/ingest-sqlite.ts DATA_DIR WORK_DIR');

@@ -7,9 +7,9 @@
  *   bun bench/ingest.ts            (deposits are generated once into .bench/ingest-data-v<N>/)
  */
 import { join } from 'node:path';
+import type { ScenarioResult } from './ingest-lmdb.ts';
 import { BENCH_DIR as BENCH, ingestData, runBench as run } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
-import type { ScenarioResult } from './ingest-lmdb.ts';
 
 const { dir: data } = await ingestData();
 

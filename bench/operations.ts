@@ -25,8 +25,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SAMPLE_PATH } from '../test/support/rw-sample.ts';
-import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
+import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { BENCH_DIR, ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { indexesRead, runBench, startProcess, stopAll } from './lib/processes.ts';
@@ -162,9 +162,7 @@ async function timedStart(
 }
 
 /** One --dump under /usr/bin/time -v, stdout to a file; the bun process's RssAnon/RssFile polled every 10 ms. */
-async function timedDump(
-  config: string,
-): Promise<{
+async function timedDump(config: string): Promise<{
   lines: number;
   bytes: number;
   seconds: number;

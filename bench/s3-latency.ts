@@ -7,17 +7,17 @@
  *     ingest rate of the same files measured in the same run.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger } from '../src/base/log.ts';
 import { SAME_SECOND_GUARD_MS } from '../src/bucket/index.ts';
-import { loadConfig, type Config } from '../src/config/index.ts';
+import { type Config, loadConfig } from '../src/config/index.ts';
 import { EnvironmentRunner } from '../src/daemon/environment-runner.ts';
 import { doiKey } from '../src/doi/index.ts';
 import { Ingestor } from '../src/ingest/index.ts';
-import { silentLogger } from '../src/base/log.ts';
 import { Store } from '../src/store/index.ts';
-import { startS3rver, S3_CREDENTIALS } from '../test/support/s3rver.ts';
 import { tempDir } from '../test/support/fixtures.ts';
+import { S3_CREDENTIALS, startS3rver } from '../test/support/s3rver.ts';
 import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { ingestData } from './lib/ingest-data.ts';
 import { fmt, percentile } from './lib/measure.ts';

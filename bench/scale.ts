@@ -27,11 +27,11 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkedAnswer, heldBodies, inTurns, type TurnsResult } from './lib/api-compare.ts';
 import { DEFAULT_INGEST } from '../src/config/index.ts';
+import { checkedAnswer, heldBodies, inTurns, type TurnsResult } from './lib/api-compare.ts';
 import { lmdbAppendRate, lmdbNewFileMs, parseRate, prepareRate, sequentialWriteRate } from './lib/ceilings.ts';
-import { ingest, reports, storeStats, type IngestRun } from './lib/cli.ts';
-import { startMeasured, type MeasuredDaemon } from './lib/daemon-start.ts';
+import { type IngestRun, ingest, reports, storeStats } from './lib/cli.ts';
+import { type MeasuredDaemon, startMeasured } from './lib/daemon-start.ts';
 import { REPO, runBench as runScript } from './lib/ingest-data.ts';
 import { fmt, percentile } from './lib/measure.ts';
 import { runBench, startProcess, stopAll } from './lib/processes.ts';
@@ -39,7 +39,7 @@ import { RECORDS_PER_FILE, scaleData } from './lib/scale-data.ts';
 import { SCALE_PLATFORMS } from './lib/scale-records.ts';
 import { ENTITLEMENTS_KEY, storeFolder, UPDATES_KEY } from './lib/scale-store.ts';
 import { ensureWrk } from './lib/shell.ts';
-import { wrkScript, type Load } from './lib/updates-load.ts';
+import { type Load, wrkScript } from './lib/updates-load.ts';
 import type { SqliteScaleResult } from './scale-sqlite.ts';
 
 const MILLIONS = Number(process.env.SCALE_MILLIONS ?? 20);
@@ -555,12 +555,13 @@ function reportSummary(f: {
     : full.map((st) => ({ label: `${files(st.run.files)}`, rate: stepRate(st) }));
   const lastOverFirst = steps.length > 0 ? steps[steps.length - 1]!.rate / steps[0]!.rate : 1;
   const bytesPerHolding = f.stats.store.fileBytes / f.stats.holdings.total;
-  const sqliteTotal =
-    f.sqlite &&
-    f.sqlite.steps.reduce((a, s) => ({ records: a.records + s.records, seconds: a.seconds + s.seconds }), {
+  const sqliteTotal = f.sqlite?.steps.reduce(
+    (a, s) => ({ records: a.records + s.records, seconds: a.seconds + s.seconds }),
+    {
       records: 0,
       seconds: 0,
-    });
+    },
+  );
   const sqliteRate = sqliteTotal && sqliteTotal.records / sqliteTotal.seconds;
   if (f.sqlite) {
     console.log(

@@ -16,15 +16,15 @@
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readDoiInput } from '../src/doi/index.ts';
-import { createApp } from '../src/http/app.ts';
 import { historyOf } from '../src/history/index.ts';
+import { createApp } from '../src/http/app.ts';
 import { renderHistoryPage } from '../src/status-page/index.ts';
 import { Store } from '../src/store/index.ts';
 import { tempDir } from '../test/support/fixtures.ts';
 import { SAMPLE_PATH } from '../test/support/rw-sample.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
-import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { indexesRead, startProcess, stopAll } from './lib/processes.ts';
 import { ensureWrk, sh } from './lib/shell.ts';
 
@@ -62,7 +62,7 @@ function deposit(bucket: string, platform: string, lines: object[], mtime: numbe
   fileSeq++;
   const path = join(bucket, platform, `00000000-0000-4000-8000-${fileSeq.toString(16).padStart(12, '0')}.jsonl.gz`);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, Bun.gzipSync(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n')));
+  writeFileSync(path, Bun.gzipSync(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`)));
   utimesSync(path, mtime, mtime);
   return path;
 }

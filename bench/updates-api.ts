@@ -11,13 +11,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../test/support/fixtures.ts';
 import { SAMPLE_PATH as SAMPLE } from '../test/support/rw-sample.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
-import { writeDaemonConfig } from './lib/daemon-config.ts';
-import { ensureWrk, sh } from './lib/shell.ts';
-import { bodies, doiPools, wrk, wrkScript, type Load } from './lib/updates-load.ts';
 import { startProcess } from './lib/processes.ts';
+import { ensureWrk, sh } from './lib/shell.ts';
+import { bodies, doiPools, type Load, wrk, wrkScript } from './lib/updates-load.ts';
 
 const KEY = 'bench-key-0123456789';
 const DURATION = '5s';

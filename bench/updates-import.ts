@@ -9,12 +9,12 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../test/support/fixtures.ts';
-import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
+import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { REPO } from './lib/ingest-data.ts';
 import { fmt, mib } from './lib/measure.ts';
-import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { pauseProbe } from './lib/process-probes.ts';
 import { startProcess, stopAll } from './lib/processes.ts';
+import { writeRetractionWatchCsv } from './lib/rw-csv.ts';
 
 const ROWS = 65_000;
 

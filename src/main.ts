@@ -1,6 +1,6 @@
+import { programScript } from './base/index.ts';
 import { lowerOwnPriority, runsInBackground } from './cli/background-priority.ts';
 import { StartSignals } from './daemon/start-signals.ts';
-import { programScript } from './base/index.ts';
 
 // held from the first line: loading the program takes about 0.3 s, and a SIGHUP meanwhile would end the process
 const signals = new StartSignals(process);

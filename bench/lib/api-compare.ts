@@ -1,6 +1,6 @@
 import { prng } from './deposit-generator.ts';
 import { doiOf } from './scale-records.ts';
-import { wrk, type Load } from './updates-load.ts';
+import { type Load, wrk } from './updates-load.ts';
 
 /**
  * The scale benchmark's API loads: bodies of random held DOIs, each body checked against every server before a

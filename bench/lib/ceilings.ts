@@ -1,9 +1,9 @@
 import { closeSync, fsyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { open } from 'lmdb';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { parseDepositFile } from '../../src/deposit/index.ts';
 import { prepareBucketFile } from '../../src/ingest/prepare.ts';
-import { open } from 'lmdb';
 
 /** What this machine allows an ingest, measured in the same run as the figures it bounds. */
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { REPO } from './ingest-data.ts';
 import { rssAnonPeak, statusKb } from './process-probes.ts';
-import { atRest, indexesComplete, startProcess, type Started } from './processes.ts';
+import { atRest, indexesComplete, type Started, startProcess } from './processes.ts';
 
 /**
  * The daemon (`bun src/main.ts --config CONFIG`, its own process) started and followed to rest: ms from spawn to

@@ -1,5 +1,5 @@
-import { cpuSeconds } from './process-probes.ts';
 import { REPO } from './ingest-data.ts';
+import { cpuSeconds } from './process-probes.ts';
 
 /** The benchmarks' child processes (the daemon, platform, ceiling and fake Crossref servers): started, waited for, signalled, stopped. */
 

@@ -122,7 +122,7 @@ export async function stopLoads(): Promise<void> {
 export async function answered(url: string, route: string, status = 200): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const m = new RegExp(
-    `^doi_holdings_http_requests_total\\{[^}]*route="${route.replace(/[.\/]/g, '\\$&')}"[^}]*status="${status}"[^}]*\\} (\\d+)`,
+    `^doi_holdings_http_requests_total\\{[^}]*route="${route.replace(/[./]/g, '\\$&')}"[^}]*status="${status}"[^}]*\\} (\\d+)`,
     'm',
   ).exec(text);
   return m ? Number(m[1]) : 0;

@@ -1,24 +1,24 @@
 export {
-  fault,
-  FaultError,
-  RECOVERABLE_FILE_FAULTS,
   type Fault,
+  FaultError,
   type FileFaultCode,
+  fault,
   type HttpFaultCode,
   type LineFaultCode,
   type PathFaultCode,
+  RECOVERABLE_FILE_FAULTS,
   type RowFaultCode,
   type S3FaultCode,
 } from './fault.ts';
-export { STDERR_GIVE_UP_MS, writeAllSync, type WriteFailure } from './fd-write.ts';
-export { libc, type Libc } from './libc.ts';
-export { jsonLogger, silentLogger, writeStderr, type Level, type Logger } from './log.ts';
+export { STDERR_GIVE_UP_MS, type WriteFailure, writeAllSync } from './fd-write.ts';
+export { type Libc, libc } from './libc.ts';
+export { jsonLogger, type Level, type Logger, silentLogger, writeStderr } from './log.ts';
 export { settlesWithin } from './settles-within.ts';
 export {
   jobWorkersEnded,
   programScript,
   selfCommand,
+  type WorkerReply,
   workerJob,
   workerScript,
-  type WorkerReply,
 } from './worker-script.ts';

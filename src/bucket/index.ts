@@ -1,7 +1,14 @@
-export { FolderWatch, type FolderWatchOptions } from './local-watch.ts';
+export { type FileStat, statBucketFile } from './file-stat.ts';
 export { scanBucketFolder, toKey } from './local-scan.ts';
-export { statBucketFile, type FileStat } from './file-stat.ts';
-export { heldStill, missedFiles, type HoldsFile } from './rescan.ts';
-export { supersededCopies, supersededFolder } from './s3/index.ts';
-export { S3Mirror, SAME_SECOND_GUARD_MS, type S3MirrorOptions, type SyncResult } from './s3/index.ts';
-export { s3ClientFor, describeS3Error } from './s3/index.ts';
+export { FolderWatch, type FolderWatchOptions } from './local-watch.ts';
+export { type HoldsFile, heldStill, missedFiles } from './rescan.ts';
+export {
+  describeS3Error,
+  S3Mirror,
+  type S3MirrorOptions,
+  SAME_SECOND_GUARD_MS,
+  type SyncResult,
+  s3ClientFor,
+  supersededCopies,
+  supersededFolder,
+} from './s3/index.ts';

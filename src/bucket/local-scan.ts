@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isHiddenOrTemp, undecodableNameFault } from '../deposit/index.ts';
@@ -14,7 +15,7 @@ export async function scanBucketFolder(
 ): Promise<string[]> {
   const keys: string[] = [];
   const walk = async (dir: string): Promise<void> => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (e) {

@@ -1,9 +1,9 @@
 import { mkdirSync, realpathSync } from 'node:fs';
-import { watch, type FSWatcher } from 'chokidar';
-import { isHiddenOrTemp } from '../deposit/index.ts';
+import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '../base/index.ts';
+import { isHiddenOrTemp } from '../deposit/index.ts';
 import { scanBucketFolder, toKey } from './local-scan.ts';
-import { missedFiles, type HoldsFile } from './rescan.ts';
+import { type HoldsFile, missedFiles } from './rescan.ts';
 
 /**
  * How long after a new folder is seen its files are listed: chokidar can miss a file written into a folder in

@@ -1,5 +1,5 @@
-import { statBucketFileSync, type FileStat } from './file-stat.ts';
 import { undecodableNameFault } from '../deposit/index.ts';
+import { type FileStat, statBucketFileSync } from './file-stat.ts';
 import { scanBucketFolder } from './local-scan.ts';
 
 /**

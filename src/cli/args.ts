@@ -1,4 +1,4 @@
-import { fault, type Fault } from '../base/index.ts';
+import { type Fault, fault } from '../base/index.ts';
 import type { EnvName } from '../config/index.ts';
 import { UPDATE_FORMATS, type UpdateFormat } from '../update-record/index.ts';
 

@@ -1,5 +1,5 @@
 import type { EnvName } from '../config/index.ts';
-import { JsonBytes, type HoldingState, type HoldingView, type LiveHolding, type Store } from '../store/index.ts';
+import { type HoldingState, type HoldingView, JsonBytes, type LiveHolding, type Store } from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the

@@ -1,5 +1,5 @@
-import type { Config } from '../config/index.ts';
 import type { Logger } from '../base/index.ts';
+import type { Config } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
 import { CrossrefHarvest, skippedFaults } from '../updates/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';

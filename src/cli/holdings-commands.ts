@@ -1,17 +1,17 @@
 import { basename, dirname, resolve } from 'node:path';
+import { jsonLogger, type Logger, silentLogger } from '../base/index.ts';
 import type { Config, EnvName } from '../config/index.ts';
 import {
   fileNameProblem,
   isHiddenOrTemp,
   mostRawBytes,
+  type ParsedDeposit,
   parseDepositFile,
   rawSizeFault,
   unsafeKeyFault,
-  type ParsedDeposit,
 } from '../deposit/index.ts';
 import { doiKey, readDoiForm } from '../doi/index.ts';
-import { Ingestor, InlinePreparer, outcomeKey, type IngestOutcome, type IngestorOptions } from '../ingest/index.ts';
-import { jsonLogger, silentLogger, type Logger } from '../base/index.ts';
+import { type IngestOutcome, Ingestor, type IngestorOptions, InlinePreparer, outcomeKey } from '../ingest/index.ts';
 import { conflictFault, type Store } from '../store/index.ts';
 import { historyDumpLine, writeDumpLines } from './dump-line.ts';
 import { ingestRoot } from './ingest-copy.ts';

@@ -1,5 +1,5 @@
-import { importSource, skippedFaults, type UpdateFormat } from '../updates/index.ts';
 import type { Store } from '../store/index.ts';
+import { importSource, skippedFaults, type UpdateFormat } from '../updates/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 

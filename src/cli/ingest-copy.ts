@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   copyFileSync,
@@ -10,7 +11,6 @@ import {
   statSync,
   utimesSync,
 } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 
 /** The hidden folder of a bucket folder that keeps what --ingest applied from elsewhere (never ingested: a dot name). */
@@ -58,7 +58,7 @@ function sha256OfFile(path: string): string {
   const chunk = Buffer.allocUnsafe(1 << 20);
   const fd = openSync(path, 'r');
   try {
-    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) hash.update(chunk.subarray(0, n));
+    for (let n: number; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) hash.update(chunk.subarray(0, n));
   } finally {
     closeSync(fd);
   }

@@ -1,5 +1,4 @@
-import { fault, type Fault } from '../base/index.ts';
-import { STDERR_GIVE_UP_MS, writeAllSync, type WriteFailure } from '../base/index.ts';
+import { type Fault, fault, STDERR_GIVE_UP_MS, type WriteFailure, writeAllSync } from '../base/index.ts';
 
 /** Where commands write: injected so tests and the daemon share the code. */
 export interface Output {

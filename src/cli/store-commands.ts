@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
+import { type Fault, FaultError } from '../base/index.ts';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
-import { FaultError, type Fault } from '../base/index.ts';
 import { backupRefused, Store, storeFileIn, writeBackupFolder } from '../store/index.ts';
 import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { loadUrlState } from '../updates/index.ts';

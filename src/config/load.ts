@@ -1,22 +1,22 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { ConfigFile } from './schema.ts';
-import { readSecretsFile } from './secrets-file.ts';
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
+import { FaultError, fault } from '../base/index.ts';
+import { parseSourceDate } from '../update-record/index.ts';
+import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import {
+  type BucketSettings,
+  type Config,
   DEFAULT_CROSSREF_URL,
   DEFAULT_ENTITLEMENTS,
   DEFAULT_INGEST,
-  defaultStaleAfterMs,
   DEFAULT_PLATFORM_ENTITLEMENT,
+  defaultStaleAfterMs,
   ENV_NAMES,
-  type BucketSettings,
-  type Config,
 } from './resolved.ts';
-import { fault, FaultError } from '../base/index.ts';
-import { parseSourceDate } from '../update-record/index.ts';
+import { ConfigFile } from './schema.ts';
+import { readSecretsFile } from './secrets-file.ts';
 
 /**
  * The harvest's default priority: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it
@@ -61,7 +61,7 @@ export function resolveConfig(
 ): Config {
   const problems = [...checkConfig.Errors(raw)].flatMap(describeError);
   // own names only: a variable named `constructor` or `toString` in the config must not find Object's members
-  let env: Record<string, string | undefined> = Object.assign(Object.create(null), processEnv);
+  const env: Record<string, string | undefined> = Object.assign(Object.create(null), processEnv);
   let secretNames: string[] = [];
   // read even when the schema found faults, so that one reload lists the faults of both files
   const secretsFile = (raw as Partial<ConfigFile> | undefined)?.secretsFile;

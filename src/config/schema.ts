@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { UpdateFormat } from '../update-record/index.ts';
 
 /** The TOML shape of the config (README, "Configuration reference"), as written by the operator (paths may be relative to the file). */

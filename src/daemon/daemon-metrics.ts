@@ -1,6 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { EnvironmentRunner } from './environment-runner.ts';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { FollowedSources, HarvestState, SourceStatus, UrlSourceState } from '../updates/index.ts';
+import type { EnvironmentRunner } from './environment-runner.ts';
 
 /**
  * The daemon's own figures in /metrics, with prom-client (it runs under Bun; measured: process figures, event-loop

@@ -1,16 +1,13 @@
-import { ENV_NAMES, type Config } from '../config/index.ts';
-import { FaultError } from '../base/index.ts';
 import type { Logger } from '../base/index.ts';
-import { libc } from '../base/index.ts';
+import { FaultError, jobWorkersEnded, libc, settlesWithin } from '../base/index.ts';
+import { type Config, ENV_NAMES } from '../config/index.ts';
+import { Entitlements, workerBuilder } from '../entitlement/index.ts';
+import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
+import type { WarmRead } from '../store/index.ts';
+import { FollowedSources } from '../updates/index.ts';
 import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
-import { FollowedSources } from '../updates/index.ts';
-import { Entitlements, workerBuilder } from '../entitlement/index.ts';
-import { ApiKeys, createApp, startServer, type EnvHandles } from '../http/index.ts';
-import type { WarmRead } from '../store/index.ts';
-import { settlesWithin } from '../base/index.ts';
-import { jobWorkersEnded } from '../base/index.ts';
 
 /** Ingestion is "stuck" when files wait and nothing finished for this long. */
 const STUCK_AFTER_MS = 10 * 60_000;

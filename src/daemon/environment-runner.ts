@@ -1,7 +1,7 @@
-import type { BucketSettings, Config, EnvName } from '../config/index.ts';
-import { FolderWatch, S3Mirror } from '../bucket/index.ts';
-import { Ingestor } from '../ingest/index.ts';
 import type { Logger } from '../base/index.ts';
+import { FolderWatch, S3Mirror } from '../bucket/index.ts';
+import type { BucketSettings, Config, EnvName } from '../config/index.ts';
+import { Ingestor } from '../ingest/index.ts';
 import { Store } from '../store/index.ts';
 
 /** One deployment environment inside the daemon: its store, its bucket folder watch and its ingestor. */

@@ -1,4 +1,4 @@
-import { fault, type Fault, type PathFaultCode } from '../base/index.ts';
+import { type Fault, fault, type PathFaultCode } from '../base/index.ts';
 
 /** Bucket path rules (docs/interface.md, "Depositing holdings"): `<platform>/<name>.jsonl.gz`, the name containing an RFC 4122 UUID. */
 

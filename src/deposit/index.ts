@@ -1,24 +1,24 @@
-export * from './schema.ts';
+export { applyOrder } from './apply-order.ts';
 export {
-  parseDepositPath,
+  type DepositPath,
   fileNameProblem,
   isHiddenOrTemp,
   keyLengthProblem,
+  parseDepositPath,
   undecodableNameFault,
   unsafeKeyFault,
   unsafeKeyPart,
-  type DepositPath,
 } from './file-name.ts';
 export {
-  parseDepositFile,
-  parseDepositText,
-  parseRecordLine,
   MAX_LINE_BYTES,
   MAX_RECORDS_PER_FILE,
   type ParsedDeposit,
   type ParsedRecord,
-  type RejectedLine,
   type ParseOptions,
+  parseDepositFile,
+  parseDepositText,
+  parseRecordLine,
+  type RejectedLine,
 } from './parse.ts';
-export { applyOrder } from './apply-order.ts';
 export { mostRawBytes, rawSizeFault } from './raw-size.ts';
+export * from './schema.ts';

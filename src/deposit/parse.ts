@@ -1,8 +1,8 @@
 import zlib from 'node:zlib';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
+import { type Fault, type FileFaultCode, fault, type LineFaultCode } from '../base/index.ts';
 import { doiKey, doiProblem, plainDoiKey } from '../doi/index.ts';
-import { fault, type Fault, type FileFaultCode, type LineFaultCode } from '../base/index.ts';
+import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
 
 /** Lines, records, and the faults that reject a line or a whole file (docs/interface.md, "Depositing holdings"). */
 

@@ -1,4 +1,4 @@
-import { fault, type Fault } from '../base/index.ts';
+import { type Fault, fault } from '../base/index.ts';
 
 /**
  * The most bytes a gzip file of at most `maxDecompressedBytes` of content can be: a 64th more for incompressible

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 
 /** The deposit record and its vor item (docs/interface.md, "Depositing holdings"): one schema each, no extra properties. */
 

@@ -1,15 +1,15 @@
-export { doiProblem, doiKey, readDoiForm, MAX_DOI_BYTES, type DoiForm, type DoiProblem } from './rules.ts';
+export { type DoiInput, readDoiInput } from './input.ts';
 export {
-  plainDoiKey,
   copyPlainDoi,
-  plainDoiHash,
-  plainDoiHashOfChecked,
-  isPlainByte,
-  foldedHash,
-  foldedHashStep,
-  foldedHashEnd,
   FOLDED_HASH_SEED,
   foldByte,
+  foldedHash,
+  foldedHashEnd,
+  foldedHashStep,
+  isPlainByte,
   NOT_PLAIN,
+  plainDoiHash,
+  plainDoiHashOfChecked,
+  plainDoiKey,
 } from './plain.ts';
-export { readDoiInput, type DoiInput } from './input.ts';
+export { type DoiForm, type DoiProblem, doiKey, doiProblem, MAX_DOI_BYTES, readDoiForm } from './rules.ts';

@@ -1,5 +1,5 @@
 import { plainDoiKey } from './plain.ts';
-import { doiKey, readDoiForm, type DoiProblem } from './rules.ts';
+import { type DoiProblem, doiKey, readDoiForm } from './rules.ts';
 
 /**
  * A DOI as an API caller sent it: its key and bare form, or why it is not a DOI. `plain`: it is a plain DOI

@@ -1,18 +1,17 @@
 import type { EntitlementSettings, IntegratorSettings, PlatformSettings } from '../config/index.ts';
 import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
+import type { EntitlementSource, Org } from './api/index.ts';
+import { Decision, orgIdentity, type PlatformVerdict } from './api/index.ts';
 import { ConfiguredPlatforms } from './configured-platforms.ts';
 import {
   HoldingsIndex,
-  openPartOf,
   type IndexedHolding,
   type OpenPart,
+  openPartOf,
   type RecordView,
 } from './holdings-index/index.ts';
-import { orgIdentity } from './api/index.ts';
-import { TIMED_OUT, verdictOf, type PlatformClient } from './platforms/index.ts';
-import type { EntitlementSource, Org } from './api/index.ts';
-import { Decision, type PlatformVerdict } from './api/index.ts';
+import { type PlatformClient, TIMED_OUT, verdictOf } from './platforms/index.ts';
 
 /** A DOI that platforms must decide: its key, the bare DOI sent to them, its (paid or untyped) holdings. */
 export interface AskedDoi {

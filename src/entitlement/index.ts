@@ -1,15 +1,14 @@
-export { Entitlements } from './platforms-and-stores.ts';
-export { EntitlementService, type AskedDoi } from './entitlement-service.ts';
-export { HoldingsIndex, recordView, ACCESS, openPart, workerBuilder } from './holdings-index/index.ts';
+export * from './api/index.ts';
+export { type AskedDoi, EntitlementService } from './entitlement-service.ts';
 export type {
-  RecordView,
-  IndexedHolding,
-  OpenPart,
+  BuildEvents,
   BuiltIndex,
   IndexBuilder,
-  BuildEvents,
+  IndexedHolding,
+  OpenPart,
+  RecordView,
 } from './holdings-index/index.ts';
-export type { PlatformClient } from './platforms/index.ts';
-export type { CallOutcome, PlatformFigures } from './platforms/index.ts';
+export { ACCESS, HoldingsIndex, openPart, recordView, workerBuilder } from './holdings-index/index.ts';
+export type { CallOutcome, PlatformClient, PlatformFigures } from './platforms/index.ts';
 export { LATENCY_BUCKETS, LatencyHistogram } from './platforms/index.ts';
-export * from './api/index.ts';
+export { Entitlements } from './platforms-and-stores.ts';

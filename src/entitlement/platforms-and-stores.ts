@@ -1,8 +1,7 @@
 import type { EntitlementSettings, PlatformSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
-import { PlatformClient } from './platforms/index.ts';
-import { PlatformFigures } from './platforms/index.ts';
 import { EntitlementService } from './entitlement-service.ts';
+import { PlatformClient, PlatformFigures } from './platforms/index.ts';
 
 /**
  * The entitlement side of the service: one client per platform with an Entitlement API (its breaker, cap and

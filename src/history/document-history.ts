@@ -1,13 +1,12 @@
 import {
-  recordKey,
-  workNotices,
   type HoldingEvent,
   type HoldingView,
+  recordKey,
   type Store,
   type UpdatesEntry,
+  workNotices,
 } from '../store/index.ts';
-import { compareSourceDates, type UpdateObject } from '../updates/index.ts';
-import { updateIdentity } from '../updates/index.ts';
+import { compareSourceDates, type UpdateObject, updateIdentity } from '../updates/index.ts';
 import { documentStatus } from './document-status.ts';
 import { updateTypeLabel } from './labels.ts';
 import type { CurrentHolding, DocumentHistory, HistoryEvent, HoldingChangeEvent, NoticeEvent } from './schema.ts';
@@ -39,7 +38,7 @@ export function documentHistory(
   // oldest first, stable (a platform's own order is kept for equal dates), then reversed: newest first
   events.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)).reverse();
   return {
-    doi: holdings.find((h) => h.state)?.state!.doi ?? updates?.doi ?? doiKey,
+    doi: holdings.find((h) => h.state)?.state?.doi ?? updates?.doi ?? doiKey,
     status: documentStatus(served),
     holdings: holdings.map(currentHolding),
     events,

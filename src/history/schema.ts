@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 
 /**
  * A document's history as the status page shows it and its JSON variant returns it (docs/interface.md, "Document

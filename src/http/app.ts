@@ -1,23 +1,28 @@
 import { Elysia } from 'elysia';
 import { Registry } from 'prom-client';
-import { silentLogger, type Logger } from '../base/index.ts';
+import { type Logger, silentLogger } from '../base/index.ts';
 import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
-import { ApiKeys } from './routes/index.ts';
-import { DEFAULT_BODY_TIMEOUT_MS, type BodyLimits } from './wire/index.ts';
-import { errorResponse, jsonResponse } from './wire/index.ts';
-import { renderEntitlementMetrics } from './metrics/index.ts';
-import { HttpMetrics } from './metrics/index.ts';
-import { renderMetrics } from './metrics/index.ts';
+import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
+import { HttpMetrics, renderEntitlementMetrics, renderMetrics } from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
-import { handleEntitlements, type EntitlementEnv } from './entitlements/index.ts';
-import { DirectRoutes, setDirectRoutes, type RouteHandler } from './routes/index.ts';
-import { PageCache } from './routes/index.ts';
-import { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './routes/index.ts';
-import { handleUpdates } from './routes/index.ts';
-import { handleByPrefix, handleChanges, handlePrefixes } from './routes/index.ts';
+import {
+  ApiKeys,
+  DirectRoutes,
+  handleByPrefix,
+  handleChanges,
+  handlePrefixes,
+  handleStatusPage,
+  handleUpdates,
+  PageCache,
+  type RouteHandler,
+  STATUS_PAGE_PREFIX,
+  type StatusEnv,
+  setDirectRoutes,
+} from './routes/index.ts';
+import { type BodyLimits, DEFAULT_BODY_TIMEOUT_MS, errorResponse, jsonResponse } from './wire/index.ts';
 
 export interface EnvHandles {
   store: Store;

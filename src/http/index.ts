@@ -1,5 +1,4 @@
-export { createApp, type App, type HttpDeps, type EnvHandles } from './app.ts';
-export { startServer } from './server.ts';
+export { type App, createApp, type EnvHandles, type HttpDeps } from './app.ts';
 export { openApiDocument } from './openapi/index.ts';
-export { UpdatesRequest, UpdatesResponse, ErrorBody, MAX_DOIS_PER_REQUEST } from './routes/index.ts';
-export { ApiKeys } from './routes/index.ts';
+export { ApiKeys, ErrorBody, MAX_DOIS_PER_REQUEST, UpdatesRequest, UpdatesResponse } from './routes/index.ts';
+export { startServer } from './server.ts';

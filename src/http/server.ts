@@ -1,6 +1,6 @@
 import type { App } from './app.ts';
-import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
 import { directRoutesOf } from './routes/index.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
 
 /**
  * Serves the app on a real port; port 0 picks a free one (tests). Bun's native router matches the static routes

@@ -1,6 +1,6 @@
 import { workerScript } from '../base/index.ts';
-import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 import { prepareBucketFile } from './prepare.ts';
+import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 
 export type PrepareInput = Omit<PrepareRequest, 'id'>;
 

@@ -1,5 +1,5 @@
-export { Ingestor, type IngestorOptions, type IngestOutcome } from './ingestor.ts';
-export { InlinePreparer, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
-export { IngestStats } from './stats.ts';
+export { type FilePreparer, InlinePreparer, WorkerPreparer } from './file-preparer.ts';
+export { type IngestOutcome, Ingestor, type IngestorOptions } from './ingestor.ts';
 export { outcomeKey } from './outcomes.ts';
-export { readBucketFile, sha256, type BucketFile } from './read-bucket-file.ts';
+export { type BucketFile, readBucketFile, sha256 } from './read-bucket-file.ts';
+export { IngestStats } from './stats.ts';

@@ -1,5 +1,5 @@
-import type { EnvName, IngestSettings } from '../config/index.ts';
 import type { Logger } from '../base/index.ts';
+import type { EnvName, IngestSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
 import type { FilePreparer } from './file-preparer.ts';
 import type { IngestOutcome } from './outcomes.ts';

@@ -1,11 +1,8 @@
-import { statBucketFile, type FileStat } from '../bucket/index.ts';
+import type { Level } from '../base/index.ts';
+import { type Fault, type FileFaultCode, fault, RECOVERABLE_FILE_FAULTS } from '../base/index.ts';
+import { type FileStat, statBucketFile } from '../bucket/index.ts';
 import { applyOrder, isHiddenOrTemp, keyLengthProblem, undecodableNameFault } from '../deposit/index.ts';
-import { fault, RECOVERABLE_FILE_FAULTS, type Fault, type FileFaultCode } from '../base/index.ts';
-import type { Level, Logger } from '../base/index.ts';
 import {
-  seenBefore,
-  storeWriteFault,
-  UNREAD_HASH,
   type ApplyStatus,
   type FileEntry,
   type FileIdentity,
@@ -13,14 +10,17 @@ import {
   type PreparedFile,
   type SortedPassBuilder,
   type SortedPassOptions,
+  seenBefore,
+  storeWriteFault,
+  UNREAD_HASH,
 } from '../store/index.ts';
-import { PreparerPool, WorkerPreparer, type FilePreparer } from './file-preparer.ts';
+import { type FilePreparer, PreparerPool, WorkerPreparer } from './file-preparer.ts';
 import type { IngestorOptions } from './ingestor-options.ts';
 import { countAndLog, type IngestOutcome } from './outcomes.ts';
-import { heldBack, retryDelayMs, tried, untried, versionOf, type FileOrder, type Pending } from './pending.ts';
-import { readLaterFiles, type ReadBackAt } from './read-later-files.ts';
+import { type FileOrder, heldBack, type Pending, retryDelayMs, tried, untried, versionOf } from './pending.ts';
 import type { PrepareReply } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
+import { type ReadBackAt, readLaterFiles } from './read-later-files.ts';
 import { IngestStats } from './stats.ts';
 
 /**

@@ -1,6 +1,5 @@
+import type { Fault, FileFaultCode, Logger } from '../base/index.ts';
 import type { EnvName } from '../config/index.ts';
-import type { Fault, FileFaultCode } from '../base/index.ts';
-import type { Logger } from '../base/index.ts';
 import { conflictFault, type FileStatus, type StoreWriteCode } from '../store/index.ts';
 import type { IngestStats } from './stats.ts';
 

@@ -3,8 +3,9 @@
  * while the main thread applies the previous batch to LMDB. Results come back as a PreparedFile whose records
  * are one transferred buffer (the parsed record objects are not sent: cloning them would cost what was saved).
  */
-import type { PrepareRequest } from './prepare-messages.ts';
+
 import { prepareBucketFile } from './prepare.ts';
+import type { PrepareRequest } from './prepare-messages.ts';
 import { readFault } from './read-bucket-file.ts';
 
 declare const self: Worker;

@@ -1,12 +1,12 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mostRawBytes, parseDepositFile, parseDepositPath, rawSizeFault, type DepositPath } from '../deposit/index.ts';
-import { fault, type Fault, type FileFaultCode } from '../base/index.ts';
+import { type Fault, type FileFaultCode, fault } from '../base/index.ts';
+import { type DepositPath, mostRawBytes, parseDepositFile, parseDepositPath, rawSizeFault } from '../deposit/index.ts';
 // the worker runs this module: it takes the encoder alone, not the store (and lmdb) behind the store's index
 import { encodeRecords } from '../store/holdings/index.ts';
 import type { PreparedFile } from '../store/index.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
-import { hashBucketFile, notRegularFile, readBucketFile, readFault, type BucketFile } from './read-bucket-file.ts';
+import { type BucketFile, hashBucketFile, notRegularFile, readBucketFile, readFault } from './read-bucket-file.ts';
 
 /**
  * Gunzip + parse of a file whose path passed the rules: a file ready for the store, or the fault that stops the

@@ -1,8 +1,8 @@
-import { constants } from 'node:fs';
-import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type Fault, fault } from '../base/index.ts';
 import { statOf } from '../bucket/file-stat.ts';
-import { fault, type Fault } from '../base/index.ts';
 import { UNREAD_HASH } from '../store/environment/index.ts';
 
 /** One bucket file as read from the local folder (or S3 mirror): bytes, identity and LastModified. */
@@ -52,7 +52,8 @@ export async function readBucketFile(root: string, key: string, mostBytes: numbe
   const path = join(root, key);
   // O_NOFOLLOW: a regular file swapped for a link after the check is not followed (ELOOP: read again later)
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  let before, bytes;
+  let before: Stats;
+  let bytes: Uint8Array;
   try {
     before = await handle.stat();
     if (!before.isFile() && !before.isDirectory()) throw changedWhileRead(key); // swapped after the check

@@ -1,9 +1,9 @@
+import { type Fault, fault } from '../base/index.ts';
 import { supersededCopies, supersededFolder } from '../bucket/index.ts';
-import { fault, type Fault } from '../base/index.ts';
 import {
   doiKeysOfRecords,
-  encodeRecords,
   type EncodedRecords,
+  encodeRecords,
   type FileEntry,
   type OvertakenRecords,
   type PreparedFile,

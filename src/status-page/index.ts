@@ -1,3 +1,3 @@
-export { renderBadRequestPage, renderHistoryPage, renderNotFoundPage, type PageContext } from './render.ts';
+export { escapeHtml, type Html, HttpUrl, html } from './html.ts';
 export { PAGE_CSP } from './page-style.ts';
-export { escapeHtml, html, HttpUrl, type Html } from './html.ts';
+export { type PageContext, renderBadRequestPage, renderHistoryPage, renderNotFoundPage } from './render.ts';

@@ -1,17 +1,17 @@
 import {
   accessLabel,
-  sourceLabel,
-  replacedNoticeDois,
-  stateOfNotice,
   type CurrentHolding,
   type DocumentHistory,
   type DocumentStatus,
   type HistoryEvent,
   type HoldingChangeEvent,
   type NoticeEvent,
+  replacedNoticeDois,
   type StatusCode,
+  sourceLabel,
+  stateOfNotice,
 } from '../history/index.ts';
-import { html, HttpUrl, raw, type Html } from './html.ts';
+import { type Html, HttpUrl, html, raw } from './html.ts';
 import { PAGE_STYLE } from './page-style.ts';
 
 /**

@@ -1,64 +1,76 @@
-export { Store, type SortedPassOptions } from './store.ts';
-export type { PassRecord, SortedPassBuilder } from './sorted-pass/index.ts';
-export type { PreparedFile, FileStatus, ApplyStatus } from './apply/index.ts';
-export type { HoldingView, LiveHolding } from './holdings/index.ts';
-export type { SpaceUsage } from './environment/index.ts';
-export { backupRefused, writeBackupFolder } from './environment/index.ts';
-export { storeFileIn, type PageFigures } from './environment/index.ts';
-export type {
-  FileEntry,
-  FileCounts,
-  ConflictEntry,
-  FileOutcome,
-  FileIdentity,
-  FileDecision,
-} from './environment/index.ts';
-export { MAX_REPORTED_LINES, UNREAD_HASH, decideFile, seenBefore, conflictFault } from './environment/index.ts';
-export type { HoldingEvent, EventKind, HoldingState } from './holdings/index.ts';
+export type { ApplyStatus, FileStatus, OvertakenRecords, PreparedFile } from './apply/index.ts';
 export {
-  doiKeysOf,
-  holdingChanges,
-  storedChanges,
   type AppliedFile,
   type AppliedListener,
+  doiKeysOf,
   type HoldingChange,
+  holdingChanges,
+  storedChanges,
 } from './apply/index.ts';
-export { SCHEMA_VERSION } from './environment/index.ts';
-export { doiKeysOfRecords, encodeRecords, type EncodedRecords } from './holdings/index.ts';
-export type { OvertakenRecords } from './apply/index.ts';
-export { FeedImport } from './updates/index.ts';
+export type {
+  ConflictEntry,
+  FileCounts,
+  FileDecision,
+  FileEntry,
+  FileIdentity,
+  FileOutcome,
+  SpaceUsage,
+} from './environment/index.ts';
 export {
-  servedUpdates,
-  workNotices,
-  recordKey,
+  backupRefused,
+  classifyStoreError,
+  conflictFault,
+  decideFile,
+  LOW_SPACE_BYTES,
+  MAX_REPORTED_LINES,
+  type PageFigures,
+  SCHEMA_VERSION,
+  type StoreWriteCode,
+  StoreWriteError,
+  seenBefore,
+  storeFileIn,
+  storeWriteFault,
+  UNREAD_HASH,
+  writeBackupFolder,
+} from './environment/index.ts';
+export type { EventKind, HoldingEvent, HoldingState, HoldingView, LiveHolding } from './holdings/index.ts';
+export {
+  doiKeysOfRecords,
+  type EncodedRecords,
+  encodeRecords,
+  JsonBytes,
+  StoredHolding,
+  sameBytes,
+} from './holdings/index.ts';
+export type { WarmRead } from './read-models/index.ts';
+export type { PassRecord, SortedPassBuilder } from './sorted-pass/index.ts';
+export { type SortedPassOptions, Store } from './store.ts';
+export type { ChangeFeedView, ChangesPage, CursorRefusal } from './updates/index.ts';
+export {
+  type BuiltTable,
+  decodeCursor,
+  encodeCursor,
+  type FeedCursor,
+  type FeedHead,
+  FeedImport,
+  keyHash,
+  PrefixIndex,
+  type PrefixList,
+  prefixLengthFor,
   type ReclassifiedNotice,
+  type ReplaceMode,
+  type ReplaceReport,
+  readUpdatesTable,
+  recordKey,
   type StoredUpdate,
+  servedUpdates,
+  type TableBuilder,
   type UpdateEvent,
   type UpdatesEntry,
-  type WorkUpdates,
-  type ReplaceReport,
-  type ReplaceMode,
-} from './updates/index.ts';
-export {
-  readUpdatesTable,
   UpdatesIndex,
+  UpdatesTable,
+  type UpdatesTableParts,
+  type WorkUpdates,
   workerTableBuilder,
-  type BuiltTable,
-  type TableBuilder,
+  workNotices,
 } from './updates/index.ts';
-export { UpdatesTable, type UpdatesTableParts } from './updates/index.ts';
-export { JsonBytes, StoredHolding } from './holdings/index.ts';
-export { sameBytes } from './holdings/index.ts';
-export {
-  classifyStoreError,
-  storeWriteFault,
-  StoreWriteError,
-  LOW_SPACE_BYTES,
-  type StoreWriteCode,
-} from './environment/index.ts';
-export { decodeCursor, encodeCursor, type FeedCursor } from './updates/index.ts';
-export { keyHash, type FeedHead } from './updates/index.ts';
-export type { ChangesPage, CursorRefusal } from './updates/index.ts';
-export type { ChangeFeedView } from './updates/index.ts';
-export { PrefixIndex, prefixLengthFor, type PrefixList } from './updates/index.ts';
-export type { WarmRead } from './read-models/index.ts';

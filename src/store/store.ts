@@ -1,39 +1,55 @@
 import { basename, join } from 'node:path';
+import { type Fault, FaultError, type FileFaultCode, fault } from '../base/index.ts';
 import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
-import { fault, FaultError, type Fault, type FileFaultCode } from '../base/index.ts';
-import { conflictsOf, recordConflict } from './apply/index.ts';
-import { AppliedListeners, type AppliedFile, type AppliedListener } from './apply/index.ts';
-import { applyFilesRecords, type FileInPass } from './apply/index.ts';
-import { ByteWriter } from './holdings/index.ts';
-import { DEFAULT_KEEP_MS, startChangeFeed } from './updates/index.ts';
-import { ChangeFeedView } from './updates/index.ts';
-import { dataFileOf, META, openEnvironment, type SourceKind, type StoreDbs } from './environment/index.ts';
-import { FeedImport } from './updates/index.ts';
-import { decodeHolding, decodeLive, isLive } from './holdings/index.ts';
-import { holdingEntries, splitHoldingKey, type HoldingFilter } from './holdings/index.ts';
-import { StoredHolding } from './holdings/index.ts';
+import type { ApplyStatus, FileStatus, PreparedFile } from './apply/index.ts';
+import {
+  type AppliedFile,
+  type AppliedListener,
+  AppliedListeners,
+  applyFilesRecords,
+  conflictsOf,
+  type FileInPass,
+  recordConflict,
+  recordsInPlace,
+} from './apply/index.ts';
+import type { SpaceUsage } from './environment/index.ts';
 import {
   appliedEntry,
+  type ConflictEntry,
+  copyStore,
+  dataFileOf,
   decidedVersion,
   decideFile,
   emptyCounts,
-  quarantineEntry,
-  type ConflictEntry,
   type FileDecision,
   type FileEntry,
   type FileIdentity,
+  META,
+  openEnvironment,
+  type PageFigures,
+  pageFigures,
+  quarantineEntry,
+  type SourceKind,
+  type StoreDbs,
+  spaceUsage,
+  storeFileIn,
+  writeTransaction,
 } from './environment/index.ts';
-import { recordsInPlace } from './apply/index.ts';
-import type { ApplyStatus, FileStatus, PreparedFile } from './apply/index.ts';
 import type { HoldingView, LiveHolding } from './holdings/index.ts';
-import type { SpaceUsage } from './environment/index.ts';
-import { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures } from './environment/index.ts';
-import { UpdatesIndex, workerTableBuilder } from './updates/index.ts';
-import type { ReplaceMode, UpdatesEntry } from './updates/index.ts';
-import { writeTransaction } from './environment/index.ts';
+import {
+  ByteWriter,
+  decodeHolding,
+  decodeLive,
+  type HoldingFilter,
+  holdingEntries,
+  isLive,
+  StoredHolding,
+  splitHoldingKey,
+} from './holdings/index.ts';
 import {
   adoptPass,
   beginPass,
+  type PassRecord,
   passesFolder,
   passFolderName,
   processAlive,
@@ -41,8 +57,16 @@ import {
   runPass,
   SortedPassBuilder,
   standingPass,
-  type PassRecord,
 } from './sorted-pass/index.ts';
+import type { ReplaceMode, UpdatesEntry } from './updates/index.ts';
+import {
+  ChangeFeedView,
+  DEFAULT_KEEP_MS,
+  FeedImport,
+  startChangeFeed,
+  UpdatesIndex,
+  workerTableBuilder,
+} from './updates/index.ts';
 
 /** How a sorted pass runs: chunk size, a hook after each chunk's commit (tests stop a pass there), and a stop asked between chunks. */
 export interface SortedPassOptions {

@@ -1,9 +1,9 @@
 export { compareSourceDates, fromDateParts, parseSourceDate } from './dates.ts';
 export {
+  type ImportRow,
   UPDATE_FORMATS,
   UpdateFormat,
-  updateIdentity,
   UpdateObject,
-  type ImportRow,
+  updateIdentity,
   type WorkUpdate,
 } from './update-record.ts';

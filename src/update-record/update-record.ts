@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { doiKey } from '../doi/index.ts';
 
 /** The formats of update sources: the Retraction Watch database CSV, and Crossref works JSON. */

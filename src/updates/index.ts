@@ -1,30 +1,53 @@
 export {
-  UpdateObject,
-  UpdateFormat,
+  compareSourceDates,
+  fromDateParts,
+  type ImportRow,
+  parseSourceDate,
   UPDATE_FORMATS,
+  UpdateFormat,
+  UpdateObject,
   updateIdentity,
   type WorkUpdate,
-  type ImportRow,
 } from '../update-record/index.ts';
-export { normaliseUpdateType } from './import/index.ts';
-export { parseSourceDate, fromDateParts, compareSourceDates } from '../update-record/index.ts';
-export { csvRecords, type CsvRecord } from './import/index.ts';
-export { readRetractionWatch } from './import/index.ts';
-export { readCrossref, crossrefWorks } from './import/index.ts';
-export { newReport, skippedFaults, type ImportReport } from './import/index.ts';
-export { readRows, readUpdates, type ParsedUpdates } from './import/index.ts';
-export { importUpdates, type ImportResult } from './import/index.ts';
-export { importSource, openSource, detectFormat, type SourceResult, type ConditionalState } from './import/index.ts';
-export { FollowedSources, type SourceStatus } from './following/index.ts';
-export { loadUrlState, nextUrlState, type UrlSourceState } from './following/index.ts';
-export { harvestInProcess } from './following/index.ts';
+export {
+  FollowedSources,
+  harvestInProcess,
+  IMPORT_CHILD_ARG,
+  idleSchedulingWorks,
+  importInProcess,
+  loadUrlState,
+  nextUrlState,
+  priorityArgv,
+  runImportChild,
+  type SourceStatus,
+  type UrlSourceState,
+} from './following/index.ts';
 export {
   CrossrefHarvest,
   HARVEST_ORIGIN,
-  loadState,
   type HarvestProgress,
   type HarvestState,
+  loadState,
   type WindowFigures,
 } from './harvest/index.ts';
-export { idleSchedulingWorks, importInProcess, IMPORT_CHILD_ARG, priorityArgv } from './following/index.ts';
-export { runImportChild } from './following/index.ts';
+export {
+  type ConditionalState,
+  type CsvRecord,
+  crossrefWorks,
+  csvRecords,
+  detectFormat,
+  type ImportReport,
+  type ImportResult,
+  importSource,
+  importUpdates,
+  newReport,
+  normaliseUpdateType,
+  openSource,
+  type ParsedUpdates,
+  readCrossref,
+  readRetractionWatch,
+  readRows,
+  readUpdates,
+  type SourceResult,
+  skippedFaults,
+} from './import/index.ts';

@@ -1,8 +1,8 @@
 import { afterEach, expect, test } from 'bun:test';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FolderWatch, missedFiles, statBucketFile, type FileStat } from '../../src/bucket/index.ts';
 import { silentLogger } from '../../src/base/log.ts';
+import { type FileStat, FolderWatch, missedFiles, statBucketFile } from '../../src/bucket/index.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 const dirs: ReturnType<typeof tempDir>[] = [];

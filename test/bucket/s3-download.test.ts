@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
+import { describeS3Error } from '../../src/bucket/s3/client.ts';
 import { downloadObject } from '../../src/bucket/s3/download.ts';
 import { placeMirrored } from '../../src/bucket/s3/mirror-place.ts';
-import { describeS3Error } from '../../src/bucket/s3/client.ts';
 import type { S3BucketSettings } from '../../src/config/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { S3_CREDENTIALS } from '../support/s3rver.ts';

@@ -2,11 +2,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:te
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { silentLogger } from '../../src/base/log.ts';
 import { S3Mirror, SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
 import type { S3BucketSettings } from '../../src/config/index.ts';
-import { silentLogger } from '../../src/base/log.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
-import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
 
 let s3: S3Server;
 let dir: ReturnType<typeof tempDir>;

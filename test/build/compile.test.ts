@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
+import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * The single executable (`make build`): lmdb's native addon and its workers (prepare, index build, store read) must be inside it,

@@ -6,6 +6,10 @@ import { REPO, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDepo
 import { PlatformServer } from '../support/platform-server.ts';
 import { csv, row } from '../support/rw-sample.ts';
 
+// Grafana's variable, spelt in the dashboard's JSON as it is (not a template string of ours)
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the text is Grafana's template, not ours
+const DATASOURCE_VARIABLE = '${datasource}';
+
 /**
  * What Prometheus makes of a running daemon (docs/operations.md, "Monitoring"): its /metrics passes `promtool check
  * metrics`, and a real Prometheus scraping it loads conf/alerts.yml and answers every query of
@@ -153,7 +157,7 @@ describe('conf/grafana-dashboard.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const p of DASHBOARD.panels) expect([p.title, p.gridPos.x + p.gridPos.w <= 24]).toEqual([p.title, true]);
     for (const p of queried) {
-      expect([p.title, p.datasource]).toEqual([p.title, { type: 'prometheus', uid: '${datasource}' }]);
+      expect([p.title, p.datasource]).toEqual([p.title, { type: 'prometheus', uid: DATASOURCE_VARIABLE }]);
       expect([p.title, (p.targets ?? []).length > 0]).toEqual([p.title, true]);
     }
     const rows = DASHBOARD.panels.filter((p) => p.type === 'row').map((p) => p.title);

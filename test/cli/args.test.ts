@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { HELP, parseArgs, type Invocation } from '../../src/cli/args.ts';
 import type { Fault } from '../../src/base/fault.ts';
+import { HELP, type Invocation, parseArgs } from '../../src/cli/args.ts';
 
 /** README, "Operating it": one command per invocation; usage faults are values, not exceptions. */
 

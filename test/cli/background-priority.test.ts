@@ -9,11 +9,11 @@ import {
   REPO,
   runCli,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 /** --backup and --dump run at nice 19, every thread of them; the daemon and the other commands keep their priority. */

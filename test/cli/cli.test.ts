@@ -8,10 +8,10 @@ import {
   gzLines,
   REPO,
   runCli,
+  type TestConfig,
   tempDir,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;

@@ -1,14 +1,15 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import {
+  type CrossrefApi,
+  type FakeWork,
   realWorks,
   startCrossrefApi,
   syntheticWorks,
-  type CrossrefApi,
-  type FakeWork,
 } from '../support/crossref-api.ts';
-import { BUN, REPO, runCli, startDaemon, tempDir, waitFor, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { BUN, REPO, runCli, startDaemon, type TestConfig, tempDir, waitFor, writeConfig } from '../support/fixtures.ts';
 import {
+  type Daemon,
   daemonUrl,
   doisOf,
   harvestConfig,
@@ -19,7 +20,6 @@ import {
   servingConfig,
   stallCall,
   updatesOf,
-  type Daemon,
 } from '../support/harvest-support.ts';
 
 /**

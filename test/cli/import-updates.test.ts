@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import {
   runCli,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitFor,
   waitForLog,
   writeConfig,
-  type TestConfig,
 } from '../support/fixtures.ts';
 import {
   csv,

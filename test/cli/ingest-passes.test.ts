@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { dump, runCli, seeded, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { dump, runCli, seeded, type TestConfig, tempDir, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * `--ingest` of many files applies them in passes of `ingest.passFiles` (4 in the test config), in the order

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { closeSync, constants, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUN, dump, REPO, runCli, tempDir, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { BUN, dump, REPO, runCli, type TestConfig, tempDir, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * What the CLI does when stdout cannot take its output (README, "exit codes"). A reader that closes the pipe

@@ -6,11 +6,11 @@ import {
   REPO,
   runCli,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 /** --stats and --backup through the real program, with and without the daemon running. */

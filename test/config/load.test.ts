@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { FaultError } from '../../src/base/fault.ts';
 import {
+  type Config,
   DEFAULT_INGEST,
   loadConfig,
   resolveConfig,
-  type Config,
   type S3BucketSettings,
 } from '../../src/config/index.ts';
-import { FaultError } from '../../src/base/fault.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /** docs/design.md, "CLI and configuration": TOML, validated at start-up, every fault with its path, paths relative to the file's folder. */
@@ -373,7 +373,7 @@ name = "acme"
 
   test('nor a folder inside it, or one that holds it, nor the same folder through a symbolic link', () => {
     const staging = (path: string) =>
-      write(MINIMAL + `\n[buckets.staging]\nkind = "local"\npath = ${JSON.stringify(path)}\n`, 'e.toml');
+      write(`${MINIMAL}\n[buckets.staging]\nkind = "local"\npath = ${JSON.stringify(path)}\n`, 'e.toml');
     const nested = `are one inside the other: each environment needs a folder of its own`;
     expect(problems(failure(() => loadConfig(staging('bucket/staging'), {})))[0]).toEndWith(nested);
     expect(problems(failure(() => loadConfig(staging('.'), {})))[0]).toEndWith(nested);
@@ -503,7 +503,7 @@ urls = [{ url = "ftp://x.example/rw.csv", format = "csv" }]
   });
 
   test('at least one platform', () => {
-    const path = write('platforms = []\n' + MINIMAL.replace('[[platforms]]\nname = "acme"', ''));
+    const path = write(`platforms = []\n${MINIMAL.replace('[[platforms]]\nname = "acme"', '')}`);
     expect(problems(failure(() => loadConfig(path, {})))).toEqual([
       '/platforms: Expected array length to be greater or equal to 1',
     ]);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir, waitFor } from '../support/fixtures.ts';
-import { daemonUrl, logLines, updatesOf, type Daemon } from '../support/harvest-support.ts';
-import { startDaemon, writeConfig } from '../support/fixtures.ts';
+import { startDaemon, tempDir, waitFor, writeConfig } from '../support/fixtures.ts';
+import { type Daemon, daemonUrl, logLines, updatesOf } from '../support/harvest-support.ts';
 import { csv, FRANKEN_DOI, ROWS, row, SAMPLE } from '../support/rw-sample.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { resolveConfig, type Config } from '../../src/config/index.ts';
+import { type Config, resolveConfig } from '../../src/config/index.ts';
 import { configChanges } from '../../src/daemon/config-changes.ts';
 
 /** What a reload can take live and what needs a restart (src/daemon/config-changes.ts). */

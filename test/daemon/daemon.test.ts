@@ -5,12 +5,12 @@ import {
   dump,
   gzLines,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitFor,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;

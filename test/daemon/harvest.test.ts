@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { realWorks, startCrossrefApi, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
+import { type CrossrefApi, realWorks, startCrossrefApi, syntheticWorks } from '../support/crossref-api.ts';
 import { startDaemon, tempDir, waitFor } from '../support/fixtures.ts';
 import {
+  type Daemon,
   daemonUrl,
   harvestConfig,
   healthz,
@@ -10,7 +11,6 @@ import {
   NOTICE_DOI,
   RETRACTED_DOI,
   updatesOf,
-  type Daemon,
 } from '../support/harvest-support.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { Store } from '../../src/store/index.ts';
-import { BUN, REPO, tempDir, waitFor, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { BUN, REPO, type TestConfig, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * Logs survive a SIGKILL: a file's `file.applied` line is written to stderr before the next file starts, so a

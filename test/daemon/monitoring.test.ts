@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { jsonLogger } from '../../src/base/log.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { IngestStats } from '../../src/ingest/index.ts';
-import { jsonLogger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { makeApp } from '../http/http-support.ts';
 import { tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';

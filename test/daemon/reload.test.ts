@@ -3,12 +3,12 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   startDaemon,
+  type TestConfig,
   tempDir,
   waitFor,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
 

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../src/store/index.ts';
 import { dump, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog } from '../support/fixtures.ts';
-import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
 
 let s3: S3Server;
 let dir: ReturnType<typeof tempDir>;
@@ -231,13 +231,11 @@ test('two replicas converge: one saw the files arrive one by one, the other star
   const history = (name: string) => {
     const store = Store.open(join(dir.path, name, 'db'), 'production', { mapSizeBytes: 1 << 30 });
     const out = ['10.7777/r1', '10.7777/r2', '10.7777/r3'].map((k) =>
-      store
-        .holdingsOf(k)
-        .map((h) => ({
-          platform: h.platform,
-          live: h.live,
-          events: h.events.map((e) => ({ ...e, fileSeq: store.fileKeyOfSeq(e.fileSeq) })),
-        })),
+      store.holdingsOf(k).map((h) => ({
+        platform: h.platform,
+        live: h.live,
+        events: h.events.map((e) => ({ ...e, fileSeq: store.fileKeyOfSeq(e.fileSeq) })),
+      })),
     );
     void store.close();
     return out;

@@ -1,16 +1,16 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StartSignals, type DaemonSignal } from '../../src/daemon/start-signals.ts';
+import { type DaemonSignal, StartSignals } from '../../src/daemon/start-signals.ts';
 import {
   dump,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitFor,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 /**

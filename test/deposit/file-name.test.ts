@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { fileNameProblem, isHiddenOrTemp, parseDepositPath } from '../../src/deposit/index.ts';
 import type { Fault } from '../../src/base/fault.ts';
+import { fileNameProblem, isHiddenOrTemp, parseDepositPath } from '../../src/deposit/index.ts';
 
 /** docs/interface.md, "Depositing holdings": `<platform>/<name>.jsonl.gz`, a registered platform, a name with an RFC 4122 UUID. */
 

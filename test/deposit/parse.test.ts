@@ -1,15 +1,15 @@
 import { describe, expect, test } from 'bun:test';
+import type { Fault } from '../../src/base/fault.ts';
 import {
   MAX_LINE_BYTES,
   MAX_RECORDS_PER_FILE,
+  type ParsedDeposit,
+  type ParsedRecord,
   parseDepositFile,
   parseDepositText,
   parseRecordLine,
-  type ParsedDeposit,
-  type ParsedRecord,
   type RejectedLine,
 } from '../../src/deposit/index.ts';
-import type { Fault } from '../../src/base/fault.ts';
 import { gzLines } from '../support/fixtures.ts';
 
 /** docs/interface.md, "Depositing holdings": record schema, lines, and file-level faults. */
@@ -253,7 +253,7 @@ describe('record schema', () => {
   });
 
   test('a DOI over 1,024 bytes is rejected; the message quotes only its first 80 characters', () => {
-    const doi = '10.1234/' + 'x'.repeat(1100);
+    const doi = `10.1234/${'x'.repeat(1100)}`;
     const r = rejectOf(JSON.stringify({ doi }));
     expect(r.code).toBe('INVALID_DOI');
     expect(r.path).toBe('/doi');
@@ -354,7 +354,7 @@ describe('lines', () => {
   });
 
   test('CRLF line endings are accepted: one trailing \\r per line is dropped', () => {
-    const p = text(lines([{ doi: '10.1234/a', accessType: 'open' }, '', { doi: '10.1234/b' }], '\r\n') + '\r\n');
+    const p = text(`${lines([{ doi: '10.1234/a', accessType: 'open' }, '', { doi: '10.1234/b' }], '\r\n')}\r\n`);
     expect(p.rejected).toEqual([]);
     expect(p.records.map((r) => [r.key, r.line])).toEqual([
       ['10.1234/a', 1],
@@ -473,7 +473,7 @@ describe('line length bound (65,536 bytes of content)', () => {
   // A valid record padded with JSON whitespace to exactly n bytes.
   const padded = (n: number) => {
     const head = '{"doi":"10.1234/long"';
-    return head + ' '.repeat(n - head.length - 1) + '}';
+    return `${head + ' '.repeat(n - head.length - 1)}}`;
   };
 
   test('the bound is 65,536', () => {
@@ -665,7 +665,7 @@ describe('at most 10,000 records per file', () => {
 });
 
 describe('gzip and file-level faults', () => {
-  const sample = lines([{ doi: '10.1234/a', accessType: 'open' }, { doi: '10.1234/b' }]) + '\n';
+  const sample = `${lines([{ doi: '10.1234/a', accessType: 'open' }, { doi: '10.1234/b' }])}\n`;
 
   test('a gzip deposit is decompressed and parsed; decompressedBytes is the text size', async () => {
     const p = await file(Bun.gzipSync(Buffer.from(sample)));

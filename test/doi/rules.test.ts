@@ -78,7 +78,7 @@ describe('doiProblem: at most 1,024 bytes in UTF-8', () => {
     const ok = prefix + 'a'.repeat(1024 - prefix.length);
     expect(Buffer.byteLength(ok)).toBe(1024);
     expect(doiProblem(ok)).toBeUndefined();
-    expect(doiProblem(ok + 'a')).toBe('longer than 1024 bytes in UTF-8');
+    expect(doiProblem(`${ok}a`)).toBe('longer than 1024 bytes in UTF-8');
   });
 
   test('bytes are counted, not UTF-16 units: 2-byte characters reach the bound at half the length', () => {
@@ -86,7 +86,7 @@ describe('doiProblem: at most 1,024 bytes in UTF-8', () => {
     const ok = prefix + 'é'.repeat(508);
     expect(ok.length).toBe(516);
     expect(doiProblem(ok)).toBeUndefined();
-    const over = ok + 'é';
+    const over = `${ok}é`;
     expect(over.length).toBe(517); // far below 1,024 units, still over the byte bound
     expect(doiProblem(over)).toBe('longer than 1024 bytes in UTF-8');
   });
@@ -94,8 +94,8 @@ describe('doiProblem: at most 1,024 bytes in UTF-8', () => {
   test('3-byte characters are counted as 3 bytes', () => {
     // 8 + 338 * 3 = 1,022 bytes; + 'ab' = 1,024; + 'abc' = 1,025
     const base = prefix + '€'.repeat(338);
-    expect(doiProblem(base + 'ab')).toBeUndefined();
-    expect(doiProblem(base + 'abc')).toBe('longer than 1024 bytes in UTF-8');
+    expect(doiProblem(`${base}ab`)).toBeUndefined();
+    expect(doiProblem(`${base}abc`)).toBe('longer than 1024 bytes in UTF-8');
   });
 });
 

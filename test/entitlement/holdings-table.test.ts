@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
+import { foldedHash } from '../../src/doi/index.ts';
 import { readRecord, recordView } from '../../src/entitlement/holdings-index/arena-record.ts';
 import { HoldingsTable } from '../../src/entitlement/holdings-index/holdings-table.ts';
-import { foldedHash } from '../../src/doi/index.ts';
 import { linesPast } from '../../src/entitlement/holdings-index/table-slot.ts';
 import { seeded } from '../support/fixtures.ts';
 

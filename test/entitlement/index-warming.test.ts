@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { plainDoiHash } from '../../src/doi/index.ts';
 import {
-  HoldingsIndex,
-  recordView,
-  workerBuilder,
   type BuildEvents,
   type BuiltIndex,
+  HoldingsIndex,
   type IndexBuilder,
+  recordView,
+  workerBuilder,
 } from '../../src/entitlement/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';

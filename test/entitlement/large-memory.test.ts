@@ -1,5 +1,5 @@
-import { expect, test } from 'bun:test';
 import { ptr } from 'bun:ffi';
+import { expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { largeBytes, largeUint32s } from '../../src/entitlement/holdings-index/large-memory.ts';
 

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
-import { row, ROWS, csv, FRANKEN, FRANKEN_DOI } from '../support/rw-sample.ts';
-import { tempDir } from '../support/fixtures.ts';
-import { BASE, documents, errorOf, importCrossref, importSample, KEY, makeApp, postDois } from './http-support.ts';
 import { importUpdates } from '../../src/updates/index.ts';
+import { tempDir } from '../support/fixtures.ts';
+import { csv, FRANKEN, FRANKEN_DOI, ROWS, row } from '../support/rw-sample.ts';
+import { BASE, documents, errorOf, importCrossref, importSample, KEY, makeApp, postDois } from './http-support.ts';
 
 /**
  * The change feed (docs/design.md, "Change feed") through HTTP over real stores: full and incremental syncs across

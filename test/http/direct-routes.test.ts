@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { startServer, type App } from '../../src/http/index.ts';
+import type { Entitlements } from '../../src/entitlement/index.ts';
+import { type App, startServer } from '../../src/http/index.ts';
 import { directRoutesOf } from '../../src/http/routes/direct-routes.ts';
 import { Store } from '../../src/store/index.ts';
-import type { Entitlements } from '../../src/entitlement/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
 import { BASE, importSample, KEY, makeApp } from './http-support.ts';

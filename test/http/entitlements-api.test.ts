@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { DEFAULT_ENTITLEMENTS, type IntegratorSettings, type PlatformSettings } from '../../src/config/index.ts';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DEFAULT_ENTITLEMENTS, type IntegratorSettings, type PlatformSettings } from '../../src/config/index.ts';
 import { Entitlements, EntitlementsResponse } from '../../src/entitlement/index.ts';
-import { startServer, type App } from '../../src/http/index.ts';
+import { type App, startServer } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { PlatformServer, refusedUrl, resettingServer } from '../support/platform-server.ts';

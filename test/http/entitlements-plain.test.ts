@@ -6,7 +6,7 @@ import { scanEntitlementBody } from '../../src/http/wire/plain-body.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { importSample, KEY, KEY_NO_UPDATES, makeApp, post, entitlementsWithoutApi } from './http-support.ts';
+import { entitlementsWithoutApi, importSample, KEY, KEY_NO_UPDATES, makeApp, post } from './http-support.ts';
 
 /**
  * The Entitlement API reads a body in the plain shape from its bytes (scanEntitlementBody) and parses any other

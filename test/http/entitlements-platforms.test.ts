@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import {
   DEFAULT_ENTITLEMENTS,
-  resolveConfig,
   type EntitlementSettings,
   type PlatformSettings,
+  resolveConfig,
 } from '../../src/config/index.ts';
 import { AnswerCache } from '../../src/entitlement/answer-cache.ts';
-import { Entitlements } from '../../src/entitlement/index.ts';
 import { orgIdentity } from '../../src/entitlement/api/org.ts';
+import { Entitlements } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { Entitlements, type IndexBuilder } from '../../src/entitlement/index.ts';
+import type { Entitlements, IndexBuilder } from '../../src/entitlement/index.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
-import { KEY, makeApp, post, entitlementsWithoutApi } from './http-support.ts';
+import { entitlementsWithoutApi, KEY, makeApp, post } from './http-support.ts';
 
 /**
  * While the daemon's entitlement index is read in the background, the Entitlement API answers from the store:

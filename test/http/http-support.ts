@@ -1,9 +1,9 @@
 import { DEFAULT_ENTITLEMENTS, type PlatformSettings } from '../../src/config/index.ts';
 import { Entitlements } from '../../src/entitlement/index.ts';
-import { createApp, type App, type HttpDeps } from '../../src/http/index.ts';
-import { importUpdates, readUpdates, type ParsedUpdates } from '../../src/updates/index.ts';
+import { type App, createApp, type HttpDeps } from '../../src/http/index.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { UpdateObject } from '../../src/updates/index.ts';
+import { importUpdates, type ParsedUpdates, readUpdates } from '../../src/updates/index.ts';
 import { SAMPLE_PATH } from '../support/rw-sample.ts';
 
 /** Helpers shared by the HTTP tests: a real app over real stores, requests built the way an integrator sends them. */

@@ -49,7 +49,7 @@ describe('firstJsonFault', () => {
     expect(fault('['.repeat(60_000))).toBe(
       'line 1, column 60001 (byte 60000): unexpected end of the body, expected a value',
     );
-    expect(fault('['.repeat(60_000) + '1')).toBe(
+    expect(fault(`${'['.repeat(60_000)}1`)).toBe(
       'line 1, column 60002 (byte 60001): unexpected end of the body, expected "," or "]"',
     );
   });

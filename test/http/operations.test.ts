@@ -13,8 +13,8 @@ import {
   KEY,
   makeApp,
   postDois,
-  streamOf,
   type RawBody,
+  streamOf,
 } from './http-support.ts';
 
 /** Operations routes (/openapi.json, /metrics, /healthz) and the app served on a real port (docs/design.md, "HTTP"). */

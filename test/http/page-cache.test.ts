@@ -73,9 +73,8 @@ describe('PageCache', () => {
 
   test('while this process has a commit it has not told, the cache must not be used', async () => {
     const cache = new PageCache(store);
-    let during: boolean | undefined;
     const done = store.applyFiles([preparedFile([{ doi: '10.1234/p', accessType: 'open' }])]);
-    during = cache.usable();
+    const during = cache.usable();
     await done;
     expect(during).toBe(false);
     expect(cache.usable()).toBe(true);

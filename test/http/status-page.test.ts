@@ -327,7 +327,7 @@ describe('update notices a source no longer lists', () => {
       const row = (id: number, url: string, date: string, notice: string, nature: string) =>
         `${id},,,,J,P,,,${url};,Research Article;,${date} 0:00,${notice},0,1/1/2019 0:00,10.4444/w.1,0,${nature},+Error in Data;,No,`;
       async function* csv(rows: string[]) {
-        yield Buffer.from([header, ...rows].join('\n') + '\n');
+        yield Buffer.from(`${[header, ...rows].join('\n')}\n`);
       }
       const both = [
         row(1, 'javascript:alert(1)', '3/1/2020', '10.4444/n.1', 'Retraction'),

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { App } from '../../src/http/index.ts';
-import type { ParsedUpdates } from '../../src/updates/index.ts';
 import { Store } from '../../src/store/index.ts';
-import type { UpdateObject } from '../../src/updates/index.ts';
+import type { ParsedUpdates, UpdateObject } from '../../src/updates/index.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 import {
+  type Doc,
   documents,
   errorOf,
   importCrossref,
@@ -13,9 +13,8 @@ import {
   makeApp,
   post,
   postDois,
-  streamOf,
-  type Doc,
   type RawBody,
+  streamOf,
 } from './http-support.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dumpLine } from '../../src/cli/dump-line.ts';
+import { silentLogger } from '../../src/base/log.ts';
 import { missedFiles, scanBucketFolder, statBucketFile } from '../../src/bucket/index.ts';
+import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
 import { Ingestor } from '../../src/ingest/index.ts';
-import { silentLogger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { gzLines, tempDir, writeDeposit } from '../support/fixtures.ts';
 

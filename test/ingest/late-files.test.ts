@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { silentLogger } from '../../src/base/log.ts';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import { DEFAULT_INGEST } from '../../src/config/index.ts';
-import { Ingestor, InlinePreparer, type IngestOutcome } from '../../src/ingest/index.ts';
-import { silentLogger } from '../../src/base/log.ts';
+import { type IngestOutcome, Ingestor, InlinePreparer } from '../../src/ingest/index.ts';
 import { doiKeysOf, Store } from '../../src/store/index.ts';
 import { gzLines, tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 

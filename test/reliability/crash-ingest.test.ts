@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, tempDir, TEST_INGEST, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, TEST_INGEST, type TestConfig, tempDir, writeConfig } from '../support/fixtures.ts';
 import {
   between,
-  Child,
+  type Child,
   Children,
   crashSettings,
+  type Deposit,
   dumpHistory,
   firstDifference,
   generateDeposits,
@@ -16,7 +17,6 @@ import {
   placeFile,
   readLedger,
   seconds,
-  type Deposit,
 } from './crash-support.ts';
 
 /**

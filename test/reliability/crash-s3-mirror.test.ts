@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SAME_SECOND_GUARD_MS } from '../../src/bucket/index.ts';
 import { tempDir } from '../support/fixtures.ts';
-import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
 import {
   between,
-  Child,
+  type Child,
   Children,
   crashSettings,
   dumpHistory,

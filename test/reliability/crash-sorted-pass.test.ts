@@ -2,10 +2,10 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../src/store/index.ts';
-import { runCli, tempDir, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, type TestConfig, tempDir, writeConfig } from '../support/fixtures.ts';
 import {
   between,
-  Child,
+  type Child,
   Children,
   crashSettings,
   dumpHistory,

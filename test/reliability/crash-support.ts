@@ -1,6 +1,6 @@
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Store, type FileEntry } from '../../src/store/index.ts';
+import { type FileEntry, Store } from '../../src/store/index.ts';
 import { BUN, REPO, runCli, seeded } from '../support/fixtures.ts';
 
 /**

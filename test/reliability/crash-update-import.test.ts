@@ -3,7 +3,7 @@ import { copyFileSync, createReadStream, mkdirSync, readFileSync, writeFileSync 
 import { join } from 'node:path';
 import { Store, servedUpdates } from '../../src/store/index.ts';
 import { csvRecords } from '../../src/updates/index.ts';
-import { runCli, tempDir, waitFor, writeConfig, type TestConfig } from '../support/fixtures.ts';
+import { runCli, type TestConfig, tempDir, waitFor, writeConfig } from '../support/fixtures.ts';
 import { SAMPLE_PATH } from '../support/rw-sample.ts';
 import { between, Child, Children, crashSettings, ExitedEarly, isEvent, seconds } from './crash-support.ts';
 

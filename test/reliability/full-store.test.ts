@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from '../../src/base/log.ts';
 import { dumpCommand, failuresCommand, retryCommand } from '../../src/cli/holdings-commands.ts';
 import type { Output } from '../../src/cli/output.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { Ingestor, InlinePreparer } from '../../src/ingest/index.ts';
-import type { Logger } from '../../src/base/log.ts';
 import { classifyStoreError, LOW_SPACE_BYTES, Store } from '../../src/store/index.ts';
 import {
   runCli,
   startDaemon,
+  type TestConfig,
   tempDir,
   waitFor,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
 
 /**

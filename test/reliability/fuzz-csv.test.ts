@@ -4,17 +4,17 @@ import { FAULT_CODES } from '../../src/base/fault.ts';
 import type { App } from '../../src/http/index.ts';
 import { Store } from '../../src/store/index.ts';
 import {
+  type CsvRecord,
   csvRecords,
   importUpdates,
   newReport,
   readRetractionWatch,
-  updateIdentity,
-  type CsvRecord,
   type UpdateObject,
+  updateIdentity,
   type WorkUpdate,
 } from '../../src/updates/index.ts';
-import { tempDir } from '../support/fixtures.ts';
 import { makeApp, post } from '../http/http-support.ts';
+import { tempDir } from '../support/fixtures.ts';
 import { apiDoi, awkwardString, chunksOf, doiForms, fuzz, keyOf, streamOf, validDoi } from './fuzz-support.ts';
 
 /**

@@ -1,19 +1,19 @@
 import { describe, expect, test } from 'bun:test';
-import { utimesSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { FAULT_CODES } from '../../src/base/fault.ts';
 import {
   MAX_LINE_BYTES,
+  type ParsedDeposit,
   parseDepositFile,
   parseDepositText,
   parseRecordLine,
-  type ParsedDeposit,
 } from '../../src/deposit/index.ts';
-import { FAULT_CODES } from '../../src/base/fault.ts';
 import { runCli, tempDir, writeConfig } from '../support/fixtures.ts';
+import { clone, type J, mutate, mutationArb, type Obj, obj, objectsIn, ser, styleArb } from './fuzz-json.ts';
 import { awkwardString, doiForms, fuzz, isBareDoi, keyOf, loneSurrogate, validDoi } from './fuzz-support.ts';
-import { clone, isObj, mutate, mutationArb, obj, objectsIn, ser, styleArb, type J, type Obj } from './fuzz-json.ts';
 
 /**
  * Property-based fuzzing of the deposit line parser (docs/interface.md, "Depositing holdings"; docs/reliability.md).
@@ -284,7 +284,7 @@ const fileBytesArb: fc.Arbitrary<Uint8Array> = fc
           // a valid record of exactly MAX_LINE_BYTES + d bytes
           fc.integer({ min: -1, max: 1 }).map((d) => {
             const head = '{"doi":"10.5555/long","vor":[{"url":"https://h.example/';
-            return encoder.encode(head + 'x'.repeat(MAX_LINE_BYTES + d - head.length - 4) + '"}]}');
+            return encoder.encode(`${head + 'x'.repeat(MAX_LINE_BYTES + d - head.length - 4)}"}]}`);
           }),
         ),
         fc.constantFrom('\n', '\r\n', '\r\r\n'),

@@ -124,7 +124,7 @@ export const valueArb: fc.Arbitrary<J> = fc.oneof(
     { raw: '1E-400' },
   ),
   fc.integer({ min: 1, max: 4000 }).map((n): J => ({ raw: '['.repeat(n) + ']'.repeat(n) })),
-  fc.integer({ min: 1, max: 2000 }).map((n): J => ({ raw: '{"a":'.repeat(n) + '1' + '}'.repeat(n) })),
+  fc.integer({ min: 1, max: 2000 }).map((n): J => ({ raw: `${'{"a":'.repeat(n)}1${'}'.repeat(n)}` })),
   fc.integer({ min: 1, max: 70_000 }).map((n): J => 'x'.repeat(n)),
   fc.array(doiForms(), { minLength: 0, maxLength: 3 }),
 );

@@ -2,24 +2,24 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
-import { S3Mirror } from '../../src/bucket/index.ts';
+import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from '../../src/base/log.ts';
+import { S3Mirror } from '../../src/bucket/index.ts';
 import {
   BUN,
-  REPO,
   gzLines,
+  REPO,
   runCli,
   startDaemon,
+  type TestConfig,
   tempDir,
   uuid,
   waitFor,
   waitForLog,
   writeConfig,
   writeDeposit,
-  type TestConfig,
 } from '../support/fixtures.ts';
-import { S3_CREDENTIALS, startS3rver, type S3Server } from '../support/s3rver.ts';
+import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
 
 /**
  * Hostile deposits through the daemon (issue 20, item 3): a gzip bomb and what memory it costs, links and FIFOs in

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzLines, runCli, tempDir, uuid, writeConfig, writeDeposit, type TestConfig } from '../support/fixtures.ts';
+import { gzLines, runCli, type TestConfig, tempDir, uuid, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
  * Hostile deposits through the CLI (issue 20, item 3): every file sits in the bucket folder of a store that holds a

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { startDaemon, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
-import { idleConnections, rawExchange, type RawAnswer } from './raw-http.ts';
+import { idleConnections, type RawAnswer, rawExchange } from './raw-http.ts';
 
 /**
  * Hostile HTTP against the real daemon process (docs/reliability.md, "Hostile HTTP"): each attack gets its

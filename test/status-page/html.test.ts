@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { escapeHtml, html, HttpUrl } from '../../src/status-page/html.ts';
+import { escapeHtml, HttpUrl, html } from '../../src/status-page/html.ts';
 
 /** The escaping template layer of the status page: every value is text unless it is markup `html` made. */
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeCursor, encodeCursor, prefixLengthFor, Store } from '../../src/store/index.ts';
 import { META, openEnvironment } from '../../src/store/environment/environment.ts';
+import { decodeCursor, encodeCursor, type FeedCursor, prefixLengthFor, Store } from '../../src/store/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
-import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir } from '../support/fixtures.ts';
+import { SAMPLE } from '../support/rw-sample.ts';
 
 /** The change feed's store side (src/store/updates/change-feed.ts): cursors, a store made before the feed, the prefix length. */
 
@@ -22,7 +22,7 @@ const importCsv = (stores: Store[], text: string) =>
 /** Every page of the feed from the start, as [items, last cursor]. */
 function fullSync(store: Store): { items: string[]; next: string } {
   const items: string[] = [];
-  let after;
+  let after: FeedCursor | undefined;
   for (;;) {
     const page = store.changeFeed.changesAfter(after, 500);
     if ('refused' in page) throw new Error(page.message);
@@ -161,7 +161,7 @@ describe('the change feed in the store', () => {
     const replica = Store.open(`${p}-b`, 'production', OPTS);
     // a full sync in pages of one row, from the two in turn: every page's cursor names a commit whose lineage both hold
     const items: string[] = [];
-    let after;
+    let after: FeedCursor | undefined;
     for (let i = 0; ; i++) {
       const page = (i % 2 === 0 ? store : replica).changeFeed.changesAfter(after, 1);
       if ('refused' in page) throw new Error(page.message);

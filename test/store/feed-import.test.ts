@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { importUpdates as importOrFault, type ImportResult } from '../../src/updates/index.ts';
 import { Store } from '../../src/store/index.ts';
+import { type ImportResult, importUpdates as importOrFault } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /** Update imports stream through the store's scratch space and swap in one transaction (src/store/updates/feed-import.ts). */

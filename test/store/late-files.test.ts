@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { open } from 'lmdb';
 import { META } from '../../src/store/environment/environment.ts';
-import { Store, type ApplyStatus, type PreparedFile } from '../../src/store/index.ts';
+import { type ApplyStatus, type PreparedFile, Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { preparedFile as file } from '../support/prepared-file.ts';
 

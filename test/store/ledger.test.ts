@@ -1,14 +1,14 @@
 import { describe, expect, test } from 'bun:test';
 import { fault } from '../../src/base/fault.ts';
+import { quarantineEntry } from '../../src/store/environment/ledger.ts';
 import {
   conflictFault,
   decideFile,
-  seenBefore,
-  UNREAD_HASH,
   type FileDecision,
   type FileEntry,
+  seenBefore,
+  UNREAD_HASH,
 } from '../../src/store/index.ts';
-import { quarantineEntry } from '../../src/store/environment/ledger.ts';
 
 /** The one rule for a deposit file (src/store/environment/ledger.ts): what the ledger holds for its key decides what becomes of it. */
 

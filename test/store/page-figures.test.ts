@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { copyStore, pageFigures } from '../../src/store/environment/store-file.ts';
 import { dataFileOf, openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
+import { copyStore, pageFigures } from '../../src/store/environment/store-file.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /** --stats' page figures (src/store/environment/store-file.ts) against a compacted copy, which has no free page. */

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { doiKey } from '../../src/doi/index.ts';
 import { openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
 import { keyHash, Store } from '../../src/store/index.ts';
-import { PrefixIndex, readPrefixParts, type PrefixParts } from '../../src/store/updates/prefix-index.ts';
-import type { StoreRead } from '../../src/store/read-models/reloading.ts';
 import { storeReadJob } from '../../src/store/read-models/read-job.ts';
+import type { StoreRead } from '../../src/store/read-models/reloading.ts';
+import { PrefixIndex, type PrefixParts, readPrefixParts } from '../../src/store/updates/prefix-index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
-import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir } from '../support/fixtures.ts';
+import { SAMPLE } from '../support/rw-sample.ts';
 
 /**
  * The private lookup's index as buffers: read on the store's worker it is the index read here, byte for byte,

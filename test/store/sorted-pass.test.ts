@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Store, type PreparedFile } from '../../src/store/index.ts';
+import { type PreparedFile, Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
 import { outcomes, randomFiles, stateOf } from '../support/random-deposits.ts';
 

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdirSync, statSync } from 'node:fs';
 import { open } from 'lmdb';
+import { fault } from '../../src/base/fault.ts';
 import { dumpLine } from '../../src/cli/dump-line.ts';
 import type { EnvName } from '../../src/config/index.ts';
-import { parseDepositText, type ParsedDeposit } from '../../src/deposit/index.ts';
-import { fault } from '../../src/base/fault.ts';
+import { type ParsedDeposit, parseDepositText } from '../../src/deposit/index.ts';
 import { META } from '../../src/store/environment/environment.ts';
-import { Store, SCHEMA_VERSION, type PreparedFile } from '../../src/store/index.ts';
+import { type PreparedFile, SCHEMA_VERSION, Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;

@@ -2,18 +2,18 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { META, openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
 import {
   readUpdatesTable,
-  servedUpdates,
   Store,
+  servedUpdates,
+  type TableBuilder,
+  type UpdatesEntry,
   UpdatesIndex,
   UpdatesTable,
   workerTableBuilder,
-  type TableBuilder,
-  type UpdatesEntry,
 } from '../../src/store/index.ts';
+import { importUpdates } from '../../src/updates/index.ts';
 import { importSample } from '../http/http-support.ts';
 import { syntheticWorks } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
-import { importUpdates } from '../../src/updates/index.ts';
 
 /**
  * The Updates API's index reloads when the store's updates generation moves: on this thread while a read is

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { ensureDebianTool, INSTALL_TIMEOUT_MS } from './debian.ts';
 
 /**

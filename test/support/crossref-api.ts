@@ -88,7 +88,7 @@ export const EXPIRED_CURSOR_STATUS = 400;
 /** The filter names the fake knows (any other answers 400 filter-not-available). */
 export const FILTERS = ['from-index-date', 'until-index-date', 'is-update', 'has-update'] as const;
 
-export { syntheticWorks, realWorks } from './crossref-works.ts';
+export { realWorks, syntheticWorks } from './crossref-works.ts';
 
 interface Walk {
   items: FakeWork[];
@@ -198,7 +198,7 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
     } else {
       const [walkId, at] = stateless ? cursor.split('@') : [cursor, undefined];
       walk = walks.get(walkId);
-      if (!walk || !walk.live || performance.now() - walk.usedAt > ttl) {
+      if (!walk?.live || performance.now() - walk.usedAt > ttl) {
         walks.delete(walkId);
         if (opts.expiredCursor === 'not-found') return { status: 404, body: 'Resource not found.' };
         const expired = failure(

@@ -47,7 +47,7 @@ export async function waitFor<T>(
   timeoutMs = 15_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: T | Falsy = undefined;
+  let last: T | Falsy;
   while (Date.now() < deadline) {
     last = await probe();
     if (last) return last as T;

@@ -1,6 +1,6 @@
 import { expect } from 'bun:test';
 import type { CrossrefApi, FakeWork } from './crossref-api.ts';
-import { startDaemon, waitForLog, writeConfig, type TestConfig } from './fixtures.ts';
+import { type startDaemon, type TestConfig, waitForLog, writeConfig } from './fixtures.ts';
 
 /**
  * Shared by the Crossref harvest tests (test/cli/harvest.test.ts, test/daemon/harvest.test.ts): a config with one

@@ -1,4 +1,4 @@
-import { parseDepositText, type ParsedDeposit } from '../../src/deposit/index.ts';
+import { type ParsedDeposit, parseDepositText } from '../../src/deposit/index.ts';
 import type { PreparedFile } from '../../src/store/index.ts';
 
 let seq = 0;

@@ -14,7 +14,7 @@ export async function importCsvRows(store: Store, rows: string[]): Promise<void>
   const r = await importUpdates(
     [store],
     'retraction-watch-csv',
-    bytes([RW_CSV_HEAD, ...rows].join('\n') + '\n'),
+    bytes(`${[RW_CSV_HEAD, ...rows].join('\n')}\n`),
     undefined,
     { allowShrink: true },
   );

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import {
-  startCrossrefApi,
-  syntheticWorks,
-  realWorks,
   type CrossrefApi,
   type CrossrefApiOptions,
   type FakeWork,
+  realWorks,
+  startCrossrefApi,
+  syntheticWorks,
 } from '../support/crossref-api.ts';
 import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE, readFixtureMessage } from '../support/crossref-works.ts';
 

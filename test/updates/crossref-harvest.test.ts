@@ -1,16 +1,16 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
-import { servedUpdates, Store } from '../../src/store/index.ts';
-import { CrossrefHarvest, importUpdates, loadState, type WindowFigures } from '../../src/updates/index.ts';
-import { silentLogger } from '../../src/base/log.ts';
 import type { Fault } from '../../src/base/fault.ts';
+import { silentLogger } from '../../src/base/log.ts';
+import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
+import { Store, servedUpdates } from '../../src/store/index.ts';
+import { CrossrefHarvest, importUpdates, loadState, type WindowFigures } from '../../src/updates/index.ts';
 import {
-  startCrossrefApi,
-  realWorks,
-  syntheticWorks,
   type CrossrefApi,
   type CrossrefApiOptions,
   type FakeWork,
+  realWorks,
+  startCrossrefApi,
+  syntheticWorks,
 } from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 

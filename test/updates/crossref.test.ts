@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { newReport, readCrossref, type ImportRow, type WorkUpdate } from '../../src/updates/index.ts';
+import { type ImportRow, newReport, readCrossref, type WorkUpdate } from '../../src/updates/index.ts';
 
 async function importJson(text: string, chunk = 13) {
   const report = newReport();

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { Logger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { FollowedSources } from '../../src/updates/index.ts';
-import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
+import { SAMPLE } from '../support/rw-sample.ts';
 
 /**
  * The update sources the daemon follows, on their own: what their log says when an import fails unexpectedly, and

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { servedUpdates, Store } from '../../src/store/index.ts';
-import { CrossrefHarvest, loadState } from '../../src/updates/index.ts';
 import type { Logger } from '../../src/base/log.ts';
-import { startCrossrefApi, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
+import { Store, servedUpdates } from '../../src/store/index.ts';
+import { CrossrefHarvest, loadState } from '../../src/updates/index.ts';
+import { type CrossrefApi, startCrossrefApi, syntheticWorks } from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
 import type { Fault } from '../../src/base/fault.ts';
 import type { Level, Logger } from '../../src/base/log.ts';
-import { servedUpdates, Store } from '../../src/store/index.ts';
+import type { CrossrefHarvestSettings } from '../../src/config/index.ts';
+import { Store, servedUpdates } from '../../src/store/index.ts';
 import {
   harvestInProcess,
   idleSchedulingWorks,
@@ -11,7 +11,7 @@ import {
   priorityArgv,
   type WindowFigures,
 } from '../../src/updates/index.ts';
-import { startCrossrefApi, realWorks, syntheticWorks, type CrossrefApi } from '../support/crossref-api.ts';
+import { type CrossrefApi, realWorks, startCrossrefApi, syntheticWorks } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 
 /**

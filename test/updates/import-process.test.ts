@@ -5,8 +5,8 @@ import type { Fault } from '../../src/base/fault.ts';
 import type { Level, Logger } from '../../src/base/log.ts';
 import { Store } from '../../src/store/index.ts';
 import { importInProcess, type SourceResult } from '../../src/updates/index.ts';
-import { SAMPLE } from '../support/rw-sample.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
+import { SAMPLE } from '../support/rw-sample.ts';
 
 /**
  * The daemon imports dropped files and URLs in a process of its own (src/updates/following/child-process.ts), as it

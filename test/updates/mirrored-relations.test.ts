@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { servedUpdates, Store } from '../../src/store/index.ts';
-import { CrossrefHarvest, importUpdates } from '../../src/updates/index.ts';
 import { silentLogger } from '../../src/base/log.ts';
-import { startCrossrefApi, type CrossrefApi, type FakeWork } from '../support/crossref-api.ts';
+import { Store, servedUpdates } from '../../src/store/index.ts';
+import { CrossrefHarvest, importUpdates } from '../../src/updates/index.ts';
+import { type CrossrefApi, type FakeWork, startCrossrefApi } from '../support/crossref-api.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 /**

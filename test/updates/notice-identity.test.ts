@@ -4,7 +4,7 @@ import { open } from 'lmdb';
 import { doiKey } from '../../src/doi/index.ts';
 import { documentStatus, historyOf } from '../../src/history/index.ts';
 import { META } from '../../src/store/environment/environment.ts';
-import { servedUpdates, Store } from '../../src/store/index.ts';
+import { Store, servedUpdates } from '../../src/store/index.ts';
 import { importUpdates, type UpdateObject } from '../../src/updates/index.ts';
 import { NOTICE_WORK_FILE, RETRACTED_WORK_FILE } from '../support/crossref-works.ts';
 import { tempDir } from '../support/fixtures.ts';
@@ -108,7 +108,7 @@ test('a copy without a notice DOI stored before its Record ID was known is the s
   const r1 = await importUpdates(
     [store],
     'retraction-watch-csv',
-    bytes([HEAD, `100,${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,`].join('\n') + '\n'),
+    bytes(`${[HEAD, `100,${W},unavailable,2/2/2015 0:00,Correction,+Error in Data;,`].join('\n')}\n`),
   );
   if ('code' in r1) throw new Error(r1.message);
   expect(r1.applied.production).toMatchObject({ updatesAdded: 0, updatesWithdrawn: 0, updatesUnchanged: 1 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { open } from 'lmdb';
 import { createHash } from 'node:crypto';
+import { open } from 'lmdb';
 import { doiKey } from '../../src/doi/index.ts';
 import type { DocumentHistory } from '../../src/history/index.ts';
 import type { App } from '../../src/http/index.ts';

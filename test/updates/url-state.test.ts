@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { fault } from '../../src/base/fault.ts';
-import { nextUrlState } from '../../src/updates/index.ts';
 import type { SourceResult } from '../../src/updates/import/source.ts';
+import { nextUrlState } from '../../src/updates/index.ts';
 
 /** What the store keeps of an update URL after each fetch (src/updates/following/url-state.ts). */
 

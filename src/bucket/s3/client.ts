@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { type Fault, fault, type S3FaultCode } from '../../base/index.ts';
 import type { S3BucketSettings } from '../../config/index.ts';
-import { fault, type Fault, type S3FaultCode } from '../../base/index.ts';
 
 /** An S3 client for one configured bucket, with timeouts so a slow server cannot hang a sync. */
 export function s3ClientFor(settings: S3BucketSettings): S3Client {

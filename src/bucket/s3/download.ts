@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { utimes } from 'node:fs/promises';
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 

@@ -1,5 +1,5 @@
-import { applyOrder } from '../../deposit/index.ts';
 import type { Logger } from '../../base/index.ts';
+import { applyOrder } from '../../deposit/index.ts';
 import type { MirrorObject } from './listing.ts';
 
 /**

@@ -1,16 +1,15 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { Fault, Logger } from '../../base/index.ts';
 import type { S3BucketSettings } from '../../config/index.ts';
-import type { Fault } from '../../base/index.ts';
-import type { Logger } from '../../base/index.ts';
 import { applyOrder, rawSizeFault } from '../../deposit/index.ts';
-import { placeMirrored } from './mirror-place.ts';
-import { downloadObject } from './download.ts';
-import { listBucket, type MirrorObject } from './listing.ts';
 import { describeS3Error, s3ClientFor } from './client.ts';
-import { loadMirrorState, saveMirrorState, type MirroredObject } from './mirror-state.ts';
+import { downloadObject } from './download.ts';
 import { LateObjects } from './late-objects.ts';
+import { listBucket, type MirrorObject } from './listing.ts';
+import { placeMirrored } from './mirror-place.ts';
+import { loadMirrorState, type MirroredObject, saveMirrorState } from './mirror-state.ts';
 import { SkippedKeys } from './skipped-keys.ts';
 
 /**

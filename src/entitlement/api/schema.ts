@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { UpdateObject } from '../../update-record/index.ts';
 
 /**

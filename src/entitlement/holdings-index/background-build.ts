@@ -1,6 +1,6 @@
+import { type WorkerReply, workerJob, workerScript } from '../../base/index.ts';
 import type { EnvName } from '../../config/index.ts';
 import type { Store } from '../../store/index.ts';
-import { workerJob, workerScript, type WorkerReply } from '../../base/index.ts';
 import type { TableParts } from './holdings-table.ts';
 import type { ShapesParts } from './link-shapes.ts';
 

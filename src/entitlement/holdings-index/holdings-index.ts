@@ -1,24 +1,24 @@
 import { foldedHash, plainDoiKey } from '../../doi/index.ts';
 import {
+  type AppliedFile,
   JsonBytes,
+  type Store,
+  type StoredHolding,
   sameBytes,
   storedChanges,
-  type AppliedFile,
-  type StoredHolding,
-  type Store,
 } from '../../store/index.ts';
-import { recordView, type RecordView } from './arena-record.ts';
+import { type RecordView, recordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';
 import { readIndexRecords } from './index-build.ts';
 import {
   holdingsOf,
+  type IndexedHolding,
+  type OpenPart,
   PlatformNumbers,
   withHolding,
   writeHolding,
   writeLinks,
-  type IndexedHolding,
-  type OpenPart,
 } from './index-value.ts';
 import { LinkShapes } from './link-shapes.ts';
 
@@ -350,7 +350,7 @@ export class HoldingsIndex {
       const ref = this.table.refAt(key, 0, keyEnd, foldedHash(key, 0, keyEnd));
       if (ref < 0 && (readOnly || !holding)) continue;
       const old = ref < 0 ? undefined : this.table.read(ref, this.view);
-      const oldValue = old && old.bytes.subarray(old.valueStart, old.valueEnd);
+      const oldValue = old?.bytes.subarray(old.valueStart, old.valueEnd);
       const value = withHolding(names, oldValue, number, holding && this.partOf(number, holding));
       if (oldValue && sameBytes(oldValue, 0, oldValue.length, value, 0, value.length)) continue;
       this.table.setBytes(key, 0, keyEnd, value);

@@ -3,11 +3,11 @@ import {
   Arena,
   keyAt,
   keyLengthAt,
+  type RecordView,
   readRecord,
   recordBytes,
   recordExtent,
   recordView,
-  type RecordView,
 } from './arena-record.ts';
 import { largeUint32s } from './large-memory.ts';
 import { HASH_BITS, linesPast, slotHash } from './table-slot.ts';

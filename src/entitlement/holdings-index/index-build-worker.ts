@@ -8,7 +8,7 @@
 import { Store } from '../../store/index.ts';
 import { Arena } from './arena-record.ts';
 import type { BuildProgress, BuildReply, BuildRequest, BuiltIndex, SlotsRequest } from './background-build.ts';
-import { HoldingsTable, type BuiltRecords } from './holdings-table.ts';
+import { type BuiltRecords, HoldingsTable } from './holdings-table.ts';
 import { readIndexRecords } from './index-build.ts';
 import { PlatformNumbers } from './index-value.ts';
 import { LinkShapes, type ShapesParts } from './link-shapes.ts';

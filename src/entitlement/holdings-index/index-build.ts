@@ -1,6 +1,6 @@
 import { JsonBytes, type Store } from '../../store/index.ts';
 import type { TableBuilder } from './holdings-table.ts';
-import { writeHolding, type PlatformNumbers } from './index-value.ts';
+import { type PlatformNumbers, writeHolding } from './index-value.ts';
 import type { LinkShapes } from './link-shapes.ts';
 
 /**

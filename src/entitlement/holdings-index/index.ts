@@ -3,7 +3,8 @@
  * (docs/design.md, "The holdings index"). Its table (records in an arena of segments, slots), the values and the
  * link sets they share, and its builds, on this thread or a worker.
  */
+
+export { type RecordView, recordView } from './arena-record.ts';
+export { type BuildEvents, type BuiltIndex, type IndexBuilder, workerBuilder } from './background-build.ts';
 export { HoldingsIndex } from './holdings-index.ts';
-export { recordView, type RecordView } from './arena-record.ts';
-export { ACCESS, openPart, openPartOf, type IndexedHolding, type OpenPart } from './index-value.ts';
-export { workerBuilder, type BuiltIndex, type IndexBuilder, type BuildEvents } from './background-build.ts';
+export { ACCESS, type IndexedHolding, type OpenPart, openPart, openPartOf } from './index-value.ts';

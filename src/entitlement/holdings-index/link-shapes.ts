@@ -1,5 +1,5 @@
-import { libc, type Libc } from '../../base/index.ts';
-import { JsonBytes, sameBytes, type StoredHolding } from '../../store/index.ts';
+import { type Libc, libc } from '../../base/index.ts';
+import { JsonBytes, type StoredHolding, sameBytes } from '../../store/index.ts';
 
 /**
  * Vor links shared between DOIs. Most platforms build every vor URL around the DOI

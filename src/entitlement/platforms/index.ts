@@ -1,3 +1,3 @@
 export { LATENCY_BUCKETS, LatencyHistogram } from './latency-histogram.ts';
 export { PlatformClient, TIMED_OUT, verdictOf } from './platform-client.ts';
-export { PlatformFigures, type CallOutcome } from './platform-figures.ts';
+export { type CallOutcome, PlatformFigures } from './platform-figures.ts';

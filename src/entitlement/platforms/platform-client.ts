@@ -3,12 +3,12 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { PlatformSettings } from '../../config/index.ts';
 import { ACCESS_TYPES, type AccessType } from '../../deposit/index.ts';
 import { readDoiInput } from '../../doi/index.ts';
-import { CircuitBreaker } from './breaker.ts';
-import { signJwtHs256 } from './jwt.ts';
-import { PlatformFigures, type CallOutcome } from './platform-figures.ts';
-import { PlatformAnswer, PlatformEntitlement, type Org, type PlatformRequest } from '../api/index.ts';
-import { ConcurrencyCap } from './concurrency-cap.ts';
 import type { PlatformVerdict } from '../api/index.ts';
+import { type Org, PlatformAnswer, PlatformEntitlement, type PlatformRequest } from '../api/index.ts';
+import { CircuitBreaker } from './breaker.ts';
+import { ConcurrencyCap } from './concurrency-cap.ts';
+import { signJwtHs256 } from './jwt.ts';
+import { type CallOutcome, PlatformFigures } from './platform-figures.ts';
 
 const checkAnswer = TypeCompiler.Compile(PlatformAnswer);
 const checkEntry = TypeCompiler.Compile(PlatformEntitlement);

@@ -1,1 +1,1 @@
-export { handleEntitlements, type EntitlementEnv } from './route.ts';
+export { type EntitlementEnv, handleEntitlements } from './route.ts';

@@ -7,8 +7,8 @@ import {
   type PlatformVerdict,
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import { INVALID, NO_DOI, OPEN, UNKNOWN, type Entries } from './request.ts';
-import { ReplyBytes, type CopySource } from '../wire/index.ts';
+import { type CopySource, ReplyBytes } from '../wire/index.ts';
+import { type Entries, INVALID, NO_DOI, OPEN, UNKNOWN } from './request.ts';
 
 /**
  * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it

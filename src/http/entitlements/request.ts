@@ -1,22 +1,17 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../../doi/index.ts';
 import {
+  type AskedDoi,
+  type EntitlementService,
   EntitlementsRequest,
   MAX_ENTITLEMENT_DOIS,
   Org,
   openPart,
-  recordView,
-  type AskedDoi,
-  type EntitlementService,
-  type OpenPart,
   type PlatformVerdict,
+  recordView,
 } from '../../entitlement/index.ts';
 import { JsonBytes } from '../../store/index.ts';
-import { parseJson } from '../wire/index.ts';
-import { utf8Text } from '../wire/index.ts';
-import { errorResponse } from '../wire/index.ts';
-import { scanEntitlementBody } from '../wire/index.ts';
-import { describeSchemaFault } from '../wire/index.ts';
+import { describeSchemaFault, errorResponse, parseJson, scanEntitlementBody, utf8Text } from '../wire/index.ts';
 
 /**
  * An Entitlement API request read into its entries, and each entry classified against the holdings index

@@ -1,10 +1,9 @@
-import { orgProblem, usedOrg, type EntitlementService } from '../../entitlement/index.ts';
+import { type EntitlementService, orgProblem, usedOrg } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import { unauthorized, type ApiKeys } from '../routes/index.ts';
-import { readJsonBytes, type BodyLimits } from '../wire/index.ts';
+import { type ApiKeys, unauthorized } from '../routes/index.ts';
+import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured, readJsonBytes } from '../wire/index.ts';
 import { render } from './reply.ts';
 import { classifyEntries, readRequest, releaseEntries } from './request.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 /** how far past the latest platform deadline a verdict may come before it is answered as a time-out */

@@ -1,6 +1,6 @@
 import type { EnvName } from '../../config/index.ts';
 import type { EntitlementService, PlatformClient, PlatformFigures } from '../../entitlement/index.ts';
-import { labelText, writeFamily, type Sample } from './store-metrics.ts';
+import { labelText, type Sample, writeFamily } from './store-metrics.ts';
 
 /**
  * The entitlement families of /metrics: per platform its calls by outcome, breaker state, cache hits and a call

@@ -1,5 +1,5 @@
-import { LatencyHistogram } from '../../entitlement/index.ts';
 import type { Logger } from '../../base/index.ts';
+import { LatencyHistogram } from '../../entitlement/index.ts';
 import { labelText } from './store-metrics.ts';
 
 /** Request latency buckets (seconds): the APIs answer in ms; a platform call may take up to its time-out. */

@@ -1,6 +1,5 @@
 import { EntitlementsRequest, EntitlementsResponse } from '../../entitlement/index.ts';
 import { DocumentHistory } from '../../history/index.ts';
-import { operationId, syncPaths } from './change-feed-paths.ts';
 import {
   ByPrefixRequest,
   ByPrefixResponse,
@@ -10,6 +9,7 @@ import {
   UpdatesRequest,
   UpdatesResponse,
 } from '../routes/index.ts';
+import { operationId, syncPaths } from './change-feed-paths.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates) and the document status page, generated

@@ -1,11 +1,18 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { decodeCursor, encodeCursor, type FeedCursor, type Store } from '../../store/index.ts';
-import { acceptsGzip, codedEtag } from '../wire/index.ts';
-import { unauthorized, type ApiKeys } from './api-keys.ts';
-import { parseJson, readJsonBytes, type BodyLimits } from '../wire/index.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
-import { describeSchemaFault } from '../wire/index.ts';
-import { noneMatch } from '../wire/index.ts';
+import {
+  acceptsGzip,
+  type BodyLimits,
+  codedEtag,
+  describeSchemaFault,
+  errorResponse,
+  JSON_HEADERS,
+  noneMatch,
+  notConfigured,
+  parseJson,
+  readJsonBytes,
+} from '../wire/index.ts';
+import { type ApiKeys, unauthorized } from './api-keys.ts';
 import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './updates-schema.ts';
 
 /**

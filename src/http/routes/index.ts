@@ -1,6 +1,6 @@
 export { ApiKeys, unauthorized } from './api-keys.ts';
 export { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
-export { DirectRoutes, directRoutesOf, setDirectRoutes, type RouteHandler } from './direct-routes.ts';
+export { DirectRoutes, directRoutesOf, type RouteHandler, setDirectRoutes } from './direct-routes.ts';
 export { PageCache } from './page-cache.ts';
 export { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
 export { handleUpdates } from './updates-route.ts';

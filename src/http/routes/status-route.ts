@@ -2,15 +2,14 @@ import { readDoiInput } from '../../doi/index.ts';
 import { historyOf } from '../../history/index.ts';
 import {
   PAGE_CSP,
+  type PageContext,
   renderBadRequestPage,
   renderHistoryPage,
   renderNotFoundPage,
-  type PageContext,
 } from '../../status-page/index.ts';
-import { noneMatch } from '../wire/index.ts';
 import type { Store } from '../../store/index.ts';
-import { errorBody, errorResponse, JSON_HEADERS } from '../wire/index.ts';
-import { pageKey, type PageCache, type PageFormat, type RenderedPage } from './page-cache.ts';
+import { errorBody, errorResponse, JSON_HEADERS, noneMatch } from '../wire/index.ts';
+import { type PageCache, type PageFormat, pageKey, type RenderedPage } from './page-cache.ts';
 
 /**
  * GET and HEAD /doi/{doi} (and /staging/doi/{doi}): the document status page (docs/interface.md, "Document status

@@ -1,12 +1,18 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../../store/index.ts';
-import { unauthorized, type ApiKeys } from './api-keys.ts';
-import { parseJson, readJsonBytes, type BodyLimits } from '../wire/index.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
-import { scanPlainBody } from '../wire/index.ts';
-import { describeSchemaFault } from '../wire/index.ts';
-import { ReplyBytes } from '../wire/index.ts';
+import {
+  type BodyLimits,
+  describeSchemaFault,
+  errorResponse,
+  JSON_HEADERS,
+  notConfigured,
+  parseJson,
+  ReplyBytes,
+  readJsonBytes,
+  scanPlainBody,
+} from '../wire/index.ts';
+import { type ApiKeys, unauthorized } from './api-keys.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);

@@ -1,8 +1,8 @@
 export { acceptsGzip, codedEtag } from './accept-encoding.ts';
-export { DEFAULT_BODY_TIMEOUT_MS, parseJson, readJsonBytes, type BodyLimits } from './body.ts';
+export { type BodyLimits, DEFAULT_BODY_TIMEOUT_MS, parseJson, readJsonBytes } from './body.ts';
 export { errorBody, errorResponse, JSON_HEADERS, jsonResponse, notConfigured } from './errors.ts';
 export { noneMatch } from './etag.ts';
 export { scanEntitlementBody, scanPlainBody } from './plain-body.ts';
-export { ReplyBytes, type CopySource } from './reply-bytes.ts';
+export { type CopySource, ReplyBytes } from './reply-bytes.ts';
 export { describeSchemaFault } from './schema-fault.ts';
 export { utf8Text } from './utf8.ts';

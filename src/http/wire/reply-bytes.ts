@@ -1,4 +1,4 @@
-import { libc, type Libc } from '../../base/index.ts';
+import { type Libc, libc } from '../../base/index.ts';
 
 /**
  * Builds a JSON reply directly as UTF-8 bytes. A 100-DOI reply assembled as a string costs more to flatten and

@@ -1,6 +1,6 @@
-import type { TypeCheck } from '@sinclair/typebox/compiler';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import type { TSchema } from '@sinclair/typebox';
+import type { TypeCheck } from '@sinclair/typebox/compiler';
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 
 /**
  * The first schema fault of a request body, with its path, in words an integrator can act on (docs/design.md,
@@ -32,7 +32,7 @@ function insideUnion(e: ValueError): ValueError {
   if (e.type !== ValueErrorType.Union) return e;
   for (const alternative of e.errors) {
     const first = alternative.First();
-    if (first && first.path.startsWith(`${e.path}/`)) return insideUnion(first);
+    if (first?.path.startsWith(`${e.path}/`)) return insideUnion(first);
   }
   return e;
 }

@@ -1,7 +1,12 @@
-import { doiKeysOfRecords, RecordCursor, type EncodedRecords } from '../holdings/index.ts';
-import { decodeState, type HoldingState } from '../holdings/index.ts';
-import { splitHoldingKey } from '../holdings/index.ts';
-import { StoredHolding } from '../holdings/index.ts';
+import {
+  decodeState,
+  doiKeysOfRecords,
+  type EncodedRecords,
+  type HoldingState,
+  RecordCursor,
+  StoredHolding,
+  splitHoldingKey,
+} from '../holdings/index.ts';
 
 /**
  * What a committed deposit file did, told to the read models that follow the store in this process (the

@@ -1,9 +1,15 @@
 import type { Database } from 'lmdb';
-import type { ByteWriter } from '../holdings/index.ts';
-import { RecordCursor, type EncodedRecords } from '../holdings/index.ts';
-import { KeyMerge } from './key-merge.ts';
-import { layoutOf, sameState, writeLive, writeTombstone } from '../holdings/index.ts';
 import type { FileCounts } from '../environment/index.ts';
+import type { ByteWriter } from '../holdings/index.ts';
+import {
+  type EncodedRecords,
+  layoutOf,
+  RecordCursor,
+  sameState,
+  writeLive,
+  writeTombstone,
+} from '../holdings/index.ts';
+import { KeyMerge } from './key-merge.ts';
 
 /** One file's records as they apply: its LastModified and apply sequence number stamp its events; its counts. */
 export interface FileInPass {

@@ -1,14 +1,14 @@
 export {
-  AppliedListeners,
-  doiKeysOf,
-  holdingChanges,
-  storedChanges,
   type AppliedFile,
   type AppliedListener,
+  AppliedListeners,
+  doiKeysOf,
   type HoldingChange,
+  holdingChanges,
+  storedChanges,
 } from './applied-files.ts';
-export { applyFilesRecords, nextValue, type FileInPass, type RecordCounts, type RecordView } from './apply-records.ts';
+export { applyFilesRecords, type FileInPass, nextValue, type RecordCounts, type RecordView } from './apply-records.ts';
 export { conflictsOf, recordConflict } from './conflicts.ts';
 export type { ApplyStatus, FileStatus, OvertakenRecords, PreparedFile } from './file-status.ts';
-export { KeyMerge, type KeyedCursor } from './key-merge.ts';
+export { type KeyedCursor, KeyMerge } from './key-merge.ts';
 export { isLate, noteApplied, recordsInPlace } from './late-files.ts';

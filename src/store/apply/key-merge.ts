@@ -17,6 +17,7 @@ export class KeyMerge<C extends KeyedCursor> {
   constructor(readonly cursors: readonly C[]) {}
 
   /** Visits records until they run out (true) or `visit` returns false (false). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a visitor that returns nothing goes on (its callers' lambdas return void)
   run(visit: (i: number) => boolean | void): boolean {
     const { heap, cursors } = this;
     if (!this.started) {

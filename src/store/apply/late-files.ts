@@ -1,9 +1,7 @@
 import { applyOrder } from '../../deposit/index.ts';
-import { ByteWriter } from '../holdings/index.ts';
-import { encodeRecords, RecordCursor, type EncodedRecords } from '../holdings/index.ts';
-import { META, type StoreDbs } from '../environment/index.ts';
-import { splitHoldingKey } from '../holdings/index.ts';
 import type { FileEntry } from '../environment/index.ts';
+import { META, type StoreDbs } from '../environment/index.ts';
+import { ByteWriter, type EncodedRecords, encodeRecords, RecordCursor, splitHoldingKey } from '../holdings/index.ts';
 import type { OvertakenRecords, PreparedFile } from './file-status.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fault, FaultError, type Fault } from '../../base/index.ts';
+import { type Fault, FaultError, fault } from '../../base/index.ts';
 import { removeQuietly, syncMadeFolders, syncPath } from './durable-fs.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type Key, type RootDatabase } from 'lmdb';
-import { fault, FaultError } from '../../base/index.ts';
+import { type Database, type Key, open, type RootDatabase } from 'lmdb';
+import { FaultError, fault } from '../../base/index.ts';
 import type { ConflictEntry, FileEntry } from './ledger.ts';
 
 /**

@@ -11,27 +11,27 @@ export {
 } from './environment.ts';
 export {
   appliedEntry,
+  type ConflictEntry,
   conflictFault,
   decidedVersion,
   decideFile,
   emptyCounts,
-  MAX_REPORTED_LINES,
-  quarantineEntry,
-  seenBefore,
-  UNREAD_HASH,
-  type ConflictEntry,
   type FileCounts,
   type FileDecision,
   type FileEntry,
   type FileIdentity,
   type FileOutcome,
+  MAX_REPORTED_LINES,
+  quarantineEntry,
+  seenBefore,
+  UNREAD_HASH,
 } from './ledger.ts';
-export { copyStore, pageFigures, spaceUsage, storeFileIn, type PageFigures, type SpaceUsage } from './store-file.ts';
+export { copyStore, type PageFigures, pageFigures, type SpaceUsage, spaceUsage, storeFileIn } from './store-file.ts';
 export {
   classifyStoreError,
   LOW_SPACE_BYTES,
+  type StoreWriteCode,
   StoreWriteError,
   storeWriteFault,
   writeTransaction,
-  type StoreWriteCode,
 } from './write-failure.ts';

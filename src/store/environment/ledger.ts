@@ -1,5 +1,5 @@
+import { type Fault, type FileFaultCode, fault } from '../../base/index.ts';
 import type { ParsedDeposit, RejectedLine } from '../../deposit/index.ts';
-import { fault, type Fault, type FileFaultCode } from '../../base/index.ts';
 
 /**
  * The file ledger (docs/design.md, "The ledger: one decision per file"): what is kept per deposit file, and the

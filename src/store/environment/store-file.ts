@@ -1,9 +1,9 @@
-import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { FaultError, fault } from '../../base/index.ts';
 import type { EnvName } from '../../config/index.ts';
-import { fault, FaultError, type Fault } from '../../base/index.ts';
 import { removeQuietly, syncPath } from './durable-fs.ts';
-import { dataFileOf, subDatabases, type StoreDbs } from './environment.ts';
+import { dataFileOf, type StoreDbs, subDatabases } from './environment.ts';
 
 /** The LMDB file as a file: its page figures, and consistent compacted copies of it in backup folders (--stats, --backup). */
 

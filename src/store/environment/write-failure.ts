@@ -1,5 +1,5 @@
 import { statfsSync } from 'node:fs';
-import { fault, FaultError, type Fault } from '../../base/index.ts';
+import { type Fault, FaultError, fault } from '../../base/index.ts';
 import type { StoreDbs } from './environment.ts';
 
 /**

@@ -53,13 +53,13 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = '0123456789abcdef';
 const SHORT_ESCAPES: Record<number, number> = {
-  0x22: QUOTE,
-  0x5c: BACKSLASH,
-  0x08: 0x62,
-  0x09: 0x74,
-  0x0a: 0x6e,
-  0x0c: 0x66,
-  0x0d: 0x72,
+  34: QUOTE,
+  92: BACKSLASH,
+  8: 0x62,
+  9: 0x74,
+  10: 0x6e,
+  12: 0x66,
+  13: 0x72,
 };
 const ACCESS_JSON = ACCESS_CODES.map((a) => (a ? `"${a}"` : ''));
 const CONTENT_JSON = CONTENT_CODES.map((c) => (c ? `,"contentType":"${c}"}` : '}'));

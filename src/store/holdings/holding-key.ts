@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+
 /** Holding keys: utf8(doiKey) 0x00 utf8(platform). 0x00 sorts below every DOI byte, so all platforms of a DOI
  * are one contiguous range, and the store's order is "DOI key, then platform". */
 

@@ -1,19 +1,19 @@
 export { ByteReader, ByteWriter, sameBytes } from './bytes.ts';
-export { doiKeysOfRecords, encodeRecords, RecordCursor, type EncodedRecords } from './encoded-records.ts';
+export { doiKeysOfRecords, type EncodedRecords, encodeRecords, RecordCursor } from './encoded-records.ts';
 export {
   decodeHolding,
   decodeLive,
   decodeState,
-  isLive,
-  layoutOf,
-  sameState,
-  writeLive,
-  writeTombstone,
   type EventKind,
   type HoldingEvent,
   type HoldingState,
   type HoldingView,
+  isLive,
   type LiveHolding,
+  layoutOf,
+  sameState,
+  writeLive,
+  writeTombstone,
 } from './holding-codec.ts';
 export { JsonBytes, StoredHolding } from './holding-json.ts';
-export { holdingEntries, splitHoldingKey, type HoldingFilter } from './holding-key.ts';
+export { type HoldingFilter, holdingEntries, splitHoldingKey } from './holding-key.ts';

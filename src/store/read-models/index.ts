@@ -1,2 +1,2 @@
-export { storeReadJob, type StoreLocation, type StoreReadRequest } from './read-job.ts';
+export { type StoreLocation, type StoreReadRequest, storeReadJob } from './read-job.ts';
 export { Reloading, type StoreRead, type WarmRead } from './reloading.ts';

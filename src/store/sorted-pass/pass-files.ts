@@ -1,13 +1,10 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { KeyMerge } from '../apply/index.ts';
-import { RecordCursor } from '../holdings/index.ts';
-import { encodeRecords } from '../holdings/index.ts';
-import { syncMadeFolders } from '../environment/index.ts';
-import type { StoreDbs } from '../environment/index.ts';
-import { isLate } from '../apply/index.ts';
-import { appliedEntry, decideFile, emptyCounts, type FileEntry } from '../environment/index.ts';
 import type { PreparedFile } from '../apply/index.ts';
+import { isLate, KeyMerge } from '../apply/index.ts';
+import type { StoreDbs } from '../environment/index.ts';
+import { appliedEntry, decideFile, emptyCounts, type FileEntry, syncMadeFolders } from '../environment/index.ts';
+import { encodeRecords, RecordCursor } from '../holdings/index.ts';
 import { RunWriter } from './run-file.ts';
 
 /** A file in a sorted pass: its ledger entry as it will be written (seq, counts, applyMs and recordedAt filled at the end). */

@@ -1,10 +1,9 @@
-import type { FeedCursor } from './change-cursor.ts';
-import { feedHead, tipWrites, type FeedHead } from './change-feed.ts';
-import { readChanges, type ChangesPage, type CursorRefusal } from './change-page.ts';
 import { META, type StoreDbs } from '../environment/index.ts';
-import { PrefixIndex, readPrefixParts, stampOf, type PrefixParts } from './prefix-index.ts';
-import { Reloading, type StoreRead, type WarmRead } from '../read-models/index.ts';
-import { storeReadJob, type StoreLocation } from '../read-models/index.ts';
+import { Reloading, type StoreLocation, type StoreRead, storeReadJob, type WarmRead } from '../read-models/index.ts';
+import type { FeedCursor } from './change-cursor.ts';
+import { type FeedHead, feedHead, tipWrites } from './change-feed.ts';
+import { type ChangesPage, type CursorRefusal, readChanges } from './change-page.ts';
+import { PrefixIndex, type PrefixParts, readPrefixParts, stampOf } from './prefix-index.ts';
 
 /** How long a tip read from the store is used before it is read again (isTip). */
 const TIP_FRESH_MS = 25;

@@ -1,8 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
+import { bumpUpdatesGen, classifyStoreError, META, type StoreDbs } from '../environment/index.ts';
 import { encodeCursor, GENESIS } from './change-cursor.ts';
-import { bumpUpdatesGen, META, type StoreDbs } from '../environment/index.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
-import { classifyStoreError } from '../environment/index.ts';
 
 /**
  * The change feed (docs/design.md, "Change feed"): every work whose served update list changed, once, at the

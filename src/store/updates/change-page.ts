@@ -1,6 +1,6 @@
-import { START, type FeedCursor } from './change-cursor.ts';
-import { feedHead, missedWithdrawal, type ChangeRow, type FeedHead, type LineageEntry } from './change-feed.ts';
 import type { StoreDbs } from '../environment/index.ts';
+import { type FeedCursor, START } from './change-cursor.ts';
+import { type ChangeRow, type FeedHead, feedHead, type LineageEntry, missedWithdrawal } from './change-feed.ts';
 
 /** One page of the change feed: items as JSON text, the cursor after them, and whether more are waiting. */
 export interface ChangesPage {

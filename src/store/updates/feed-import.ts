@@ -1,16 +1,15 @@
 import { ABORT } from 'lmdb';
-import { fault, type Fault } from '../../base/index.ts';
+import { type Fault, fault } from '../../base/index.ts';
 import type { ImportRow } from '../../update-record/index.ts';
+import { bumpUpdatesGen, type StoreDbs, writeTransaction } from '../environment/index.ts';
 import { ChangeFeedWriter, DEFAULT_KEEP_MS } from './change-feed.ts';
-import { bumpUpdatesGen, type StoreDbs } from '../environment/index.ts';
 import {
-  mergeWork,
   type IncomingUpdate,
+  mergeWork,
   type ReplaceMode,
   type ReplaceReport,
   type UpdatesEntry,
 } from './work-updates.ts';
-import { writeTransaction } from '../environment/index.ts';
 
 /**
  * One import of an update feed with bounded memory: rows are written as they are read into the `importScratch`

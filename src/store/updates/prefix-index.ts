@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { feedHead, liveRows } from './change-feed.ts';
 import type { StoreDbs } from '../environment/index.ts';
 import type { StoreRead } from '../read-models/index.ts';
+import { feedHead, liveRows } from './change-feed.ts';
 
 /**
  * The private lookup (docs/design.md, "Private lookup"): the SHA-256 hashes of the DOI keys of every work with

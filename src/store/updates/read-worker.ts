@@ -5,10 +5,9 @@
  */
 import type { WorkerReply } from '../../base/index.ts';
 import { openEnvironment } from '../environment/index.ts';
-import { readPrefixParts, type PrefixParts } from './prefix-index.ts';
-import type { StoreRead } from '../read-models/index.ts';
-import type { StoreReadRequest } from '../read-models/index.ts';
-import { readUpdatesTable, type BuiltTable } from './updates-index.ts';
+import type { StoreRead, StoreReadRequest } from '../read-models/index.ts';
+import { type PrefixParts, readPrefixParts } from './prefix-index.ts';
+import { type BuiltTable, readUpdatesTable } from './updates-index.ts';
 
 declare const self: Worker;
 

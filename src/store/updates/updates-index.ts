@@ -1,8 +1,7 @@
 import { doiKey } from '../../doi/index.ts';
-import { liveRows, servedOfItem } from './change-feed.ts';
 import { META, type StoreDbs } from '../environment/index.ts';
-import { Reloading, type StoreRead, type WarmRead } from '../read-models/index.ts';
-import { storeReadJob, type StoreLocation } from '../read-models/index.ts';
+import { Reloading, type StoreLocation, type StoreRead, storeReadJob, type WarmRead } from '../read-models/index.ts';
+import { liveRows, servedOfItem } from './change-feed.ts';
 import { UpdatesTable, type UpdatesTableParts } from './updates-table.ts';
 import { servedUpdates, type UpdatesEntry } from './work-updates.ts';
 

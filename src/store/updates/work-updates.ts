@@ -1,5 +1,4 @@
-import { compareSourceDates } from '../../update-record/index.ts';
-import { updateIdentity as identity, type UpdateObject } from '../../update-record/index.ts';
+import { compareSourceDates, updateIdentity as identity, type UpdateObject } from '../../update-record/index.ts';
 
 /**
  * Update information per work (docs/design.md, "Update information"), in the `updates` sub-database keyed by DOI key.

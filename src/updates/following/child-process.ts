@@ -1,10 +1,9 @@
-import type { CrossrefHarvestSettings, EnvName } from '../../config/index.ts';
-import { fault, type Fault } from '../../base/index.ts';
 import type { Level, Logger } from '../../base/index.ts';
+import { type Fault, fault, selfCommand } from '../../base/index.ts';
+import type { CrossrefHarvestSettings, EnvName } from '../../config/index.ts';
 import type { Store } from '../../store/index.ts';
-import { selfCommand } from '../../base/index.ts';
-import type { WindowFigures } from '../harvest/index.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
+import type { WindowFigures } from '../harvest/index.ts';
 import type { ConditionalState, SourceResult } from '../import/index.ts';
 
 /** The first argument that makes this program an import process (import-child.ts) instead of a command. */

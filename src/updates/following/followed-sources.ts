@@ -1,18 +1,18 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
-import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../../config/index.ts';
-import { heldStill, scanBucketFolder, toKey, type FileStat } from '../../bucket/index.ts';
-import { isHiddenOrTemp } from '../../deposit/index.ts';
-import { importInProcess, type SourceOutcome } from './child-process.ts';
-import { skippedFaults } from '../import/index.ts';
-import type { ConditionalState } from '../import/index.ts';
-import { loadUrlState, nextUrlState, validatorsOf, type UrlSourceState } from './url-state.ts';
+import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '../../base/index.ts';
+import { type FileStat, heldStill, scanBucketFolder, toKey } from '../../bucket/index.ts';
+import type { CrossrefHarvestSettings, UpdateUrlSettings } from '../../config/index.ts';
+import { isHiddenOrTemp } from '../../deposit/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
-import { loadState, type HarvestState } from '../harvest/index.ts';
+import { type HarvestState, loadState } from '../harvest/index.ts';
+import type { ConditionalState } from '../import/index.ts';
+import { skippedFaults } from '../import/index.ts';
+import { importInProcess, type SourceOutcome } from './child-process.ts';
 import { harvestInProcess } from './harvest-process.ts';
+import { loadUrlState, nextUrlState, type UrlSourceState, validatorsOf } from './url-state.ts';
 
 /**
  * The update sources the daemon follows (docs/design.md, "Update information"): files dropped into a folder,
@@ -225,7 +225,7 @@ export class FollowedSources {
 
   /** A dropped file already imported with the same size and mtime is not read again. */
   private async importFile(path: string): Promise<void> {
-    let s;
+    let s: Stats;
     try {
       s = statSync(path);
     } catch {

@@ -1,9 +1,9 @@
-import type { CrossrefHarvestSettings } from '../../config/index.ts';
-import { fault, type Fault } from '../../base/index.ts';
 import type { Logger } from '../../base/index.ts';
+import { type Fault, fault } from '../../base/index.ts';
+import type { CrossrefHarvestSettings } from '../../config/index.ts';
 import type { Store } from '../../store/index.ts';
-import { inImportProcess, openingOf } from './child-process.ts';
 import type { WindowFigures } from '../harvest/index.ts';
+import { inImportProcess, openingOf } from './child-process.ts';
 
 /**
  * The daemon's harvests run here: one CrossrefHarvest.run() in the import process (child-process.ts: this program

@@ -1,9 +1,9 @@
-import { fault, type Fault } from '../../base/index.ts';
 import type { Logger } from '../../base/index.ts';
+import { type Fault, fault } from '../../base/index.ts';
 import { Store } from '../../store/index.ts';
-import type { FromImportChild, ImportJob, ToImportChild } from './child-process.ts';
 import { CrossrefHarvest } from '../harvest/index.ts';
 import { importSource } from '../import/index.ts';
+import type { FromImportChild, ImportJob, ToImportChild } from './child-process.ts';
 
 /**
  * The import process (child-process.ts starts it): says it is ready, takes its job, opens the stores, runs the job

@@ -1,6 +1,6 @@
 import type { Store } from '../../store/index.ts';
-import type { SourceOutcome } from './child-process.ts';
 import type { ConditionalState } from '../import/index.ts';
+import type { SourceOutcome } from './child-process.ts';
 
 /**
  * What the store keeps of an update URL the daemon follows (its sourceState 'url'): the validators for the next

@@ -1,4 +1,4 @@
-import { fault, type Fault } from '../../base/index.ts';
+import { type Fault, fault } from '../../base/index.ts';
 import type { CrossrefWork } from '../import/index.ts';
 import { RateGate } from './rate-gate.ts';
 

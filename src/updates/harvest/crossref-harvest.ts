@@ -1,22 +1,20 @@
+import type { Logger } from '../../base/index.ts';
+import { type Fault, fault } from '../../base/index.ts';
 import type { CrossrefHarvestSettings } from '../../config/index.ts';
 import { doiKey } from '../../doi/index.ts';
-import { fault, type Fault } from '../../base/index.ts';
-import type { Logger } from '../../base/index.ts';
 import type { FeedImport, Store } from '../../store/index.ts';
-import { rowsOfWork } from '../import/index.ts';
-import { newReport, skippedFaults } from '../import/index.ts';
-import { commitEvery } from '../import/index.ts';
-import { CrossrefClient, stopped, type ClientOptions } from './crossref-client.ts';
+import { commitEvery, newReport, rowsOfWork, skippedFaults } from '../import/index.ts';
+import { type ClientOptions, CrossrefClient, stopped } from './crossref-client.ts';
 import {
+  type HarvestState,
   heldByOther,
   loadState,
   PASSES,
   saveState,
-  windowFilter,
-  windowOf,
-  type HarvestState,
   type WindowFigures,
   type WindowProgress,
+  windowFilter,
+  windowOf,
 } from './harvest-state.ts';
 
 /**

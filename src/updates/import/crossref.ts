@@ -1,7 +1,7 @@
 import { doiKey, readDoiForm } from '../../doi/index.ts';
-import { fromDateParts, parseSourceDate } from '../../update-record/index.ts';
-import { skip, type ImportReport } from './import-report.ts';
 import type { ImportRow, UpdateObject } from '../../update-record/index.ts';
+import { fromDateParts, parseSourceDate } from '../../update-record/index.ts';
+import { type ImportReport, skip } from './import-report.ts';
 import { normaliseUpdateType } from './update-type.ts';
 
 /**

@@ -1,9 +1,9 @@
+import { type Fault, FaultError, fault } from '../../base/index.ts';
 import { doiKey } from '../../doi/index.ts';
-import { fault, FaultError, type Fault } from '../../base/index.ts';
 import type { FeedImport, ReplaceReport, Store } from '../../store/index.ts';
+import type { UpdateFormat } from '../../update-record/index.ts';
 import type { ImportReport } from './import-report.ts';
 import { readRows } from './read-rows.ts';
-import type { UpdateFormat } from '../../update-record/index.ts';
 
 export interface ImportResult {
   parsed: { report: ImportReport; works: number };

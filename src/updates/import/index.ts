@@ -1,8 +1,8 @@
-export { crossrefWorks, readCrossref, rowsOfWork, type CrossrefWork } from './crossref.ts';
-export { csvRecords, type CsvRecord } from './csv.ts';
-export { commitEvery, importUpdates, type ImportResult } from './import-into-stores.ts';
-export { newReport, skippedFaults, type ImportReport } from './import-report.ts';
-export { readRows, readUpdates, type ParsedUpdates } from './read-rows.ts';
+export { type CrossrefWork, crossrefWorks, readCrossref, rowsOfWork } from './crossref.ts';
+export { type CsvRecord, csvRecords } from './csv.ts';
+export { commitEvery, type ImportResult, importUpdates } from './import-into-stores.ts';
+export { type ImportReport, newReport, skippedFaults } from './import-report.ts';
+export { type ParsedUpdates, readRows, readUpdates } from './read-rows.ts';
 export { readRetractionWatch } from './retraction-watch.ts';
-export { detectFormat, importSource, openSource, type ConditionalState, type SourceResult } from './source.ts';
+export { type ConditionalState, detectFormat, importSource, openSource, type SourceResult } from './source.ts';
 export { normaliseUpdateType } from './update-type.ts';

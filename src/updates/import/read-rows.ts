@@ -1,9 +1,9 @@
 import { doiKey } from '../../doi/index.ts';
 import type { WorkUpdates } from '../../store/index.ts';
+import { type ImportRow, type UpdateFormat, updateIdentity } from '../../update-record/index.ts';
 import { readCrossref } from './crossref.ts';
-import { newReport, type ImportReport } from './import-report.ts';
+import { type ImportReport, newReport } from './import-report.ts';
 import { readRetractionWatch } from './retraction-watch.ts';
-import { updateIdentity, type ImportRow, type UpdateFormat } from '../../update-record/index.ts';
 
 export interface ParsedUpdates {
   /** DOI key -> the work's updates from this source, one per (source, updateDoi, updateType): the later row wins */

@@ -1,9 +1,9 @@
+import { FaultError, fault } from '../../base/index.ts';
 import { readDoiForm } from '../../doi/index.ts';
-import { fault, FaultError } from '../../base/index.ts';
-import { csvRecords } from './csv.ts';
-import { parseSourceDate } from '../../update-record/index.ts';
-import { skip, type ImportReport } from './import-report.ts';
 import type { WorkUpdate } from '../../update-record/index.ts';
+import { parseSourceDate } from '../../update-record/index.ts';
+import { csvRecords } from './csv.ts';
+import { type ImportReport, skip } from './import-report.ts';
 import { normaliseUpdateType } from './update-type.ts';
 
 /**

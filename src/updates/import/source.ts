@@ -1,7 +1,7 @@
-import { fault, FaultError, type Fault } from '../../base/index.ts';
+import { type Fault, FaultError, fault } from '../../base/index.ts';
 import type { ReplaceReport, Store } from '../../store/index.ts';
-import { importUpdates, type ImportResult } from './import-into-stores.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
+import { type ImportResult, importUpdates } from './import-into-stores.ts';
 
 /** Where update information comes from: a file path or an http(s) URL. */
 export interface SourceResult {

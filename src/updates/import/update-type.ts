@@ -35,7 +35,7 @@ export function normaliseUpdateType(raw: string): string {
   const base = raw
     .trim()
     .toLowerCase()
-    .replace(/[\s\-]+/g, '_')
+    .replace(/[\s-]+/g, '_')
     .replace(/[^a-z0-9_]/g, '')
     .replace(/_+/g, '_')
     .replace(/^_|_$/g, '');
