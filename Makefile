@@ -31,7 +31,7 @@ typecheck: deps
 
 # Biome (biome.jsonc): the formatter's layout and the linter's recommended rules, those turned off named there with why
 lint: deps
-	node_modules/.bin/biome check .
+	node_modules/.bin/biome check --error-on-warnings .
 
 # rewrites the tree to the formatter's layout and the imports' order (then `make lint` passes on it)
 format: deps

@@ -1,21 +1,12 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { HoldingsIndex } from '../../src/entitlement/holdings-index/holdings-index.ts';
 import type { IndexedHolding } from '../../src/entitlement/holdings-index/index-value.ts';
 import { Store } from '../../src/store/index.ts';
-import { seeded, tempDir } from '../support/fixtures.ts';
+import { seeded } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
+import { storePerTest } from '../support/temp-store.ts';
 
-let dir: ReturnType<typeof tempDir>;
-let store: Store;
-
-beforeEach(() => {
-  dir = tempDir();
-  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+const temp = storePerTest();
 
 /** What the index holds, as plain data sorted by DOI key. */
 function contents(index: HoldingsIndex): [string, IndexedHolding[]][] {
@@ -31,10 +22,10 @@ function contents(index: HoldingsIndex): [string, IndexedHolding[]][] {
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 
-/** The general path: the same holdings read from the store (every live holding, store order). */
+/** The general path: the same holdings read from the temp.store (every live holding, temp.store order). */
 function fromStore(): [string, IndexedHolding[]][] {
   const out = new Map<string, IndexedHolding[]>();
-  for (const h of store.liveHoldings()) {
+  for (const h of temp.store.liveHoldings()) {
     const open = h.state.accessType !== undefined && h.state.accessType !== 'paid';
     const list = out.get(h.doiKey) ?? [];
     list.push({
@@ -49,14 +40,14 @@ function fromStore(): [string, IndexedHolding[]][] {
 
 describe('the entitlement index follows the store', () => {
   test('a DOI held by two platforms lists both in platform order, vor kept only for holdings answered from the deposit', () => {
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.refresh();
-    store.applyFilesSync([
+    temp.store.applyFilesSync([
       preparedFile([{ doi: '10.1234/X', accessType: 'paid', vor: [{ url: 'https://z.example/x.pdf' }] }], {
         platform: 'zeta',
       }),
     ]);
-    store.applyFilesSync([
+    temp.store.applyFilesSync([
       preparedFile(
         [
           {
@@ -76,9 +67,9 @@ describe('the entitlement index follows the store', () => {
       },
       { platform: 'zeta', accessType: 'paid', vorJson: undefined },
     ]);
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/x', deleted: true }], { platform: 'alpha' })]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/x', deleted: true }], { platform: 'alpha' })]);
     expect(index.holdingsOfKey('10.1234/x')!).toEqual([{ platform: 'zeta', accessType: 'paid', vorJson: undefined }]);
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/x', deleted: true }], { platform: 'zeta' })]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/x', deleted: true }], { platform: 'zeta' })]);
     expect(index.get('10.1234/x')).toBeUndefined();
     expect(index.size).toBe(0);
   });
@@ -87,7 +78,7 @@ describe('the entitlement index follows the store', () => {
     const rand = seeded(17);
     const platforms = ['acme', 'beta', 'core', 'delta'];
     const access = ['paid', 'open', 'free', 'permFree', undefined];
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.build();
     for (let f = 0; f < 60; f++) {
       const lines = Array.from({ length: 1 + Math.floor(rand() * 40) }, () => {
@@ -104,23 +95,23 @@ describe('the entitlement index follows the store', () => {
           ];
         return rec;
       });
-      store.applyFilesSync([preparedFile(lines, { platform: platforms[Math.floor(rand() * platforms.length)] })]);
+      temp.store.applyFilesSync([preparedFile(lines, { platform: platforms[Math.floor(rand() * platforms.length)] })]);
     }
     expect(index.builds).toBe(1);
     expect(index.size).toBeGreaterThan(100);
     expect(contents(index)).toEqual(fromStore());
-    const fresh = new HoldingsIndex(store);
+    const fresh = new HoldingsIndex(temp.store);
     fresh.build();
     expect(contents(fresh)).toEqual(contents(index));
   });
 
   test('files applied by another process (a gap in apply numbers) make the index rebuild from the store', async () => {
     let clock = 0;
-    const index = new HoldingsIndex(store, 250, () => clock);
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
+    const index = new HoldingsIndex(temp.store, 250, () => clock);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
     index.refresh();
     expect(index.get('10.1234/a')).toBeDefined();
-    const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    const other = Store.open(temp.dir.path, 'production', { mapSizeBytes: 1 << 30 });
     other.applyFilesSync([
       preparedFile([
         { doi: '10.1234/a', deleted: true },
@@ -135,10 +126,10 @@ describe('the entitlement index follows the store', () => {
     expect(index.get('10.1234/a')).toBeUndefined();
     expect(index.get('10.1234/B')).toBeDefined();
     expect(index.builds).toBe(2);
-    // the next own file after the gap: the index notices the sequence number moved past it and reads the store again
+    // the next own file after the gap: the index notices the sequence number moved past it and reads the temp.store again
     other.applyFilesSync([preparedFile([{ doi: '10.1234/c', accessType: 'open' }])]);
     await Bun.sleep(1);
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/d', accessType: 'open' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/d', accessType: 'open' }])]);
     expect(index.get('10.1234/c')).toBeDefined();
     expect(index.get('10.1234/d')).toBeDefined();
     expect(index.builds).toBe(3);
@@ -146,9 +137,9 @@ describe('the entitlement index follows the store', () => {
   });
 
   test('several files applied in one asynchronous transaction (a cold replica batch) are followed in order', async () => {
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.refresh();
-    await store.applyFiles([
+    await temp.store.applyFiles([
       preparedFile([
         { doi: '10.1234/q', accessType: 'open' },
         { doi: '10.1234/r', accessType: 'paid' },
@@ -166,20 +157,20 @@ describe('the entitlement index follows the store', () => {
   });
 
   test('a listener that throws neither fails the commit nor keeps the index from hearing; the index heals by a rebuild', () => {
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.refresh();
-    const unsubscribe = store.onApplied(() => {
+    const unsubscribe = temp.store.onApplied(() => {
       throw new Error('a broken listener');
     });
-    const [status] = store.applyFilesSync([preparedFile([{ doi: '10.1234/t', accessType: 'open' }])]);
+    const [status] = temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/t', accessType: 'open' }])]);
     expect(status!.status).toBe('applied');
     expect(index.get('10.1234/t')).toBeDefined();
     unsubscribe();
-    // the index itself failing to follow: it marks itself stale and the next use reads the store again
+    // the index itself failing to follow: it marks itself stale and the next use reads the temp.store again
     (index as unknown as { applyFile: () => void }).applyFile = () => {
       throw new Error('cannot follow');
     };
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/u', accessType: 'open' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/u', accessType: 'open' }])]);
     expect(index.failures).toBe(1);
     index.refresh();
     expect(index.builds).toBe(2);

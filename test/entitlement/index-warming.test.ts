@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { plainDoiHash } from '../../src/doi/index.ts';
 import {
   type BuildEvents,
@@ -9,26 +9,18 @@ import {
   workerBuilder,
 } from '../../src/entitlement/index.ts';
 import { Store } from '../../src/store/index.ts';
-import { seeded, tempDir } from '../support/fixtures.ts';
+import { seeded } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
+import { storePerTest } from '../support/temp-store.ts';
 
 /**
- * A warming index (a build runs elsewhere) answers from the store what its table lacks; the build lands with the
- * files told meanwhile replayed. Held here to an index built on this thread from the store as it is.
+ * A warming index (a build runs elsewhere) answers from the temp.store what its table lacks; the build lands with the
+ * files told meanwhile replayed. Held here to an index built on this thread from the temp.store as it is.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let store: Store;
 const PLATFORMS = ['acme', 'beta', 'core'];
 
-beforeEach(() => {
-  dir = tempDir();
-  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+const temp = storePerTest();
 
 /** A random deposit file: adds, changes and removals over 120 DOIs (some non-ASCII, some with several links). */
 function randomFile(rand: () => number) {
@@ -52,12 +44,12 @@ function answer(index: HoldingsIndex, key: string) {
 }
 
 function completeNow(): HoldingsIndex {
-  const index = new HoldingsIndex(store);
+  const index = new HoldingsIndex(temp.store);
   index.build();
   return index;
 }
 
-/** A build that reads the store when asked (as the worker does) and lands when the test says. */
+/** A build that reads the temp.store when asked (as the worker does) and lands when the test says. */
 function heldBuilder() {
   const runs: { built: BuiltIndex; land: () => void; fail: (e: Error) => void; cancelled: boolean }[] = [];
   const builder: IndexBuilder = (s) => {
@@ -93,15 +85,15 @@ const keys = [
 describe('a warming index', () => {
   test('answers every lookup as a complete index would while files are applied, then lands with them replayed', async () => {
     const rand = seeded(41);
-    for (let f = 0; f < 10; f++) store.applyFilesSync([randomFile(rand)]);
+    for (let f = 0; f < 10; f++) temp.store.applyFilesSync([randomFile(rand)]);
     const { builder, runs } = heldBuilder();
     const { e, seen } = events();
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.buildInBackground(builder, e);
     expect(index.complete).toBe(false);
     expect(index.size).toBe(0);
     for (let f = 0; f < 40; f++) {
-      store.applyFilesSync([randomFile(rand)]);
+      temp.store.applyFilesSync([randomFile(rand)]);
       index.refresh();
       const truth = completeNow();
       for (const key of keys) if (rand() < 0.3) expect(answer(index, key)).toEqual(answer(truth, key));
@@ -120,12 +112,12 @@ describe('a warming index', () => {
     index.close();
   });
 
-  test('a plain DOI looked up by its bytes reads the store by its key, in any ASCII case', () => {
-    store.applyFilesSync([
+  test('a plain DOI looked up by its bytes reads the temp.store by its key, in any ASCII case', () => {
+    temp.store.applyFilesSync([
       preparedFile([{ doi: '10.1234/Mixed.Case', accessType: 'open', vor: [{ url: 'https://x.example/a' }] }]),
     ]);
     const { builder } = heldBuilder();
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.buildInBackground(builder, events().e);
     const bytes = new TextEncoder().encode('10.1234/MIXED.case');
     const truth = completeNow();
@@ -140,13 +132,13 @@ describe('a warming index', () => {
 
   test("another process's files: what was read is dropped, and a build that read before them is made again", async () => {
     let clock = 0;
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
     const { builder, runs } = heldBuilder();
-    const index = new HoldingsIndex(store, 250, () => clock);
+    const index = new HoldingsIndex(temp.store, 250, () => clock);
     index.buildInBackground(builder, events().e);
     expect(answer(index, '10.1234/a')).toHaveLength(1);
     const generation = index.generation;
-    const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    const other = Store.open(temp.dir.path, 'production', { mapSizeBytes: 1 << 30 });
     other.applyFilesSync([preparedFile([{ doi: '10.1234/a', deleted: true }])]);
     clock += 250;
     await Bun.sleep(1); // lmdb-js renews its read snapshot when the event loop turns, as between two requests
@@ -154,7 +146,7 @@ describe('a warming index', () => {
     expect(index.generation).toBe(generation + 1); // the service drops its cached answers on this
     expect(index.get('10.1234/a')).toBeUndefined();
     // our own file next: the build (read before the other process's file) cannot take it on without a gap
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/b', accessType: 'free' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/b', accessType: 'free' }])]);
     runs[0]!.land();
     await Bun.sleep(0);
     expect(index.complete).toBe(false);
@@ -170,11 +162,11 @@ describe('a warming index', () => {
 
   test("another process's files seen while warming, none of ours after: the landed build lacks them and is read again", async () => {
     let clock = 0;
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'open' }])]);
     const { builder, runs } = heldBuilder();
-    const index = new HoldingsIndex(store, 250, () => clock);
+    const index = new HoldingsIndex(temp.store, 250, () => clock);
     index.buildInBackground(builder, events().e);
-    const other = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+    const other = Store.open(temp.dir.path, 'production', { mapSizeBytes: 1 << 30 });
     other.applyFilesSync([
       preparedFile([
         { doi: '10.1234/a', deleted: true },
@@ -199,11 +191,11 @@ describe('a warming index', () => {
     index.close();
   });
 
-  test('a build that fails elsewhere and here too: the index keeps answering from the store, and tries again later', async () => {
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
+  test('a build that fails elsewhere and here too: the index keeps answering from the temp.store, and tries again later', async () => {
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
     const { builder, runs } = heldBuilder();
     const { e, seen } = events();
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.buildInBackground(builder, e);
     (index as unknown as { build: () => void }).build = () => {
       throw new Error('unreadable');
@@ -218,10 +210,10 @@ describe('a warming index', () => {
   });
 
   test('a build that fails elsewhere is made on this thread, and the failure is told', async () => {
-    store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
+    temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
     const { builder, runs } = heldBuilder();
     const { e, seen } = events();
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.buildInBackground(builder, e);
     runs[0]!.fail(new Error('worker gone'));
     await Bun.sleep(0);
@@ -233,7 +225,7 @@ describe('a warming index', () => {
 
   test('closing cancels the build, and a build that lands after is dropped', async () => {
     const { builder, runs } = heldBuilder();
-    const index = new HoldingsIndex(store);
+    const index = new HoldingsIndex(temp.store);
     index.buildInBackground(builder, events().e);
     index.close();
     expect(runs[0]!.cancelled).toBe(true);
@@ -245,11 +237,11 @@ describe('a warming index', () => {
 
 test('the worker thread builds the index a build on this thread makes, with files applied meanwhile replayed', async () => {
   const rand = seeded(7);
-  for (let f = 0; f < 30; f++) store.applyFilesSync([randomFile(rand)]);
+  for (let f = 0; f < 30; f++) temp.store.applyFilesSync([randomFile(rand)]);
   const { e, seen } = events();
-  const index = new HoldingsIndex(store);
+  const index = new HoldingsIndex(temp.store);
   index.buildInBackground(workerBuilder(), e);
-  for (let f = 0; f < 5; f++) await store.applyFiles([randomFile(rand)]);
+  for (let f = 0; f < 5; f++) await temp.store.applyFiles([randomFile(rand)]);
   const deadline = Date.now() + 30_000;
   while (!index.complete && Date.now() < deadline) await Bun.sleep(5);
   // one build landed; files applied after it landed (a loaded machine) are followed as usual, so its figure may be

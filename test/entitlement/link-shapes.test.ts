@@ -1,20 +1,11 @@
-import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { LinkShapes } from '../../src/entitlement/holdings-index/link-shapes.ts';
-import { JsonBytes, Store } from '../../src/store/index.ts';
-import { seeded, tempDir } from '../support/fixtures.ts';
+import { JsonBytes } from '../../src/store/index.ts';
+import { seeded } from '../support/fixtures.ts';
 import { preparedFile } from '../support/prepared-file.ts';
+import { storePerTest } from '../support/temp-store.ts';
 
-let dir: ReturnType<typeof tempDir>;
-let store: Store;
-
-beforeEach(() => {
-  dir = tempDir();
-  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+const temp = storePerTest();
 
 const decoder = new TextDecoder();
 
@@ -32,15 +23,15 @@ test('a link set written for a DOI is the stored vor JSON, by native copies and 
     });
     return { doi, accessType: 'open', vor: links };
   });
-  store.applyFilesSync([preparedFile(records)]);
-  const expected = new Map([...store.liveHoldings()].map((h) => [h.doiKey, JSON.stringify(h.state.vor)]));
+  temp.store.applyFilesSync([preparedFile(records)]);
+  const expected = new Map([...temp.store.liveHoldings()].map((h) => [h.doiKey, JSON.stringify(h.state.vor)]));
 
   const native = new LinkShapes();
   const loop = new LinkShapes(undefined, null);
   const a = new JsonBytes(16); // small: the writes must make room as they go
   const b = new JsonBytes(16);
   let written = 0;
-  for (const h of store.storedHoldings()) {
+  for (const h of temp.store.storedHoldings()) {
     const id = native.idOf(h, 0);
     expect(loop.idOf(h, 0)).toBe(id);
     if (id < 0) continue; // links kept with the DOI: not a set's
@@ -53,7 +44,7 @@ test('a link set written for a DOI is the stored vor JSON, by native copies and 
     );
     written++;
   }
-  expect(written).toBeGreaterThan(300); // the rest have a URL the store keeps whole (not around the DOI)
+  expect(written).toBeGreaterThan(300); // the rest have a URL the temp.store keeps whole (not around the DOI)
   expect(native.size).toBeGreaterThan(20); // many sets, so the pieces' buffer grew
   expect(decoder.decode(b.buf.subarray(0, b.pos))).toBe(decoder.decode(a.buf.subarray(0, a.pos)));
   // a set rebuilt from its parts (the build worker's result) writes the same
