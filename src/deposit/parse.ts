@@ -58,7 +58,7 @@ function gunzip(gz: Uint8Array, max: number): { bytes: Uint8Array } | Fault<File
     return fault('NOT_GZIP', 'the content is not gzip-compressed (no gzip header)');
   try {
     // Synchronous: ~1.5 ms for a 10k-record file, where the thread-pool round trip of zlib.gunzip costs more.
-    // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (docs/design.md, "Measurements that shaped the design")
+    // 256 KiB output chunks: the 16 KiB default costs ~3x more calls into zlib (docs/performance.md)
     const out = zlib.gunzipSync(gz, { maxOutputLength: max, chunkSize: 256 * 1024, info: true }) as unknown as {
       buffer: Buffer;
       engine: { bytesWritten: number };

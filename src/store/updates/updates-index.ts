@@ -44,7 +44,7 @@ function generationOf(dbs: StoreDbs): number {
 
 /**
  * The read side of the Updates API: every work with updates, its served list pre-rendered as JSON. Most
- * requested DOIs have no updates, so a miss is one hash-table probe and never touches LMDB (docs/design.md,
+ * requested DOIs have no updates, so a miss is one hash-table probe and never touches LMDB (docs/performance.md,
  * "Measurements that shaped the design"). Reloaded when the store's `updatesGen` moves (an import by this
  * process or by another one): on this thread while that is quick, else on another (Reloading).
  */
