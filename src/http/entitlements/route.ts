@@ -1,6 +1,6 @@
 import { type EntitlementService, orgProblem, usedOrg } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import { type ApiKeys, unauthorized } from '../routes/index.ts';
+import type { ApiKeys } from '../routes/index.ts';
 import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured, readJsonBytes } from '../wire/index.ts';
 import { render } from './reply.ts';
 import { classifyEntries, readRequest, releaseEntries } from './request.ts';
@@ -26,8 +26,8 @@ export async function handleEntitlements(
   env: EntitlementEnv | undefined,
   limits: BodyLimits,
 ): Promise<Response> {
-  const integrator = keys.find(request.headers.get('x-api-key'));
-  if (!integrator) return unauthorized(request);
+  const integrator = keys.check(request);
+  if (integrator instanceof Response) return integrator;
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const req = readRequest(body);

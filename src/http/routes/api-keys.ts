@@ -25,6 +25,14 @@ export class ApiKeys {
     this.known = new Map();
   }
 
+  /**
+   * The integrator whose key the request carries, or the 401 to answer: every keyed route's first check, and the
+   * only one.
+   */
+  check(request: Request): IntegratorSettings | Response {
+    return this.find(request.headers.get('x-api-key')) ?? unauthorized(request);
+  }
+
   find(key: string | null): IntegratorSettings | undefined {
     if (!key) return undefined;
     const seen = this.known.get(key);
@@ -39,8 +47,8 @@ function digest(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('base64');
 }
 
-/** The 401 for a request whose key is missing or not known (the message says which); every keyed route's first check. */
-export function unauthorized(request: Request): Response {
+/** The 401 for a request whose key is missing or not known (the message says which). */
+function unauthorized(request: Request): Response {
   return errorResponse(
     401,
     'UNAUTHORIZED',

@@ -12,7 +12,7 @@ import {
   parseJson,
   readJsonBytes,
 } from '../wire/index.ts';
-import { type ApiKeys, unauthorized } from './api-keys.ts';
+import type { ApiKeys } from './api-keys.ts';
 import { ByPrefixRequest, MAX_CHANGES_PER_PAGE } from './updates-schema.ts';
 
 /**
@@ -28,7 +28,8 @@ const FEED_REPLY_HEADERS = new Headers(FEED_HEADERS);
 const checkByPrefix = TypeCompiler.Compile(ByPrefixRequest);
 
 function keyProblem(request: Request, keys: ApiKeys): Response | undefined {
-  return keys.find(request.headers.get('x-api-key')) ? undefined : unauthorized(request);
+  const integrator = keys.check(request);
+  return integrator instanceof Response ? integrator : undefined;
 }
 
 export function handleChanges(request: Request, keys: ApiKeys, store: Store | undefined): Response {

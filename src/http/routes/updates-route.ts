@@ -12,7 +12,7 @@ import {
   readJsonBytes,
   scanPlainBody,
 } from '../wire/index.ts';
-import { type ApiKeys, unauthorized } from './api-keys.ts';
+import type { ApiKeys } from './api-keys.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
@@ -43,7 +43,8 @@ export async function handleUpdates(
   index: UpdatesIndex | undefined,
   limits: BodyLimits,
 ): Promise<Response> {
-  if (!keys.find(request.headers.get('x-api-key'))) return unauthorized(request);
+  const integrator = keys.check(request);
+  if (integrator instanceof Response) return integrator;
   const body = await readJsonBytes(request, limits);
   if (body instanceof Response) return body;
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
