@@ -12,3 +12,14 @@ export { ACCESS, HoldingsIndex, openPart, recordView, workerBuilder } from './ho
 export type { CallOutcome, PlatformClient, PlatformFigures } from './platforms/index.ts';
 export { LATENCY_BUCKETS, LatencyHistogram } from './platforms/index.ts';
 export { Entitlements } from './platforms-and-stores.ts';
+export {
+  ASK,
+  classifyEntries,
+  type Entries,
+  INVALID,
+  NO_DOI,
+  OPEN,
+  releaseEntries,
+  takeEntries,
+  UNKNOWN,
+} from './request-entries.ts';

@@ -4,11 +4,15 @@ import {
   ENTITLED_VALUES,
   ENTITLEMENT_SOURCES,
   type EntitlementService,
+  type Entries,
+  INVALID,
+  NO_DOI,
+  OPEN,
   type PlatformVerdict,
+  UNKNOWN,
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
 import { type CopySource, ReplyBytes } from '../wire/index.ts';
-import { type Entries, INVALID, NO_DOI, OPEN, UNKNOWN } from './request.ts';
 
 /**
  * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it

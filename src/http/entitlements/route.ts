@@ -1,9 +1,15 @@
-import { type EntitlementService, orgProblem, usedOrg } from '../../entitlement/index.ts';
+import {
+  classifyEntries,
+  type EntitlementService,
+  orgProblem,
+  releaseEntries,
+  usedOrg,
+} from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
 import type { ApiKeys } from '../routes/index.ts';
 import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured, readJsonBytes } from '../wire/index.ts';
 import { render } from './reply.ts';
-import { classifyEntries, readRequest, releaseEntries } from './request.ts';
+import { readRequest } from './request.ts';
 
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 /** how far past the latest platform deadline a verdict may come before it is answered as a time-out */
@@ -41,7 +47,7 @@ export async function handleEntitlements(
 
   const { service } = env;
   service.refresh();
-  const { asked, askedAt } = classifyEntries(req, service);
+  const { asked, askedAt } = classifyEntries(req.entries, req.dois, service);
   if (asked.length > 0) {
     const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
     await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
