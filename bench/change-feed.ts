@@ -25,7 +25,8 @@
 import { createReadStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { doiKey } from '../src/doi/index.ts';
-import { keyHash, Store, storeFileIn } from '../src/store/index.ts';
+import { Store, storeFileIn } from '../src/store/index.ts';
+import { keyHash } from '../src/store/updates/index.ts';
 import type { ImportRow } from '../src/update-record/update-record.ts';
 import { readRows } from '../src/updates/import/read-rows.ts';
 import { importUpdates } from '../src/updates/index.ts';

@@ -6,7 +6,8 @@ import { dumpCommand, failuresCommand, retryCommand } from '../../src/cli/holdin
 import type { Output } from '../../src/cli/output.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { Ingestor, InlinePreparer } from '../../src/ingest/index.ts';
-import { classifyStoreError, LOW_SPACE_BYTES, Store } from '../../src/store/index.ts';
+import { classifyStoreError, LOW_SPACE_BYTES } from '../../src/store/environment/index.ts';
+import { Store } from '../../src/store/index.ts';
 import {
   runCli,
   startDaemon,

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { doiKey } from '../../src/doi/index.ts';
 import { openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
-import { keyHash, Store } from '../../src/store/index.ts';
+import { Store } from '../../src/store/index.ts';
 import { storeReadJob } from '../../src/store/read-models/read-job.ts';
 import type { StoreRead } from '../../src/store/read-models/reloading.ts';
+import { keyHash } from '../../src/store/updates/index.ts';
 import { PrefixIndex, type PrefixParts, readPrefixParts } from '../../src/store/updates/prefix-index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { tempDir } from '../support/fixtures.ts';

@@ -6,7 +6,8 @@ import { dumpLine } from '../../src/cli/dump-line.ts';
 import type { EnvName } from '../../src/config/index.ts';
 import { type ParsedDeposit, parseDepositText } from '../../src/deposit/index.ts';
 import { META } from '../../src/store/environment/environment.ts';
-import { type PreparedFile, SCHEMA_VERSION, Store } from '../../src/store/index.ts';
+import { SCHEMA_VERSION } from '../../src/store/environment/index.ts';
+import { type PreparedFile, Store } from '../../src/store/index.ts';
 import { tempDir } from '../support/fixtures.ts';
 
 let dir: ReturnType<typeof tempDir>;

@@ -1,15 +1,14 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { META, openEnvironment, type StoreDbs } from '../../src/store/environment/environment.ts';
 import {
-  readUpdatesTable,
   Store,
   servedUpdates,
   type TableBuilder,
   type UpdatesEntry,
   UpdatesIndex,
   UpdatesTable,
-  workerTableBuilder,
 } from '../../src/store/index.ts';
+import { readUpdatesTable, workerTableBuilder } from '../../src/store/updates/index.ts';
 import { importUpdates } from '../../src/updates/index.ts';
 import { importSample } from '../http/http-support.ts';
 import { syntheticWorks } from '../support/crossref-api.ts';
