@@ -22,7 +22,7 @@ export function dumpLine(env: EnvName, h: LiveHolding): DumpLine {
 /**
  * The --dump lines of a store's live holdings written from the stored bytes (holding-json.ts), nothing decoded:
  * a million lines a few seconds. `emit` gets each full chunk of lines (and must use it before returning), `each`
- * is called per line, and after a chunk `wanted` false stops it. test/store/holding-json.test.ts holds it to
+ * is called per line, and after a chunk `wanted` false stops it. test/store/holdings/holding-json.test.ts holds it to
  * JSON.stringify(dumpLine(...)), byte for byte.
  */
 export function writeDumpLines(

@@ -169,16 +169,7 @@ function gauge<L extends string>(
   labelNames: L[],
   read: (set: (labels: Record<L, string>, value: number) => void) => void,
 ): void {
-  new Gauge({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      read((labels, value) => this.set(labels as never, value));
-    },
-  });
+  readAtScrape(Gauge, registry, name, help, labelNames, read);
 }
 
 /** A counter read from the running parts at each scrape: their own counts, which only grow while the process runs. */
@@ -189,14 +180,27 @@ function counter<L extends string>(
   labelNames: L[],
   read: (add: (labels: Record<L, string>, value: number) => void) => void,
 ): void {
-  new Counter({
+  readAtScrape(Counter, registry, name, help, labelNames, read);
+}
+
+/** A metric emptied and filled again from `read` at each scrape: a gauge's samples set, a counter's added to 0. */
+function readAtScrape<L extends string>(
+  Metric: typeof Gauge | typeof Counter,
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: L[],
+  read: (put: (labels: Record<L, string>, value: number) => void) => void,
+): void {
+  new Metric({
     name,
     help,
     labelNames,
     registers: [registry],
     collect() {
       this.reset();
-      read((labels, value) => this.inc(labels as never, value));
+      if (this instanceof Gauge) read((labels, value) => this.set(labels as never, value));
+      else read((labels, value) => this.inc(labels as never, value));
     },
   });
 }

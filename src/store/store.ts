@@ -168,11 +168,7 @@ export class Store {
         b.discard();
         return undefined;
       }
-      return await runPass(this.dbs, record, {
-        chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords,
-        onChunk: opts.onChunk,
-        stop: opts.stop,
-      });
+      return await runPass(this.dbs, record, passRun(opts));
     } finally {
       this.applied.pending--;
     }
@@ -189,11 +185,7 @@ export class Store {
     try {
       const record = await adoptPass(this.dbs);
       if (!record) return []; // another process took it over, or it ended
-      return await runPass(this.dbs, record, {
-        chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords,
-        onChunk: opts.onChunk,
-        stop: opts.stop,
-      });
+      return await runPass(this.dbs, record, passRun(opts));
     } finally {
       this.applied.pending--;
     }
@@ -481,4 +473,9 @@ export class Store {
     this.changeFeed.close();
     await this.dbs.root.close();
   }
+}
+
+/** How a sorted pass runs, begun or resumed: its chunk size (the configured one unless the caller says), its hooks. */
+function passRun(opts: SortedPassOptions) {
+  return { chunkRecords: opts.chunkRecords ?? DEFAULT_INGEST.passChunkRecords, onChunk: opts.onChunk, stop: opts.stop };
 }

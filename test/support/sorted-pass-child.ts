@@ -3,7 +3,7 @@ import { randomFiles } from './random-deposits.ts';
 
 /**
  * A process that applies random files as one sorted pass and kills itself with SIGKILL after chunk `killAfter`
- * commits (test/store/sorted-pass.test.ts): a crash at a known place, no timing involved.
+ * commits (test/store/sorted-pass/sorted-pass.test.ts): a crash at a known place, no timing involved.
  * Arguments: store folder, seed, file count, chunk records, killAfter.
  */
 const [dir, seed, count, chunkRecords, killAfter] = process.argv.slice(2) as [string, string, string, string, string];

@@ -40,7 +40,7 @@ const decoder = new TextDecoder();
  * files show as a gap in apply sequence numbers and the store is read again. With a background builder (the
  * daemon's worker thread) the index is "warming" during a read: lookups the table misses read the store and are
  * kept, files told are applied to them and replayed on the build when it lands. docs/design.md, "Entitlements";
- * test/entitlement/holdings-index.test.ts and index-warming.test.ts hold it to the store.
+ * test/entitlement/holdings-index/holdings-index.test.ts and index-warming.test.ts hold it to the store.
  */
 export class HoldingsIndex {
   private table = new HoldingsTable();

@@ -7,7 +7,7 @@ import type { LinkShapes } from './link-shapes.ts';
  * Every live holding of the store as index records, added to a table builder, written from the stored bytes (holding-json.ts):
  * a hundred million holdings may be read here, so nothing is decoded into objects, and the table is made by a
  * builder (records as they come, slots once at the end: no copy, nothing made twice). The values are those a
- * followed file writes (test/entitlement/holdings-index.test.ts compares them).
+ * followed file writes (test/entitlement/holdings-index/holdings-index.test.ts compares them).
  */
 export function readIndexRecords(
   store: Store,

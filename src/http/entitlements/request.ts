@@ -31,7 +31,7 @@ export interface ReadRequest {
  * The request's org and entries (give them back with releaseEntries). A body in the plain shape
  * (scanEntitlementBody: DOI strings of printable ASCII, and an org object) is read from its bytes, the org slice
  * alone parsed; any other body is parsed and checked in full. Both readings mean the same
- * (test/http/entitlements-plain.test.ts).
+ * (test/http/entitlements/plain.test.ts).
  */
 export function readRequest(body: Uint8Array): ReadRequest | Response {
   const e = takeEntries();

@@ -6,8 +6,8 @@ import {
   usedOrg,
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import type { ApiKeys } from '../routes/index.ts';
-import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured, readJsonBytes } from '../wire/index.ts';
+import { type ApiKeys, keyedBody } from '../routes/index.ts';
+import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 import { render } from './reply.ts';
 import { readRequest } from './request.ts';
 
@@ -32,10 +32,9 @@ export async function handleEntitlements(
   env: EntitlementEnv | undefined,
   limits: BodyLimits,
 ): Promise<Response> {
-  const integrator = keys.check(request);
-  if (integrator instanceof Response) return integrator;
-  const body = await readJsonBytes(request, limits);
-  if (body instanceof Response) return body;
+  const keyed = await keyedBody(request, keys, limits);
+  if (keyed instanceof Response) return keyed;
+  const { integrator, body } = keyed;
   const req = readRequest(body);
   if (req instanceof Response) return req;
   const e = req.entries;

@@ -1,5 +1,5 @@
 import type { IntegratorSettings } from '../../config/index.ts';
-import { errorResponse } from '../wire/index.ts';
+import { type BodyLimits, errorResponse, readJsonBytes } from '../wire/index.ts';
 
 /**
  * `x-api-key` lookup. Keys are compared through their SHA-256 digests, so the time a lookup takes says nothing
@@ -54,4 +54,16 @@ function unauthorized(request: Request): Response {
     'UNAUTHORIZED',
     request.headers.has('x-api-key') ? 'the x-api-key is not known' : 'the x-api-key header is missing',
   );
+}
+
+/** A keyed POST's first steps: the integrator its key names, then its JSON body's bytes; or the reply that ends it. */
+export async function keyedBody(
+  request: Request,
+  keys: ApiKeys,
+  limits: BodyLimits,
+): Promise<{ integrator: IntegratorSettings; body: Uint8Array } | Response> {
+  const integrator = keys.check(request);
+  if (integrator instanceof Response) return integrator;
+  const body = await readJsonBytes(request, limits);
+  return body instanceof Response ? body : { integrator, body };
 }

@@ -8,7 +8,7 @@ type Method = 'GET' | 'POST';
  * through a context object and an async step even when the handler is synchronous, which measured at about a
  * sixth of an empty change-feed poll's cost. The Elysia app stays the general path (app.handle, 404s, 405s,
  * the status pages); both reach the same handler, which answers its own throw with the app's 500 (app.ts,
- * `timed`), and test/http/direct-routes.test.ts holds their answers equal.
+ * `timed`), and test/http/routes/direct-routes.test.ts holds their answers equal.
  */
 export class DirectRoutes {
   private readonly routes: Record<string, Partial<Record<Method, RouteHandler>>> = {};

@@ -1,4 +1,4 @@
-export { ApiKeys } from './api-keys.ts';
+export { ApiKeys, keyedBody } from './api-keys.ts';
 export { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
 export { DirectRoutes, directRoutesOf, type RouteHandler, setDirectRoutes } from './direct-routes.ts';
 export { PageCache } from './page-cache.ts';

@@ -9,10 +9,9 @@ import {
   notConfigured,
   parseJson,
   ReplyBytes,
-  readJsonBytes,
   scanPlainBody,
 } from '../wire/index.ts';
-import type { ApiKeys } from './api-keys.ts';
+import { type ApiKeys, keyedBody } from './api-keys.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
@@ -35,7 +34,7 @@ const REPLY_HEADERS = new Headers(JSON_HEADERS);
  * most DOIs have none, and a miss is one hash-table probe.
  *
  * A body in the plain shape (scanPlainBody) is answered from its bytes: no JSON.parse, no string per DOI. Any
- * other body is parsed and checked in full; both paths give byte-identical replies (test/http/plain-body.test.ts).
+ * other body is parsed and checked in full; both paths give byte-identical replies (test/http/wire/plain-body.test.ts).
  */
 export async function handleUpdates(
   request: Request,
@@ -43,10 +42,9 @@ export async function handleUpdates(
   index: UpdatesIndex | undefined,
   limits: BodyLimits,
 ): Promise<Response> {
-  const integrator = keys.check(request);
-  if (integrator instanceof Response) return integrator;
-  const body = await readJsonBytes(request, limits);
-  if (body instanceof Response) return body;
+  const keyed = await keyedBody(request, keys, limits);
+  if (keyed instanceof Response) return keyed;
+  const { body } = keyed;
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
   if (count >= 0) {
     if (!index) return notConfigured();

@@ -158,7 +158,7 @@ export class ReplyBytes {
 
   /**
    * What was written, as a view of the reused buffer: Bun's Response copies a typed-array body when it is
-   * constructed (test/http/updates-api.test.ts holds this), so a copy here would be a second one.
+   * constructed (test/http/routes/updates-api.test.ts holds this), so a copy here would be a second one.
    */
   take(): Uint8Array {
     return this.buf.subarray(0, this.pos);

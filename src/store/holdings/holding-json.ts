@@ -4,7 +4,7 @@ import { ACCESS_CODES, CONTENT_CODES, isLive } from './holding-codec.ts';
 /**
  * JSON written straight from a stored holding's bytes, nothing decoded into objects: the fast paths of --dump
  * and of the entitlement index's build, where a million holdings are read. The value layout is holding-codec.ts's;
- * test/store/holding-json.test.ts holds every writer here to JSON.stringify of the decoded holding.
+ * test/store/holdings/holding-json.test.ts holds every writer here to JSON.stringify of the decoded holding.
  */
 
 /** UTF-8 JSON text in a growing buffer (`buf[0, pos)`). */

@@ -43,7 +43,7 @@ export class ChangeFeedView {
 
   /**
    * Whether `cursorText` is the cursor of the feed's last change: then the page after it is empty and the cursor
-   * comes back as it is (the empty poll's fast path; readChanges gives the same, test/store/change-feed.test.ts).
+   * comes back as it is (the empty poll's fast path; readChanges gives the same, test/store/updates/change-feed.test.ts).
    * The tip is read again after a write by this process, else at most TIP_FRESH_MS old: reading it per poll was a
    * tenth of an empty poll's cost. Older, it can only make a poll after another process's commit look empty (the
    * same as asking a replica that is that far behind); the next poll gets the change.

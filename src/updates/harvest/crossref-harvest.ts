@@ -233,14 +233,7 @@ export class CrossrefHarvest {
       ...(from ? { from } : {}),
       until,
       full,
-      pass: 0,
-      cursor: '*',
-      received: 0,
-      total: 0,
-      pages: 0,
-      works: 0,
-      report: newReport(),
-      imports: {},
+      ...walkFromStart(),
       restarts: 0,
       startedAt: at,
       pid: process.pid,
@@ -303,14 +296,7 @@ export class CrossrefHarvest {
     this.log.log('warn', 'harvest.window_restarted', { harvest: this.settings.name, window: windowOf(w), reason });
     const fresh: WindowProgress = {
       ...w,
-      pass: 0,
-      cursor: '*',
-      received: 0,
-      total: 0,
-      pages: 0,
-      works: 0,
-      report: newReport(),
-      imports: {},
+      ...walkFromStart(),
       restarts: w.restarts + 1,
     };
     return { w: fresh, imports: this.beginImports(fresh, at) };
@@ -372,4 +358,9 @@ export class CrossrefHarvest {
 /** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
 export function harvestUserAgent(version: string, mailto: string): string {
   return `doi-holdings/${version} (mailto:${mailto})`;
+}
+
+/** A window's walk from its first pass and page, nothing received yet: a new window's, or a restarted one's. */
+function walkFromStart() {
+  return { pass: 0, cursor: '*', received: 0, total: 0, pages: 0, works: 0, report: newReport(), imports: {} };
 }
