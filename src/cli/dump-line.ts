@@ -1,5 +1,6 @@
+import { JsonBytes } from '../bytes/index.ts';
 import type { EnvName } from '../config/index.ts';
-import { type HoldingState, type HoldingView, JsonBytes, type LiveHolding, type Store } from '../store/index.ts';
+import type { HoldingState, HoldingView, LiveHolding, Store } from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the

@@ -1,5 +1,5 @@
+import { JsonBytes } from '../bytes/index.ts';
 import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../doi/index.ts';
-import { JsonBytes } from '../store/index.ts';
 import type { EntitlementsRequest } from './api/index.ts';
 import { MAX_ENTITLEMENT_DOIS, type PlatformVerdict } from './api/index.ts';
 import type { AskedDoi, EntitlementService } from './entitlement-service.ts';

@@ -17,9 +17,7 @@ export {
   doiKeysOfRecords,
   type EncodedRecords,
   encodeRecords,
-  JsonBytes,
   StoredHolding,
-  sameBytes,
 } from './holdings/index.ts';
 export type { WarmRead } from './read-models/index.ts';
 export type { SortedPassBuilder } from './sorted-pass/index.ts';

@@ -1,5 +1,6 @@
 import { basename, join } from 'node:path';
 import { type Fault, FaultError, type FileFaultCode, fault } from '../base/index.ts';
+import { ByteWriter } from '../bytes/index.ts';
 import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
 import type { ApplyStatus, FileStatus, PreparedFile } from './apply/index.ts';
 import {
@@ -37,7 +38,6 @@ import {
 } from './environment/index.ts';
 import type { HoldingView, LiveHolding } from './holdings/index.ts';
 import {
-  ByteWriter,
   decodeHolding,
   decodeLive,
   type HoldingFilter,

@@ -1,12 +1,6 @@
+import { JsonBytes, sameBytes } from '../../bytes/index.ts';
 import { foldedHash, plainDoiKey } from '../../doi/index.ts';
-import {
-  type AppliedFile,
-  JsonBytes,
-  type Store,
-  type StoredHolding,
-  sameBytes,
-  storedChanges,
-} from '../../store/index.ts';
+import { type AppliedFile, type Store, type StoredHolding, storedChanges } from '../../store/index.ts';
 import { type RecordView, recordView } from './arena-record.ts';
 import type { BuildEvents, BuiltIndex, IndexBuilder } from './background-build.ts';
 import { HoldingsTable } from './holdings-table.ts';

@@ -1,4 +1,5 @@
-import { JsonBytes, type Store } from '../../store/index.ts';
+import { JsonBytes } from '../../bytes/index.ts';
+import type { Store } from '../../store/index.ts';
 import type { TableBuilder } from './holdings-table.ts';
 import { type PlatformNumbers, writeHolding } from './index-value.ts';
 import type { LinkShapes } from './link-shapes.ts';

@@ -1,5 +1,6 @@
+import { JsonBytes } from '../../bytes/index.ts';
 import type { AccessType } from '../../deposit/index.ts';
-import { JsonBytes, type StoredHolding } from '../../store/index.ts';
+import type { StoredHolding } from '../../store/index.ts';
 import type { LinkShapes } from './link-shapes.ts';
 
 /**
@@ -239,7 +240,8 @@ export function writeLinks(
     case LINKS.NONE:
       return;
     case LINKS.JSON:
-      return out.copy(bytes, part.dataStart, part.dataEnd);
+      out.copy(bytes, part.dataStart, part.dataEnd);
+      return;
     case LINKS.SHAPE_SPELT:
       return shapes.write(out, part.shape, bytes, part.dataStart, part.dataEnd, false);
     default:

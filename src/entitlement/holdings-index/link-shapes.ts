@@ -1,5 +1,6 @@
 import { type Libc, libc } from '../../base/index.ts';
-import { JsonBytes, type StoredHolding, sameBytes } from '../../store/index.ts';
+import { JsonBytes, sameBytes } from '../../bytes/index.ts';
+import type { StoredHolding } from '../../store/index.ts';
 
 /**
  * Vor links shared between DOIs. Most platforms build every vor URL around the DOI

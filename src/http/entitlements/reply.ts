@@ -1,3 +1,5 @@
+import { libc } from '../../base/index.ts';
+import { type CopySource, JsonBytes } from '../../bytes/index.ts';
 import type { IntegratorSettings } from '../../config/index.ts';
 import {
   ACCESS,
@@ -12,7 +14,6 @@ import {
   UNKNOWN,
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import { type CopySource, ReplyBytes } from '../wire/index.ts';
 
 /**
  * The Entitlement API's reply, written once every entry is decided, as bytes into one reused buffer (read it
@@ -20,7 +21,9 @@ import { type CopySource, ReplyBytes } from '../wire/index.ts';
  * from the index, and the `updates` list from the Updates API's pre-rendered table.
  */
 
-const reply = new ReplyBytes();
+/** a reply's buffer to begin with: a 100-DOI answer fits; it grows for a larger one */
+const REPLY_BYTES = 256 * 1024;
+const reply = new JsonBytes(REPLY_BYTES, libc()); // native copies: an open DOI's answer is mostly copied
 const encoder = new TextEncoder();
 /** an answer from the deposit after its `doi`, up to its `vor`, by the index's access code */
 const OPEN_TEXT = ACCESS.map((a) => `,"statusCode":200,"entitled":"yes","accessType":"${a}","source":"oa_platform"`);
@@ -72,10 +75,10 @@ export function render(
       );
     else if (spans && sent[i] === undefined)
       out
-        .piece(DOI_OPEN)
+        .bytes(DOI_OPEN)
         .range(body!, spans[2 * i]!, spans[2 * i + 1]!)
         .ascii('"'); // printable ASCII, no escapes: scanned so
-    else if (plain[i] === 1) out.piece(DOI_OPEN).ascii(sent[i]!).ascii('"');
+    else if (plain[i] === 1) out.bytes(DOI_OPEN).ascii(sent[i]!).ascii('"');
     else out.ascii('{"doi":').text(JSON.stringify(sent[i]));
     if (kind === NO_DOI) invalid++;
     else if (kind === INVALID) {
@@ -86,7 +89,7 @@ export function render(
       none++;
     } else if (kind === OPEN) {
       out.bytes(OPEN_ANSWER[e.access[i]!]!); // ~80 bytes: a native copy
-      if (e.vorEnd[i]! > e.vorStart[i]!) out.piece(VOR).range(vor.buf, e.vorStart[i]!, e.vorEnd[i]!);
+      if (e.vorEnd[i]! > e.vorStart[i]!) out.bytes(VOR).range(vor.buf, e.vorStart[i]!, e.vorEnd[i]!);
       open++;
     } else {
       const v = verdicts[i]!;
@@ -110,7 +113,7 @@ export function render(
   service.count('invalid', invalid);
   service.count('none', none);
   service.count('oa_platform', open);
-  return out.ascii(']}').take();
+  return out.ascii(']}').view();
 }
 
 /**
@@ -119,7 +122,7 @@ export function render(
  * copies from the body, the constants and the request's vor JSON.
  */
 function writeOpenSpan(
-  out: ReplyBytes,
+  out: JsonBytes,
   body: CopySource,
   start: number,
   end: number,
@@ -129,21 +132,21 @@ function writeOpenSpan(
   vorEnd: number,
 ): void {
   out
-    .piece(DOI_OPEN)
-    .copy(body, start, end - start)
+    .bytes(DOI_OPEN)
+    .copyFrom(body, start, end - start)
     .byte(0x22); // "
   if (vorEnd > vorStart) {
     const head = OPEN_HEAD_VOR[access]!;
-    out.copy(head, 0, head.bytes.length).copy(vor, vorStart, vorEnd - vorStart);
+    out.copyFrom(head, 0, head.bytes.length).copyFrom(vor, vorStart, vorEnd - vorStart);
   } else {
     const head = OPEN_HEAD[access]!;
-    out.copy(head, 0, head.bytes.length);
+    out.copyFrom(head, 0, head.bytes.length);
   }
   out.byte(0x7d); // }
 }
 
-function writeVerdict(out: ReplyBytes, v: PlatformVerdict, orgBytes: Uint8Array | undefined): void {
-  out.piece(verdictHead(v));
+function writeVerdict(out: JsonBytes, v: PlatformVerdict, orgBytes: Uint8Array | undefined): void {
+  out.bytes(verdictHead(v));
   if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
   if (v.vor !== undefined) {
     out.ascii(',"vor":[');

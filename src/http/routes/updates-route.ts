@@ -1,4 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { JsonBytes } from '../../bytes/index.ts';
 import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../../store/index.ts';
 import {
@@ -8,7 +9,6 @@ import {
   JSON_HEADERS,
   notConfigured,
   parseJson,
-  ReplyBytes,
   scanPlainBody,
 } from '../wire/index.ts';
 import { type ApiKeys, keyedBody } from './api-keys.ts';
@@ -17,7 +17,9 @@ import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 const SHAPE = '{"dois": ["10.xxxx/...", ...]}';
 const ENTRY = 'an entry is a DOI string';
-const reply = new ReplyBytes();
+/** a reply's buffer to begin with: a 100-DOI answer fits; it grows for a larger one */
+const REPLY_BYTES = 256 * 1024;
+const reply = new JsonBytes(REPLY_BYTES);
 const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
 const ascii = new TextDecoder(); // for spans of ASCII bytes (scanPlainBody admits no others)
 const encoder = new TextEncoder();
@@ -62,7 +64,7 @@ export async function handleUpdates(
  * The reply for the `count` DOIs whose byte ranges scanPlainBody left in `spans`, written straight from the
  * body's bytes where they are plain DOIs. The result is the shared reply buffer: read it before the next call.
  */
-export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, table: UpdatesTable): ReplyBytes {
+export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, table: UpdatesTable): JsonBytes {
   const out = reply.start().ascii('{"documents":[');
   for (let i = 0; i < count; i++) {
     if (i > 0) out.ascii(',');
@@ -79,9 +81,9 @@ export function answerPlain(body: Uint8Array, spans: Int32Array, count: number, 
  * hashed for the table in the same pass: this copy is most of an answer's cost. Returns false, with nothing
  * written, for anything else.
  */
-function writePlainDocument(out: ReplyBytes, b: Uint8Array, start: number, end: number, table: UpdatesTable): boolean {
+function writePlainDocument(out: JsonBytes, b: Uint8Array, start: number, end: number, table: UpdatesTable): boolean {
   const buf = out.reserve(DOI_OPEN.length + (end - start) + 1);
-  let p = out.position;
+  let p = out.pos;
   for (let k = 0; k < DOI_OPEN.length; k++) buf[p++] = DOI_OPEN[k]!;
   const h = copyPlainDoi(b, start, end, buf, p);
   if (h === NOT_PLAIN) return false;
@@ -93,7 +95,7 @@ function writePlainDocument(out: ReplyBytes, b: Uint8Array, start: number, end: 
 }
 
 /** The reply for DOIs from a parsed body (the shared reply buffer, as answerPlain). */
-export function answerParsed(dois: readonly string[], table: UpdatesTable): ReplyBytes {
+export function answerParsed(dois: readonly string[], table: UpdatesTable): JsonBytes {
   const out = reply.start().ascii('{"documents":[');
   for (let i = 0; i < dois.length; i++) {
     if (i > 0) out.ascii(',');
@@ -103,7 +105,7 @@ export function answerParsed(dois: readonly string[], table: UpdatesTable): Repl
 }
 
 /** One document for a DOI as sent: any form the API accepts, or a per-document 400 saying why it is not a DOI. */
-function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void {
+function writeDocument(out: JsonBytes, sent: string, table: UpdatesTable): void {
   const input = readDoiInput(sent);
   if (input.problem !== undefined)
     out
@@ -113,16 +115,16 @@ function writeDocument(out: ReplyBytes, sent: string, table: UpdatesTable): void
       .text(JSON.stringify(input.problem))
       .ascii('}');
   else if (input.plain)
-    writeFound(out.piece(DOI_OPEN).ascii(sent).ascii('"'), table.get(input.key)); // printable ASCII, nothing to escape
+    writeFound(out.bytes(DOI_OPEN).ascii(sent).ascii('"'), table.get(input.key)); // printable ASCII, nothing to escape
   else writeFound(out.ascii('{"doi":').text(JSON.stringify(sent)), table.get(input.key));
 }
 
 /** The rest of a document after its `doi`: status 200 and the update list, `[]` when there is none. */
-function writeFound(out: ReplyBytes, updates: Uint8Array | undefined): void {
-  if (updates) out.piece(FOUND).bytes(updates).ascii('}');
-  else out.piece(NONE);
+function writeFound(out: JsonBytes, updates: Uint8Array | undefined): void {
+  if (updates) out.bytes(FOUND).bytes(updates).ascii('}');
+  else out.bytes(NONE);
 }
 
-function replyOf(out: ReplyBytes): Response {
-  return new Response(out.take(), { headers: REPLY_HEADERS });
+function replyOf(out: JsonBytes): Response {
+  return new Response(out.view(), { headers: REPLY_HEADERS });
 }

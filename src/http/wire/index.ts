@@ -3,6 +3,5 @@ export { type BodyLimits, DEFAULT_BODY_TIMEOUT_MS, parseJson, readJsonBytes } fr
 export { errorBody, errorResponse, JSON_HEADERS, jsonResponse, notConfigured } from './errors.ts';
 export { noneMatch } from './etag.ts';
 export { scanEntitlementBody, scanPlainBody } from './plain-body.ts';
-export { type CopySource, ReplyBytes } from './reply-bytes.ts';
 export { describeSchemaFault } from './schema-fault.ts';
 export { utf8Text } from './utf8.ts';

@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
+import type { ByteWriter } from '../../bytes/index.ts';
 import type { FileCounts } from '../environment/index.ts';
-import type { ByteWriter } from '../holdings/index.ts';
 import {
   type EncodedRecords,
   layoutOf,

@@ -1,5 +1,5 @@
+import { ByteReader, ByteWriter } from '../../bytes/index.ts';
 import type { ParsedRecord } from '../../deposit/index.ts';
-import { ByteReader, ByteWriter } from './bytes.ts';
 import { writeState } from './holding-codec.ts';
 import { holdingKey, keyTextEncoder, splitHoldingKey } from './holding-key.ts';
 

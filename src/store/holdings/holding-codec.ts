@@ -1,5 +1,5 @@
+import { ByteReader, type ByteWriter, sameBytes } from '../../bytes/index.ts';
 import type { AccessType, ContentType, VorItem } from '../../deposit/index.ts';
-import { ByteReader, type ByteWriter, sameBytes } from './bytes.ts';
 
 /**
  * Compact binary value of one holding, written and read only here (bytes per holding is a tracked figure;

@@ -1,4 +1,4 @@
-import { ByteWriter } from './bytes.ts';
+import type { JsonBytes } from '../../bytes/index.ts';
 import { ACCESS_CODES, CONTENT_CODES, isLive } from './holding-codec.ts';
 
 /**
@@ -7,60 +7,6 @@ import { ACCESS_CODES, CONTENT_CODES, isLive } from './holding-codec.ts';
  * test/store/holdings/holding-json.test.ts holds every writer here to JSON.stringify of the decoded holding.
  */
 
-/** UTF-8 JSON text in a growing buffer (`buf[0, pos)`). */
-export class JsonBytes extends ByteWriter {
-  /** Text known to be ASCII and to need no escaping (field names, punctuation, fixed values). */
-  ascii(s: string): void {
-    this.ensure(s.length);
-    for (let i = 0; i < s.length; i++) this.buf[this.pos++] = s.charCodeAt(i);
-  }
-
-  /** The UTF-8 bytes of a string as a JSON string literal. */
-  quoted(b: Uint8Array, start: number, end: number): void {
-    this.ensure(2);
-    this.buf[this.pos++] = QUOTE;
-    this.escaped(b, start, end);
-    this.buf[this.pos++] = QUOTE;
-  }
-
-  /** UTF-8 bytes inside a string literal, escaped as JSON.stringify escapes (", \ and control characters). */
-  escaped(b: Uint8Array, start: number, end: number): void {
-    this.ensure(6 * (end - start) + 2);
-    const out = this.buf;
-    let p = this.pos;
-    for (let i = start; i < end; i++) {
-      const c = b[i]!;
-      if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
-        out[p++] = c;
-        continue;
-      }
-      out[p++] = BACKSLASH;
-      const short = SHORT_ESCAPES[c];
-      if (short !== undefined) out[p++] = short;
-      else {
-        out[p++] = 0x75; // u00XX, lower-case hex as JSON.stringify writes it
-        out[p++] = 0x30;
-        out[p++] = 0x30;
-        out[p++] = HEX.charCodeAt(c >> 4);
-        out[p++] = HEX.charCodeAt(c & 15);
-      }
-    }
-    this.pos = p;
-  }
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const HEX = '0123456789abcdef';
-const SHORT_ESCAPES: Record<number, number> = {
-  34: QUOTE,
-  92: BACKSLASH,
-  8: 0x62,
-  9: 0x74,
-  10: 0x6e,
-  12: 0x66,
-  13: 0x72,
-};
 const ACCESS_JSON = ACCESS_CODES.map((a) => (a ? `"${a}"` : ''));
 const CONTENT_JSON = CONTENT_CODES.map((c) => (c ? `,"contentType":"${c}"}` : '}'));
 

@@ -1,4 +1,3 @@
-export { ByteReader, ByteWriter, sameBytes } from './bytes.ts';
 export { doiKeysOfRecords, type EncodedRecords, encodeRecords, RecordCursor } from './encoded-records.ts';
 export {
   decodeHolding,
@@ -15,5 +14,5 @@ export {
   writeLive,
   writeTombstone,
 } from './holding-codec.ts';
-export { JsonBytes, StoredHolding } from './holding-json.ts';
+export { StoredHolding } from './holding-json.ts';
 export { type HoldingFilter, holdingEntries, splitHoldingKey } from './holding-key.ts';

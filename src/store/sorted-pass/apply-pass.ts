@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ByteWriter } from '../../bytes/index.ts';
 import type { FileStatus } from '../apply/index.ts';
 import { KeyMerge, nextValue, noteApplied, type RecordCounts } from '../apply/index.ts';
 import type { FileEntry } from '../environment/index.ts';
 import { META, type StoreDbs, writeTransaction } from '../environment/index.ts';
-import { ByteWriter } from '../holdings/index.ts';
 import { joinsPass, type PassFile, type SortedPassBuilder } from './pass-files.ts';
 import { ChunkCursor, RunCursor, writeRunRecord } from './run-file.ts';
 

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { ByteReader, ByteWriter } from '../../bytes/index.ts';
 import type { KeyedCursor, RecordView } from '../apply/index.ts';
-import { ByteReader, ByteWriter } from '../holdings/index.ts';
 
 /**
  * A sorted run: records of many files merged in key order, one key's records in apply order, each naming its file

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
+import { JsonBytes } from '../../../src/bytes/index.ts';
 import { LinkShapes } from '../../../src/entitlement/holdings-index/link-shapes.ts';
-import { JsonBytes } from '../../../src/store/index.ts';
 import { seeded } from '../../support/fixtures.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
 import { storePerTest } from '../../support/temp-store.ts';

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
+import { ByteWriter } from '../../../src/bytes/index.ts';
 import { ACCESS_TYPES, CONTENT_TYPES } from '../../../src/deposit/index.ts';
-import { ByteWriter } from '../../../src/store/holdings/bytes.ts';
 import { decodeHolding, writeState } from '../../../src/store/holdings/holding-codec.ts';
 
 /** The state encoding must give back exactly what was deposited, for every enum value and URL shape. */

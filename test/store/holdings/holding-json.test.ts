@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { JsonBytes } from '../../../src/bytes/index.ts';
 import { dumpLine, writeDumpLines } from '../../../src/cli/dump-line.ts';
-import { JsonBytes, Store } from '../../../src/store/index.ts';
+import { Store } from '../../../src/store/index.ts';
 import { seeded, tempDir } from '../../support/fixtures.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
 

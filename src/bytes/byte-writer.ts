@@ -1,26 +1,63 @@
+import type { Libc } from '../base/index.ts';
+
 /**
- * Byte-level writing and reading for the store's compact values and encoded records: varints, fixed-width
- * integers and strings, with an ASCII fast path (DOIs and URLs are nearly all ASCII).
+ * Writing and reading bytes: the one writer of the store's compact values and encoded records (varints,
+ * fixed-width integers, strings with an ASCII fast path: DOIs and URLs are nearly all ASCII) and, through
+ * JsonBytes (json-bytes.ts), of JSON: the index's link sets, --dump's lines and the APIs' replies.
  */
 const utf8 = new TextEncoder();
 // ignoreBOM keeps a leading U+FEFF: a stored part (the text after a DOI in a URL) may start with one, and reads back whole
 const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** A reusable writer: one per store, so encoding allocates nothing per record until the final copy. */
+/** up to this many bytes a loop copies faster than `set`, which has a fixed cost of its own */
+const SHORT_COPY = 48;
+
+/**
+ * Bytes a writer copies from natively, with where they start in memory: taking the address costs about as much
+ * as a short copy, so it is taken once per source and reply, not per copy. Made only by ByteWriter.source, and
+ * copied from only by the writer that made it (its address is that writer's to trust).
+ */
+export interface CopySource {
+  readonly bytes: Uint8Array;
+  readonly address: number;
+  readonly owner: ByteWriter;
+}
+
+/**
+ * A reusable writer (`buf[0, pos)`): one per store or per route, so writing allocates nothing until the final
+ * copy. Only for synchronous use between reset and view: no await in between.
+ */
 export class ByteWriter {
   buf: Uint8Array;
   pos = 0;
-  constructor(size = 1 << 16) {
+  /** where buf starts, for native copies (0 without them) */
+  private bufAddress = 0;
+
+  /**
+   * `native`: copies through libc's memcpy where it is there and asked for (a TypedArray.set costs several times
+   * a short memcpy): the replies' writers ask; the store's have no use for it.
+   */
+  constructor(
+    size = 1 << 16,
+    private readonly native: Libc | null = null,
+  ) {
     this.buf = new Uint8Array(size);
+    if (native) this.bufAddress = native.address(this.buf);
   }
   reset(): void {
     this.pos = 0;
+  }
+  /** reset, for a chain: `out.start().ascii(...)` */
+  start(): this {
+    this.pos = 0;
+    return this;
   }
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
+    if (this.native) this.bufAddress = this.native.address(next);
   }
   u8(v: number): void {
     this.ensure(1);
@@ -90,18 +127,77 @@ export class ByteWriter {
     return this.buf.subarray(0, this.pos);
   }
   /** Copies src[start, end): a loop, as the ranges are short (a state, an event list) and a subarray costs more. */
-  copy(src: Uint8Array, start: number, end: number): void {
+  copy(src: Uint8Array, start: number, end: number): this {
     const n = end - start;
     this.ensure(n);
     const b = this.buf;
     let p = this.pos;
     for (let i = start; i < end; i++) b[p++] = src[i]!;
     this.pos = p;
+    return this;
   }
-  bytes(b: Uint8Array): void {
+
+  /** src[start, end), without making a view of it below SHORT_COPY bytes (a view costs more than a DOI's copy). */
+  range(src: Uint8Array, start: number, end: number): this {
+    const n = end - start;
+    if (n <= SHORT_COPY) return this.copy(src, start, end);
+    this.ensure(n);
+    this.buf.set(src.subarray(start, end), this.pos); // past a few dozen bytes a native copy beats the loop, view and all
+    this.pos += n;
+    return this;
+  }
+
+  /** Any bytes: a few dozen are copied by the loop, more by a native copy (SHORT_COPY). */
+  bytes(b: Uint8Array): this {
+    if (b.length <= SHORT_COPY) return this.copy(b, 0, b.length);
     this.ensure(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
+    return this;
+  }
+
+  /** One byte (a quote, a brace). */
+  byte(b: number): this {
+    this.ensure(1);
+    this.buf[this.pos++] = b;
+    return this;
+  }
+
+  /**
+   * For a hot loop that writes bytes itself: makes room for `n` more and returns the buffer, to be written from
+   * `pos` on, then `moveTo` the end of what was written. Nothing written past the mark counts until then.
+   */
+  reserve(n: number): Uint8Array {
+    this.ensure(n);
+    return this.buf;
+  }
+
+  moveTo(position: number): void {
+    // the next native copy writes at pos: it must be inside the buffer
+    if (!(position >= 0 && position <= this.buf.length))
+      throw new RangeError(`position ${position} outside the buffer`);
+    this.pos = position;
+  }
+
+  /** `bytes` as a source for this writer's native copies (take it within one reply: a view may be replaced later). */
+  source(bytes: Uint8Array): CopySource {
+    return { bytes, address: this.native ? this.native.address(bytes) : 0, owner: this };
+  }
+
+  /** src.bytes[from, from + n), by a native copy where there is one (a few native calls beat any loop past 8 bytes). */
+  copyFrom(src: CopySource, from: number, n: number): this {
+    // checked here, since memcpy cannot: a range past either buffer, or an address of another writer's making,
+    // would read or write memory that is not theirs (written so that NaN fails too)
+    if (!(from >= 0 && n >= 0 && from + n <= src.bytes.length) || src.owner !== this)
+      throw new RangeError(
+        `a copy of ${n} bytes from ${from} of ${src.bytes.length}${src.owner === this ? '' : ' (a source of another writer)'}`,
+      );
+    if (n === 0) return this;
+    this.ensure(n);
+    if (this.native) this.native.memcpy(this.bufAddress + this.pos, src.address + from, n);
+    else this.buf.set(src.bytes.subarray(from, from + n), this.pos);
+    this.pos += n;
+    return this;
   }
 }
 
