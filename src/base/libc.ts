@@ -2,7 +2,7 @@ import { dlopen, FFIType, ptr } from 'bun:ffi';
 
 /**
  * The C library functions the service calls itself, through bun:ffi: madvise (huge pages for the entitlement
- * index, src/entitlement/holdings-index/large-memory.ts) and memcpy (the replies' long copies, src/http/wire/reply-bytes.ts). Null
+ * index, src/entitlement/holdings-index/large-memory.ts) and memcpy (the replies' long copies, src/bytes/byte-writer.ts). Null
  * where the library is not there (no glibc, another OS): callers then do without (plain pages, TypedArray.set).
  */
 export interface Libc {
