@@ -1,26 +1,17 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { counter, gauge, processRegistry } from '../http/index.ts';
 import type { FollowedSources, HarvestState, SourceStatus, UrlSourceState } from '../updates/index.ts';
 import type { EnvironmentRunner } from './environment-runner.ts';
 
 /**
- * The daemon's own figures in /metrics, with prom-client (it runs under Bun; measured: process figures, event-loop
- * lag, heap and open descriptors all read correctly): read from the running parts at each scrape. The HTTP
- * figures are added to the same registry by the app.
+ * The daemon's own figures in /metrics, read from the running parts at each scrape, beside the process figures
+ * (http/metrics/registry.ts): the app merges them after its own into the one registry it serves.
  */
 export function daemonRegistry(
   envs: ReadonlyMap<string, EnvironmentRunner>,
   sources: () => FollowedSources | undefined,
 ): Registry {
-  const registry = new Registry();
-  // process_resident_memory_bytes, process_open_fds, nodejs_eventloop_lag_*, nodejs_heap_size_*_bytes, ...
-  collectDefaultMetrics({ register: registry });
-  // Under Bun these report nothing (the _total gauges always 0, the by-type ones no samples), and a gauge named
-  // *_total breaks Prometheus' naming rules (`promtool check metrics` fails on it); prom-client offers no opt-out.
-  for (const name of ['handles', 'requests', 'resources'].flatMap((what) => [
-    `nodejs_active_${what}`,
-    `nodejs_active_${what}_total`,
-  ]))
-    registry.removeSingleMetric(name);
+  const registry = processRegistry();
   const seconds = (ms: number) => (ms > 0 ? ms / 1000 : 0);
 
   gauge(
@@ -159,48 +150,4 @@ export function daemonRegistry(
     harvest((h) => h.window?.pages ?? 0),
   );
   return registry;
-}
-
-/** A gauge whose samples are read at scrape time; series no longer reported (a source removed by a reload) go. */
-function gauge<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (set: (labels: Record<L, string>, value: number) => void) => void,
-): void {
-  readAtScrape(Gauge, registry, name, help, labelNames, read);
-}
-
-/** A counter read from the running parts at each scrape: their own counts, which only grow while the process runs. */
-function counter<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (add: (labels: Record<L, string>, value: number) => void) => void,
-): void {
-  readAtScrape(Counter, registry, name, help, labelNames, read);
-}
-
-/** A metric emptied and filled again from `read` at each scrape: a gauge's samples set, a counter's added to 0. */
-function readAtScrape<L extends string>(
-  Metric: typeof Gauge | typeof Counter,
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (put: (labels: Record<L, string>, value: number) => void) => void,
-): void {
-  new Metric({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (this instanceof Gauge) read((labels, value) => this.set(labels as never, value));
-      else read((labels, value) => this.inc(labels as never, value));
-    },
-  });
 }

@@ -6,7 +6,7 @@ import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
-import { HttpMetrics, renderEntitlementMetrics, renderMetrics } from './metrics/index.ts';
+import { HttpMetrics, registerEntitlementMetrics, registerStoreMetrics } from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
@@ -59,12 +59,22 @@ const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
  */
 export function createApp(deps: HttpDeps) {
   const keys = deps.integrators instanceof ApiKeys ? deps.integrators : new ApiKeys(deps.integrators);
-  const registry = deps.registry ?? new Registry();
   const http = new HttpMetrics(deps.log ?? silentLogger);
   const openapi = JSON.stringify(openApiDocument(deps.version));
   const now = deps.now ?? Date.now;
   const body: BodyLimits = { maxBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
   const entitlements = deps.entitlements ?? new Entitlements([], DEFAULT_ENTITLEMENTS);
+  // one registry: the stores', the entitlement side's and HTTP's families, then the daemon's (process, ingest lag,
+  // S3, update sources), every one read at each scrape
+  const metricSources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
+    const h = deps.envs[env];
+    return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
+  });
+  const own = new Registry();
+  registerStoreMetrics(own, metricSources, now);
+  registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
+  http.register(own);
+  const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
     return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
@@ -225,15 +235,7 @@ export function createApp(deps: HttpDeps) {
     .get(
       '/metrics',
       served('GET', '/metrics', async () => {
-        const sources = (['production', 'staging'] as EnvName[]).flatMap((env) => {
-          const h = deps.envs[env];
-          return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
-        });
-        const text =
-          renderMetrics(sources, now()) +
-          renderEntitlementMetrics(sources, entitlements.clients, entitlements.figures) +
-          http.render() +
-          (await registry.metrics());
+        const text = await registry.metrics();
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );

@@ -1,3 +1,4 @@
-export { renderEntitlementMetrics } from './entitlement-metrics.ts';
+export { registerEntitlementMetrics } from './entitlement-metrics.ts';
 export { HttpMetrics } from './http-metrics.ts';
-export { renderMetrics } from './store-metrics.ts';
+export { counter, gauge, processRegistry } from './registry.ts';
+export { registerStoreMetrics } from './store-metrics.ts';

@@ -1,6 +1,8 @@
+import type { Registry } from 'prom-client';
 import type { EnvName } from '../../config/index.ts';
 import type { IngestStats } from '../../ingest/index.ts';
 import type { Store } from '../../store/index.ts';
+import { familyOf } from './registry.ts';
 
 /** Prometheus text exposition (format 0.0.4) of the stores and the ingestors, read from them at each scrape. */
 
@@ -10,82 +12,51 @@ export interface MetricsSource {
   ingest?: IngestStats;
 }
 
-export function renderMetrics(sources: readonly MetricsSource[], now: number): string {
-  const out: string[] = [];
-  const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Sample[]) =>
-    writeFamily(out, name, type, help, samples);
-  family(
-    'doi_holdings_live',
-    'gauge',
-    'Live holdings per environment and platform.',
+export function registerStoreMetrics(registry: Registry, sources: readonly MetricsSource[], now: () => number): void {
+  const family = familyOf(registry);
+  family('doi_holdings_live', 'gauge', 'Live holdings per environment and platform.', ['env', 'platform'], () =>
     sources.flatMap(({ env, store }) =>
       Object.entries(store.liveCounts()).map(
         ([platform, n]) => [{ env, platform }, n] as [Record<string, string>, number],
       ),
     ),
   );
-  family(
-    'doi_holdings_works_with_updates',
-    'gauge',
-    'Works with at least one update.',
+  family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', ['env'], () =>
     sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]),
   );
-  const heads = sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
+  const heads = () => sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
   // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed").
   // The lineage is a value, not a label: a label that changes per commit would make a new time series per commit.
-  family(
-    'doi_holdings_change_feed_commit',
-    'gauge',
-    'Commits that changed the change feed.',
-    heads.map(({ env, head }) => [{ env }, head.commit]),
+  family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed.', ['env'], () =>
+    heads().map(({ env, head }) => [{ env }, head.commit]),
   );
   family(
     'doi_holdings_change_feed_lineage',
     'gauge',
     "The change feed's lineage hash after its last commit: its first 13 hex digits as a number.",
-    heads.map(({ env, head }) => [{ env }, lineageValue(head.hash)]),
+    ['env'],
+    () => heads().map(({ env, head }) => [{ env }, lineageValue(head.hash)]),
   );
-  family(
-    'doi_holdings_change_feed_seq',
-    'gauge',
-    "The change feed's last sequence number.",
-    heads.map(({ env, head }) => [{ env }, head.seq]),
+  family('doi_holdings_change_feed_seq', 'gauge', "The change feed's last sequence number.", ['env'], () =>
+    heads().map(({ env, head }) => [{ env }, head.seq]),
   );
   const ingest = sources.filter((s) => s.ingest) as Required<MetricsSource>[];
-  family(
-    'doi_holdings_files_applied_total',
-    'counter',
-    'Deposit files applied since start.',
+  family('doi_holdings_files_applied_total', 'counter', 'Deposit files applied since start.', ['env'], () =>
     ingest.map(({ env, ingest: i }) => [{ env }, i.filesApplied]),
   );
-  family(
-    'doi_holdings_files_quarantined_total',
-    'counter',
-    'Deposit files quarantined since start.',
+  family('doi_holdings_files_quarantined_total', 'counter', 'Deposit files quarantined since start.', ['env'], () =>
     ingest.map(({ env, ingest: i }) => [{ env }, i.quarantined]),
   );
-  family(
-    'doi_holdings_file_conflicts_total',
-    'counter',
-    'Same-key-other-content deposits since start.',
+  family('doi_holdings_file_conflicts_total', 'counter', 'Same-key-other-content deposits since start.', ['env'], () =>
     ingest.map(({ env, ingest: i }) => [{ env }, i.conflicts]),
   );
-  family(
-    'doi_holdings_file_retries_total',
-    'counter',
-    'Recoverable faults retried since start.',
+  family('doi_holdings_file_retries_total', 'counter', 'Recoverable faults retried since start.', ['env'], () =>
     ingest.map(({ env, ingest: i }) => [{ env }, i.retries]),
   );
-  family(
-    'doi_holdings_ingest_queue_depth',
-    'gauge',
-    'Files waiting to be applied.',
+  family('doi_holdings_ingest_queue_depth', 'gauge', 'Files waiting to be applied.', ['env'], () =>
     ingest.map(({ env, ingest: i }) => [{ env }, i.queueDepth]),
   );
-  family(
-    'doi_holdings_records_total',
-    'counter',
-    'Deposit records by outcome since start.',
+  family('doi_holdings_records_total', 'counter', 'Deposit records by outcome since start.', ['env', 'outcome'], () =>
     ingest.flatMap(({ env, ingest: i }) =>
       Object.entries(i.records).map(([outcome, n]) => [{ env, outcome }, n] as [Record<string, string>, number]),
     ),
@@ -94,33 +65,12 @@ export function renderMetrics(sources: readonly MetricsSource[], now: number): s
     'doi_holdings_seconds_since_progress',
     'gauge',
     'Seconds since the ingestor last finished a file, or since it started.',
-    ingest.map(({ env, ingest: i }) => [{ env }, Math.round((now - i.lastProgressAt) / 1000)]),
+    ['env'],
+    () => ingest.map(({ env, ingest: i }) => [{ env }, Math.round((now() - i.lastProgressAt) / 1000)]),
   );
-  return `${out.join('\n')}\n`;
 }
 
 /** 13 hex digits are 52 bits: a float64 holds them exactly, so equal values mean equal hashes to that length. */
 function lineageValue(hash: string): number {
   return Number.parseInt(hash.slice(0, 13), 16);
-}
-
-export type Sample = [Record<string, string | number>, number];
-
-/** One metric family: HELP and TYPE lines, then a line per sample (`name{labels} value`). */
-export function writeFamily(
-  out: string[],
-  name: string,
-  type: 'gauge' | 'counter',
-  help: string,
-  samples: Sample[],
-): void {
-  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  for (const [labels, value] of samples) out.push(`${name}${labelText(labels)} ${value}`);
-}
-
-export function labelText(labels: Record<string, string | number>): string {
-  const parts = Object.entries(labels).map(
-    ([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-  );
-  return parts.length ? `{${parts.join(',')}}` : '';
 }
