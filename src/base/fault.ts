@@ -96,10 +96,9 @@ export type PathFaultCode = CodesOf<'path'>;
 export type FileFaultCode = PathFaultCode | CodesOf<'file'>;
 export type LineFaultCode = CodesOf<'line'>;
 export type RowFaultCode = CodesOf<'updateRow'>;
-export type SourceFaultCode = CodesOf<'updateSource'>;
 export type S3FaultCode = CodesOf<'s3'>;
 export type HttpFaultCode = CodesOf<'http'>;
-export type FaultCode = { [K in keyof typeof FAULT_CODES]: CodesOf<K> }[keyof typeof FAULT_CODES];
+type FaultCode = { [K in keyof typeof FAULT_CODES]: CodesOf<K> }[keyof typeof FAULT_CODES];
 
 export interface Fault<C extends FaultCode = FaultCode> {
   readonly code: C;

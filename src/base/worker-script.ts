@@ -33,8 +33,8 @@ export function selfCommand(): string[] {
 export type WorkerReply<T> = { ok: true; built: T } | { ok: false; error: string };
 
 /** A message of a job's worker before its reply: handed to the job's `progress`, which may answer the worker. */
-export type WorkerProgress<P> = { progress: P };
-export type ProgressHandler = (progress: unknown, answer: (message: unknown, transfer: ArrayBuffer[]) => void) => void;
+type WorkerProgress<P> = { progress: P };
+type ProgressHandler = (progress: unknown, answer: (message: unknown, transfer: ArrayBuffer[]) => void) => void;
 
 /** The one-job workers not yet ended (see jobWorkersEnded). */
 const liveJobs = new Set<Promise<void>>();

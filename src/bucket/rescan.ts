@@ -11,7 +11,7 @@ export type HoldsFile = (key: string, stat: FileStat | undefined) => boolean;
 /** files stat'ed between two yields to the event loop: a few ms at most, so requests are not held up */
 const STATS_PER_TURN = 256;
 
-export interface RescanOptions {
+interface RescanOptions {
   /** only the files below this folder of the bucket */
   under?: string;
   /** write-finish detection, as the watch's: a file is handed on only once its size and time held this long */

@@ -3,7 +3,7 @@ import type { EnvName } from '../config/index.ts';
 import { UPDATE_FORMATS, type UpdateFormat } from '../update-record/index.ts';
 
 /** One program, one command per invocation (README, "Operating it"). */
-export type Command =
+type Command =
   | { kind: 'serve' }
   | { kind: 'check-config' }
   | { kind: 'dump'; platform?: string; doi?: string; history?: boolean }

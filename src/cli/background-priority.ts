@@ -9,7 +9,7 @@ import { setPriority } from 'node:os';
  * Commands that write (--ingest, --import-updates, --harvest, --retry) keep their priority: a niced writer
  * holding the store's write lock would hold the daemon's writes behind it.
  */
-export const BACKGROUND_MODES: ReadonlySet<string> = new Set(['--backup', '--dump']);
+const BACKGROUND_MODES: ReadonlySet<string> = new Set(['--backup', '--dump']);
 
 /** nice 19 and not SCHED_IDLE: a starved reader would hold its snapshot, and so the store's old pages, for as long */
 export const BACKGROUND_NICE = 19;

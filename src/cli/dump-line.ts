@@ -7,7 +7,7 @@ import type { HoldingState, HoldingView, LiveHolding, Store } from '../store/ind
  * format (replicas compare dumps byte for byte); `updated` is the LastModified of the file that last changed the
  * holding, never a wall clock.
  */
-export interface DumpLine {
+interface DumpLine {
   env: EnvName;
   platform: string;
   doi: string;
@@ -75,7 +75,7 @@ function lineOf(env: EnvName, platform: string, state: HoldingState, updated: nu
 }
 
 /** One event of a `--dump --history` line: the file that made it is named (this is the operator's view). */
-export interface DumpEvent {
+interface DumpEvent {
   event: string;
   time: string;
   file: string;

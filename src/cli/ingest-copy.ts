@@ -14,7 +14,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 
 /** The hidden folder of a bucket folder that keeps what --ingest applied from elsewhere (never ingested: a dot name). */
-export const INGESTED = '.ingested';
+const INGESTED = '.ingested';
 
 /**
  * Where --ingest reads a file from. A file inside the environment's bucket folder is read there. One from elsewhere

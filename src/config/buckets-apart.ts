@@ -32,7 +32,7 @@ export function bucketsApartProblems(buckets: ConfigFile['buckets'], base: strin
  * names are global, whatever the region), or one host and path once letter case, scheme, default port and a
  * trailing slash are set aside.
  */
-export function sameS3Service(a: string | undefined, b: string | undefined): boolean {
+function sameS3Service(a: string | undefined, b: string | undefined): boolean {
   return serviceOf(a) === serviceOf(b);
 }
 

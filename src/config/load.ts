@@ -32,7 +32,7 @@ const checkConfig = TypeCompiler.Compile(ConfigFile);
  * Reads, validates and resolves a TOML config. Every fault is listed with its path; `env` is passed in
  * (not read from process.env here) so tests control it.
  */
-export interface LoadOptions {
+interface LoadOptions {
   /** serve needs every secret; CLI commands that never reach S3 or HTTP do not (false) */
   requireSecrets?: boolean;
 }

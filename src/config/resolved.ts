@@ -5,7 +5,7 @@ import type { UpdateFormat } from '../update-record/index.ts';
 export type EnvName = 'production' | 'staging';
 export const ENV_NAMES: readonly EnvName[] = ['production', 'staging'];
 
-export interface LocalBucketSettings {
+interface LocalBucketSettings {
   kind: 'local';
   /** the folder that is watched */
   path: string;

@@ -27,7 +27,7 @@ const ProductName = t.String({
   patternMeans: 'printable ASCII, no spaces or control characters',
 });
 
-export const LocalBucket = t.Object(
+const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
     path: t.String({ minLength: 1 }),
@@ -35,7 +35,7 @@ export const LocalBucket = t.Object(
   { additionalProperties: false },
 );
 
-export const S3Bucket = t.Object(
+const S3Bucket = t.Object(
   {
     kind: t.Literal('s3'),
     /** the local mirror folder */
@@ -52,10 +52,9 @@ export const S3Bucket = t.Object(
   { additionalProperties: false },
 );
 
-export const BucketConfig = t.Union([LocalBucket, S3Bucket]);
-export type BucketConfig = Static<typeof BucketConfig>;
+const BucketConfig = t.Union([LocalBucket, S3Bucket]);
 
-export const PlatformConfig = t.Object(
+const PlatformConfig = t.Object(
   {
     name: PlatformName,
     /** the platform's own Entitlement API, called for paid DOIs (docs/interface.md, "Entitlement API") */
@@ -70,7 +69,7 @@ export const PlatformConfig = t.Object(
   { additionalProperties: false },
 );
 
-export const IntegratorConfig = t.Object(
+const IntegratorConfig = t.Object(
   {
     /** sent to platforms as `x-integrator-id` and the JWT `sub` */
     name: HeaderText(100),
@@ -86,7 +85,7 @@ export const IntegratorConfig = t.Object(
   { additionalProperties: false },
 );
 
-export const UpdateUrlSource = t.Object(
+const UpdateUrlSource = t.Object(
   {
     url: t.String({ pattern: '^https?://' }),
     format: UpdateFormat,
@@ -99,7 +98,7 @@ export const UpdateUrlSource = t.Object(
 );
 
 /** An incremental harvest of the Crossref REST API's updates (docs/operations.md, "Update sources"). */
-export const CrossrefHarvestSource = t.Object(
+const CrossrefHarvestSource = t.Object(
   {
     /** names the harvest in logs, metrics and its stored progress (default "crossref") */
     name: t.Optional(t.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' })),

@@ -19,7 +19,7 @@ export function readSecretsFile(path: string): { values: Record<string, string>;
   return parseSecrets(text, path);
 }
 
-export function parseSecrets(text: string, path: string): { values: Record<string, string>; problems: string[] } {
+function parseSecrets(text: string, path: string): { values: Record<string, string>; problems: string[] } {
   const values: Record<string, string> = Object.create(null); // a NAME of __proto__ is a name like any other
   const problems: string[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {

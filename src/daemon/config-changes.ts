@@ -4,7 +4,7 @@ import type { Config } from '../config/index.ts';
  * What a reloaded config changes, split by whether the running daemon can take it (docs/operations.md, "Reload").
  * Names and field paths only: secrets are compared, never logged.
  */
-export interface ConfigChanges {
+interface ConfigChanges {
   /** settings that need a restart, as config paths (`server.listen`, `buckets.staging`, ...) */
   restartOnly: string[];
   integrators: NameChanges;
@@ -15,7 +15,7 @@ export interface ConfigChanges {
   updates: boolean;
 }
 
-export interface NameChanges {
+interface NameChanges {
   added: string[];
   removed: string[];
   changed: string[];

@@ -1,9 +1,9 @@
 /** The signals a daemon acts on: SIGHUP reloads, SIGTERM and SIGINT stop. */
-export const DAEMON_SIGNALS = ['SIGHUP', 'SIGTERM', 'SIGINT'] as const;
+const DAEMON_SIGNALS = ['SIGHUP', 'SIGTERM', 'SIGINT'] as const;
 export type DaemonSignal = (typeof DAEMON_SIGNALS)[number];
 
 /** What start-up signals need of the process (a test passes a stand-in). */
-export interface SignalTarget {
+interface SignalTarget {
   on(signal: DaemonSignal, listener: () => void): unknown;
   off(signal: DaemonSignal, listener: () => void): unknown;
   kill(pid: number, signal: DaemonSignal): unknown;

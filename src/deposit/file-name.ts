@@ -72,7 +72,7 @@ export function fileNameProblem(name: string): Fault<'BAD_EXTENSION' | 'NAME_WIT
  * S3's own bound on a key, in UTF-8 bytes. A key is also the ledger's key, which LMDB takes up to 1,978 bytes
  * (with a conflict's suffix after it): a longer one could not even be recorded as refused.
  */
-export const MAX_KEY_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 
 /** A key too long to record (only a local bucket's deep nesting makes one): refused before the store sees it. */
 export function keyLengthProblem(key: string): Fault<'BAD_PATH'> | undefined {

@@ -160,7 +160,7 @@ export class AnswerCache<V> {
 }
 
 /** What watch() hands an ask, for settle(). */
-export interface AskStamp {
+interface AskStamp {
   doiKey: string;
   drops: number;
   clears: number;

@@ -49,7 +49,7 @@ export interface Entries {
 }
 
 /** An Entries of full capacity, with the span buffer a plain body's scan writes into. */
-export interface PooledEntries extends Entries {
+interface PooledEntries extends Entries {
   readonly spanBuffer: Int32Array;
 }
 

@@ -5,7 +5,7 @@ import { type Static, Type as t } from '@sinclair/typebox';
  * status page"). Deposit file names and apply numbers stay internal: the public events carry dates only.
  */
 
-export const STATUS_CODES = [
+const STATUS_CODES = [
   'retracted',
   'withdrawn',
   'partial_retraction',

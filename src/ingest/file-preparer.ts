@@ -2,7 +2,7 @@ import { workerScript } from '../base/index.ts';
 import { prepareBucketFile } from './prepare.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-messages.ts';
 
-export type PrepareInput = Omit<PrepareRequest, 'id'>;
+type PrepareInput = Omit<PrepareRequest, 'id'>;
 
 /** Read + hash + parse + encode of one bucket file: in a worker thread (the daemon) or inline (fallback). */
 export interface FilePreparer {

@@ -18,7 +18,7 @@ export interface Pending {
 export type FileOrder = (a: { key: string; lastModified: number }, b: { key: string; lastModified: number }) => number;
 
 /** A retry is never put off longer than this (a file kept while the store cannot record its quarantine). */
-export const MAX_RETRY_DELAY_MS = 5 * 60_000;
+const MAX_RETRY_DELAY_MS = 5 * 60_000;
 
 /** The pause after try number `tries`: `baseMs` doubled per try, at most MAX_RETRY_DELAY_MS. */
 export function retryDelayMs(baseMs: number, tries: number): number {

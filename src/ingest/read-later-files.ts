@@ -18,7 +18,7 @@ export interface ReadBackAt {
 }
 
 /** A read-back that failed: `lasting` when no copy with the applied content is left (gone, changed), not a read error. */
-export interface LaterUnreadable {
+interface LaterUnreadable {
   fault: Fault<'LATER_FILE_UNREADABLE'>;
   lasting: boolean;
 }

@@ -47,7 +47,7 @@ export class HttpUrl {
 
 const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
 
-export type Value = string | number | Html | HttpUrl | readonly Value[] | null | undefined | false;
+type Value = string | number | Html | HttpUrl | readonly Value[] | null | undefined | false;
 
 type Slot = 'text' | 'url';
 const slotsOf = new WeakMap<TemplateStringsArray, Slot[]>();

@@ -45,7 +45,7 @@ footer{padding-bottom:2rem;color:var(--muted);font-size:.9rem}
 `.trim();
 
 /** The CSP source that allows exactly PAGE_STYLE. */
-export const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
+const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
 
 /** No script, no fetch, no frame, no form; only the inline style above and the page's own data: favicon. */
 export const PAGE_CSP = `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;

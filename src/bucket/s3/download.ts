@@ -5,18 +5,18 @@ import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
 /** A download that brought no byte for this long is given up; the round fails and is tried again. */
-export const DOWNLOAD_STALL_MS = 60_000;
+const DOWNLOAD_STALL_MS = 60_000;
 /**
  * A download slower on average than this (32 kbit/s: 8 run at once), after a first stall time's grace, is given
  * up as well: a body that trickles a byte now and then never stalls, and would hold the mirror (every file after
  * it) for ever.
  */
-export const DOWNLOAD_MIN_BYTES_PER_S = 4 * 1024;
+const DOWNLOAD_MIN_BYTES_PER_S = 4 * 1024;
 /** the longest a timer can wait (a longer one fires at once) */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One listed object: what is fetched, and what the bytes must come to. */
-export interface ListedObject {
+interface ListedObject {
   bucket: string;
   key: string;
   etag: string;

@@ -1,7 +1,7 @@
 import { isHiddenOrTemp, unsafeKeyPart } from '../../deposit/index.ts';
 
 /** The longest file or folder name Linux file systems take (NAME_MAX), in bytes. */
-export const NAME_MAX_BYTES = 255;
+const NAME_MAX_BYTES = 255;
 
 /**
  * What the S3 mirror does with an object key (the prefix taken off): `copy` it to the same relative path in the

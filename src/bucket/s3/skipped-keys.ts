@@ -2,7 +2,7 @@ import type { Logger } from '../../base/index.ts';
 import type { MirrorObject } from './listing.ts';
 
 /** Why a listed key is not mirrored: a path no file system takes, a path another key holds, too large for a deposit. */
-export type SkipCode = 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE';
+type SkipCode = 'BAD_PATH' | 'PATH_CLASH' | 'TOO_LARGE';
 
 /**
  * The S3 mirror's keys it does not copy: each said (s3.key_skipped) once and counted by code (/metrics:

@@ -30,7 +30,7 @@ export type Org = Static<typeof Org>;
 /** GetFTR's metadata members of an entry (a lookup by title, journal...): accepted, but this service answers by DOI only. */
 const METADATA_MEMBERS = ['title', 'journal', 'authors', 'year', 'preprintDoi'] as const;
 
-export const DoiEntry = t.Union([
+const DoiEntry = t.Union([
   t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
   t.Object(
     {
@@ -50,7 +50,6 @@ export const DoiEntry = t.Union([
     { additionalProperties: false },
   ),
 ]);
-export type DoiEntry = Static<typeof DoiEntry>;
 
 export const EntitlementsRequest = t.Object(
   {
@@ -78,7 +77,7 @@ export type EntitlementSource = Static<typeof EntitlementSource>;
 export const ContentLink = t.Object({ url: t.String(), contentType: t.Optional(t.String()) });
 export type ContentLink = Static<typeof ContentLink>;
 
-export const EntitlementObject = t.Object(
+const EntitlementObject = t.Object(
   {
     doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
     statusCode: t.Integer({
@@ -96,7 +95,6 @@ export const EntitlementObject = t.Object(
   },
   { additionalProperties: false },
 );
-export type EntitlementObject = Static<typeof EntitlementObject>;
 
 export const EntitlementsResponse = t.Object({ entitlements: t.Array(EntitlementObject) });
 

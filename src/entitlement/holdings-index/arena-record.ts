@@ -9,7 +9,7 @@ import { largeBytes } from './large-memory.ts';
  * written are never overwritten: a reader may keep a segment and offsets into it.
  */
 
-export const SEGMENT_BYTES = 1 << 26;
+const SEGMENT_BYTES = 1 << 26;
 const FIRST_SEGMENT_BYTES = 1 << 16;
 const OFFSET_BITS = 25;
 const OFFSET_MASK = (1 << OFFSET_BITS) - 1;

@@ -18,7 +18,7 @@ import type { LinkShapes } from './link-shapes.ts';
 export const ACCESS: readonly (AccessType | undefined)[] = [undefined, 'paid', 'open', 'free', 'permFree'];
 const OPEN_FROM = 2; // codes >= this are answered from the deposit
 
-export const LINKS = { NONE: 0, SHAPE: 1, SHAPE_UPPER: 2, SHAPE_SPELT: 3, JSON: 4 } as const;
+const LINKS = { NONE: 0, SHAPE: 1, SHAPE_UPPER: 2, SHAPE_SPELT: 3, JSON: 4 } as const;
 const ACCESS_MASK = 7;
 const LINKS_SHIFT = 3;
 

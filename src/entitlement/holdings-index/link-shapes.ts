@@ -11,7 +11,7 @@ import type { StoredHolding } from '../../store/index.ts';
  * (index-value.ts), as are all links once MAX_SHAPES sets are known (so a platform whose URLs vary by more than
  * the DOI cannot grow this table without bound).
  */
-export const MAX_SHAPES = 65_536;
+const MAX_SHAPES = 65_536;
 
 /** A LinkShapes as plain data, for another thread (the index build worker's result). */
 export interface ShapesParts {

@@ -4,13 +4,13 @@
  * Then it lets one call through (the probe) to test recovery: its success closes the breaker, its failure opens
  * it for another cool-down. Calls that started before the breaker opened no longer count.
  */
-export type BreakerState = 'closed' | 'open' | 'half-open';
+type BreakerState = 'closed' | 'open' | 'half-open';
 
 /**
  * What allow() hands a call, and the call hands back with its outcome. `generation` counts the openings before the
  * call started: an outcome from an older generation than the breaker's is from before its last opening, and ignored.
  */
-export interface BreakerTicket {
+interface BreakerTicket {
   readonly probe: boolean;
   readonly generation: number;
 }

@@ -15,7 +15,7 @@ const checkEntry = TypeCompiler.Compile(PlatformEntitlement);
 /** a platform's answer for 100 DOIs is a few KB; more than this is not an answer */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-export interface CallerSettings {
+interface CallerSettings {
   /** the JWT `iss` */
   name: string;
   userAgent: string;
@@ -185,10 +185,10 @@ export class PlatformClient {
 const GUARD_MS = 100;
 
 /** A call's result: a verdict per DOI key of the batch, or one verdict for all of them (the call failed). */
-export type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };
+type BatchResult = { byKey: Map<string, PlatformVerdict> } | { all: PlatformVerdict };
 
 /** One call of an ask: the asked DOIs [from, to), and what the call gave. */
-export interface AskedBatch {
+interface AskedBatch {
   from: number;
   to: number;
   result: Promise<BatchResult>;

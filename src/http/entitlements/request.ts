@@ -20,7 +20,7 @@ const checkOrg = TypeCompiler.Compile(Org);
 /** where the plain-body scanner found the org (read before the request's first await) */
 const orgSpan = new Int32Array(2);
 
-export interface ReadRequest {
+interface ReadRequest {
   org?: Org;
   /** the entries of a parsed body (a plain body's are in entries.spans) */
   dois?: EntitlementsRequest['dois'];

@@ -8,7 +8,7 @@ import type { LatencyHistogram } from '../../entitlement/index.ts';
  * label object on every call, about 0.5 µs a request, a measurable share of an empty change-feed poll.
  */
 
-export type Labels<L extends string> = Record<L, string | number>;
+type Labels<L extends string> = Record<L, string | number>;
 
 /**
  * A registry with prom-client's process figures (under Bun, measured: process figures, event-loop lag, heap and

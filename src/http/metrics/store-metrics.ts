@@ -6,7 +6,7 @@ import { familyOf } from './registry.ts';
 
 /** Prometheus text exposition (format 0.0.4) of the stores and the ingestors, read from them at each scrape. */
 
-export interface MetricsSource {
+interface MetricsSource {
   env: EnvName;
   store: Store;
   ingest?: IngestStats;

@@ -98,7 +98,7 @@ export class PageCache {
   }
 }
 
-export const PAGE_FORMATS = ['html', 'json'] as const;
+const PAGE_FORMATS = ['html', 'json'] as const;
 export type PageFormat = (typeof PAGE_FORMATS)[number];
 
 /** The one key of a DOI's page in a format: what a deposit of the DOI drops. */

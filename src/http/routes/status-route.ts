@@ -152,7 +152,7 @@ function decodeDoi(encoded: string): { text: string; problem?: string } {
  * `?format=json|html` decides; otherwise JSON only when the Accept header ranks application/json above
  * text/html (a browser's Accept gets HTML, `Accept: application/json` gets JSON).
  */
-export function formatOf(query: string, accept: string | null): PageFormat | { fault: ErrorAnswer } {
+function formatOf(query: string, accept: string | null): PageFormat | { fault: ErrorAnswer } {
   const asked = new URLSearchParams(query).get('format');
   if (asked !== null) {
     if (asked === 'json' || asked === 'html') return asked;

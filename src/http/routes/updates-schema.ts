@@ -16,7 +16,7 @@ export const UpdatesRequest = t.Object(
 );
 export type UpdatesRequest = Static<typeof UpdatesRequest>;
 
-export const UpdatesDocument = t.Object({
+const UpdatesDocument = t.Object({
   doi: t.String({ description: 'the DOI as sent' }),
   statusCode: t.Integer({ description: '200 for a well-formed DOI, 400 for an entry that is not a DOI' }),
   updates: t.Array(UpdateObject, { description: 'always present; oldest updateDate first' }),
@@ -34,9 +34,9 @@ export const ErrorBody = t.Object({
 
 /** The change feed and the private lookup (docs/design.md, "Change feed", "Private lookup"). */
 export const MAX_CHANGES_PER_PAGE = 1000;
-export const MAX_PREFIXES_PER_REQUEST = 100;
+const MAX_PREFIXES_PER_REQUEST = 100;
 
-export const ChangeItem = t.Object({
+const ChangeItem = t.Object({
   doi: t.String({ description: 'the work’s DOI as the source gave it' }),
   updates: t.Array(UpdateObject, {
     description: 'the complete current list (as the Updates API gives it); [] when the last one was withdrawn',

@@ -12,7 +12,7 @@ const text8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const LITERALS = new Map([...['true', 'false', 'null']].map((w) => [w.charCodeAt(0), w]));
 
 /** The first syntax error of `b`: its byte offset and what is wrong there. */
-export interface JsonFault {
+interface JsonFault {
   at: number;
   what: string;
 }

@@ -17,7 +17,7 @@ import type { OvertakenRecords, PreparedFile } from './file-status.ts';
  */
 
 /** Where a file sits in the apply order. */
-export interface OrderedFile {
+interface OrderedFile {
   platform: string;
   key: string;
   lastModified: number;
@@ -66,7 +66,7 @@ function checkedAgainst(later: readonly FileEntry[], overtaken: OvertakenRecords
 }
 
 /** The records without those of the given DOI keys, and how many were left out. */
-export function withoutDoiKeys(
+function withoutDoiKeys(
   records: EncodedRecords,
   doiKeys: ReadonlySet<string>,
 ): { records: EncodedRecords; left: number } {

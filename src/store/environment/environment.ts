@@ -85,7 +85,7 @@ export function dataFileOf(envPath: string): string {
   return join(envPath, 'data.mdb');
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   mapSizeBytes: number;
   readOnly?: boolean;
 }

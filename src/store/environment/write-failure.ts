@@ -28,7 +28,7 @@ const EIO = 5;
 export const LOW_SPACE_BYTES = 64 * 1024 * 1024;
 
 /** Bytes available to this process on the filesystem holding `path` (undefined when it cannot be asked). */
-export function availableBytes(path: string): number | undefined {
+function availableBytes(path: string): number | undefined {
   try {
     const s = statfsSync(path);
     return Number(s.bavail) * Number(s.bsize);

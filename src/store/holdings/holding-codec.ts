@@ -30,7 +30,7 @@ export type EventKind = 'added' | 'updated' | 'removed' | 're-added';
 const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-added'];
 
 /** What an `updated` event changed besides the access type (which old -> new access shows). */
-export type StateChange = 'links' | 'doi';
+type StateChange = 'links' | 'doi';
 
 export interface HoldingEvent {
   kind: EventKind;
@@ -52,7 +52,7 @@ export interface HoldingState {
   vor?: VorItem[];
 }
 
-export interface DecodedHolding {
+interface DecodedHolding {
   live: boolean;
   /** present when live */
   state?: HoldingState;
@@ -229,7 +229,7 @@ export function sameState(old: Uint8Array, layout: ValueLayout, b: Uint8Array, b
 }
 
 /** Offsets of a stored value's parts, read without decoding anything. */
-export interface ValueLayout {
+interface ValueLayout {
   live: boolean;
   stateStart: number;
   stateEnd: number;

@@ -11,7 +11,7 @@ export function holdingKey(doiKey: string, platform: string): Uint8Array {
   return encoder.encode(`${doiKey}\u0000${platform}`);
 }
 
-export function doiRange(doiKey: string): { start: Buffer; end: Buffer } {
+function doiRange(doiKey: string): { start: Buffer; end: Buffer } {
   const start = Buffer.from(`${doiKey}\u0000`, 'utf8');
   const end = Buffer.from(`${doiKey}\u0001`, 'utf8');
   return { start, end };

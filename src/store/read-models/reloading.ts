@@ -6,13 +6,13 @@ export interface StoreRead<T> {
 }
 
 /** A read made on another thread (a worker); `cancel` ends it. */
-export type ReadElsewhere<T> = () => { done: Promise<StoreRead<T>>; cancel(): void };
+type ReadElsewhere<T> = () => { done: Promise<StoreRead<T>>; cancel(): void };
 
 /** What a read started by warm came to: how long it took, why it failed, or skipped (nothing to do). */
 export type WarmRead = { ms: number } | { error: string } | { skipped: true };
 
 /** A reload whose read took longer than this is read on another thread the next time. */
-export const SLOW_READ_MS = 50;
+const SLOW_READ_MS = 50;
 /**
  * A read elsewhere runs on a fresh worker, its code not yet compiled: about twice a read here (measured on 2,000
  * works: 22-27 ms there, 11-14 ms here). Its time is scaled by this before it is held against SLOW_READ_MS, so a

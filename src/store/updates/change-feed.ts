@@ -46,7 +46,7 @@ export interface FeedHead {
   withdrawnAsOf?: number;
 }
 
-export const EMPTY_HEAD: FeedHead = {
+const EMPTY_HEAD: FeedHead = {
   commit: 0,
   seq: 0,
   hash: GENESIS,

@@ -24,7 +24,7 @@ const BATCH_ROWS = 10_000;
  * A snapshot feed that would withdraw more than this share of its stored updates is refused (unless the caller
  * allows it): a truncated or wrongly exported file must not silently unretract thousands of papers.
  */
-export const MAX_SNAPSHOT_SHRINK = 0.5;
+const MAX_SNAPSHOT_SHRINK = 0.5;
 /** below this many stored updates the guard does not apply (small or test feeds change freely) */
 const SHRINK_GUARD_MIN = 100;
 /** scratch rows of an import that died (crash, kill) are removed by a later import after this long */

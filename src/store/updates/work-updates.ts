@@ -15,7 +15,7 @@ export interface StoredUpdate extends UpdateObject {
 /** An update as an import hands it to the store. */
 export type IncomingUpdate = UpdateObject & { recordId?: string };
 
-export type UpdateEventKind = 'added' | 'changed' | 'withdrawn';
+type UpdateEventKind = 'added' | 'changed' | 'withdrawn';
 
 export interface UpdateEvent {
   kind: UpdateEventKind;
@@ -178,7 +178,7 @@ export interface ReclassifiedNotice {
   now: UpdateObject;
 }
 
-export interface WorkNotices {
+interface WorkNotices {
   /** what the APIs serve (servedUpdates) */
   served: UpdateObject[];
   /** assertions of another nature than their record's current one, one per notice: shown as replaced, never served */

@@ -10,7 +10,7 @@ import type { ConditionalState, SourceResult } from '../import/index.ts';
 export const IMPORT_CHILD_ARG = '--import-child';
 
 /** Where the import process opens the stores (it opens them too, as the CLI does). */
-export type StoreOpening = { dir: string; env: EnvName; mapSizeBytes: number; changeFeedKeepMs: number };
+type StoreOpening = { dir: string; env: EnvName; mapSizeBytes: number; changeFeedKeepMs: number };
 
 /** What the import process is sent: a Crossref harvest run, or one update source read and applied. */
 export type ImportJob =
@@ -19,7 +19,7 @@ export type ImportJob =
 
 export type SourceOutcome = SourceResult | { notModified: true } | Fault;
 /** What each kind of job ends in. */
-export type JobResult<J extends ImportJob> = J extends { kind: 'harvest' } ? WindowFigures | Fault : SourceOutcome;
+type JobResult<J extends ImportJob> = J extends { kind: 'harvest' } ? WindowFigures | Fault : SourceOutcome;
 
 /** Parent to child: the job once the child is listening, or a stop. */
 export type ToImportChild = { kind: 'job'; job: ImportJob } | { kind: 'stop' };
@@ -34,7 +34,7 @@ export function openingOf(stores: readonly Store[]): StoreOpening[] {
 }
 
 /** How much CPU an import process yields: its nice value, and whether it runs under Linux's SCHED_IDLE policy. */
-export type Priority = { nice: number; idle?: boolean };
+type Priority = { nice: number; idle?: boolean };
 
 /**
  * The commands an import process is started under for its priority: `chrt --idle 0` (util-linux) when `idle`, then

@@ -356,7 +356,7 @@ export class CrossrefHarvest {
 }
 
 /** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
-export function harvestUserAgent(version: string, mailto: string): string {
+function harvestUserAgent(version: string, mailto: string): string {
   return `doi-holdings/${version} (mailto:${mailto})`;
 }
 

@@ -12,7 +12,7 @@ export interface ImportReport {
   examples: { line: number; code: RowFaultCode; message: string }[];
 }
 
-export const MAX_EXAMPLES = 20;
+const MAX_EXAMPLES = 20;
 
 export function newReport(): ImportReport {
   return { rows: 0, used: 0, skipped: {}, examples: [] };
