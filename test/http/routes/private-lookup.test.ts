@@ -209,7 +209,7 @@ describe('the private lookup', () => {
         '10.5555/not-retracted',
       ];
       // not spawnSync: the server answering the script runs in this process
-      const run = async (args: string[], runEnv = env) => {
+      const run = async (args: string[], runEnv: Record<string, string | undefined> = env) => {
         const p = Bun.spawn([BUN, ...args], { cwd: REPO, env: runEnv, stdout: 'pipe', stderr: 'pipe' });
         const [stdout, stderr, exitCode] = await Promise.all([
           new Response(p.stdout).text(),
