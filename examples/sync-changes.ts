@@ -1,25 +1,30 @@
 /**
  * Keeps a local copy of every work's updates in step with doi-holdings' change feed (README, "Change feed").
  *
- *   DOI_HOLDINGS_API_KEY=... bun examples/sync-changes.ts https://holdings.example.org state.json
+ *   DOI_HOLDINGS_API_KEY=... bun examples/sync-changes.ts https://holdings.example.org [STATE_FILE]
  *
- * The state file holds the cursor and the works: {"cursor": "...", "works": {"<doi>": [updates...]}}. Each item is
- * the work's complete list, so applying it twice is harmless; `updates: []` removes the work. A 410 means the
- * cursor cannot be continued: start again from the beginning. Run it from cron, or in a loop with a pause.
+ * STATE_FILE (its folder made when missing) defaults to doi-holdings-examples/sync-state.json in the system's
+ * temporary folder ($TMPDIR, else /tmp): give one that lasts for a real client. It holds the cursor and the works:
+ * {"cursor": "...", "works": {"<doi>": [updates...]}}. Each item is the work's complete list, so applying it twice
+ * is harmless; `updates: []` removes the work. A 410 means the cursor cannot be continued: start again from the
+ * beginning. Run it from cron, or in a loop with a pause. Prints {"changed", "works", "cursor", "state"}.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 interface State {
   cursor?: string;
   works: Record<string, unknown[]>;
 }
 
-const [base, file] = process.argv.slice(2);
+const [base, file = join(tmpdir(), 'doi-holdings-examples', 'sync-state.json')] = process.argv.slice(2);
 const key = process.env.DOI_HOLDINGS_API_KEY;
-if (!base || !file || !key) {
-  console.error('usage: DOI_HOLDINGS_API_KEY=... bun examples/sync-changes.ts BASE_URL STATE_FILE');
+if (!base || !key) {
+  console.error('usage: DOI_HOLDINGS_API_KEY=... bun examples/sync-changes.ts BASE_URL [STATE_FILE]');
   process.exit(2);
 }
+mkdirSync(dirname(file), { recursive: true });
 
 let state: State = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { works: {} };
 let changed = 0;
@@ -46,4 +51,4 @@ for (;;) {
   renameSync(`${file}.tmp`, file);
   if (!page.more) break;
 }
-console.log(JSON.stringify({ changed, works: Object.keys(state.works).length, cursor: state.cursor }));
+console.log(JSON.stringify({ changed, works: Object.keys(state.works).length, cursor: state.cursor, state: file }));

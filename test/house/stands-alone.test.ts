@@ -9,8 +9,21 @@ import { REPO } from '../support/fixtures.ts';
  * file inside it. `make standalone` runs the whole suite in a fresh clone with nothing beside it.
  */
 
-const SCANNED = ['src', 'test', 'bench', 'scripts', 'docs', 'conf', 'Makefile', 'README.md', 'package.json', '.ci'];
-const TEXT = /\.(ts|js|md|toml|json|service|csv)$|^(Makefile|run)$/;
+const SCANNED = [
+  'src',
+  'test',
+  'bench',
+  'scripts',
+  'examples',
+  'docs',
+  'conf',
+  'Makefile',
+  'README.md',
+  'package.json',
+  '.ci',
+  'doi-holdings',
+];
+const TEXT = /\.(ts|js|md|toml|json|service|csv)$|^(Makefile|run|doi-holdings)$/;
 
 function files(): string[] {
   const out: string[] = [];
@@ -43,6 +56,8 @@ describe('the repository stands alone', () => {
       'Makefile',
       'README.md',
       'bench/ingest.ts',
+      'examples/platform.ts',
+      'doi-holdings',
       'test/support/fixtures.ts',
       'test/fixtures/PROVENANCE.md',
     ])

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { App } from '../../../src/http/index.ts';
@@ -209,8 +209,8 @@ describe('the private lookup', () => {
         '10.5555/not-retracted',
       ];
       // not spawnSync: the server answering the script runs in this process
-      const run = async (args: string[]) => {
-        const p = Bun.spawn([BUN, ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });
+      const run = async (args: string[], runEnv: Record<string, string | undefined> = env) => {
+        const p = Bun.spawn([BUN, ...args], { cwd: REPO, env: runEnv, stdout: 'pipe', stderr: 'pipe' });
         const [stdout, stderr, exitCode] = await Promise.all([
           new Response(p.stdout).text(),
           new Response(p.stderr).text(),
@@ -248,6 +248,17 @@ describe('the private lookup', () => {
       const second = await run(['examples/sync-changes.ts', via, stateFile]);
       expect(JSON.parse(second.stdout)).toMatchObject({ changed: 1 });
       expect(JSON.parse(readFileSync(stateFile, 'utf8')).works['10.5555/pl.w']).toBeUndefined();
+
+      // given no file, both keep theirs in the system's temporary folder ($TMPDIR), not where they run
+      const tmp = join(dir.path, 'tmp');
+      mkdirSync(tmp);
+      const kept = join(tmp, 'doi-holdings-examples');
+      expect((await run(['examples/private-lookup.ts', via, dois[0]!], { ...env, TMPDIR: tmp })).exitCode).toBe(0);
+      expect(JSON.parse(readFileSync(join(kept, 'prefixes.json'), 'utf8')).etag).toMatch(/^"/);
+      const synced = await run(['examples/sync-changes.ts', via], { ...env, TMPDIR: tmp });
+      expect(JSON.parse(synced.stdout).state).toBe(join(kept, 'sync-state.json'));
+      expect(existsSync(join(kept, 'sync-state.json'))).toBe(true);
+      expect(existsSync(join(REPO, 'prefixes.json')) || existsSync(join(REPO, 'sync-state.json'))).toBe(false);
     } finally {
       proxy.stop(true);
       await server.stop();
