@@ -30,9 +30,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../test/support/fixtures.ts';
-import type { Manifest } from './ingest-generate.ts';
 import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
+import type { Manifest } from './lib/ingest-data.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
 import { fmt } from './lib/measure.ts';
 import { cpuSplit, machineCpu } from './lib/process-probes.ts';

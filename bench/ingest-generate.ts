@@ -7,15 +7,7 @@ import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DepositGenerator, prng } from './lib/deposit-generator.ts';
 
-export interface Manifest {
-  version: number;
-  recordsPerFile: number;
-  a: string[];
-  b: string[];
-  c: string[];
-}
-
-import { GENERATOR_VERSION } from './lib/ingest-data.ts';
+import { GENERATOR_VERSION, type Manifest } from './lib/ingest-data.ts';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: bun bench/ingest-generate.ts DIR');

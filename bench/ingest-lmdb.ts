@@ -17,8 +17,8 @@ import { parseDepositFile } from '../src/deposit/index.ts';
 import { WorkerPreparer } from '../src/ingest/file-preparer.ts';
 import { Ingestor } from '../src/ingest/index.ts';
 import { Store } from '../src/store/index.ts';
-import type { Manifest } from './ingest-generate.ts';
 import { PLATFORM_NAMES } from './lib/deposit-generator.ts';
+import type { Manifest } from './lib/ingest-data.ts';
 import { PeakMemory, percentile } from './lib/measure.ts';
 
 export interface ScenarioResult {

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Manifest } from './ingest-generate.ts';
+import type { Manifest } from './lib/ingest-data.ts';
 import { percentile } from './lib/measure.ts';
 import { SqliteHoldings } from './lib/sqlite-holdings.ts';
 

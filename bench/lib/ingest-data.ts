@@ -1,11 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Manifest } from '../ingest-generate.ts';
 
 /** The generated deposits shared by the ingest and S3 benchmarks, written once under .bench/. */
 export const GENERATOR_VERSION = 2;
 export const REPO = join(import.meta.dir, '..', '..');
 export const BENCH_DIR = join(REPO, '.bench');
+
+/** What bench/ingest-generate.ts wrote: its version, and the deposit files of each part in apply order. */
+export interface Manifest {
+  version: number;
+  recordsPerFile: number;
+  a: string[];
+  b: string[];
+  c: string[];
+}
 
 export async function ingestData(): Promise<{ dir: string; manifest: Manifest }> {
   const dir = join(BENCH_DIR, `ingest-data-v${GENERATOR_VERSION}`);
