@@ -127,6 +127,7 @@ export class Daemon {
       bodyTimeoutMs: this.config.server.bodyTimeoutMs,
       envs: { production: handles('production')!, staging: handles('staging') },
       health: () => this.health(),
+      ready: () => this.ready(),
       version: this.version,
       registry: daemonRegistry(this.envs, () => this.updateSources),
       log: this.log,
@@ -249,6 +250,18 @@ export class Daemon {
         message: 'the update sources still cannot start: none are followed until a reload or restart starts them',
       });
     }
+  }
+
+  /**
+   * /readyz: whether a load balancer should send requests here, that is whether they are answered right: every
+   * store open and no stop begun. A warming entitlement index, stuck ingestion or a full store leave the answers
+   * right (from what the store holds), so they are /healthz's business, not this.
+   */
+  ready(): { ok: boolean; failed: string[] } {
+    const failed: string[] = [];
+    if (this.closing) failed.push('daemon: shutting down');
+    for (const [env, r] of this.envs) if (!r.store.isOpen) failed.push(`${env}: store not open`);
+    return { ok: failed.length === 0, failed };
   }
 
   /**
