@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import embeddedDefault from '../conf/default.toml' with { type: 'text' };
 import pkg from '../package.json' with { type: 'json' };
-import { FaultError, jsonLogger, writeStderr } from './base/index.ts';
+import { buildCommit, FaultError, jsonLogger, writeStderr } from './base/index.ts';
 import { HELP, parseArgs } from './cli/args.ts';
 import { harvestCommand } from './cli/harvest-command.ts';
 import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
@@ -157,7 +157,8 @@ function readConfig(
 
 async function serve(config: Config, reread: () => Config, signals: StartSignals): Promise<number> {
   const log = jsonLogger();
-  const daemon = new Daemon(config, log, pkg.version);
+  // read once: the compiled binary carries it, the sources ask git (never failing the start)
+  const daemon = new Daemon(config, log, pkg.version, buildCommit());
   // a fault of the new config is logged by reload; anything else (a drop folder that cannot be made) too, not thrown
   const reload = () =>
     void daemon.reload(reread).catch((e) => log.log('error', 'config.reload_failed', { error: String(e) }));

@@ -10,8 +10,16 @@ import type { EnvironmentRunner } from './environment-runner.ts';
 export function daemonRegistry(
   envs: ReadonlyMap<string, EnvironmentRunner>,
   sources: () => FollowedSources | undefined,
+  build: { version: string; commit: string },
 ): Registry {
   const registry = new Registry();
+  // one sample, always 1: its labels say which build answers (two at once on a dashboard: an upgrade under way)
+  new Gauge({
+    name: 'doi_holdings_build_info',
+    help: 'The program\'s version and the git commit it was built from ("unknown" when that cannot be told); always 1.',
+    labelNames: ['version', 'commit'],
+    registers: [registry],
+  }).set(build, 1);
   // process_resident_memory_bytes, process_open_fds, nodejs_eventloop_lag_*, nodejs_heap_size_*_bytes, ...
   collectDefaultMetrics({ register: registry });
   // Under Bun these report nothing (the _total gauges always 0, the by-type ones no samples), and a gauge named

@@ -1,5 +1,5 @@
 import type { Logger } from '../base/index.ts';
-import { FaultError, jobWorkersEnded, libc, settlesWithin } from '../base/index.ts';
+import { FaultError, jobWorkersEnded, libc, settlesWithin, UNKNOWN_COMMIT } from '../base/index.ts';
 import { type Config, ENV_NAMES } from '../config/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
@@ -42,6 +42,8 @@ export class Daemon {
     public config: Config,
     readonly log: Logger,
     readonly version: string,
+    /** the git commit the program was built from (buildCommit) */
+    readonly commit: string = UNKNOWN_COMMIT,
   ) {
     this.platformNames = new Set(config.platforms.map((p) => p.name));
     this.keys = new ApiKeys(config.integrators);
@@ -109,6 +111,7 @@ export class Daemon {
     // nativeMemory: libc's madvise and memcpy were found (src/base/libc.ts): huge pages and native reply copies
     this.log.log('info', 'daemon.started', {
       version: this.version,
+      commit: this.commit,
       envs: [...this.envs.keys()],
       url: this.url,
       nativeMemory: libc() !== null,
@@ -129,7 +132,7 @@ export class Daemon {
       health: () => this.health(),
       ready: () => this.ready(),
       version: this.version,
-      registry: daemonRegistry(this.envs, () => this.updateSources),
+      registry: daemonRegistry(this.envs, () => this.updateSources, { version: this.version, commit: this.commit }),
       log: this.log,
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
