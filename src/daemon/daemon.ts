@@ -15,10 +15,12 @@ const STUCK_AFTER_MS = 10 * 60_000;
 const RELOADS_END_MS = 10_000;
 /**
  * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
- * with RELOADS_END_MS and a harvest page's 5 s (crossref-client.ts), under systemd's stop time-out (45 s in
- * conf/doi-holdings.service), which then ends the process.
+ * with RELOADS_END_MS (the drain runs beside it) and a harvest page's 5 s (crossref-client.ts), under systemd's stop
+ * time-out (45 s in conf/doi-holdings.service), which then ends the process.
  */
 const WORKERS_END_MS = 15_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Builds the long-lived parts from the config, starts them, and closes them in reverse order. */
 export class Daemon {
@@ -36,6 +38,8 @@ export class Daemon {
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
+  /** /readyz was asked since the start: something (a load balancer) watches it, so a stop drains first */
+  private readinessAsked = false;
 
   constructor(
     /** the running config: a reload replaces the parts it can change live */
@@ -261,6 +265,7 @@ export class Daemon {
    * right (from what the store holds), so they are /healthz's business, not this.
    */
   ready(): { ok: boolean; failed: string[] } {
+    this.readinessAsked = true;
     const failed: string[] = [];
     if (this.closing) failed.push('daemon: shutting down');
     for (const [env, r] of this.envs) if (!r.store.isOpen) failed.push(`${env}: store not open`);
@@ -320,10 +325,20 @@ export class Daemon {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // /readyz answers 503 from here on. A load balancer that asks it needs its checks' time to take this replica
+      // out, and sends requests meanwhile: they are served, and the port closes after the drain. Nothing asked
+      // /readyz since the start: nothing would notice, so nothing is waited for.
+      const drainMs = this.readinessAsked && this.url ? this.config.server.drainMs : 0;
+      if (drainMs > 0)
+        this.log.log('info', 'daemon.draining', {
+          seconds: drainMs / 1000,
+          message: '/readyz answers 503; requests are served until the port closes at the end of the drain',
+        });
       // a start or reload under way ends first (one queued after it sees `closing` and takes nothing): closing the
       // stores under it would leave it starting update sources on closed stores. Bounded: a start that hangs (a
-      // folder on a dead mount) must not hold the stop for ever.
-      if (!(await settlesWithin(this.reloads, RELOADS_END_MS)))
+      // folder on a dead mount) must not hold the stop for ever. The drain runs beside it, not after.
+      const [ended] = await Promise.all([settlesWithin(this.reloads, RELOADS_END_MS), delay(drainMs)]);
+      if (!ended)
         this.log.log('error', 'daemon.close_failed', {
           error: `a start or reload still running after ${RELOADS_END_MS / 1000} s: closing under it`,
         });

@@ -3,12 +3,13 @@ import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { ensureDebianTool } from '../support/debian.ts';
-import { BUN, REPO, setServer, startDaemon, tempDir, waitForLog, writeConfig } from '../support/fixtures.ts';
+import { BUN, REPO, setServer, startDaemon, tempDir, waitFor, waitForLog, writeConfig } from '../support/fixtures.ts';
 import { daemonUrl, logLines } from '../support/harvest-support.ts';
 
 /**
  * The probes of a running daemon (docs/operations.md, "Scaling out"): /livez, /readyz, /healthz with the version;
- * doi_holdings_build_info with the checkout's commit.
+ * doi_holdings_build_info with the checkout's commit; a stop that drains (/readyz 503 while requests are still
+ * served, then the port closes) once /readyz was asked, and closes at once when it never was.
  */
 
 const dir = tempDir('doi-holdings-probes-');
@@ -17,6 +18,13 @@ afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop();
 });
 afterAll(() => dir.remove());
+
+const updates = (base: string) =>
+  fetch(`${base}/v2.2/updates`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+    body: '{"dois":["10.5555/probe.1"]}',
+  });
 
 function start(name: string, server: Record<string, string | number> = {}): ReturnType<typeof startDaemon> {
   mkdirSync(join(dir.path, name));
@@ -72,4 +80,42 @@ test('sources without a .git of their own: the commit is "unknown", and the daem
   const base = /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(log)![1]!;
   const metrics = await (await fetch(`${base}/metrics`)).text();
   expect(metrics).toContain(`doi_holdings_build_info{version="${pkg.version}",commit="unknown"} 1\n`);
+});
+
+test('a stop after /readyz was asked drains: /readyz 503 naming why while requests are still answered, then the port closes', async () => {
+  // a drain far longer than the few requests below take: they all fall inside it
+  const d = start('draining', { drainSeconds: 10 });
+  const base = await daemonUrl(d);
+  expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  d.signal('SIGTERM');
+  await waitForLog(d, '"daemon.draining"');
+  const notReady = await fetch(`${base}/readyz`);
+  expect([notReady.status, await notReady.json()]).toEqual([
+    503,
+    { status: 'not ready', failed: ['daemon: shutting down'] },
+  ]);
+  expect((await fetch(`${base}/livez`)).status).toBe(200);
+  expect((await fetch(`${base}/healthz`)).status).toBe(503);
+  const answered = await updates(base);
+  expect(answered.status).toBe(200);
+  expect(await answered.json()).toEqual({ documents: [{ doi: '10.5555/probe.1', statusCode: 200, updates: [] }] });
+  expect(logLines(d).find((l) => l.event === 'daemon.draining')).toMatchObject({ seconds: 10 });
+  await waitForLog(d, '"daemon.stopped"', 30_000);
+  // a /readyz 503 is the probe's answer, not a server error
+  expect(logLines(d).filter((l) => l.event === 'http.server_error')).toEqual([]);
+  await waitFor(
+    async () => (await fetch(`${base}/livez`).catch((e: Error) => e)) instanceof Error,
+    'the port to close after the drain',
+  );
+});
+
+test('a stop when /readyz was never asked closes at once: no drain', async () => {
+  const d = start('not-probed', { drainSeconds: 10 });
+  const base = await daemonUrl(d);
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  expect(await d.stop()).toBe(0);
+  daemons.splice(daemons.indexOf(d), 1);
+  const events = logLines(d).map((l) => l.event);
+  expect(events).toContain('daemon.stopped');
+  expect(events).not.toContain('daemon.draining');
 });
