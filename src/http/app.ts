@@ -56,11 +56,11 @@ export interface HttpDeps {
 }
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
+const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
 /** the operations routes: GET (and HEAD) only, no key */
 const OPERATIONS_ROUTES = ['/openapi.json', '/livez', '/readyz', '/healthz', '/metrics'];
 const LIVE = JSON.stringify({ status: 'live' });
 const READY = JSON.stringify({ status: 'ready' });
-const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
 
 /**
  * The HTTP face (docs/design.md, "HTTP"). Operations routes (/livez, /readyz, /healthz, /metrics, /openapi.json)
