@@ -2,10 +2,12 @@
  * `make build`: the single executable (bun build --compile), with the prepare, index-build and updates-index workers as more entrypoints.
  * lmdb-js finds its native addon at run time by searching folders, which finds nothing inside a compiled
  * binary; this build replaces that search with a static require of the addon for this platform, so Bun embeds
- * the .node file in the executable.
+ * the .node file in the executable. The git commit built from is written in as DOI_HOLDINGS_COMMIT (src/base/build-commit.ts):
+ * the binary has no checkout to ask at run time.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { gitCommit } from '../src/base/build-commit.ts';
 
 const REPO = join(import.meta.dir, '..');
 const outfile = process.argv[2] ?? join(REPO, 'dist/doi-holdings');
@@ -15,6 +17,7 @@ const libc =
     ? 'glibc'
     : 'musl';
 const addon = `@lmdb/lmdb-${process.platform}-${process.arch}/node.napi.${libc}.node`;
+const commit = gitCommit(REPO);
 
 const result = await Bun.build({
   // program.ts is an entrypoint of its own, loaded by main.ts at run time: main.ts lowers --backup and --dump first
@@ -27,6 +30,7 @@ const result = await Bun.build({
   ],
   compile: { outfile },
   minify: true,
+  define: { DOI_HOLDINGS_COMMIT: JSON.stringify(commit) },
   plugins: [
     {
       name: 'lmdb-static-addon',
@@ -48,4 +52,6 @@ if (!result.success) {
   for (const log of result.logs) console.error(log);
   process.exit(1);
 }
-console.log(`built ${outfile}: ${(statSync(outfile).size / 1e6).toFixed(1)} MB (lmdb addon ${addon} embedded)`);
+console.log(
+  `built ${outfile} from commit ${commit}: ${(statSync(outfile).size / 1e6).toFixed(1)} MB (lmdb addon ${addon} embedded)`,
+);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import embeddedDefault from '../conf/default.toml' with { type: 'text' };
 import pkg from '../package.json' with { type: 'json' };
-import { FaultError, jsonLogger, writeStderr } from './base/index.ts';
+import { buildCommit, FaultError, jsonLogger, type LogFormat, stderrIsJournal, writeStderr } from './base/index.ts';
 import { HELP, parseArgs } from './cli/args.ts';
 import { harvestCommand } from './cli/harvest-command.ts';
 import { dumpCommand, failuresCommand, ingestCommand, retryCommand, validateCommand } from './cli/holdings-commands.ts';
@@ -25,6 +25,8 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
     return runImportChild();
   }
   const inv = parseArgs(argv);
+  // under systemd the journal reads each line's level from its prefix (`journalctl -p warning`)
+  const logFormat: LogFormat = { priorities: stderrIsJournal(env.JOURNAL_STREAM) };
   // only the daemon keeps SIGHUP, SIGTERM and SIGINT from their default actions
   if (!('command' in inv && inv.command.kind === 'serve')) await signals.release();
   if ('code' in inv) {
@@ -52,7 +54,7 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
   if (command.kind === 'serve') {
     // the secrets file owns the names it gave at start: a reload does not take them from the process environment
     const reloadEnv = Object.fromEntries(Object.entries(env).filter(([name]) => !config.secretNames.includes(name)));
-    return serve(config, () => readConfig(configPath, reloadEnv, true), signals);
+    return serve(config, () => readConfig(configPath, reloadEnv, true), signals, logFormat);
   }
 
   if (command.kind === 'backup' || command.kind === 'stats') {
@@ -93,7 +95,14 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
       case 'dump':
         return dumpCommand(store, command, io, new Progress(outputElsewhere()));
       case 'ingest':
-        return await ingestCommand(command.files, store, config, io, new Progress(outputElsewhere()));
+        return await ingestCommand(
+          command.files,
+          store,
+          config,
+          io,
+          new Progress(outputElsewhere()),
+          jsonLogger(writeStderr, 'info', logFormat),
+        );
       case 'failures':
         return failuresCommand(store, io);
       case 'retry':
@@ -107,7 +116,7 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
           [store, ...otherStores(config, inv.env)].sort((a, b) => ENV_NAMES.indexOf(a.env) - ENV_NAMES.indexOf(b.env)),
           io,
           stderrIsTty(),
-          jsonLogger(writeStderr, 'warn'),
+          jsonLogger(writeStderr, 'warn', logFormat),
           {
             full: command.full,
             allowShrink: command.allowShrink,
@@ -155,9 +164,15 @@ function readConfig(
   return resolveConfig(Bun.TOML.parse(embeddedDefault), local, env, { requireSecrets });
 }
 
-async function serve(config: Config, reread: () => Config, signals: StartSignals): Promise<number> {
-  const log = jsonLogger();
-  const daemon = new Daemon(config, log, pkg.version);
+async function serve(
+  config: Config,
+  reread: () => Config,
+  signals: StartSignals,
+  logFormat: LogFormat,
+): Promise<number> {
+  const log = jsonLogger(writeStderr, 'info', logFormat);
+  // read once: the compiled binary carries it, the sources ask git (never failing the start)
+  const daemon = new Daemon(config, log, pkg.version, buildCommit());
   // a fault of the new config is logged by reload; anything else (a drop folder that cannot be made) too, not thrown
   const reload = () =>
     void daemon.reload(reread).catch((e) => log.log('error', 'config.reload_failed', { error: String(e) }));

@@ -1,3 +1,4 @@
+export { buildCommit, gitCommit, UNKNOWN_COMMIT } from './build-commit.ts';
 export {
   type Fault,
   FaultError,
@@ -12,7 +13,15 @@ export {
 } from './fault.ts';
 export { STDERR_GIVE_UP_MS, type WriteFailure, writeAllSync } from './fd-write.ts';
 export { type Libc, libc } from './libc.ts';
-export { jsonLogger, type Level, type Logger, silentLogger, writeStderr } from './log.ts';
+export {
+  jsonLogger,
+  type Level,
+  type LogFormat,
+  type Logger,
+  silentLogger,
+  stderrIsJournal,
+  writeStderr,
+} from './log.ts';
 export { settlesWithin } from './settles-within.ts';
 export {
   jobWorkersEnded,

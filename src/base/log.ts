@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { STDERR_GIVE_UP_MS, writeAllSync } from './fd-write.ts';
 
 /**
@@ -10,14 +11,45 @@ export interface Logger {
   log(level: Level, event: string, fields?: Record<string, unknown>): void;
 }
 
-export function jsonLogger(write: (line: string) => void = writeStderr, minLevel: Level = 'info'): Logger {
+export interface LogFormat {
+  /** each line starts with its level's sd-daemon priority (`<3>` error ... `<7>` debug): stderr is the journal */
+  priorities?: boolean;
+}
+
+/** sd-daemon(3): the journal files a line that starts with one at that priority (`journalctl -p warning`). */
+const PRIORITIES: Record<Level, string> = { error: '<3>', warn: '<4>', info: '<6>', debug: '<7>' };
+const NO_PRIORITIES: Record<Level, string> = { error: '', warn: '', info: '', debug: '' };
+
+export function jsonLogger(
+  write: (line: string) => void = writeStderr,
+  minLevel: Level = 'info',
+  format: LogFormat = {},
+): Logger {
   const rank: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+  const prefix = format.priorities ? PRIORITIES : NO_PRIORITIES;
   return {
     log(level, event, fields) {
       if (rank[level] < rank[minLevel]) return;
-      write(`${JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })}\n`);
+      write(`${prefix[level]}${JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })}\n`);
     },
   };
+}
+
+/**
+ * Whether stderr is the journal. systemd puts the device and inode of the stream it gives a service's output in
+ * JOURNAL_STREAM (`<dev>:<ino>`); the variable is inherited by whatever the service starts, whose stderr may be a
+ * terminal or a file, so it counts only when it names this process's stderr (systemd.exec(5) says to compare).
+ * `journalStream` is the variable's value, handed down from the entry.
+ */
+export function stderrIsJournal(journalStream: string | undefined): boolean {
+  const named = /^(\d+):(\d+)$/.exec(journalStream ?? '');
+  if (!named) return false;
+  try {
+    const stderr = fstatSync(2, { bigint: true });
+    return stderr.dev === BigInt(named[1]!) && stderr.ino === BigInt(named[2]!);
+  } catch {
+    return false; // no stderr at all: nothing to prefix for
+  }
 }
 
 export const silentLogger: Logger = { log() {} };

@@ -146,6 +146,8 @@ export async function ingestCommand(
   config: Config,
   io: Output,
   progress = new Progress(false),
+  /** a sorted pass's progress lines (stderr) */
+  log: Logger = jsonLogger(),
 ): Promise<number> {
   let faults = 0;
   let done = 0;
@@ -159,7 +161,7 @@ export async function ingestCommand(
     return { key, root };
   });
   for (const run of runsOfDistinctKeys(given)) {
-    await ingestRun(store, config, run, (key, outcome) => {
+    await ingestRun(store, config, run, log, (key, outcome) => {
       io.out(JSON.stringify(describeOutcome(store.env, key, outcome)));
       if (isFault(outcome)) faults++;
       done++;
@@ -196,6 +198,7 @@ async function ingestRun(
   store: Store,
   config: Config,
   files: readonly { key: string; root: string }[],
+  log: Logger,
   report: (key: string, o: IngestOutcome | undefined) => void,
 ): Promise<void> {
   const outcomes = new Map<string, IngestOutcome>();
@@ -208,7 +211,7 @@ async function ingestRun(
   const backlog = files.length >= config.ingest.sortedPassFiles;
   const ingestor = new Ingestor({
     ...cliIngestorOptions(store, config, files[0]!.root, false),
-    ...(backlog ? { preparer: undefined, log: passLogger(jsonLogger()) } : {}),
+    ...(backlog ? { preparer: undefined, log: passLogger(log) } : {}),
     readFrom: new Map(files.map((f) => [f.key, f.root])),
     onOutcome: (o) => {
       outcomes.set(outcomeKey(o), o);

@@ -95,6 +95,7 @@ export function resolveConfig(
       port,
       maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024,
       bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
+      drainMs: Math.round((file.server?.drainSeconds ?? 5) * 1000),
     },
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),

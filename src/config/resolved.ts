@@ -143,7 +143,8 @@ export interface Config {
    * removed there unsets the name, though systemd's EnvironmentFile put it in the process environment at start)
    */
   secretNames: readonly string[];
-  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number };
+  /** drainMs: how long a stop serves on with /readyz 503 before the port closes (`server.drainSeconds`) */
+  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number; drainMs: number };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;

@@ -135,6 +135,8 @@ export const ConfigFile = t.Object(
           maxBodyBytes: t.Optional(t.Integer({ minimum: 1024 })),
           /** a request body not arrived whole by then is answered 408 (below the server's idle time-out, 255 s at most) */
           bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
+          /** a stop answers /readyz 503 and goes on serving this long before the port closes (once /readyz was asked) */
+          drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
         },
         { additionalProperties: false },
       ),

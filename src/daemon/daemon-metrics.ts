@@ -10,8 +10,17 @@ import type { EnvironmentRunner } from './environment-runner.ts';
 export function daemonRegistry(
   envs: ReadonlyMap<string, EnvironmentRunner>,
   sources: () => FollowedSources | undefined,
+  build: { version: string; commit: string },
 ): Registry {
   const registry = processRegistry();
+  // one sample, always 1: its labels say which build answers (two at once on a dashboard: an upgrade under way)
+  gauge(
+    registry,
+    'doi_holdings_build_info',
+    'The program\'s version and the git commit it was built from ("unknown" when that cannot be told); always 1.',
+    ['version', 'commit'],
+    (set) => set(build, 1),
+  );
   const seconds = (ms: number) => (ms > 0 ? ms / 1000 : 0);
 
   gauge(

@@ -1,5 +1,5 @@
 import type { Logger } from '../base/index.ts';
-import { FaultError, jobWorkersEnded, libc, settlesWithin } from '../base/index.ts';
+import { FaultError, jobWorkersEnded, libc, settlesWithin, UNKNOWN_COMMIT } from '../base/index.ts';
 import { type Config, ENV_NAMES } from '../config/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
@@ -15,10 +15,12 @@ const STUCK_AFTER_MS = 10 * 60_000;
 const RELOADS_END_MS = 10_000;
 /**
  * How long a stop waits for the store reads on worker threads (an index build takes seconds) before it says so;
- * with RELOADS_END_MS and a harvest page's 5 s (crossref-client.ts), under systemd's stop time-out (45 s in
- * conf/doi-holdings.service), which then ends the process.
+ * with RELOADS_END_MS (the drain runs beside it) and a harvest page's 5 s (crossref-client.ts), under systemd's stop
+ * time-out (45 s in conf/doi-holdings.service), which then ends the process.
  */
 const WORKERS_END_MS = 15_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Builds the long-lived parts from the config, starts them, and closes them in reverse order. */
 export class Daemon {
@@ -36,12 +38,16 @@ export class Daemon {
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
+  /** /readyz was asked since the start: something (a load balancer) watches it, so a stop drains first */
+  private readinessAsked = false;
 
   constructor(
     /** the running config: a reload replaces the parts it can change live */
     public config: Config,
     readonly log: Logger,
     readonly version: string,
+    /** the git commit the program was built from (buildCommit) */
+    readonly commit: string = UNKNOWN_COMMIT,
   ) {
     this.platformNames = new Set(config.platforms.map((p) => p.name));
     this.keys = new ApiKeys(config.integrators);
@@ -109,6 +115,7 @@ export class Daemon {
     // nativeMemory: libc's madvise and memcpy were found (src/base/libc.ts): huge pages and native reply copies
     this.log.log('info', 'daemon.started', {
       version: this.version,
+      commit: this.commit,
       envs: [...this.envs.keys()],
       url: this.url,
       nativeMemory: libc() !== null,
@@ -127,8 +134,9 @@ export class Daemon {
       bodyTimeoutMs: this.config.server.bodyTimeoutMs,
       envs: { production: handles('production')!, staging: handles('staging') },
       health: () => this.health(),
+      ready: () => this.ready(),
       version: this.version,
-      registry: daemonRegistry(this.envs, () => this.updateSources),
+      registry: daemonRegistry(this.envs, () => this.updateSources, { version: this.version, commit: this.commit }),
       log: this.log,
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
@@ -252,6 +260,19 @@ export class Daemon {
   }
 
   /**
+   * /readyz: whether a load balancer should send requests here, that is whether they are answered right: every
+   * store open and no stop begun. A warming entitlement index, stuck ingestion or a full store leave the answers
+   * right (from what the store holds), so they are /healthz's business, not this.
+   */
+  ready(): { ok: boolean; failed: string[] } {
+    this.readinessAsked = true;
+    const failed: string[] = [];
+    if (this.closing) failed.push('daemon: shutting down');
+    for (const [env, r] of this.envs) if (!r.store.isOpen) failed.push(`${env}: store not open`);
+    return { ok: failed.length === 0, failed };
+  }
+
+  /**
    * /healthz: 200 while every store is open, none is full (a write failed STORE_FULL or DISK_FULL and no file
    * applied since) and no ingestor has files waiting without progress; otherwise 503 with `failed` naming each
    * failed check. S3 is reported, not judged: a replica whose bucket is unreachable still answers from what it
@@ -304,10 +325,20 @@ export class Daemon {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // /readyz answers 503 from here on. A load balancer that asks it needs its checks' time to take this replica
+      // out, and sends requests meanwhile: they are served, and the port closes after the drain. Nothing asked
+      // /readyz since the start: nothing would notice, so nothing is waited for.
+      const drainMs = this.readinessAsked && this.url ? this.config.server.drainMs : 0;
+      if (drainMs > 0)
+        this.log.log('info', 'daemon.draining', {
+          seconds: drainMs / 1000,
+          message: '/readyz answers 503; requests are served until the port closes at the end of the drain',
+        });
       // a start or reload under way ends first (one queued after it sees `closing` and takes nothing): closing the
       // stores under it would leave it starting update sources on closed stores. Bounded: a start that hangs (a
-      // folder on a dead mount) must not hold the stop for ever.
-      if (!(await settlesWithin(this.reloads, RELOADS_END_MS)))
+      // folder on a dead mount) must not hold the stop for ever. The drain runs beside it, not after.
+      const [ended] = await Promise.all([settlesWithin(this.reloads, RELOADS_END_MS), delay(drainMs)]);
+      if (!ended)
         this.log.log('error', 'daemon.close_failed', {
           error: `a start or reload still running after ${RELOADS_END_MS / 1000} s: closing under it`,
         });

@@ -38,6 +38,11 @@ export interface HttpDeps {
   envs: { production: EnvHandles; staging?: EnvHandles };
   /** /healthz: 200 when ok; otherwise 503 naming each failed check (`failed`) */
   health: () => { ok: boolean; failed?: string[]; warnings?: string[]; checks: Record<string, unknown> };
+  /**
+   * /readyz: 200 when the answers are right (every store open, not shutting down); otherwise 503 naming what is not
+   * ready (`failed`). None given: an app with no daemon behind it is ready whenever it answers.
+   */
+  ready?: () => { ok: boolean; failed: string[] };
   /** the daemon's prom-client registry (process figures, ingest lag, S3 and update sources), rendered after the HTTP figures */
   registry?: Registry;
   /** where a 5xx is logged */
@@ -52,15 +57,20 @@ export interface HttpDeps {
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
 const ENTITLEMENT_PATHS = ['/v2.1/entitlements', '/v2.2/entitlements'];
+/** the operations routes: GET (and HEAD) only, no key */
+const OPERATIONS_ROUTES = ['/openapi.json', '/livez', '/readyz', '/healthz', '/metrics'];
+const LIVE = JSON.stringify({ status: 'live' });
+const READY = JSON.stringify({ status: 'ready' });
 
 /**
- * The HTTP face (docs/design.md, "HTTP"). Operations routes (/healthz, /metrics, /openapi.json) carry no key: they
- * are for the operator's network, behind the proxy that faces integrators.
+ * The HTTP face (docs/design.md, "HTTP"). Operations routes (/livez, /readyz, /healthz, /metrics, /openapi.json)
+ * carry no key: they are for the operator's network, behind the proxy that faces integrators.
  */
 export function createApp(deps: HttpDeps) {
   const keys = deps.integrators instanceof ApiKeys ? deps.integrators : new ApiKeys(deps.integrators);
   const http = new HttpMetrics(deps.log ?? silentLogger);
   const openapi = JSON.stringify(openApiDocument(deps.version));
+  const ready = deps.ready ?? (() => ({ ok: true, failed: [] }));
   const now = deps.now ?? Date.now;
   const body: BodyLimits = { maxBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
   const entitlements = deps.entitlements ?? new Entitlements([], DEFAULT_ENTITLEMENTS);
@@ -211,11 +221,26 @@ export function createApp(deps: HttpDeps) {
     app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
-  for (const route of ['/openapi.json', '/healthz', '/metrics']) app = app.all(route, notAllowed(route, 'GET'));
+  for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));
   const whole = app
     .get(
       '/openapi.json',
       served('GET', '/openapi.json', () => jsonResponse(openapi)),
+    )
+    // liveness: the process answers; nothing else is looked at (a restart would not mend anything else)
+    .get(
+      '/livez',
+      served('GET', '/livez', () => jsonResponse(LIVE)),
+    )
+    // readiness: whether a load balancer should send requests here; a warming index or stuck ingestion still is
+    .get(
+      '/readyz',
+      served('GET', '/readyz', () => {
+        const r = ready();
+        return r.ok
+          ? jsonResponse(READY)
+          : jsonResponse(JSON.stringify({ status: 'not ready', failed: r.failed }), 503);
+      }),
     )
     .get(
       '/healthz',
@@ -225,6 +250,7 @@ export function createApp(deps: HttpDeps) {
         const status = !h.ok ? 'unhealthy' : h.warnings?.length ? 'warning' : 'ok';
         const body = {
           status,
+          version: deps.version,
           ...(h.failed?.length ? { failed: h.failed } : {}),
           ...(h.warnings?.length ? { warnings: h.warnings } : {}),
           ...h.checks,

@@ -466,6 +466,11 @@ export class Store {
     await this.dbs.root.flushed;
   }
 
+  /** false once close() began: /readyz asks */
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
 import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
+import { ensureDebianTool } from '../support/debian.ts';
 import { BUN, gzLines, REPO, tempDir, waitFor, writeConfig, writeDeposit } from '../support/fixtures.ts';
 
 /**
@@ -18,6 +20,13 @@ beforeAll(async () => {
   if (code !== 0) throw new Error(`build failed: ${await new Response(build.stderr).text()}`);
 }, 120_000);
 afterAll(() => dir.remove());
+
+/** The checkout's commit, as git gives it. */
+function headCommit(): string {
+  const git = Bun.spawnSync([ensureDebianTool('git', 'git'), '-C', REPO, 'rev-parse', '--short', 'HEAD']);
+  if (git.exitCode !== 0) throw new Error(`git rev-parse failed: ${git.stderr.toString()}`);
+  return git.stdout.toString().trim();
+}
 
 test('the compiled daemon builds its entitlement index and ingests a dropped file through its workers; it answers an entitlement request from it; --dump shows it; it harvests in a process of its own', async () => {
   const api = await startCrossrefApi({ works: realWorks() });
@@ -46,6 +55,9 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
     writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Compiled.1', accessType: 'free', vor }]);
     await waitFor(() => log.includes('file.applied'), 'file applied', 20_000);
     const url = /"event":"daemon\.started".*?"url":"([^"]+)"/.exec(log)![1]!;
+    // the commit was written in at build time: run from /, the binary has no checkout to ask
+    const metrics = await (await fetch(new URL('/metrics', url))).text();
+    expect(metrics).toContain(`doi_holdings_build_info{version="${pkg.version}",commit="${headCommit()}"} 1\n`);
     // libc found through bun:ffi inside the executable: the answer below is written by native copies
     if (process.platform === 'linux') expect(log).toMatch(/"event":"daemon\.started".*"nativeMemory":true/);
     const answer = await fetch(new URL('/v2.2/entitlements', url), {

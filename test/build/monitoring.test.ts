@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
 import { extractDebianPackage, INSTALL_TIMEOUT_MS } from '../support/debian.ts';
 import { REPO, startDaemon, tempDir, waitFor, waitForLog, writeConfig, writeDeposit } from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
@@ -307,7 +308,7 @@ describe('conf/grafana-dashboard.json', () => {
       expect(last).toEqual({ failed: [], empty: expected });
     });
 
-    test('the queries compute what their panels say: holdings per platform, the index complete, /metrics requests per second', async () => {
+    test('the queries compute what their panels say: holdings per platform, the index complete, the build, /metrics requests per second', async () => {
       const answer = async (title: string, refId = 'A') => {
         const expr = EXPRS.find(([name]) => name === `${title}/${refId}`)?.[1];
         if (!expr) throw new Error(`no panel query ${title}/${refId}`);
@@ -325,6 +326,10 @@ describe('conf/grafana-dashboard.json', () => {
       expect((await answer('Index state')).map((s) => [s.env, s.value]).sort()).toEqual([
         ['production', 1],
         ['staging', 1],
+      ]);
+      // the daemon runs from the sources: the commit is the checkout's, short
+      expect((await answer('Version and commit')).map((s) => [s.instance, s.version, s.commit, s.value])).toEqual([
+        [new URL(base).host, pkg.version, expect.stringMatching(/^[0-9a-f]{4,}$/), 1],
       ]);
       // Prometheus's own scrapes are requests to /metrics: their rate is above 0 once two fall in the window
       const metricsRate = await waitFor(

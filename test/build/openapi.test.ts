@@ -72,12 +72,18 @@ test('every operation has its stable camelCase operationId, the /staging/ twin p
         const [method, path, id] = line.split(' ') as [string, string, string];
         return [line, `${method} /staging${path} staging${id[0]!.toUpperCase()}${id.slice(1)}`];
       })
+      // the probes are the replica's own: no /staging/ twin
+      .concat(['GET /livez getLiveness', 'GET /readyz getReadiness', 'GET /healthz getHealth'])
       .sort(),
   );
 });
 
-test('the status pages are public (security: []); every other operation needs the x-api-key', () => {
+test('the status pages and the probes are public (security: []); every other operation needs the x-api-key', () => {
+  const probes = ['/livez', '/readyz', '/healthz'];
   for (const [path, ops] of Object.entries(doc.paths))
     for (const op of Object.values(ops))
-      expect([path, op.security]).toEqual([path, path.endsWith('/doi/{doi}') ? [] : [{ apiKey: [] }]]);
+      expect([path, op.security]).toEqual([
+        path,
+        path.endsWith('/doi/{doi}') || probes.includes(path) ? [] : [{ apiKey: [] }],
+      ]);
 });

@@ -61,7 +61,7 @@ describe('a valid config', () => {
     expect(c).toEqual({
       source: path,
       secretNames: [],
-      server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000 },
+      server: { host: '127.0.0.1', port: 8080, maxBodyBytes: 65536, bodyTimeoutMs: 10_000, drainMs: 5000 },
       store: { dir: join(dir.path, 'var/db'), mapSizeBytes: 64 * 1024 ** 3, changeFeedKeepMs: 90 * 86_400_000 },
       ingest: {
         maxDecompressedBytes: 64 * 1024 * 1024,
@@ -105,6 +105,7 @@ describe('a valid config', () => {
 listen = "0.0.0.0:9090"
 maxBodyBytes = 2048
 bodyTimeoutMs = 2500
+drainSeconds = 1.5
 
 [store]
 dir = "data/db"
@@ -164,7 +165,7 @@ nice = 0
 idle = false
 `);
     const c = loadConfig(path, { ACME_SECRET: 's3cret', CR_PLUS: 'tok' });
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500 });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9090, maxBodyBytes: 2048, bodyTimeoutMs: 2500, drainMs: 1500 });
     expect(c.store).toEqual({
       dir: join(dir.path, 'data/db'),
       mapSizeBytes: 512 * 1024 ** 2,

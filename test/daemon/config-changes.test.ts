@@ -33,7 +33,7 @@ test('an unchanged config changes nothing', () => {
 
 test('live changes are named per integrator and platform; restart-only settings by config path', () => {
   const next = config({
-    server: { listen: '0.0.0.0:8080', maxBodyBytes: 2048, bodyTimeoutMs: 5000 },
+    server: { listen: '0.0.0.0:8080', maxBodyBytes: 2048, bodyTimeoutMs: 5000, drainSeconds: 0 },
     store: { dir: 'elsewhere' },
     buckets: { production: { kind: 'local', path: 'bucket' }, staging: { kind: 'local', path: 'staging' } },
     platforms: [
@@ -52,6 +52,7 @@ test('live changes are named per integrator and platform; restart-only settings 
     'server.listen',
     'server.maxBodyBytes',
     'server.bodyTimeoutMs',
+    'server.drainSeconds',
     'store.dir',
     'buckets.staging',
   ]);

@@ -45,7 +45,7 @@ async function metrics(url: string): Promise<Map<string, number>> {
   );
 }
 
-test('/metrics of the running daemon: process figures, ingest lag, update sources, HTTP latency; /healthz names a stuck ingestor', async () => {
+test('/metrics of the running daemon: process figures, ingest lag, update sources, HTTP latency; /healthz names a stuck ingestor, which /readyz does not fail', async () => {
   const good = `http://127.0.0.1:${feeds.port}/rw.csv`;
   const bad = `http://127.0.0.1:${feeds.port}/broken.csv`;
   const cfg = writeConfig(
@@ -112,6 +112,9 @@ test('/metrics of the running daemon: process figures, ingest lag, update source
     failed: ['production: ingestion stuck: 2 files waiting, none finished for 660 s'],
     production: { stuck: true },
   });
+  // still ready: the answers are right for what the store holds, so a load balancer keeps sending requests here
+  const ready = await fetch(`${url}/readyz`);
+  expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
   // counted, but not an http.server_error line: the 503 is /healthz's answer (its cause has alerts of its own)
   expect((await metrics(url)).get('doi_holdings_http_requests_total{route="/healthz",status="503"}')).toBe(1);
   expect(logged.filter((l) => l.event === 'http.server_error')).toEqual([]);

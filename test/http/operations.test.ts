@@ -17,7 +17,7 @@ import {
   streamOf,
 } from './http-support.ts';
 
-/** Operations routes (/openapi.json, /metrics, /healthz) and the app served on a real port (docs/design.md, "HTTP"). */
+/** Operations routes (/openapi.json, /metrics, /livez, /readyz, /healthz) and the app served on a real port (docs/design.md, "HTTP"). */
 
 let dir: ReturnType<typeof tempDir>;
 let production: Store;
@@ -289,18 +289,54 @@ describe('GET /healthz', () => {
     const up = await get(app, '/healthz');
     expect(up.status).toBe(200);
     expect(up.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await up.json()).toEqual({ status: 'ok', store: 'open', lagSeconds: 4 });
+    expect(await up.json()).toEqual({ status: 'ok', version: '9.9.9-test', store: 'open', lagSeconds: 4 });
     ok = false;
     const down = await get(app, '/healthz');
     expect(down.status).toBe(503);
-    expect(await down.json()).toEqual({ status: 'unhealthy', store: 'closed', lagSeconds: 4 });
+    expect(await down.json()).toEqual({ status: 'unhealthy', version: '9.9.9-test', store: 'closed', lagSeconds: 4 });
     ok = true;
     expect((await get(app, '/healthz')).status).toBe(200);
   });
 });
 
+describe('GET /livez and GET /readyz', () => {
+  test('/livez is 200 whatever health() and ready() say; /readyz follows ready() on each call, 503 naming what is not ready', async () => {
+    let ready = true;
+    const app = makeApp(
+      { production: { store: production } },
+      {
+        health: () => ({ ok: false, failed: ['production: ingestion stuck'], checks: {} }),
+        ready: () => (ready ? { ok: true, failed: [] } : { ok: false, failed: ['daemon: shutting down'] }),
+      },
+    );
+    const live = await get(app, '/livez');
+    expect([live.status, live.headers.get('content-type'), await live.json()]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      { status: 'live' },
+    ]);
+    const up = await get(app, '/readyz');
+    expect([up.status, up.headers.get('content-type'), await up.json()]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      { status: 'ready' },
+    ]);
+    ready = false;
+    const down = await get(app, '/readyz');
+    expect([down.status, await down.json()]).toEqual([503, { status: 'not ready', failed: ['daemon: shutting down'] }]);
+    expect((await get(app, '/livez')).status).toBe(200);
+    ready = true;
+    expect((await get(app, '/readyz')).status).toBe(200);
+  });
+
+  test('an app given no ready() (no daemon behind it) is ready', async () => {
+    const r = await get(makeApp({ production: { store: production } }), '/readyz');
+    expect([r.status, await r.json()]).toEqual([200, { status: 'ready' }]);
+  });
+});
+
 describe('wrong method on the operations routes', () => {
-  for (const path of ['/healthz', '/metrics', '/openapi.json'])
+  for (const path of ['/livez', '/readyz', '/healthz', '/metrics', '/openapi.json'])
     test(`POST ${path}: 405 with Allow: GET, HEAD; and HEAD is answered as GET without the body`, async () => {
       const app = makeApp({ production: { store: production } });
       const r = await get(app, path, 'POST');
@@ -450,7 +486,11 @@ describe('over a real port, whatever the Host header', () => {
           server.port,
           `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
         );
-        expect([host, health.status, JSON.parse(health.body)]).toEqual([host, 200, { status: 'ok' }]);
+        expect([host, health.status, JSON.parse(health.body)]).toEqual([
+          host,
+          200,
+          { status: 'ok', version: '9.9.9-test' },
+        ]);
 
         const sized = await rawHttp(
           server.port,

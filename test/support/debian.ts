@@ -69,6 +69,25 @@ export function extractDebianPackage(pkg: string): string {
   return root;
 }
 
+/**
+ * The shared libraries Debian's `pkg` depends on (its `Depends: lib...`), installed with apt-get where missing: for a
+ * package unpacked by extractDebianPackage, whose programs need them (haproxy needs Lua, for one). Installing a
+ * library starts no service. apt-get brings what they depend on in turn.
+ */
+export function ensureDebianLibraries(pkg: string): void {
+  const depends = spawnSync('apt-cache', ['depends', pkg], { encoding: 'utf8' });
+  if (depends.status !== 0) throw new Error(`apt-cache depends ${pkg} failed: ${depends.stderr}`);
+  const libraries = [...depends.stdout.matchAll(/^\s*Depends: (lib[\w.+-]+)$/gm)].map((m) => m[1]!);
+  const missing = libraries.filter((lib) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is dpkg-query's, not ours
+    const status = spawnSync('dpkg-query', ['-W', '-f=${Status}', lib], { encoding: 'utf8' });
+    return !status.stdout.includes('install ok installed');
+  });
+  if (missing.length === 0) return;
+  const install = `DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing.join(' ')}`;
+  if (!sh(install, '', false)) sh(`${UPDATE} && ${install}`, `cannot install ${missing.join(', ')} (needed by ${pkg})`);
+}
+
 /** Runs `command` with sh; false on failure when `must` is false, else throws `what` with the output's tail. */
 function sh(command: string, what: string, must = true): boolean {
   const run = spawnSync('sh', ['-c', command], {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -115,6 +115,19 @@ ${extra}`,
   mkdirSync(bucket, { recursive: true });
   mkdirSync(staging, { recursive: true });
   return { dir, path, bucket, staging, store };
+}
+
+/**
+ * Sets [server] settings of a config written by writeConfig (`listen` replaced, others added), e.g.
+ * `{ listen: '127.0.0.1:8123', drainSeconds: 1 }`.
+ */
+export function setServer(cfg: TestConfig, settings: Record<string, string | number>): void {
+  const text = readFileSync(cfg.path, 'utf8');
+  const table = /^\[server\]\nlisten = "127\.0\.0\.1:0"$/m;
+  if (!table.test(text)) throw new Error(`no [server] table as writeConfig writes it in ${cfg.path}`);
+  const lines = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'string' ? JSON.stringify(v) : v}`);
+  const listen = settings.listen === undefined ? ['listen = "127.0.0.1:0"'] : [];
+  writeFileSync(cfg.path, text.replace(table, ['[server]', ...listen, ...lines].join('\n')));
 }
 
 export interface CliResult {

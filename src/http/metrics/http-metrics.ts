@@ -33,8 +33,9 @@ export class HttpMetrics {
     let s = byStatus.get(status);
     if (!s) byStatus.set(status, (s = { labels: { route, status }, latency: new LatencyHistogram(DURATION_BUCKETS) }));
     s.latency.observe(seconds);
-    // /healthz's 503 is its answer, not a fault of the server (its causes are logged where they arise); its 500 is one
-    if (status >= 500 && !(route === '/healthz' && status === 503))
+    // a probe's 503 (/healthz, /readyz) is its answer, not a fault of the server (its causes are logged where they
+    // arise); its 500 is one
+    if (status >= 500 && !(status === 503 && (route === '/healthz' || route === '/readyz')))
       this.log.log('error', 'http.server_error', {
         method: request.method,
         route,

@@ -10,10 +10,11 @@ import {
   UpdatesResponse,
 } from '../routes/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
+import { probePaths, probeSchemas } from './probe-paths.ts';
 
 /**
- * OpenAPI 3.1 description of the integrator API (entitlements, updates) and the document status page, generated
- * from the same TypeBox schemas that validate them. 3.1, not 3.0: its schemas are JSON Schema 2020-12, whose
+ * OpenAPI 3.1 description of the integrator API (entitlements, updates), the document status page and the probes,
+ * generated from the same TypeBox schemas that validate them. 3.1, not 3.0: its schemas are JSON Schema 2020-12, whose
  * `const` and `{"type": "null"}` TypeBox writes (3.0 knows neither).
  */
 export function openApiDocument(version: string): object {
@@ -87,6 +88,7 @@ export function openApiDocument(version: string): object {
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix) };
   for (const prefix of ['', '/staging'])
     Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
+  Object.assign(paths, probePaths());
   return {
     openapi: '3.1.0',
     // the service is published under no licence (package.json: private): said so, in SPDX's form for a licence of one's own
@@ -111,6 +113,7 @@ export function openApiDocument(version: string): object {
         ByPrefixResponse: strip(ByPrefixResponse),
         DocumentHistory: strip(DocumentHistory),
         Error: strip(ErrorBody),
+        ...Object.fromEntries(Object.entries(probeSchemas).map(([name, schema]) => [name, strip(schema)])),
       },
     },
   };

@@ -147,6 +147,8 @@ describe('direct routes answer as the Elysia app does', () => {
       get('/v2.2/updates/prefixes'),
       get('/openapi.json'),
       get('/healthz'),
+      get('/livez'),
+      get('/readyz'),
     ];
     const statuses: number[] = [];
     for (const make of cases) {
@@ -154,7 +156,7 @@ describe('direct routes answer as the Elysia app does', () => {
       expect(direct).toEqual(viaElysia);
       statuses.push(direct.status);
     }
-    expect(statuses).toEqual([200, 200, 415, 415, 200, 400, 400, 401, 404, 200, 200, 200]);
+    expect(statuses).toEqual([200, 200, 415, 415, 200, 400, 400, 401, 404, 200, 200, 200, 200, 200]);
     // the empty poll's fast path too: the cursor of the last change, from a page that said more: false
     let page = (await (
       await fetch(`${server.url}/v2.2/updates/changes?limit=1000`, { headers: { 'x-api-key': KEY } })
