@@ -33,8 +33,10 @@ describe('--validate', () => {
     ]);
     const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('3 records, 1 valid DOIs, 2 rejected lines');
-    expect(r.stdout).toContain("line 3 /vor/0/url: SCHEMA: /vor/0/url: Expected string to match '^https?://'");
+    expect(r.stdout).toContain('3 records, 1 valid DOI, 2 rejected lines\n');
+    expect(r.stdout).toContain(
+      'line 3 /vor/0/url: SCHEMA: must be an http(s) URL, starting http:// or https:// (got "ftp://nope")',
+    );
     expect(r.stdout).toContain('line 4: INVALID_JSON');
     expect(existsSync(cfg.store)).toBe(false);
   });
@@ -43,7 +45,21 @@ describe('--validate', () => {
     const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok', accessType: 'free' }]);
     const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('1 records, 1 valid DOIs, 0 rejected lines');
+    expect(r.stdout).toContain(`${join(dir.path, 'outbox', key)}: 1 record, 1 valid DOI, 0 rejected lines\n`);
+  });
+
+  test('a bad name refuses the whole file: the summary says so after the counts, which are spelled for their number', async () => {
+    const path = join(dir.path, 'outbox', 'acme', 'holdings.jsonl.gz');
+    writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/a' }, { doi: '10.5555/b' }, { doi: 'junk' }], {
+      name: 'holdings.jsonl.gz',
+    });
+    const r = await runCli(['--validate', '--config', cfg.path, path]);
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      `${path}: REJECTED NAME_WITHOUT_UUID: the file name must contain a UUID (RFC 4122) so that it is unique`,
+      `${path}: 3 records, 2 valid DOIs, 1 rejected line; none of it would be applied: the file would be refused as a whole for its name (NAME_WITHOUT_UUID)`,
+      expect.stringMatching(/^ {2}line 3 \/doi: INVALID_DOI: /),
+    ]);
   });
 
   test('a file-level fault and a bad name are reported and exit 1', async () => {
