@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { open } from 'lmdb';
+import { historyOf } from '../../src/history/index.ts';
+import { Store } from '../../src/store/index.ts';
 import {
   BUN,
   dump,
@@ -477,12 +479,36 @@ describe('--dump --history', () => {
             file: a2,
             from: 'paid',
             to: 'open',
-            changed: ['links', 'doi'],
+            changed: ['access', 'links', 'doi'],
           },
         ],
       },
     ]);
     expect((await dump(cfg.path, ['--history', '--doi', '10.5555/GONE'])).map((l) => l.live)).toEqual([false]);
+  });
+
+  test("what an update changed is said by the status page's rule: paid -> open alone is a change of access", async () => {
+    const a1 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/p', accessType: 'paid' }], { mtime: 1_700_000_000 });
+    const a2 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/p', accessType: 'open' }], { mtime: 1_700_000_100 });
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, a1), join(cfg.bucket, a2)]);
+    const [line] = (await dump(cfg.path, ['--history'])) as { history: Record<string, unknown>[] }[];
+    expect(line!.history[1]).toEqual({
+      event: 'updated',
+      time: '2023-11-14T22:15:00.000Z',
+      file: a2,
+      from: 'paid',
+      to: 'open',
+      changed: ['access'],
+    });
+    const store = Store.open(cfg.store, 'production', { mapSizeBytes: 1 << 26, readOnly: true });
+    try {
+      const page = historyOf(store, '10.5555/p')!.events.filter((e) => e.kind === 'holding' && e.change === 'changed');
+      expect(page.map((e) => (e.kind === 'holding' ? e.changed : undefined))).toEqual([
+        line!.history[1]!.changed as never,
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });
 

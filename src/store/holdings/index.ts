@@ -1,10 +1,12 @@
 export { ByteReader, ByteWriter, sameBytes } from './bytes.ts';
 export { doiKeysOfRecords, type EncodedRecords, encodeRecords, RecordCursor } from './encoded-records.ts';
 export {
+  changedParts,
   decodeHolding,
   decodeLive,
   decodeState,
   type EventKind,
+  type HoldingChange,
   type HoldingEvent,
   type HoldingState,
   type HoldingView,
