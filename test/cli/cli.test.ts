@@ -401,6 +401,25 @@ describe('usage and config', () => {
     expect(existsSync(cfg.store)).toBe(false); // no store opened or made
   });
 
+  test('--check-config where no config file is given or found names the built-in default, not a path with no file', async () => {
+    // a working folder without conf/default.toml, as for the installed binary run outside the repository
+    const { DOI_HOLDINGS_CONFIG: _, ...env } = process.env;
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--check-config'], {
+      cwd: dir.path,
+      env,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    expect(existsSync(join(dir.path, 'conf', 'default.toml'))).toBe(false);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(JSON.parse(stdout)).toEqual({ config: 'built-in default', ok: true });
+  });
+
   test('--dump selects by --platform and by --doi in any DOI form', async () => {
     const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Q' }, { doi: '10.5555/r' }]));
     const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/q' }]));
