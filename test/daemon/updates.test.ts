@@ -21,6 +21,7 @@ import {
   UNAVAILABLE,
   UNAVAILABLE_DOI,
 } from '../support/rw-sample.ts';
+import { IMPORT_FIGURES } from '../support/update-imports.ts';
 
 /**
  * Update information reaching the running daemon (docs/design.md, "Update information") through its public surfaces only: files
@@ -144,7 +145,10 @@ describe('drop folder', () => {
       format: 'retraction-watch-csv',
       rows: 3000,
       skipped: {},
+      firstSkipped: [],
     });
+    // the names of the --import-updates report (test/cli/import-updates.test.ts)
+    expect(Object.keys(imported)).toEqual(['time', 'level', 'event', ...IMPORT_FIGURES]);
 
     // the same file name again, one row (record 70000) removed: the feed is replaced, that update disappears
     const without = ROWS.filter((l) => !l.startsWith('70000,'));
