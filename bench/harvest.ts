@@ -171,9 +171,9 @@ async function rwImport(config: string) {
     used: number;
     works: number;
     skipped: Record<string, number>;
-    seconds: number;
+    ms: number;
   };
-  return { ...report, bytes, wallS, code: r.code };
+  return { ...report, seconds: report.ms / 1000, bytes, wallS, code: r.code };
 }
 
 /** 3. The daemon on `b`, ROUNDS times: the Updates API rate alone, during its own harvest, after it, during --harvest, after it. */

@@ -11,7 +11,7 @@ import { EXIT_OK, EXIT_USAGE, finishOutput, processOutput as io } from './cli/ou
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
 import { reportCommand } from './cli/report-command.ts';
 import { backupCommand, statsCommand } from './cli/store-commands.ts';
-import { type Config, ENV_NAMES, type EnvName, loadConfig, resolveConfig } from './config/index.ts';
+import { BUILT_IN_SOURCE, type Config, ENV_NAMES, type EnvName, loadConfig, resolveConfig } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import type { StartSignals } from './daemon/start-signals.ts';
 import { Store } from './store/index.ts';
@@ -161,7 +161,8 @@ function readConfig(
   if (path !== undefined) return loadConfig(path, env, { requireSecrets });
   const local = resolve('conf/default.toml');
   if (existsSync(local)) return loadConfig(local, env, { requireSecrets });
-  return resolveConfig(Bun.TOML.parse(embeddedDefault), local, env, { requireSecrets });
+  // relative paths resolve as from conf/default.toml of the working folder, though that file is not there
+  return resolveConfig(Bun.TOML.parse(embeddedDefault), local, env, { requireSecrets, source: BUILT_IN_SOURCE });
 }
 
 async function serve(

@@ -1,6 +1,13 @@
 import { JsonBytes } from '../bytes/index.ts';
 import type { EnvName } from '../config/index.ts';
-import type { HoldingState, HoldingView, LiveHolding, Store } from '../store/index.ts';
+import {
+  changedParts,
+  type HoldingChange,
+  type HoldingState,
+  type HoldingView,
+  type LiveHolding,
+  type Store,
+} from '../store/index.ts';
 
 /**
  * One `--dump` line: `{"env","platform","doi","accessType"?,"vor"?,"updated"}`. The field order is part of the
@@ -81,7 +88,8 @@ interface DumpEvent {
   file: string;
   from?: string;
   to?: string;
-  changed?: string[];
+  /** `updated` events: what changed, by the status page's rule (changedParts) */
+  changed?: HoldingChange[];
 }
 
 /**
@@ -103,7 +111,8 @@ export function historyDumpLine(
     const out: DumpEvent = { event: e.kind, time: new Date(e.time).toISOString(), file: fileOf(e.fileSeq) };
     if (e.oldAccess) out.from = e.oldAccess;
     if (e.newAccess) out.to = e.newAccess;
-    if (e.changes) out.changed = e.changes;
+    const changed = changedParts(e);
+    if (changed) out.changed = changed;
     return out;
   });
   return line;

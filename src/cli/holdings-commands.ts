@@ -62,6 +62,11 @@ export function dumpCommand(
   }
 }
 
+/** "1 record", "2 records", "0 records" */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** `out` says whether more is wanted */
 function dumpHistories(
   store: Store,
@@ -122,9 +127,12 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
       io.out(`${path}: REJECTED ${parsed.code}: ${parsed.message}; nothing of this file would be applied`);
       continue;
     }
-    const valid = parsed.records.length;
+    const counts = `${count(parsed.recordLines, 'record')}, ${count(parsed.records.length, 'valid DOI')}, ${count(parsed.rejected.length, 'rejected line')}${parsed.superseded ? `, ${parsed.superseded} superseded by a later line` : ''}`;
+    // the lines' counts alone would read as a file that applies: a bad name refuses all of it
     io.out(
-      `${path}: ${parsed.recordLines} records, ${valid} valid DOIs, ${parsed.rejected.length} rejected lines${parsed.superseded ? `, ${parsed.superseded} superseded by a later line` : ''}`,
+      nameProblem
+        ? `${path}: ${counts}; none of it would be applied: the file would be refused as a whole for its name (${nameProblem.code})`
+        : `${path}: ${counts}`,
     );
     for (const r of parsed.rejected) io.out(`  line ${r.line}${r.path ? ` ${r.path}` : ''}: ${r.code}: ${r.message}`);
     if (parsed.rejected.length > 0) faults++;

@@ -1,5 +1,5 @@
 import type { Store } from '../store/index.ts';
-import { importSource, skippedFaults, type UpdateFormat } from '../updates/index.ts';
+import { importFigures, importSource, skippedFaults, type UpdateFormat } from '../updates/index.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 
@@ -28,19 +28,7 @@ export async function importUpdatesCommand(
     io.err(`doi-holdings: ${result.code}: ${result.message}`);
     return EXIT_INPUT_FAULTS;
   }
-  const { report } = result.parsed;
-  io.out(
-    JSON.stringify({
-      source,
-      format: result.format,
-      rows: report.rows,
-      used: report.used,
-      works: result.parsed.works,
-      skipped: report.skipped,
-      examples: report.examples,
-      applied: result.applied,
-      seconds: Math.round(performance.now() - started) / 1000,
-    }),
-  );
-  return skippedFaults(report) ? EXIT_INPUT_FAULTS : EXIT_OK;
+  // the daemon's updates.imported line, by the same names
+  io.out(JSON.stringify(importFigures(result, performance.now() - started)));
+  return skippedFaults(result.parsed.report) ? EXIT_INPUT_FAULTS : EXIT_OK;
 }

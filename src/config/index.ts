@@ -1,2 +1,2 @@
-export { loadConfig, resolveConfig } from './load.ts';
+export { BUILT_IN_SOURCE, loadConfig, resolveConfig } from './load.ts';
 export * from './resolved.ts';

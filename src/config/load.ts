@@ -35,7 +35,15 @@ const checkConfig = TypeCompiler.Compile(ConfigFile);
 interface LoadOptions {
   /** serve needs every secret; CLI commands that never reach S3 or HTTP do not (false) */
   requireSecrets?: boolean;
+  /**
+   * Config.source when no file was read (the copy embedded in the program): `path` then only anchors relative
+   * paths, and naming it would send the operator to a file that is not there
+   */
+  source?: string;
 }
+
+/** Config.source of the config embedded in the program, read where no config file is given or found */
+export const BUILT_IN_SOURCE = 'built-in default';
 
 export function loadConfig(path: string, env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
   let text: string;
@@ -75,7 +83,7 @@ export function resolveConfig(
     problems.push(...semanticProblems(raw as ConfigFile, env, opts.requireSecrets ?? true, dirname(resolve(path))));
   if (problems.length > 0) {
     const unique = [...new Set(problems)];
-    throw new FaultError(fault('CONFIG_INVALID', `config ${path} is invalid:\n${unique.join('\n')}`));
+    throw new FaultError(fault('CONFIG_INVALID', `config ${opts.source ?? path} is invalid:\n${unique.join('\n')}`));
   }
   const file = raw as ConfigFile;
   const base = dirname(resolve(path));
@@ -88,7 +96,7 @@ export function resolveConfig(
     if (b) buckets[name] = resolveBucket(b, abs, env);
   }
   return {
-    source: resolve(path),
+    source: opts.source ?? resolve(path),
     secretNames,
     server: {
       host,

@@ -136,7 +136,7 @@ export interface IngestSettings {
 }
 
 export interface Config {
-  /** the config file this came from */
+  /** the config file this came from, or BUILT_IN_SOURCE where none was read (load.ts) */
   source: string;
   /**
    * the names `secretsFile` gave a value: the file owns them, so a reload reads them from the file alone (a line

@@ -2,7 +2,8 @@ import zlib from 'node:zlib';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type Fault, type FileFaultCode, fault, type LineFaultCode } from '../base/index.ts';
 import { doiKey, doiProblem, plainDoiKey } from '../doi/index.ts';
-import { ACCESS_TYPES, CONTENT_TYPES, DepositRecord } from './schema.ts';
+import { DepositRecord } from './schema.ts';
+import { describeSchemaError } from './schema-words.ts';
 
 /** Lines, records, and the faults that reject a line or a whole file (docs/interface.md, "Depositing holdings"). */
 
@@ -162,7 +163,7 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
     return { line, path: '', code: 'NOT_AN_OBJECT', message: 'each line must be one JSON object' };
   if (!checkRecord.Check(value)) {
     const err = checkRecord.Errors(value).First()!;
-    return { line, path: err.path, code: 'SCHEMA', message: describeSchemaError(err.path, err.message, value) };
+    return { line, path: err.path, code: 'SCHEMA', message: describeSchemaError(err, value) };
   }
   // a \uD800-\uDFFF escape without its pair passes the schema but has no UTF-8 form: it could not be stored as sent
   for (let i = 0; value.vor && i < value.vor.length; i++)
@@ -171,7 +172,7 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
         line,
         path: `/vor/${i}/url`,
         code: 'SCHEMA',
-        message: `/vor/${i}/url: contains a lone UTF-16 surrogate (a \\u escape without its pair)`,
+        message: 'contains a lone UTF-16 surrogate (a \\u escape without its pair)',
       };
   // the one-pass check takes nearly every DOI; what it declines gets the full rules and their reasons
   const plain = plainDoiKey(value.doi);
@@ -185,21 +186,6 @@ export function parseRecordLine(text: string, line: number): ParsedRecord | Reje
       message: `doi ${JSON.stringify(value.doi.slice(0, 80))}: ${problem}`,
     };
   return { line, key: doiKey(value.doi), record: value };
-}
-
-function describeSchemaError(path: string, message: string, value: object): string {
-  if (message.startsWith('Unexpected property')) return `property ${path.slice(1)} is not allowed`;
-  if (message === 'Expected required property') return `${path.slice(1)} is required`;
-  const last = path.split('/').pop();
-  if (message === 'Expected union value' && last === 'accessType')
-    return `${path}: must be one of ${ACCESS_TYPES.join(', ')}`;
-  if (message === 'Expected union value' && last === 'contentType')
-    return `${path}: must be one of ${CONTENT_TYPES.join(', ')}`;
-  const at = path
-    .split('/')
-    .slice(1)
-    .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
-  return `${path}: ${message} (got ${JSON.stringify(at)?.slice(0, 80)})`;
 }
 
 /** Every non-blank line is a record, valid or not: the one that passes the bound rejects the file whole. */

@@ -13,7 +13,8 @@ export type ContentType = Static<typeof ContentType>;
 
 export const VorItem = t.Object(
   {
-    url: t.String({ pattern: '^https?://' }),
+    // `expected`: the pattern in words, for a publisher's fault message (schema-words.ts)
+    url: t.String({ pattern: '^https?://', expected: 'an http(s) URL, starting http:// or https://' }),
     contentType: t.Optional(ContentType),
   },
   { additionalProperties: false },

@@ -1,4 +1,5 @@
 import {
+  changedParts,
   type HoldingEvent,
   type HoldingView,
   recordKey,
@@ -128,8 +129,6 @@ function holdingEvent(platform: string, e: HoldingEvent): HoldingChangeEvent {
     case 'removed':
       return { kind: 'holding', date, platform, change: 'removed', ...access('previousAccessType', e.oldAccess) };
     case 'updated': {
-      const changed: NonNullable<HoldingChangeEvent['changed']> = e.oldAccess !== e.newAccess ? ['access'] : [];
-      changed.push(...(e.changes ?? []));
       return {
         kind: 'holding',
         date,
@@ -137,7 +136,7 @@ function holdingEvent(platform: string, e: HoldingEvent): HoldingChangeEvent {
         change: 'changed',
         ...access('accessType', e.newAccess),
         ...access('previousAccessType', e.oldAccess),
-        changed,
+        changed: changedParts(e) ?? [],
       };
     }
   }

@@ -12,8 +12,9 @@ export {
   UNREAD_HASH,
   writeBackupFolder,
 } from './environment/index.ts';
-export type { HoldingEvent, HoldingState, HoldingView, LiveHolding } from './holdings/index.ts';
+export type { HoldingChange, HoldingEvent, HoldingState, HoldingView, LiveHolding } from './holdings/index.ts';
 export {
+  changedParts,
   doiKeysOfRecords,
   type EncodedRecords,
   encodeRecords,

@@ -38,6 +38,7 @@ export {
   detectFormat,
   type ImportReport,
   type ImportResult,
+  importFigures,
   importSource,
   importUpdates,
   newReport,

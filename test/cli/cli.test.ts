@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { open } from 'lmdb';
+import { historyOf } from '../../src/history/index.ts';
+import { Store } from '../../src/store/index.ts';
 import {
   BUN,
   dump,
@@ -33,8 +35,10 @@ describe('--validate', () => {
     ]);
     const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('3 records, 1 valid DOIs, 2 rejected lines');
-    expect(r.stdout).toContain("line 3 /vor/0/url: SCHEMA: /vor/0/url: Expected string to match '^https?://'");
+    expect(r.stdout).toContain('3 records, 1 valid DOI, 2 rejected lines\n');
+    expect(r.stdout).toContain(
+      'line 3 /vor/0/url: SCHEMA: must be an http(s) URL, starting http:// or https:// (got "ftp://nope")',
+    );
     expect(r.stdout).toContain('line 4: INVALID_JSON');
     expect(existsSync(cfg.store)).toBe(false);
   });
@@ -43,7 +47,21 @@ describe('--validate', () => {
     const key = writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/ok', accessType: 'free' }]);
     const r = await runCli(['--validate', '--config', cfg.path, join(dir.path, 'outbox', key)]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('1 records, 1 valid DOIs, 0 rejected lines');
+    expect(r.stdout).toContain(`${join(dir.path, 'outbox', key)}: 1 record, 1 valid DOI, 0 rejected lines\n`);
+  });
+
+  test('a bad name refuses the whole file: the summary says so after the counts, which are spelled for their number', async () => {
+    const path = join(dir.path, 'outbox', 'acme', 'holdings.jsonl.gz');
+    writeDeposit(join(dir.path, 'outbox'), 'acme', [{ doi: '10.5555/a' }, { doi: '10.5555/b' }, { doi: 'junk' }], {
+      name: 'holdings.jsonl.gz',
+    });
+    const r = await runCli(['--validate', '--config', cfg.path, path]);
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      `${path}: REJECTED NAME_WITHOUT_UUID: the file name must contain a UUID (RFC 4122) so that it is unique`,
+      `${path}: 3 records, 2 valid DOIs, 1 rejected line; none of it would be applied: the file would be refused as a whole for its name (NAME_WITHOUT_UUID)`,
+      expect.stringMatching(/^ {2}line 3 \/doi: INVALID_DOI: /),
+    ]);
   });
 
   test('a file-level fault and a bad name are reported and exit 1', async () => {
@@ -383,6 +401,25 @@ describe('usage and config', () => {
     expect(existsSync(cfg.store)).toBe(false); // no store opened or made
   });
 
+  test('--check-config where no config file is given or found names the built-in default, not a path with no file', async () => {
+    // a working folder without conf/default.toml, as for the installed binary run outside the repository
+    const { DOI_HOLDINGS_CONFIG: _, ...env } = process.env;
+    const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), '--check-config'], {
+      cwd: dir.path,
+      env,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    expect(existsSync(join(dir.path, 'conf', 'default.toml'))).toBe(false);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(JSON.parse(stdout)).toEqual({ config: 'built-in default', ok: true });
+  });
+
   test('--dump selects by --platform and by --doi in any DOI form', async () => {
     const a = join(cfg.bucket, writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/Q' }, { doi: '10.5555/r' }]));
     const b = join(cfg.bucket, writeDeposit(cfg.bucket, 'beta', [{ doi: '10.5555/q' }]));
@@ -461,12 +498,36 @@ describe('--dump --history', () => {
             file: a2,
             from: 'paid',
             to: 'open',
-            changed: ['links', 'doi'],
+            changed: ['access', 'links', 'doi'],
           },
         ],
       },
     ]);
     expect((await dump(cfg.path, ['--history', '--doi', '10.5555/GONE'])).map((l) => l.live)).toEqual([false]);
+  });
+
+  test("what an update changed is said by the status page's rule: paid -> open alone is a change of access", async () => {
+    const a1 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/p', accessType: 'paid' }], { mtime: 1_700_000_000 });
+    const a2 = writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/p', accessType: 'open' }], { mtime: 1_700_000_100 });
+    await runCli(['--ingest', '--config', cfg.path, join(cfg.bucket, a1), join(cfg.bucket, a2)]);
+    const [line] = (await dump(cfg.path, ['--history'])) as { history: Record<string, unknown>[] }[];
+    expect(line!.history[1]).toEqual({
+      event: 'updated',
+      time: '2023-11-14T22:15:00.000Z',
+      file: a2,
+      from: 'paid',
+      to: 'open',
+      changed: ['access'],
+    });
+    const store = Store.open(cfg.store, 'production', { mapSizeBytes: 1 << 26, readOnly: true });
+    try {
+      const page = historyOf(store, '10.5555/p')!.events.filter((e) => e.kind === 'holding' && e.change === 'changed');
+      expect(page.map((e) => (e.kind === 'holding' ? e.changed : undefined))).toEqual([
+        line!.history[1]!.changed as never,
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });
 

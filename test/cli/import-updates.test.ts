@@ -21,6 +21,7 @@ import {
   UNAVAILABLE,
   UNAVAILABLE_DOI,
 } from '../support/rw-sample.ts';
+import { IMPORT_FIGURES } from '../support/update-imports.ts';
 
 /**
  * `--import-updates PATH|URL` run as the real program (docs/design.md, "Update information"; README, "Importing update information"): its report and exit code, and
@@ -105,8 +106,11 @@ describe('--import-updates PATH', () => {
       used: 2,
       works: 2,
       skipped: {},
-      examples: [],
+      firstSkipped: [],
     });
+    // the names of the daemon's updates.imported line (test/daemon/updates.test.ts)
+    expect(Object.keys(report)).toEqual(IMPORT_FIGURES);
+    expect(report.ms).toBeNumber();
     const added = { worksTouched: 2, updatesAdded: 2, updatesChanged: 0, updatesWithdrawn: 0, updatesUnchanged: 0 };
     expect(report.applied).toEqual({ production: added, staging: added });
     expect(await runCli(['--dump', '--config', cfg.path])).toMatchObject({ code: 0, stdout: '' }); // updates are not holdings
@@ -174,13 +178,13 @@ describe('--import-updates PATH', () => {
       works: 1,
       skipped: { NO_ORIGINAL_DOI: 2, BAD_DATE: 1, SHORT_ROW: 1 },
     });
-    expect(report.examples.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([
+    expect(report.firstSkipped.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([
       [3, 'NO_ORIGINAL_DOI'],
       [4, 'NO_ORIGINAL_DOI'],
       [5, 'BAD_DATE'],
       [6, 'SHORT_ROW'],
     ]);
-    expect(report.examples[2].message).toContain('someday');
+    expect(report.firstSkipped[2].message).toContain('someday');
 
     const base = await serve();
     expect(await updatesOf(base, [FRANKEN_DOI, HINDAWI_DOI, BMC_DOI, UNAVAILABLE_DOI])).toEqual([

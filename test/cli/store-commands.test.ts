@@ -117,6 +117,8 @@ test('--backup: a compacted copy a config opens and dumps equal; never over an e
       liveHoldings: 5,
     });
     expect(existsSync(`${report.backup}.partial`)).toBe(false);
+    // the copy was opened to check it: the lock file that made is no part of the backup
+    expect(readdirSync(target, { recursive: true }).sort()).toEqual(['production', 'production/data.mdb']);
 
     // a config whose store.dir is the backup opens it, and it dumps equal, history and all
     const restored = join(dir.path, 'restored.toml');
@@ -142,6 +144,12 @@ test('--backup: a compacted copy a config opens and dumps equal; never over an e
   expect(all.code).toBe(0);
   expect(all.lines.map((l) => JSON.parse(l).env)).toEqual(['production', 'staging']);
   expect(existsSync(join(dir.path, 'backups', 'tuesday.partial'))).toBe(false);
+  expect(readdirSync(join(dir.path, 'backups', 'tuesday'), { recursive: true }).sort()).toEqual([
+    'production',
+    'production/data.mdb',
+    'staging',
+    'staging/data.mdb',
+  ]);
 });
 
 test('--backup to a folder that cannot be made is BACKUP_FAILED, one line and exit 2, no stack trace', async () => {

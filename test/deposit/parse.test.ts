@@ -98,7 +98,7 @@ describe('record schema', () => {
         line: 7,
         path: '/accessType',
         code: 'SCHEMA',
-        message: '/accessType: must be one of paid, open, free, permFree',
+        message: `must be one of paid, open, free, permFree (got ${JSON.stringify(a)})`,
       });
     },
   );
@@ -125,7 +125,7 @@ describe('record schema', () => {
       line: 2,
       path: '/vor/1/contentType',
       code: 'SCHEMA',
-      message: '/vor/1/contentType: must be one of application/pdf, text/html, application/epub+zip, other',
+      message: 'must be one of application/pdf, text/html, application/epub+zip, other (got "pdf")',
     });
   });
 
@@ -134,7 +134,7 @@ describe('record schema', () => {
       line: 3,
       path: '/vor',
       code: 'SCHEMA',
-      message: '/vor: Expected array length to be greater or equal to 1 (got [])',
+      message: 'must have at least one item (got [])',
     });
   });
 
@@ -157,7 +157,7 @@ describe('record schema', () => {
       line: 1,
       path: '/vor/0/url',
       code: 'SCHEMA',
-      message: 'vor/0/url is required',
+      message: 'url is required',
     });
   });
 
@@ -182,7 +182,7 @@ describe('record schema', () => {
       line: 9,
       path: '/vor/0/url',
       code: 'SCHEMA',
-      message: `/vor/0/url: Expected string to match '^https?://' (got ${JSON.stringify(url)})`,
+      message: `must be an http(s) URL, starting http:// or https:// (got ${JSON.stringify(url)})`,
     });
   });
 
@@ -191,7 +191,7 @@ describe('record schema', () => {
       line: 5,
       path: '/title',
       code: 'SCHEMA',
-      message: 'property title is not allowed',
+      message: 'property "title" is not allowed (allowed: doi, accessType, deleted, vor)',
     });
   });
 
@@ -200,14 +200,79 @@ describe('record schema', () => {
       line: 6,
       path: '/vor/0/size',
       code: 'SCHEMA',
-      message: 'property vor/0/size is not allowed',
+      message: 'property "size" is not allowed (allowed: url, contentType)',
     });
   });
 
-  test('property names are case-sensitive: DOI is not doi', () => {
-    const r = rejectOf('{"DOI":"10.1234/x"}');
-    expect(r.code).toBe('SCHEMA');
-    expect(['/DOI', '/doi']).toContain(r.path);
+  test('property names are case-sensitive: DOI is not doi, and the message says which was meant', () => {
+    expect(rejectOf('{"DOI":"10.1234/x"}')).toEqual({
+      line: 1,
+      path: '/doi',
+      code: 'SCHEMA',
+      message: 'doi is required; property "DOI" is not allowed: did you mean "doi"?',
+    });
+  });
+
+  test.each([
+    ['{"doi":"10.1234/x","acessType":"open"}', '/acessType', 'accessType'],
+    ['{"doi":"10.1234/x","accesstype":"open"}', '/accesstype', 'accessType'],
+    ['{"doi":"10.1234/x","delted":true}', '/delted', 'deleted'],
+    ['{"doi":"10.1234/x","vro":[]}', '/vro', 'vor'],
+    [
+      '{"doi":"10.1234/x","vor":[{"url":"https://a.example","contenttype":"other"}]}',
+      '/vor/0/contenttype',
+      'contentType',
+    ],
+    [
+      '{"doi":"10.1234/x","vor":[{"url":"https://a.example","contentTyp":"other"}]}',
+      '/vor/0/contentTyp',
+      'contentType',
+    ],
+  ])('an unknown property a typo away from a known one: %s suggests it', (line, path, meant) => {
+    const r = rejectOf(line);
+    expect(r).toMatchObject({ path, code: 'SCHEMA' });
+    expect(r.message).toBe(
+      `property ${JSON.stringify(path.split('/').pop())} is not allowed; did you mean "${meant}"?`,
+    );
+  });
+
+  test('a property far from every known one gets no guess, but the list of allowed ones', () => {
+    // "id" is two edits from "doi": too far for a three-letter name
+    expect(rejectOf('{"doi":"10.1234/x","id":"7"}').message).toBe(
+      'property "id" is not allowed (allowed: doi, accessType, deleted, vor)',
+    );
+    // a name the record already has is not suggested for another
+    expect(rejectOf('{"doi":"10.1234/x","vor":[{"url":"https://a.example","URL":"x"}]}').message).toBe(
+      'property "URL" is not allowed (allowed: url, contentType)',
+    );
+  });
+
+  test('a property name is quoted as JSON in the message: its line breaks are not printed raw', () => {
+    expect(rejectOf('{"doi":"10.1234/x","a\\nb/c":1}')).toMatchObject({
+      path: '/a\nb~1c',
+      message: 'property "a\\nb/c" is not allowed (allowed: doi, accessType, deleted, vor)',
+    });
+  });
+
+  test('no schema message shows a regular expression or repeats the field path reported beside it', () => {
+    for (const line of [
+      '{"doi":"10.1234/x","vor":[{"url":"ftp://a.example"}]}',
+      '{"doi":"10.1234/x","vor":[]}',
+      '{"doi":"10.1234/x","vor":{}}',
+      '{"doi":"10.1234/x","vor":["https://a.example"]}',
+      '{"doi":"10.1234/x","vor":[{"url":"https://a.example","contentType":"pdf"}]}',
+      '{"doi":"10.1234/x","vor":[{"url":"https://a.example","size":1}]}',
+      '{"doi":"10.1234/x","vor":[{"contentType":"other"}]}',
+      '{"doi":"10.1234/x","vor":[{"url":"https://\\ud800"}]}',
+      '{"doi":"10.1234/x","accessType":"Open"}',
+      '{"doi":"10.1234/x","deleted":1}',
+      '{"doi":7}',
+    ]) {
+      const r = rejectOf(line);
+      expect(r.code).toBe('SCHEMA');
+      expect(r.message).not.toContain(r.path);
+      expect(r.message).not.toMatch(/\^|Expected |match/);
+    }
   });
 
   test('doi is required', () => {
@@ -224,7 +289,7 @@ describe('record schema', () => {
       line: 1,
       path: '/doi',
       code: 'SCHEMA',
-      message: '/doi: Expected string (got 101234)',
+      message: 'must be a string (got 101234)',
     });
   });
 
@@ -233,7 +298,7 @@ describe('record schema', () => {
       line: 1,
       path: '/deleted',
       code: 'SCHEMA',
-      message: '/deleted: Expected boolean (got "true")',
+      message: 'must be true or false (got "true")',
     });
   });
 

@@ -209,6 +209,8 @@ test(
     /** what each environment holds now (checked after every kill) */
     let state = { production: 'empty', staging: 'empty' };
     const outcomes: Record<string, number> = {};
+    /** kills that came before the import reported its end: what this test is about */
+    let midImport = 0;
 
     for (let i = 0; i < s.kills; i++) {
       const phase0 = between(s.rng, 0, 2);
@@ -260,6 +262,9 @@ test(
       if (!early) await Bun.sleep(delay);
       const alive = !c.exited;
       await c.kill();
+      // all it wrote is read now: a report (the CLI's JSON line, the daemon's updates.imported) came before the kill
+      const reported = c.lines.some(feed === 0 ? (l) => l.startsWith('{"source":') : isEvent('updates.imported'));
+      if (!reported) midImport++;
       const now = await both();
       const got = { production: whichState(now.production, states), staging: whichState(now.staging, states) };
       const was =
@@ -285,6 +290,9 @@ test(
       if (got.staging === after) expect(got.production).toBe(after);
       state = got;
     }
+    s.say(`${midImport} of ${s.kills} kills landed before the import's end`);
+    // kills that all came after the import's end would show nothing of a crash mid-way
+    expect(midImport).toBeGreaterThan(0);
     if (s.kills === 1) {
       expect(await cli(0).exit()).toBe(0);
       copyFileSync(feeds[1], join(dropDir, 'rw-2.csv'));

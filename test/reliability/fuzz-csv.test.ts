@@ -369,10 +369,10 @@ describe('Retraction Watch rows', () => {
         const counts: Record<string, number> = {};
         for (const s of want.skipped) counts[s.code] = (counts[s.code] ?? 0) + 1;
         expect(report.skipped).toEqual(counts);
-        expect(report.examples.map((e): { line: number; code: string } => ({ line: e.line, code: e.code }))).toEqual(
-          want.skipped.slice(0, 20),
-        );
-        for (const e of report.examples) {
+        expect(
+          report.firstSkipped.map((e): { line: number; code: string } => ({ line: e.line, code: e.code })),
+        ).toEqual(want.skipped.slice(0, 20));
+        for (const e of report.firstSkipped) {
           expect(ROW_CODES).toContain(e.code);
           expect(e.message.length).toBeGreaterThan(0);
         }

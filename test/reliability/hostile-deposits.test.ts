@@ -310,10 +310,10 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [5, '/vor/0/__proto__', 'SCHEMA'],
     ]);
     expect(lines.map((l) => l.message)).toEqual([
-      'property __proto__ is not allowed',
-      'property constructor is not allowed',
+      'property "__proto__" is not allowed (allowed: doi, accessType, deleted, vor)',
+      'property "constructor" is not allowed (allowed: doi, accessType, deleted, vor)',
       'doi is required',
-      'property vor/0/__proto__ is not allowed',
+      'property "__proto__" is not allowed (allowed: url, contentType)',
     ]);
   });
 
@@ -332,18 +332,18 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [4, '/vor/0/url', 'SCHEMA'],
       [5, '/deleted', 'SCHEMA'],
     ]);
-    expect(lines[0]!.message).toBe('/doi: Expected string (got 10.5555)');
+    expect(lines[0]!.message).toBe('must be a string (got 10.5555)');
   });
 
   test('deleted: "true" is a SCHEMA fault and removes nothing', () => {
     const [r] = expectRejectedLines(K.deletedString!, 'deleted', [[2, '/deleted', 'SCHEMA']]);
-    expect(r!.message).toBe('/deleted: Expected boolean (got "true")');
+    expect(r!.message).toBe('must be true or false (got "true")');
     expect(doisAfter).toContain('10.5555/keep.1');
   });
 
   test('vor [] is a SCHEMA fault at /vor', () => {
     const [r] = expectRejectedLines(K.emptyVor!, 'vor', [[2, '/vor', 'SCHEMA']]);
-    expect(r!.message).toBe('/vor: Expected array length to be greater or equal to 1 (got [])');
+    expect(r!.message).toBe('must have at least one item (got [])');
   });
 
   test('javascript:, data: and other non-http(s) URLs are SCHEMA faults at /vor/0/url', () => {
@@ -354,7 +354,7 @@ describe('line faults: the line is rejected with its line, field and code; the r
       [5, '/vor/0/url', 'SCHEMA'],
     ]);
     expect(lines[0]!.message).toBe(
-      `/vor/0/url: Expected string to match '^https?://' (got "javascript:alert(document.cookie)")`,
+      'must be an http(s) URL, starting http:// or https:// (got "javascript:alert(document.cookie)")',
     );
   });
 });

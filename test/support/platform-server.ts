@@ -10,6 +10,8 @@ export type PlatformMode =
       kind: 'answer';
       entitled: (doi: string) => 'yes' | 'no' | 'maybe';
       delayMs?: number;
+      /** answers only once this settles: a test decides when, with no clock */
+      until?: Promise<unknown>;
       extra?: (doi: string) => Record<string, unknown>;
     }
   /** any status, body and headers, as given */
@@ -68,6 +70,7 @@ export class PlatformServer {
         request.signal.addEventListener('abort', () => this.hanging.delete(release));
       });
     if (mode.delayMs) await Bun.sleep(mode.delayMs);
+    if (mode.until) await mode.until;
     const entitlements = body.dois.map((doi) => ({ doi, entitled: mode.entitled(doi), ...(mode.extra?.(doi) ?? {}) }));
     return Response.json({ entitlements });
   }

@@ -3,6 +3,12 @@ import { importUpdates } from '../../src/updates/index.ts';
 
 /** Update imports as the tests write them: Retraction Watch CSV rows and Crossref works, through the real importer. */
 
+/**
+ * An import's figures, by the names the daemon's `updates.imported` line and the `--import-updates` report share
+ * (docs/operations.md, "Logs"), in their order.
+ */
+export const IMPORT_FIGURES = ['source', 'format', 'rows', 'used', 'works', 'skipped', 'firstSkipped', 'applied', 'ms'];
+
 export const RW_CSV_HEAD = 'Record ID,OriginalPaperDOI,RetractionDOI,RetractionDate,RetractionNature,Reason,URLS';
 
 async function* bytes(text: string) {

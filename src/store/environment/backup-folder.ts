@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { type Fault, FaultError, fault } from '../../base/index.ts';
 import { removeQuietly, syncMadeFolders, syncPath } from './durable-fs.ts';
+import { lockFileOf } from './environment.ts';
 
 /**
  * A backup's folder, whole or not at all (--backup DIR): filled as `DIR.partial` beside DIR and renamed to DIR once
@@ -49,6 +50,9 @@ export async function writeBackupFolder<T>(dir: string, write: (partial: string)
     rmSync(partial, { recursive: true, force: true }); // left by a run that died: no backup
     mkdirSync(partial);
     const result = await write(partial);
+    // each copy was opened to check it, which made its lock file: a backup holds the data files alone
+    for (const e of readdirSync(partial, { withFileTypes: true }))
+      if (e.isDirectory()) rmSync(lockFileOf(join(partial, e.name)), { force: true });
     syncPath(partial); // its entries (each environment's folder) are on disk before the name that makes it a backup
     renameSync(partial, whole); // over an empty DIR too: rename replaces an empty folder in one step
     renamed = true;

@@ -85,6 +85,11 @@ export function dataFileOf(envPath: string): string {
   return join(envPath, 'data.mdb');
 }
 
+/** The lock file LMDB makes beside the data file on any open, a read-only one too (its reader table). */
+export function lockFileOf(envPath: string): string {
+  return `${dataFileOf(envPath)}-lock`;
+}
+
 interface OpenOptions {
   mapSizeBytes: number;
   readOnly?: boolean;

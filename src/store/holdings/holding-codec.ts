@@ -32,6 +32,20 @@ const EVENT_KINDS: readonly EventKind[] = ['added', 'updated', 'removed', 're-ad
 /** What an `updated` event changed besides the access type (which old -> new access shows). */
 type StateChange = 'links' | 'doi';
 
+/** What an event changed, as `--dump --history` and the status page both say it */
+export type HoldingChange = 'access' | StateChange;
+
+/**
+ * The one rule for what an `updated` event changed: the access type when old and new differ, then the parts the
+ * event recorded (an event written before they were recorded has none); undefined for the other kinds.
+ */
+export function changedParts(e: HoldingEvent): HoldingChange[] | undefined {
+  if (e.kind !== 'updated') return undefined;
+  const changed: HoldingChange[] = e.oldAccess !== e.newAccess ? ['access'] : [];
+  if (e.changes) changed.push(...e.changes);
+  return changed;
+}
+
 export interface HoldingEvent {
   kind: EventKind;
   time: number;

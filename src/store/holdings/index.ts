@@ -1,9 +1,11 @@
 export { doiKeysOfRecords, type EncodedRecords, encodeRecords, RecordCursor } from './encoded-records.ts';
 export {
+  changedParts,
   decodeHolding,
   decodeLive,
   decodeState,
   type EventKind,
+  type HoldingChange,
   type HoldingEvent,
   type HoldingState,
   type HoldingView,

@@ -9,7 +9,7 @@ import type { Store } from '../../store/index.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
 import { type HarvestState, loadState } from '../harvest/index.ts';
 import type { ConditionalState } from '../import/index.ts';
-import { skippedFaults } from '../import/index.ts';
+import { importFigures, skippedFaults } from '../import/index.ts';
 import { importInProcess, type SourceOutcome } from './child-process.ts';
 import { harvestInProcess } from './harvest-process.ts';
 import { loadUrlState, nextUrlState, type UrlSourceState, validatorsOf } from './url-state.ts';
@@ -282,16 +282,12 @@ export class FollowedSources {
       log.log('info', 'updates.not_modified', { source });
       return result;
     }
-    log.log(skippedFaults(result.parsed.report) ? 'warn' : 'info', 'updates.imported', {
-      source,
-      format: result.format,
-      rows: result.parsed.report.rows,
-      works: result.parsed.works,
-      skipped: result.parsed.report.skipped,
-      firstSkipped: result.parsed.report.examples.slice(0, 3),
-      applied: result.applied,
-      ms: Math.round(performance.now() - started),
-    });
+    // a log line shows 3 skipped rows; --import-updates, the same figures, shows more
+    log.log(
+      skippedFaults(result.parsed.report) ? 'warn' : 'info',
+      'updates.imported',
+      importFigures(result, performance.now() - started, 3),
+    );
     return result;
   }
 }

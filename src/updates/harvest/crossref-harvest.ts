@@ -349,7 +349,7 @@ export class CrossrefHarvest {
     this.log.log(skippedFaults(w.report) ? 'warn' : 'info', 'harvest.window_committed', {
       harvest: this.settings.name,
       ...figures,
-      firstSkipped: w.report.examples.slice(0, 3),
+      firstSkipped: w.report.firstSkipped.slice(0, 3),
     });
     return figures;
   }

@@ -8,19 +8,19 @@ export interface ImportReport {
   used: number;
   /** reason code -> rows skipped for it */
   skipped: Partial<Record<RowFaultCode, number>>;
-  /** the first few skipped rows, for the operator */
-  examples: { line: number; code: RowFaultCode; message: string }[];
+  /** the first skipped rows (MAX_FIRST_SKIPPED), for the operator */
+  firstSkipped: { line: number; code: RowFaultCode; message: string }[];
 }
 
-const MAX_EXAMPLES = 20;
+export const MAX_FIRST_SKIPPED = 20;
 
 export function newReport(): ImportReport {
-  return { rows: 0, used: 0, skipped: {}, examples: [] };
+  return { rows: 0, used: 0, skipped: {}, firstSkipped: [] };
 }
 
 export function skip(report: ImportReport, line: number, code: RowFaultCode, message: string): void {
   report.skipped[code] = (report.skipped[code] ?? 0) + 1;
-  if (report.examples.length < MAX_EXAMPLES) report.examples.push({ line, code, message });
+  if (report.firstSkipped.length < MAX_FIRST_SKIPPED) report.firstSkipped.push({ line, code, message });
 }
 
 /**

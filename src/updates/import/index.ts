@@ -4,5 +4,12 @@ export { commitEvery, type ImportResult, importUpdates } from './import-into-sto
 export { type ImportReport, newReport, skippedFaults } from './import-report.ts';
 export { type ParsedUpdates, readRows, readUpdates } from './read-rows.ts';
 export { readRetractionWatch } from './retraction-watch.ts';
-export { type ConditionalState, detectFormat, importSource, openSource, type SourceResult } from './source.ts';
+export {
+  type ConditionalState,
+  detectFormat,
+  importFigures,
+  importSource,
+  openSource,
+  type SourceResult,
+} from './source.ts';
 export { normaliseUpdateType } from './update-type.ts';

@@ -2,6 +2,7 @@ import { type Fault, FaultError, fault } from '../../base/index.ts';
 import type { ReplaceReport, Store } from '../../store/index.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
 import { type ImportResult, importUpdates } from './import-into-stores.ts';
+import { MAX_FIRST_SKIPPED } from './import-report.ts';
 
 /** Where update information comes from: a file path or an http(s) URL. */
 export interface SourceResult {
@@ -11,6 +12,26 @@ export interface SourceResult {
   applied: Record<string, ReplaceReport>;
   /** validators of an HTTP source, for the next conditional GET */
   state?: ConditionalState;
+}
+
+/**
+ * One import's figures, under the same names in the daemon's `updates.imported` line and the `--import-updates`
+ * report (docs/operations.md, "Logs"): `firstSkipped` the first skipped rows (`shown` of them at most), `ms` the
+ * time it took.
+ */
+export function importFigures(result: SourceResult, ms: number, shown = MAX_FIRST_SKIPPED) {
+  const { report, works } = result.parsed;
+  return {
+    source: result.source,
+    format: result.format,
+    rows: report.rows,
+    used: report.used,
+    works,
+    skipped: report.skipped,
+    firstSkipped: report.firstSkipped.slice(0, shown),
+    applied: result.applied,
+    ms: Math.round(ms),
+  };
 }
 
 export interface ConditionalState {

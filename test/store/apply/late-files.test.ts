@@ -20,11 +20,16 @@ afterEach(async () => {
 });
 
 const apply = (f: PreparedFile): ApplyStatus => store.applyFilesSync([f])[0]!;
+/** The status, asserted to be of `kind` (a test goes on only with what it relies on) */
+function expectStatus<K extends ApplyStatus['status']>(s: ApplyStatus, kind: K): Extract<ApplyStatus, { status: K }> {
+  expect(s.status).toBe(kind);
+  return s as Extract<ApplyStatus, { status: K }>;
+}
 const access = () => Object.fromEntries([...store.liveHoldings()].map((h) => [h.doiKey, h.state.accessType]));
 
 test('a file that comes after a later file of its platform is handed back as late, nothing of it written', () => {
-  const later = apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 }));
-  apply(file([{ doi: '10.1234/b', accessType: 'paid' }], { time: 5_000, platform: 'beta' }));
+  const later = expectStatus(apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 })), 'applied');
+  expectStatus(apply(file([{ doi: '10.1234/b', accessType: 'paid' }], { time: 5_000, platform: 'beta' })), 'applied');
   const early = file(
     [
       { doi: '10.1234/a', accessType: 'paid' },
@@ -32,9 +37,7 @@ test('a file that comes after a later file of its platform is handed back as lat
     ],
     { time: 1_000 },
   );
-  const status = apply(early);
-  expect(status.status).toBe('late');
-  if (status.status !== 'late' || later.status !== 'applied') return;
+  const status = expectStatus(apply(early), 'late');
   // only its own platform's later files
   expect(status.later.map((e) => e.key)).toEqual([later.entry.key]);
   expect(store.fileEntry(early.key)).toBeUndefined();
@@ -42,7 +45,7 @@ test('a file that comes after a later file of its platform is handed back as lat
 });
 
 test('applied again with the later files read: their DOIs are left out and counted; a file applied since makes it late again', () => {
-  const l1 = apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 }));
+  const l1 = expectStatus(apply(file([{ doi: '10.1234/a', accessType: 'open' }], { time: 2_000 })), 'applied');
   const early = file(
     [
       { doi: '10.1234/a', accessType: 'paid' },
@@ -50,14 +53,14 @@ test('applied again with the later files read: their DOIs are left out and count
     ],
     { time: 1_000 },
   );
-  const l2 = apply(file([{ doi: '10.1234/d', accessType: 'open' }], { time: 3_000 }));
-  if (l1.status !== 'applied' || l2.status !== 'applied') throw new Error('not applied');
+  const l2 = expectStatus(apply(file([{ doi: '10.1234/d', accessType: 'open' }], { time: 3_000 })), 'applied');
   const overtaken = { checkedSeqs: new Set([l1.entry.seq!]), doiKeys: new Set(['10.1234/a']) };
   const again = apply({ ...early, overtaken });
-  expect(again.status === 'late' && again.later.map((e) => e.seq)).toEqual([l1.entry.seq!, l2.entry.seq!]);
-  const done = apply({ ...early, overtaken: { ...overtaken, checkedSeqs: new Set([l1.entry.seq!, l2.entry.seq!]) } });
-  expect(done.status).toBe('applied');
-  if (done.status !== 'applied') return;
+  expect(expectStatus(again, 'late').later.map((e) => e.seq)).toEqual([l1.entry.seq!, l2.entry.seq!]);
+  const done = expectStatus(
+    apply({ ...early, overtaken: { ...overtaken, checkedSeqs: new Set([l1.entry.seq!, l2.entry.seq!]) } }),
+    'applied',
+  );
   expect(done.entry.counts).toMatchObject({ records: 2, added: 1, overtaken: 1 });
   expect(access()).toEqual({ '10.1234/a': 'open', '10.1234/c': 'free', '10.1234/d': 'open' });
   expect(store.liveCounts()).toEqual({ acme: 3 });
@@ -70,7 +73,7 @@ test("--ingest's files (inOrderGiven) are applied as the newest, whatever their 
   expect(access()).toEqual({ '10.1234/a': 'paid' });
   // it does not move the platform's place in apply order: a file before the newest is still late
   const between = apply(file([{ doi: '10.1234/b', accessType: 'open' }], { time: 1_500 }));
-  expect(between.status === 'late' && between.later.map((e) => e.lastModified)).toEqual([2_000]);
+  expect(expectStatus(between, 'late').later.map((e) => e.lastModified)).toEqual([2_000]);
 });
 
 test('a store written before the newest applied file was kept finds the later files from its ledger', async () => {
@@ -82,5 +85,5 @@ test('a store written before the newest applied file was kept finds the later fi
   await env.close();
   store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
   const status = apply(file([{ doi: '10.1234/a', accessType: 'paid' }], { time: 1_800 }));
-  expect(status.status === 'late' && status.later.map((e) => e.lastModified)).toEqual([2_000]);
+  expect(expectStatus(status, 'late').later.map((e) => e.lastModified)).toEqual([2_000]);
 });

@@ -102,3 +102,86 @@ test('a URL whose run outlasts its interval has one run pending at most: ticks m
     dir.remove();
   }
 });
+
+test("a restart keeps a URL source's last success, so a source stale before the restart is stale after it", async () => {
+  const dir = tempDir('doi-holdings-followed-');
+  const lines: Record<string, unknown>[] = [];
+  const log: Logger = { log: (level, event, fields) => lines.push({ level, event, ...fields }) };
+  // the source answers the first run; from the restart on it fails, once let go
+  let up = true;
+  let letGo!: () => void;
+  const held = new Promise<void>((r) => (letGo = r));
+  let fetches = 0;
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch() {
+      fetches++;
+      if (up) return new Response(SAMPLE, { headers: { etag: '"v1"', 'content-type': 'text/csv' } });
+      await held;
+      return new Response('down', { status: 503 });
+    },
+  });
+  const staleAfterMs = 3600_000;
+  const source = {
+    url: `http://127.0.0.1:${server.port}/rw.csv`,
+    format: 'retraction-watch-csv' as const,
+    everyMs: 60_000,
+    staleAfterMs,
+  };
+  // runs at start only: the ticks after it are never called
+  const follow = (stores: Store[], startedAt?: number) =>
+    new FollowedSources({ nice: 0, urls: [source], stores, log, startedAt, schedule: () => () => undefined });
+  const open = () => [Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 })];
+  try {
+    let stores = open();
+    const first = follow(stores);
+    await first.start();
+    await first.idle();
+    expect(lines.filter((l) => l.event === 'updates.imported')).toHaveLength(1);
+    const succeededAt = first.status.get(source.url)!.lastSuccessAt;
+    expect(succeededAt).toBeGreaterThan(0);
+    await first.close();
+    for (const s of stores) await s.close();
+
+    // the daemon started again on the same store, half a stale period after that success; its run at start fails
+    up = false;
+    stores = open();
+    const restartedAt = succeededAt + staleAfterMs / 2;
+    const second = follow(stores, restartedAt);
+    // what /healthz says of the source a stale period after its success (only half of one after the restart)
+    const expectStaleFromSuccess = () => {
+      // still fresh up to a stale period after the success
+      expect(second.freshness(succeededAt + staleAfterMs).checks[source.url]).toMatchObject({ state: 'ok' });
+      const later = second.freshness(succeededAt + staleAfterMs + 1);
+      expect(later.checks[source.url]).toMatchObject({
+        state: 'stale',
+        lastSuccessAt: new Date(succeededAt).toISOString(),
+      });
+      expect(later.warnings).toEqual([
+        `update source ${source.url} is stale: last success 1.0 h ago (stale after 1.0 h)`,
+      ]);
+    };
+    try {
+      await second.start();
+      // while its run at start waits for the source: what it knows came from the store alone
+      await waitFor(() => fetches === 2, 'the run at start asking the source');
+      expect(second.status.get(source.url)).toMatchObject({ lastSuccessAt: succeededAt, lastFailureAt: 0 });
+      expectStaleFromSuccess();
+      // and once that run has failed
+      letGo();
+      await second.idle();
+      expect(lines.filter((l) => l.event === 'updates.source_failed')).toHaveLength(1);
+      expect(second.status.get(source.url)).toMatchObject({ lastSuccessAt: succeededAt });
+      expect(second.status.get(source.url)!.lastFailureAt).toBeGreaterThan(0);
+      expectStaleFromSuccess();
+    } finally {
+      letGo();
+      await second.close();
+    }
+    for (const s of stores) await s.close();
+  } finally {
+    await server.stop(true);
+    dir.remove();
+  }
+});

@@ -8,7 +8,7 @@ import { nextUrlState } from '../../../src/updates/index.ts';
 const imported = (state: SourceResult['state'], rows: number, used: number, works: number): SourceResult => ({
   source: 'https://rw.example/rw.csv',
   format: 'retraction-watch-csv',
-  parsed: { report: { rows, used, skipped: {}, examples: [] }, works },
+  parsed: { report: { rows, used, skipped: {}, firstSkipped: [] }, works },
   applied: {},
   ...(state ? { state } : {}),
 });

@@ -107,7 +107,7 @@ describe('format rules', () => {
     const { out, report } = await importAll(inChunks(`${HEADER}\n${rows.join('\n')}`, 64));
     expect(report.rows).toBe(6);
     expect(report.skipped).toEqual({ NO_ORIGINAL_DOI: 2, BAD_DATE: 1, BAD_DOI: 1, SHORT_ROW: 1 });
-    expect(report.examples.map((e) => e.line)).toEqual([2, 3, 4, 5, 6]);
+    expect(report.firstSkipped.map((e) => e.line)).toEqual([2, 3, 4, 5, 6]);
     expect(out).toEqual([
       {
         doi: '10.3000/ok',
