@@ -80,7 +80,12 @@ test('a file with one bad line applies the rest and reports the one', async () =
   const entry = store.fileEntry(key)!;
   expect(entry.counts).toMatchObject({ added: 2, rejected: 1 });
   expect(entry.rejectedLines).toEqual([
-    { line: 2, path: '/accessType', code: 'SCHEMA', message: '/accessType: must be one of paid, open, free, permFree' },
+    {
+      line: 2,
+      path: '/accessType',
+      code: 'SCHEMA',
+      message: 'must be one of paid, open, free, permFree (got "gratis")',
+    },
   ]);
 });
 

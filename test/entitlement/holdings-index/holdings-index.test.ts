@@ -22,7 +22,7 @@ function contents(index: HoldingsIndex): [string, IndexedHolding[]][] {
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 
-/** The general path: the same holdings read from the temp.store (every live holding, temp.store order). */
+/** The general path: the same holdings read from the store (every live holding, store order). */
 function fromStore(): [string, IndexedHolding[]][] {
   const out = new Map<string, IndexedHolding[]>();
   for (const h of temp.store.liveHoldings()) {
@@ -126,7 +126,7 @@ describe('the entitlement index follows the store', () => {
     expect(index.get('10.1234/a')).toBeUndefined();
     expect(index.get('10.1234/B')).toBeDefined();
     expect(index.builds).toBe(2);
-    // the next own file after the gap: the index notices the sequence number moved past it and reads the temp.store again
+    // the next own file after the gap: the index notices the sequence number moved past it and reads the store again
     other.applyFilesSync([preparedFile([{ doi: '10.1234/c', accessType: 'open' }])]);
     await Bun.sleep(1);
     temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/d', accessType: 'open' }])]);
@@ -166,7 +166,7 @@ describe('the entitlement index follows the store', () => {
     expect(status!.status).toBe('applied');
     expect(index.get('10.1234/t')).toBeDefined();
     unsubscribe();
-    // the index itself failing to follow: it marks itself stale and the next use reads the temp.store again
+    // the index itself failing to follow: it marks itself stale and the next use reads the store again
     (index as unknown as { applyFile: () => void }).applyFile = () => {
       throw new Error('cannot follow');
     };

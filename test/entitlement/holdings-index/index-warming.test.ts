@@ -14,8 +14,8 @@ import { preparedFile } from '../../support/prepared-file.ts';
 import { storePerTest } from '../../support/temp-store.ts';
 
 /**
- * A warming index (a build runs elsewhere) answers from the temp.store what its table lacks; the build lands with the
- * files told meanwhile replayed. Held here to an index built on this thread from the temp.store as it is.
+ * A warming index (a build runs elsewhere) answers from the store what its table lacks; the build lands with the
+ * files told meanwhile replayed. Held here to an index built on this thread from the store as it is.
  */
 
 const PLATFORMS = ['acme', 'beta', 'core'];
@@ -49,7 +49,7 @@ function completeNow(): HoldingsIndex {
   return index;
 }
 
-/** A build that reads the temp.store when asked (as the worker does) and lands when the test says. */
+/** A build that reads the store when asked (as the worker does) and lands when the test says. */
 function heldBuilder() {
   const runs: { built: BuiltIndex; land: () => void; fail: (e: Error) => void; cancelled: boolean }[] = [];
   const builder: IndexBuilder = (s) => {
@@ -112,7 +112,7 @@ describe('a warming index', () => {
     index.close();
   });
 
-  test('a plain DOI looked up by its bytes reads the temp.store by its key, in any ASCII case', () => {
+  test('a plain DOI looked up by its bytes reads the store by its key, in any ASCII case', () => {
     temp.store.applyFilesSync([
       preparedFile([{ doi: '10.1234/Mixed.Case', accessType: 'open', vor: [{ url: 'https://x.example/a' }] }]),
     ]);
@@ -191,7 +191,7 @@ describe('a warming index', () => {
     index.close();
   });
 
-  test('a build that fails elsewhere and here too: the index keeps answering from the temp.store, and tries again later', async () => {
+  test('a build that fails elsewhere and here too: the index keeps answering from the store, and tries again later', async () => {
     temp.store.applyFilesSync([preparedFile([{ doi: '10.1234/a', accessType: 'paid' }])]);
     const { builder, runs } = heldBuilder();
     const { e, seen } = events();

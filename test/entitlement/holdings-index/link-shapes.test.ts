@@ -44,7 +44,7 @@ test('a link set written for a DOI is the stored vor JSON, by native copies and 
     );
     written++;
   }
-  expect(written).toBeGreaterThan(300); // the rest have a URL the temp.store keeps whole (not around the DOI)
+  expect(written).toBeGreaterThan(300); // the rest have a URL the store keeps whole (not around the DOI)
   expect(native.size).toBeGreaterThan(20); // many sets, so the pieces' buffer grew
   expect(decoder.decode(b.buf.subarray(0, b.pos))).toBe(decoder.decode(a.buf.subarray(0, a.pos)));
   // a set rebuilt from its parts (the build worker's result) writes the same

@@ -31,11 +31,11 @@ describe('PageCache', () => {
     expect(cache.get(pageKey('html', '10.1234/b'))?.etag).toBe(`W/"${pageKey('html', '10.1234/b')}"`);
   });
 
-  test('a commit by another writer (not told to this temp.store) empties the cache at the next check', async () => {
+  test('a commit by another writer (not told to this store) empties the cache at the next check', async () => {
     deposit(temp.store, '10.1234/a');
     const cache = new PageCache(temp.store);
     cache.set(pageKey('html', '10.1234/b'), page('b'));
-    // a second Store on the same file stands for another process: its commits are not told to `temp.store`
+    // a second Store on the same file stands for another process: its commits are not told to `store`
     const other = Store.open(temp.dir.path, 'production', { mapSizeBytes: 1 << 26 });
     deposit(other, '10.1234/c');
     await Bun.sleep(1); // lmdb-js renews its read snapshot when the event loop turns, as between two requests

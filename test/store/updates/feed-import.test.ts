@@ -50,7 +50,7 @@ test('a source failing part-way applies nothing, keeps the earlier data and leav
   expect(scratchRows(temp.store)).toBe(0);
 });
 
-test('two imports of different feeds into one temp.store at the same time keep their rows apart', async () => {
+test('two imports of different feeds into one store at the same time keep their rows apart', async () => {
   const a = importUpdates(
     [temp.store],
     'retraction-watch-csv',
