@@ -132,6 +132,7 @@ export function resolveConfig(
               ...(previousApiKey ? { previousApiKey } : {}),
               updates: i.updates ?? false,
               cache: i.cache ?? true,
+              counter: i.counter ?? false,
             },
           ];
     }),
@@ -224,6 +225,11 @@ function semanticProblems(
   (file.integrators ?? []).forEach((it, i) => {
     if (names.has(it.name)) out.push(`  /integrators/${i}/name: integrator "${it.name}" is configured twice`);
     names.add(it.name);
+    // said, not left to one setting quietly winning over the other
+    if (it.counter === true && it.cache === true)
+      out.push(
+        `  /integrators/${i}/cache: a counter integrator is never served from the answer cache; leave cache out, or false`,
+      );
     if ((it.apiKey === undefined) === (it.apiKeyEnv === undefined)) {
       out.push(`  /integrators/${i}: give exactly one of apiKey or apiKeyEnv`);
       return;

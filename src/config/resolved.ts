@@ -51,6 +51,11 @@ export interface IntegratorSettings {
   updates: boolean;
   /** false: never served from the entitlement answer cache */
   cache: boolean;
+  /**
+   * true: the platform counts every use (docs/interface.md, "Entitlement API"): no answer cache (neither read nor
+   * filled), a platform with an Entitlement API is asked for its open holdings too, and its customerID is shown
+   */
+  counter: boolean;
 }
 
 export interface EntitlementSettings {

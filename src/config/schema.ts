@@ -81,6 +81,11 @@ const IntegratorConfig = t.Object(
     updates: t.Optional(t.Boolean()),
     /** false: every entitlement answer is asked live, never from the answer cache (e.g. COUNTER reporting) */
     cache: t.Optional(t.Boolean()),
+    /**
+     * true: every use is one the platform can count (COUNTER): no answer cache, a platform with an Entitlement API
+     * is asked even where its deposit answers, and its customerID is passed on
+     */
+    counter: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -1,3 +1,12 @@
+import type { PlatformSettings } from '../config/index.ts';
+
+/** Whether a platform is called (it has a client): its Entitlement API's URL and secret are both there. */
+export function hasEntitlementApi(
+  p: PlatformSettings,
+): p is PlatformSettings & { entitlementUrl: string; entitlementSecret: string } {
+  return p.entitlementUrl !== undefined && p.entitlementSecret !== undefined;
+}
+
 /**
  * The platforms of the running config, as a mask over an index's platform numbers. Holdings of a platform no
  * longer configured (removed or renamed at a reload) stay in the store, but an entitlement request answers as if

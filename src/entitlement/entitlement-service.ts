@@ -3,7 +3,7 @@ import { doiKeysOf, type Store } from '../store/index.ts';
 import { AnswerCache } from './answer-cache.ts';
 import type { EntitlementSource, Org } from './api/index.ts';
 import { Decision, orgIdentity, type PlatformVerdict } from './api/index.ts';
-import { ConfiguredPlatforms } from './configured-platforms.ts';
+import { ConfiguredPlatforms, hasEntitlementApi } from './configured-platforms.ts';
 import {
   HoldingsIndex,
   type IndexedHolding,
@@ -23,8 +23,8 @@ export interface AskedDoi {
 /** The bounds of an environment's answer cache ([entitlements] in the config). */
 type CacheBounds = Pick<EntitlementSettings, 'cacheMaxEntries' | 'cacheMaxBytes'>;
 
-/** A platform's cached decision (not the org: the cache key holds it). */
-type CachedVerdict = Omit<PlatformVerdict, 'source' | 'statusCode'>;
+/** A platform's cached decision (not the org: the cache key holds it; nor a customerID, shown to counter integrators only). */
+type CachedVerdict = Omit<PlatformVerdict, 'source' | 'statusCode' | 'customerID'>;
 
 /**
  * Entitlement decisions for one environment (docs/interface.md, "Entitlement API"): from its holdings index, and
@@ -40,6 +40,8 @@ export class EntitlementService {
   private settings: ReadonlyMap<string, PlatformSettings>;
   /** the config's platforms: holdings of others answer nothing (a removed platform's "open" must not stand for ever) */
   private readonly configured: ConfiguredPlatforms;
+  /** those without an Entitlement API: for a counter integrator only their deposits answer (the others are asked) */
+  private readonly uncalled: ConfiguredPlatforms;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -51,6 +53,7 @@ export class EntitlementService {
     this.index = new HoldingsIndex(store);
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.configured = new ConfiguredPlatforms(new Set(this.settings.keys()));
+    this.uncalled = new ConfiguredPlatforms(uncalledNames(platforms));
     this.now = opts.now;
     this.cache = this.newCache(opts);
     // a new deposit for a DOI drops its cached answers, and those on their way (only worth the walk when there are any)
@@ -82,6 +85,7 @@ export class EntitlementService {
   reconfigure(platforms: readonly PlatformSettings[], bounds: CacheBounds): void {
     this.settings = new Map(platforms.map((p) => [p.name, p]));
     this.configured.set(new Set(this.settings.keys()));
+    this.uncalled.set(uncalledNames(platforms));
     if (bounds.cacheMaxEntries !== this.cache.maxEntries || bounds.cacheMaxBytes !== this.cache.maxBytes)
       this.cache = this.newCache(bounds);
     else this.cache.clear();
@@ -91,14 +95,17 @@ export class EntitlementService {
     return new AnswerCache(bounds.cacheMaxEntries, this.now, bounds.cacheMaxBytes, cachedBytes);
   }
 
-  /** The first holding a configured platform answers from the deposit, in an index record (no allocation). */
-  openPart(record: RecordView, out: OpenPart): OpenPart | undefined {
+  /**
+   * The first holding a configured platform answers from the deposit, in an index record (no allocation). For a
+   * counter integrator, only of a platform without an Entitlement API: one with it is asked, so it can count the use.
+   */
+  openPart(record: RecordView, out: OpenPart, counter = false): OpenPart | undefined {
     return openPartOf(
       record.bytes,
       out,
       record.valueStart,
       record.valueEnd,
-      this.configured.maskFor(this.index.platformNames),
+      (counter ? this.uncalled : this.configured).maskFor(this.index.platformNames),
     );
   }
 
@@ -125,7 +132,8 @@ export class EntitlementService {
     const start = this.now();
     let deadline = start;
     const identity = orgIdentity(org);
-    const cache = this.cache;
+    // a counter integrator's asks neither read the cache nor fill it: its answers of open holdings would be read by no one
+    const cache = integrator.counter ? undefined : this.cache;
     const decision = new Decision(dois);
     /** per platform: DOI key -> the bare DOI to send and the entries (doi number, holding) waiting for it */
     const toAsk = new Map<
@@ -143,7 +151,7 @@ export class EntitlementService {
           continue;
         }
         const cached =
-          integrator.cache && settings.entitlementCacheSeconds > 0
+          cache && integrator.cache && settings.entitlementCacheSeconds > 0
             ? cache.get(h.platform, d.doiKey, identity)
             : undefined;
         if (cached) {
@@ -170,13 +178,13 @@ export class EntitlementService {
         integrator.name,
         until,
       );
-      const stamps = ttl > 0 ? asked.map(([key]) => cache.watch(key)) : undefined;
+      const stamps = cache && ttl > 0 ? asked.map(([key]) => cache.watch(key)) : undefined;
       for (const { from, to, result } of batches)
         void result.then((r) => {
           for (let i = from; i < to; i++) {
             const [key, one] = asked[i]!;
             const v = verdictOf(r, key);
-            if (stamps) {
+            if (cache && stamps) {
               const keep = v.source === 'service_request' && v.entitled !== 'maybe';
               cache.settle(stamps[i]!, keep ? { platform, org: identity, value: cacheable(v), ttlMs: ttl } : undefined);
             }
@@ -210,14 +218,22 @@ function withDepositedAccess(v: PlatformVerdict, h: IndexedHolding): PlatformVer
   return v.accessType || !h.accessType ? v : { ...v, accessType: h.accessType };
 }
 
-/** The bytes of a cached answer's strings, two a character (the most a JS string takes), and 64 a link object. */
+/** The bytes of a cached answer's strings, two a character (the most a JS string takes), and 64 a link or licence object. */
 function cachedBytes(v: CachedVerdict): number {
   let n = 2 * (v.entitled.length + (v.accessType?.length ?? 0) + (v.document?.length ?? 0));
   for (const l of v.vor ?? []) n += 64 + 2 * (l.url.length + (l.contentType?.length ?? 0));
+  for (const l of v.av ?? []) n += 64 + 2 * (l.url.length + (l.contentType?.length ?? 0));
+  for (const l of v.licenses ?? []) n += 64 + 2 * (l.type.length + l.url.length + l.startDate.length);
   return n;
 }
 
+/** A live answer as kept: the customerID is for counter integrators, who are never served from the cache. */
 function cacheable(v: PlatformVerdict): CachedVerdict {
-  const { source: _s, statusCode: _c, org: _o, ...rest } = v;
+  const { source: _s, statusCode: _c, org: _o, customerID: _i, ...rest } = v;
   return rest;
+}
+
+/** The configured platforms without an Entitlement API. */
+function uncalledNames(platforms: readonly PlatformSettings[]): Set<string> {
+  return new Set(platforms.filter((p) => !hasEntitlementApi(p)).map((p) => p.name));
 }

@@ -1,5 +1,6 @@
 import type { EntitlementSettings, PlatformSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
+import { hasEntitlementApi } from './configured-platforms.ts';
 import { EntitlementService } from './entitlement-service.ts';
 import { PlatformClient, PlatformFigures } from './platforms/index.ts';
 
@@ -46,7 +47,7 @@ export class Entitlements {
   private setClients(): void {
     const wanted = new Set<string>();
     for (const p of this.platforms) {
-      if (p.entitlementUrl === undefined || p.entitlementSecret === undefined) continue;
+      if (!hasEntitlementApi(p)) continue;
       wanted.add(p.name);
       const settings = { ...p, entitlementUrl: p.entitlementUrl, entitlementSecret: p.entitlementSecret };
       const existing = this.clients.get(p.name);

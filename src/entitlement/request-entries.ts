@@ -105,12 +105,14 @@ export function releaseEntries(entries: Entries): void {
 /**
  * The first pass: every entry classified against the index; returns the DOIs platforms must decide, and their
  * entry numbers. An open entry's vor JSON is written out at once (the index's records are read where they are,
- * and a later lookup of a warming index may add to it).
+ * and a later lookup of a warming index may add to it). For a `counter` integrator an open holding of a platform
+ * with an Entitlement API is asked, not answered from the deposit (EntitlementService.openPart).
  */
 export function classifyEntries(
   e: Entries,
   dois: EntitlementsRequest['dois'] | undefined,
   service: EntitlementService,
+  counter = false,
 ): { asked: AskedDoi[]; askedAt: number[] } {
   const asked: AskedDoi[] = [];
   const askedAt: number[] = [];
@@ -119,7 +121,7 @@ export function classifyEntries(
     const ref = e.spans ? classifySpan(e, i, service) : classifyEntry(e, i, dois![i]!, service);
     if (ref < 0) continue;
     const record = service.index.read(ref, view);
-    if (service.openPart(record, part)) {
+    if (service.openPart(record, part, counter)) {
       e.kinds[i] = OPEN;
       e.access[i] = part.code;
       e.vorStart[i] = e.vor.pos;

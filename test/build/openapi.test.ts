@@ -87,3 +87,21 @@ test('the status pages and the probes are public (security: []); every other ope
         path.endsWith('/doi/{doi}') || probes.includes(path) ? [] : [{ apiKey: [] }],
       ]);
 });
+
+test("the Entitlement Object has GetFTR's members in its order: av and licenses after vor, the org with its customerID", () => {
+  type Schema = { properties: Record<string, Schema>; items: Schema; required?: string[] };
+  const { components } = doc as unknown as { components: { schemas: Record<string, Schema> } };
+  const object = components.schemas.EntitlementsResponse!.properties.entitlements!.items;
+  const members = Object.keys(object.properties);
+  expect(members.slice(members.indexOf('document'), members.indexOf('uid') + 1)).toEqual([
+    'document',
+    'vor',
+    'av',
+    'licenses',
+    'org',
+    'uid',
+  ]);
+  expect(Object.keys(object.properties.av!.items.properties)).toEqual(['url', 'contentType']);
+  expect(object.properties.licenses!.items.required).toEqual(['type', 'url', 'startDate']);
+  expect(Object.keys(object.properties.org!.properties)).toContain('customerID');
+});

@@ -210,8 +210,8 @@ idle = false
       breakerCooldownMs: 2500,
     });
     expect(c.integrators).toEqual([
-      { name: 'tool', apiKey: '0123456789', updates: true, cache: true },
-      { name: 'other', apiKey: 'abcdefghij', updates: false, cache: false },
+      { name: 'tool', apiKey: '0123456789', updates: true, cache: true, counter: false },
+      { name: 'other', apiKey: 'abcdefghij', updates: false, cache: false, counter: false },
     ]);
     expect(c.updates).toEqual({
       dropDir: join(dir.path, 'drop'),
@@ -280,8 +280,8 @@ idle = false
     const prod = loadConfig(copy, {});
     expect(prod.buckets.production.kind).toBe('s3');
     expect(prod.integrators).toEqual([
-      { name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true },
-      { name: 'usage-reports', apiKey: 'usage-reports-key', updates: false, cache: false },
+      { name: 'discovery-tool', apiKey: 'discovery-key', updates: true, cache: true, counter: false },
+      { name: 'usage-reports', apiKey: 'usage-reports-key', updates: false, cache: true, counter: true },
     ]);
     expect(prod.platforms[0]).toMatchObject({
       name: 'acme',
@@ -680,6 +680,34 @@ apiKey = "key-of-four-123"
     expect(fine.integrators.map((i) => i.name)).toEqual(['Acme Library', 'fine-name_1.0']);
   });
 
+  test('[[integrators]] counter: false unless set; with cache = true it is refused, the two cannot both hold', () => {
+    const c = loadConfig(
+      write(
+        `${MINIMAL}\n[[integrators]]\nname = "plain"\napiKey = "key-of-plain-1"\n\n[[integrators]]\nname = "usage"\napiKey = "key-of-usage-1"\ncounter = true\n\n[[integrators]]\nname = "usage-too"\napiKey = "key-of-usage-2"\ncounter = true\ncache = false\n`,
+      ),
+      {},
+    );
+    expect(c.integrators.map((i) => [i.name, i.counter, i.cache])).toEqual([
+      ['plain', false, true],
+      ['usage', true, true],
+      ['usage-too', true, false],
+    ]);
+    const both = `${MINIMAL}\n[[integrators]]\nname = "usage"\napiKey = "key-of-usage-1"\ncounter = true\ncache = true\n`;
+    expect(problems(failure(() => loadConfig(write(both), {})))).toEqual([
+      '/integrators/0/cache: a counter integrator is never served from the answer cache; leave cache out, or false',
+    ]);
+    expect(
+      problems(
+        failure(() =>
+          loadConfig(
+            write(`${MINIMAL}\n[[integrators]]\nname = "u"\napiKey = "key-of-usage-1"\ncounter = "yes"\n`),
+            {},
+          ),
+        ),
+      )[0],
+    ).toStartWith('/integrators/0/counter: ');
+  });
+
   test('[entitlements] userAgent: the user-agent of platform calls, when a platform expects another than "<name> Entitlement API"', () => {
     const named = loadConfig(
       write(`${MINIMAL}\n[entitlements]\nname = "getftr"\nuserAgent = "GetFT Entitlement API"\n`),
@@ -735,8 +763,8 @@ apiKey = "inline-key-1"
   test('apiKeyEnv is read from the env given', () => {
     const c = loadConfig(write(WITH_ENV_KEY), { TOOL_KEY: 'from-the-env-1' });
     expect(c.integrators).toEqual([
-      { name: 'env-tool', apiKey: 'from-the-env-1', updates: true, cache: true },
-      { name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true },
+      { name: 'env-tool', apiKey: 'from-the-env-1', updates: true, cache: true, counter: false },
+      { name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true, counter: false },
     ]);
   });
 
@@ -762,7 +790,9 @@ apiKey = "inline-key-1"
 
   test('without required secrets an unset apiKeyEnv is allowed and that integrator is left out', () => {
     const c = loadConfig(write(WITH_ENV_KEY), {}, { requireSecrets: false });
-    expect(c.integrators).toEqual([{ name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true }]);
+    expect(c.integrators).toEqual([
+      { name: 'inline', apiKey: 'inline-key-1', updates: false, cache: true, counter: false },
+    ]);
   });
 
   test('a key from the env that is too short or shared is a fault even without required secrets', () => {
@@ -964,7 +994,14 @@ previousApiKeyEnv = "TOOL_OLD_KEY"
     write('# keys\n; also a comment\nTOOL_KEY = "from-file-123"\nTOOL_OLD_KEY=\'old-key-456\'\n\n', 'secrets.env');
     const c = loadConfig(write(`secretsFile = "secrets.env"\n${ROTATING}`), { TOOL_KEY: 'from-env-789' });
     expect(c.integrators).toEqual([
-      { name: 'tool', apiKey: 'from-file-123', previousApiKey: 'old-key-456', updates: false, cache: true },
+      {
+        name: 'tool',
+        apiKey: 'from-file-123',
+        previousApiKey: 'old-key-456',
+        updates: false,
+        cache: true,
+        counter: false,
+      },
     ]);
   });
 

@@ -185,6 +185,51 @@ test('a reload keeps the answer cache unless a platform or [entitlements] change
   expect(platform.calls).toHaveLength(2);
 });
 
+test("an integrator's counter setting changes live: from the reload on, its asks reach the platform each time, open DOIs too, and back", async () => {
+  const gamma = `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\nentitlementCacheSeconds = 300\nentitlementTimeoutMs = 30000\n`;
+  const secrets = `ROT_KEY=first-key-0001\nGAMMA_SECRET=${SECRET}\n`;
+  platform.mode = { kind: 'answer', entitled: () => 'yes', extra: () => ({ org: { customerID: 'cust-9' } }) };
+  writeFiles(secrets, '', { extra: gamma });
+  daemon = startDaemon(cfg.path);
+  await waitForLog(daemon, 'daemon.started');
+  const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+  writeDeposit(cfg.bucket, 'gamma', [
+    { doi: '10.6666/Paid.1', accessType: 'paid' },
+    { doi: '10.6666/Open.1', accessType: 'open' },
+  ]);
+  await waitForLog(daemon, '"event":"file.applied","env":"production","key":"gamma/');
+  const answer = async (doi: string) => {
+    const r = await fetch(`${url}/v2.2/entitlements`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'first-key-0001' },
+      body: JSON.stringify({ org: { ipv4: '192.0.2.1' }, dois: [doi] }),
+    });
+    const { source, org } = ((await r.json()) as { entitlements: { source?: string; org?: object }[] })
+      .entitlements[0]!;
+    return { source, org };
+  };
+  const asIs = { source: 'service_request', org: { ipv4: '192.0.2.1' } };
+  const counted = { source: 'service_request', org: { ipv4: '192.0.2.1', customerID: 'cust-9' } };
+  expect(await answer('10.6666/paid.1')).toEqual(asIs);
+  expect((await answer('10.6666/paid.1')).source).toBe('service_cache');
+  expect((await answer('10.6666/open.1')).source).toBe('oa_platform');
+  expect(platform.calls).toHaveLength(1);
+
+  writeFiles(secrets, 'counter = true', { extra: gamma });
+  expect((await reload('config.reloaded')).integrators).toEqual({ added: [], removed: [], changed: ['rotating'] });
+  expect(await answer('10.6666/paid.1')).toEqual(counted);
+  expect(await answer('10.6666/paid.1')).toEqual(counted);
+  expect(await answer('10.6666/open.1')).toEqual(counted);
+  expect(platform.calls).toHaveLength(4);
+
+  // and back: the answer the cache still holds is served again, the open DOI from its deposit
+  writeFiles(secrets, '', { extra: gamma });
+  await reload('config.reloaded');
+  expect((await answer('10.6666/paid.1')).source).toBe('service_cache');
+  expect((await answer('10.6666/open.1')).source).toBe('oa_platform');
+  expect(platform.calls).toHaveLength(4);
+});
+
 test("a reload that replaces a platform's client keeps its counters; only removing the platform drops its series", async () => {
   const gamma = (timeoutMs: number) =>
     `\n[[platforms]]\nname = "gamma"\nentitlementUrl = "${platform.url}"\nentitlementSecretEnv = "GAMMA_SECRET"\nentitlementCacheSeconds = 300\nentitlementTimeoutMs = ${timeoutMs}\n`;

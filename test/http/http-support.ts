@@ -12,8 +12,8 @@ export const BASE = 'http://localhost';
 export const KEY = 'key-with-updates-0001';
 export const KEY_NO_UPDATES = 'key-without-updates-0002';
 export const INTEGRATORS = [
-  { name: 'with-updates', apiKey: KEY, updates: true, cache: true },
-  { name: 'without-updates', apiKey: KEY_NO_UPDATES, updates: false, cache: true },
+  { name: 'with-updates', apiKey: KEY, updates: true, cache: true, counter: false },
+  { name: 'without-updates', apiKey: KEY_NO_UPDATES, updates: false, cache: true, counter: false },
 ];
 
 /**

@@ -77,6 +77,28 @@ export type EntitlementSource = Static<typeof EntitlementSource>;
 export const ContentLink = t.Object({ url: t.String(), contentType: t.Optional(t.String()) });
 export type ContentLink = Static<typeof ContentLink>;
 
+export const License = t.Object({
+  type: t.String({ description: 'the licence, as the platform names it (e.g. cc_by)' }),
+  url: t.String({ description: "the licence's text" }),
+  startDate: t.String({ description: 'YYYY-MM-DD: the licence applies from this day' }),
+});
+export type License = Static<typeof License>;
+
+/** The org on an answer from a platform: the used fields it was asked with, and its customerID for a counter integrator. */
+const AnswerOrg = t.Object(
+  {
+    ipv4: t.Optional(t.String()),
+    ipv6: t.Optional(t.String()),
+    entityID: t.Optional(t.String()),
+    openAthensOrgID: t.Optional(t.String()),
+    eduPersonScopedAffiliation: t.Optional(t.String()),
+    customerID: t.Optional(
+      t.String({ description: "the platform's customer the reader was counted for; only to integrators with counter" }),
+    ),
+  },
+  { additionalProperties: false, description: 'what the platform was asked with' },
+);
+
 const EntitlementObject = t.Object(
   {
     doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
@@ -88,7 +110,9 @@ const EntitlementObject = t.Object(
     source: t.Optional(EntitlementSource),
     document: t.Optional(t.String({ description: 'landing page, when the platform gives one' })),
     vor: t.Optional(t.Array(ContentLink, { description: 'version-of-record links' })),
-    org: t.Optional(t.Object({}, { additionalProperties: true, description: 'what the platform was asked with' })),
+    av: t.Optional(t.Array(ContentLink, { description: "alternative versions' links, from the platform" })),
+    licenses: t.Optional(t.Array(License, { description: "the document's licences, from the platform" })),
+    org: t.Optional(AnswerOrg),
     uid: t.Optional(t.String()),
     updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
     message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
@@ -104,24 +128,34 @@ export interface PlatformRequest {
   dois: string[];
 }
 
+/** the most items of a list in a platform's answer (vor, av, licenses) */
+export const MAX_PLATFORM_ITEMS = 32;
+const PlatformUrl = t.String({ maxLength: 4096, pattern: '^https?://' });
+
+/** A link of a platform's `vor` or `av`. */
+export const PlatformLink = t.Object({ url: PlatformUrl, contentType: t.Optional(t.String({ maxLength: 128 })) });
+
+/** A licence of a platform's `licenses`; the date must also be a day of the calendar (answer-members.ts). */
+export const PlatformLicense = t.Object({
+  type: t.String({ minLength: 1, maxLength: 128 }),
+  url: PlatformUrl,
+  startDate: t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }),
+});
+
+/** The platform's `org` on an entry: only its customerID is read. */
+export const PlatformCustomerID = t.String({ minLength: 1, maxLength: 256 });
+
 /**
- * What a platform's Entitlement API answers, as far as it is used: unknown members are ignored (GetFTR's objects
- * carry more), the used ones must have their types. An entry that breaks this is that DOI's malformed answer.
+ * What a platform's Entitlement API answers, as far as the entry stands or falls by it: unknown members are
+ * ignored, the used ones must have their types. An entry that breaks this is that DOI's malformed answer. `av`,
+ * `licenses` and `org.customerID` are read apart (answer-members.ts): a malformed one is dropped, the entry stands.
  */
 export const PlatformEntitlement = t.Object({
   doi: t.String({ maxLength: 2048 }),
   entitled: Entitled,
   accessType: t.Optional(t.String({ maxLength: 32 })),
-  document: t.Optional(t.String({ maxLength: 4096, pattern: '^https?://' })),
-  vor: t.Optional(
-    t.Array(
-      t.Object({
-        url: t.String({ maxLength: 4096, pattern: '^https?://' }),
-        contentType: t.Optional(t.String({ maxLength: 128 })),
-      }),
-      { maxItems: 32 },
-    ),
-  ),
+  document: t.Optional(PlatformUrl),
+  vor: t.Optional(t.Array(PlatformLink, { maxItems: MAX_PLATFORM_ITEMS })),
 });
 export type PlatformEntitlement = Static<typeof PlatformEntitlement>;
 

@@ -1,5 +1,5 @@
 import type { AccessType } from '../../deposit/index.ts';
-import type { ContentLink, Entitled, EntitlementSource, Org } from './schema.ts';
+import type { ContentLink, Entitled, EntitlementSource, License, Org } from './schema.ts';
 
 /** One platform's decision about one DOI, before the DOI's platforms are combined (Decision). */
 export interface PlatformVerdict {
@@ -10,8 +10,12 @@ export interface PlatformVerdict {
   accessType?: AccessType;
   document?: string;
   vor?: ContentLink[];
+  av?: ContentLink[];
+  licenses?: License[];
   /** the org the platform was asked with (platform answers, live or cached) */
   org?: Org;
+  /** the platform's customer the use was counted for (a live answer's org.customerID): shown to counter integrators only */
+  customerID?: string;
 }
 
 /**

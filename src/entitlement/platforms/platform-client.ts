@@ -5,6 +5,7 @@ import { ACCESS_TYPES, type AccessType } from '../../deposit/index.ts';
 import { readDoiInput } from '../../doi/index.ts';
 import type { PlatformVerdict } from '../api/index.ts';
 import { type Org, PlatformAnswer, PlatformEntitlement, type PlatformRequest } from '../api/index.ts';
+import { readCustomerID, readLicenses, readLinks } from './answer-members.ts';
 import { CircuitBreaker } from './breaker.ts';
 import { ConcurrencyCap } from './concurrency-cap.ts';
 import { signJwtHs256 } from './jwt.ts';
@@ -239,6 +240,13 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
       v.vor = entry.vor.map((item) =>
         item.contentType === undefined ? { url: item.url } : { url: item.url, contentType: item.contentType },
       );
+    const more = entry as Record<string, unknown>;
+    const av = readLinks(more.av);
+    if (av) v.av = av;
+    const licenses = readLicenses(more.licenses);
+    if (licenses) v.licenses = licenses;
+    const customerID = readCustomerID(more.org);
+    if (customerID !== undefined) v.customerID = customerID;
     out.set(input.key, v);
   }
   return out;

@@ -3,6 +3,7 @@ import { type CopySource, JsonBytes } from '../../bytes/index.ts';
 import type { IntegratorSettings } from '../../config/index.ts';
 import {
   ACCESS,
+  type ContentLink,
   ENTITLED_VALUES,
   ENTITLEMENT_SOURCES,
   type EntitlementService,
@@ -94,7 +95,7 @@ export function render(
     } else {
       const v = verdicts[i]!;
       if (v.org !== undefined) orgBytes ??= encoder.encode(JSON.stringify(v.org));
-      writeVerdict(out, v, orgBytes);
+      writeVerdict(out, v, orgBytes, integrator.counter);
       service.count(v.source);
     }
     const uid = uids[i];
@@ -145,20 +146,54 @@ function writeOpenSpan(
   out.byte(0x7d); // }
 }
 
-function writeVerdict(out: JsonBytes, v: PlatformVerdict, orgBytes: Uint8Array | undefined): void {
+/**
+ * A platform's verdict after its `doi`: in GetFTR's member order, `document`, `vor`, `av`, `licenses`, then `org`
+ * (with the platform's customerID last, for a counter integrator).
+ */
+function writeVerdict(out: JsonBytes, v: PlatformVerdict, orgBytes: Uint8Array | undefined, counter: boolean): void {
   out.bytes(verdictHead(v));
   if (v.document !== undefined) out.ascii(',"document":').jsonString(v.document);
-  if (v.vor !== undefined) {
-    out.ascii(',"vor":[');
-    for (let k = 0; k < v.vor.length; k++) {
-      const item = v.vor[k]!;
-      out.ascii(k === 0 ? '{"url":' : ',{"url":').jsonString(item.url);
-      if (item.contentType !== undefined) out.ascii(',"contentType":').jsonString(item.contentType);
-      out.ascii('}');
+  if (v.vor !== undefined) writeLinks(out, ',"vor":[', v.vor);
+  if (v.av !== undefined) writeLinks(out, ',"av":[', v.av);
+  if (v.licenses !== undefined) {
+    out.ascii(',"licenses":[');
+    for (let k = 0; k < v.licenses.length; k++) {
+      const item = v.licenses[k]!;
+      out
+        .ascii(k === 0 ? '{"type":' : ',{"type":')
+        .jsonString(item.type)
+        .ascii(',"url":')
+        .jsonString(item.url)
+        .ascii(',"startDate":')
+        .jsonString(item.startDate)
+        .ascii('}');
     }
     out.ascii(']');
   }
-  if (v.org !== undefined) out.ascii(',"org":').bytes(orgBytes!);
+  if (v.org === undefined) return;
+  out.ascii(',"org":');
+  if (!counter || v.customerID === undefined) {
+    out.bytes(orgBytes!);
+    return;
+  }
+  // the request's org without its closing brace, then the customerID: the org bytes stay one per request
+  out
+    .range(orgBytes!, 0, orgBytes!.length - 1)
+    .ascii(orgBytes!.length > 2 ? ',"customerID":' : '"customerID":')
+    .jsonString(v.customerID)
+    .ascii('}');
+}
+
+/** `lead` (`,"vor":[` or `,"av":[`), the links `{"url", "contentType"?}`, and the closing `]`. */
+function writeLinks(out: JsonBytes, lead: string, links: readonly ContentLink[]): void {
+  out.ascii(lead);
+  for (let k = 0; k < links.length; k++) {
+    const item = links[k]!;
+    out.ascii(k === 0 ? '{"url":' : ',{"url":').jsonString(item.url);
+    if (item.contentType !== undefined) out.ascii(',"contentType":').jsonString(item.contentType);
+    out.ascii('}');
+  }
+  out.ascii(']');
 }
 
 /** `,"statusCode":…,"entitled":…,"accessType":…,"source":…` of a verdict, encoded once per combination. */

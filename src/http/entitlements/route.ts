@@ -24,7 +24,8 @@ export interface EntitlementEnv {
  * POST /v2.1/entitlements and /v2.2/entitlements (docs/interface.md, "Entitlement API"). Request-level checks in
  * the Updates API's order: key (401), media type (415), size (413), JSON, schema and org (400). Each entry is
  * then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
- * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided.
+ * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided. For a
+ * counter integrator, a deposit answers only on a platform without an Entitlement API.
  */
 export async function handleEntitlements(
   request: Request,
@@ -46,7 +47,7 @@ export async function handleEntitlements(
 
   const { service } = env;
   service.refresh();
-  const { asked, askedAt } = classifyEntries(req.entries, req.dois, service);
+  const { asked, askedAt } = classifyEntries(req.entries, req.dois, service, integrator.counter);
   if (asked.length > 0) {
     const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
     await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);

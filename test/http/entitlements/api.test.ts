@@ -569,8 +569,8 @@ describe('the answer cache', () => {
 
   test('a cached platform answer is served as service_cache; another org, or an integrator with cache = false, gets a live answer', async () => {
     const integrators = [
-      { name: 'cached', apiKey: KEY, updates: false, cache: true },
-      { name: 'counter', apiKey: KEY_NO_UPDATES, updates: false, cache: false },
+      { name: 'cached', apiKey: KEY, updates: false, cache: true, counter: false },
+      { name: 'uncached', apiKey: KEY_NO_UPDATES, updates: false, cache: false, counter: false },
     ];
     const { app } = appWith(platforms(cached), DEFAULT_ENTITLEMENTS, integrators);
     expect((await ask(app, ['10.2000/paid-1']))[0]!.source).toBe('service_request');

@@ -1,12 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { DEFAULT_ENTITLEMENTS } from '../../../src/config/index.ts';
 import { plainDoiHash } from '../../../src/doi/index.ts';
-import { MAX_ENTITLEMENT_DOIS } from '../../../src/entitlement/index.ts';
+import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../../src/entitlement/index.ts';
 import type { App } from '../../../src/http/index.ts';
 import { scanEntitlementBody } from '../../../src/http/wire/plain-body.ts';
 import { Store } from '../../../src/store/index.ts';
 import { seeded, tempDir } from '../../support/fixtures.ts';
+import { PlatformServer } from '../../support/platform-server.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
-import { entitlementsWithoutApi, importSample, KEY, KEY_NO_UPDATES, makeApp, post } from '../http-support.ts';
+import {
+  entitlementsWithoutApi,
+  INTEGRATORS,
+  importSample,
+  KEY,
+  KEY_NO_UPDATES,
+  makeApp,
+  post,
+} from '../http-support.ts';
 
 /**
  * The Entitlement API reads a body in the plain shape from its bytes (scanEntitlementBody) and parses any other
@@ -112,8 +122,8 @@ describe('both paths write the same reply, byte for byte', () => {
     dir.remove();
   });
 
-  test('random bodies, read plain and forced onto the general path, answer alike for both integrators', async () => {
-    const rand = seeded(11);
+  /** A body of random entries (plain DOIs, other forms, not DOIs, unknown ones) as the scanner takes it, and the same body it does not. */
+  function randomBodies(rand: () => number): { plain: string; general: string } {
     const pick = () => {
       const r = rand();
       if (r < 0.3) return `10.7777/Doc.${Math.floor(rand() * 260)}`;
@@ -124,14 +134,20 @@ describe('both paths write the same reply, byte for byte', () => {
       if (r < 0.9) return ['not a doi', '10.12/x', '10.7777/', ''][Math.floor(rand() * 4)]!;
       return `10.5555/unknown.${Math.floor(rand() * 9)}`;
     };
+    const dois = Array.from({ length: 1 + Math.floor(rand() * 100) }, pick);
+    const org = rand() < 0.5 ? { ipv4: '192.0.2.7' } : rand() < 0.5 ? {} : undefined;
+    const plain = JSON.stringify(org === undefined ? { dois } : rand() < 0.5 ? { org, dois } : { dois, org });
+    const general = plain.replace('"dois"', '"\\u0064ois"');
+    expect(scan(general)).toBeUndefined();
+    return { plain, general };
+  }
+
+  test('random bodies, read plain and forced onto the general path, answer alike for both integrators', async () => {
+    const rand = seeded(11);
     let plainSeen = 0;
     for (let round = 0; round < 60; round++) {
-      const dois = Array.from({ length: 1 + Math.floor(rand() * 100) }, pick);
-      const org = rand() < 0.5 ? { ipv4: '192.0.2.7' } : rand() < 0.5 ? {} : undefined;
-      const plain = JSON.stringify(org === undefined ? { dois } : rand() < 0.5 ? { org, dois } : { dois, org });
-      const general = plain.replace('"dois"', '"\\u0064ois"');
+      const { plain, general } = randomBodies(rand);
       if (scan(plain)) plainSeen++;
-      expect(scan(general)).toBeUndefined();
       for (const key of [KEY, KEY_NO_UPDATES]) {
         const a = await post(app, '/v2.2/entitlements', plain, { key });
         const b = await post(app, '/v2.2/entitlements', general, { key });
@@ -140,6 +156,65 @@ describe('both paths write the same reply, byte for byte', () => {
       }
     }
     expect(plainSeen).toBeGreaterThan(50);
+  });
+
+  test('with a platform that has an Entitlement API: a counter integrator (its open DOIs asked, the customerID shown) and the others answer alike on both paths', async () => {
+    const secret = 'a-shared-secret-of-acme-0123456789';
+    const platform = new PlatformServer(secret);
+    // the answer depends on the DOI alone, so that both readings of a body get the same
+    platform.mode = {
+      kind: 'answer',
+      entitled: (doi) => (doi.length % 2 === 0 ? 'yes' : 'no'),
+      extra: (doi) => ({
+        av: [{ url: `https://acme.example/av/${doi}` }],
+        licenses: [{ type: 'cc_by', url: 'https://creativecommons.org/licenses/by/4.0/', startDate: '2021-03-01' }],
+        org: { customerID: `customer "${doi.length}"` },
+      }),
+    };
+    const counterKey = 'key-of-a-counter-0003';
+    const withApi = makeApp(
+      { production: { store } },
+      {
+        entitlements: new Entitlements(
+          [
+            {
+              name: 'acme',
+              entitlementUrl: platform.url,
+              entitlementSecret: secret,
+              // far past any loopback answer: a time-out on one path only would be no difference of the paths
+              entitlementTimeoutMs: 30_000,
+              entitlementConcurrency: 8,
+              entitlementBatch: 20,
+              entitlementCacheSeconds: 0,
+            },
+          ],
+          DEFAULT_ENTITLEMENTS,
+        ),
+        integrators: [
+          ...INTEGRATORS,
+          { name: 'usage-reports', apiKey: counterKey, updates: false, cache: true, counter: true },
+        ],
+      },
+    );
+    try {
+      const rand = seeded(23);
+      let openAsked = 0;
+      for (let round = 0; round < 20; round++) {
+        const { plain, general } = randomBodies(rand);
+        for (const key of [KEY_NO_UPDATES, counterKey]) {
+          const a = await post(withApi, '/v2.2/entitlements', plain, { key });
+          const b = await post(withApi, '/v2.2/entitlements', general, { key });
+          expect(a.status).toBe(200);
+          const text = await a.text();
+          expect(text).toBe(await b.text());
+          if (key === counterKey) openAsked += text.split('"accessType":"open","source":"service_request"').length - 1;
+          else expect(text).not.toContain('customerID');
+        }
+      }
+      expect(openAsked).toBeGreaterThan(20);
+    } finally {
+      await platform.stop();
+    }
   });
 
   test('an org slice the schema refuses takes the general path and gets its error', async () => {
