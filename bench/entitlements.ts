@@ -16,6 +16,9 @@
  *            call answered between runs resets the count. wrk's min latency shows whether it ever opened.
  *       (d2) the breaker on (its defaults: 5 failures open it for 30 s): 100-paid-DOI bodies at 50 connections,
  *            no warm-up; p50/p99/max and the number of 504 entries answered.
+ *   (e) 100 paid DOIs against the same platform answering as GetFTR asks publishers to (each call's time drawn from
+ *       a log-normal of mean 300 ms and p95 500 ms), one call per request (entitlementBatch = 100), 50 connections,
+ *       3 runs of 10 s: the daemon's p50 and p99 beside the platform's own in the same run, and the latency added.
  * In the same run, the ceilings of the Updates API benchmark (bench/ceiling-server.ts): a bare Bun server that
  * parses the body and returns a fixed reply, tiny, or of the size the daemon sends for such a body (its real
  * reply, saved). For (c) also a ceiling that makes the same platform calls (bench/lib/paid-ceiling-server.ts:
@@ -50,6 +53,11 @@ const CONNECTIONS = 50;
 /** the platform whose paid DOIs are asked of its Entitlement API; the others have none configured */
 const PAID_PLATFORM = 'wiley';
 const PLATFORM_DELAY_MS = 5;
+/** (e): GetFTR's guideline for publishers' Entitlement APIs (300 ms on average, p95 500 ms, calls closed at 1 s) */
+const GETFTR_MEAN_MS = 300;
+const GETFTR_P95_MS = 500;
+/** (e)'s runs are longer: at ~150 requests/s, 5 s would give its p99 from a few dozen requests */
+const GUIDELINE_DURATION = '10s';
 const TIMEOUT_MS = 1000;
 const CONCURRENCY = 512;
 /** (d1)'s hanging load; see the header for why not 50 */
@@ -321,7 +329,10 @@ async function verify(url: string, kind: string, list: string[], source: string)
   );
 }
 
-async function platformMode(url: string, mode: { delayMs: number } | { hang: true }): Promise<void> {
+async function platformMode(
+  url: string,
+  mode: { delayMs: number } | { hang: true } | { meanMs: number; p95Ms: number },
+): Promise<void> {
   const res = await fetch(`${url}/mode`, { method: 'PUT', body: JSON.stringify(mode) });
   if (res.status !== 204) throw new Error(`the loopback platform refused the mode: ${res.status}`);
 }
@@ -332,6 +343,8 @@ interface PlatformStats {
   unauthorized: number;
   hanging: number;
   abandoned: number;
+  /** the calls answered since the mode was last set: the platform's own time, request to answer */
+  served: { calls: number; p50Ms: number; p99Ms: number };
 }
 
 async function platformStats(url: string): Promise<PlatformStats> {
@@ -516,6 +529,18 @@ if (import.meta.main) {
     const batch100: Load[] = [];
     for (let round = 0; round < ROUNDS; round++) batch100.push(await wrk(apiBatch, scripts.paid100));
     const c100 = median(batch100);
+
+    // (e) the same daemon (one call per request, so a request's time is one call's plus ours) against a platform
+    // answering as GetFTR asks publishers to (mean 300 ms, p95 500 ms): the latency the daemon adds to theirs
+    console.log(`(e) a platform answering in ${GETFTR_MEAN_MS} ms on average, p95 ${GETFTR_P95_MS} ms ...`);
+    await platformMode(platform.url, { meanMs: GETFTR_MEAN_MS, p95Ms: GETFTR_P95_MS });
+    await wrk(apiBatch, scripts.paid100, { duration: WARMUP });
+    const guideline: { load: Load; platform: PlatformStats['served'] }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await platformMode(platform.url, { meanMs: GETFTR_MEAN_MS, p95Ms: GETFTR_P95_MS }); // its figures from here
+      const load = await wrk(apiBatch, scripts.paid100, { duration: GUIDELINE_DURATION });
+      guideline.push({ load, platform: (await platformStats(platform.url)).served });
+    }
     await daemon.stop();
     const platformFinal = await platformStats(platform.url);
     await platform.stop();
@@ -579,29 +604,42 @@ if (import.meta.main) {
     const a = results.open100;
     const b = results.open1;
     const cc = results.paid100;
-    const row = (name: keyof typeof kinds, target: string, ok: boolean) => {
+    const row = (name: keyof typeof kinds, target: string, ok?: boolean) => {
       const { api, tiny, same } = results[name];
       console.log(
-        `| ${label[name]} | ${fmt(api.rps)} | ${fmt(api.p50Ms, 2)} | ${fmt(api.p99Ms, 2)} | ${api.errors} | ${c(tiny)}${name === 'paid100' ? ', as (a)' : ''} | ${fmt(api.rps / tiny.rps, 2)} | ${c(same)} | ${fmt(api.rps / same.rps, 2)} | ${target} | ${met(ok)} |`,
+        `| ${label[name]} | ${fmt(api.rps)} | ${fmt(api.p50Ms, 2)} | ${fmt(api.p99Ms, 2)} | ${api.errors} | ${c(tiny)}${name === 'paid100' ? ', as (a)' : ''} | ${fmt(api.rps / tiny.rps, 2)} | ${c(same)} | ${fmt(api.rps / same.rps, 2)} | ${target} | ${ok === undefined ? '—' : met(ok)} |`,
       );
     };
     row('open100', '>= 0.45 of the same-size ceiling', a.api.rps / a.same.rps >= 0.45 && a.api.errors === 0);
     row('open1', '>= 0.70 of the tiny-reply ceiling', b.api.rps / b.tiny.rps >= 0.7 && b.api.errors === 0);
-    row(
-      'paid100',
-      `p99 <= ${PLATFORM_DELAY_MS} + 20 ms`,
-      cc.api.p99Ms <= PLATFORM_DELAY_MS + 20 && cc.api.errors === 0,
-    );
+    // (c)'s target (p99 <= 5 + 20 ms) is retired (issue 51): a bare server making the same calls misses it here;
+    // (e) measures what matters, the latency added to a platform's
+    row('paid100', 'none (retired; see (e))');
     const cc100 = cc.calls!;
     console.log(
-      `| (c) ceiling making the same calls: a bare Bun server, 5 fetches of 20 DOIs per request, each answer parsed, the saved reply (bench/lib/paid-ceiling-server.ts) | ${fmt(cc100.rps)} | ${fmt(cc100.p50Ms, 2)} | ${fmt(cc100.p99Ms, 2)} | | | | | | the daemon's req/s ${fmt(cc.api.rps / cc100.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / cc100.p99Ms, 2)} x | ${cc100.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'the ceiling meets the target' : 'the ceiling itself misses the target on this machine'} |`,
+      `| (c) ceiling making the same calls: a bare Bun server, 5 fetches of 20 DOIs per request, each answer parsed, the saved reply (bench/lib/paid-ceiling-server.ts) | ${fmt(cc100.rps)} | ${fmt(cc100.p50Ms, 2)} | ${fmt(cc100.p99Ms, 2)} | | | | | | the daemon's req/s ${fmt(cc.api.rps / cc100.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / cc100.p99Ms, 2)} x | — |`,
     );
     const ccSocket = cc.socket!;
     console.log(
-      `| (c) ceiling making the same calls over a bare socket client: the same server, Bun.connect instead of fetch (no TLS, time-outs or error handling: bench/lib/paid-ceiling-server.ts) | ${fmt(ccSocket.rps)} | ${fmt(ccSocket.p50Ms, 2)} | ${fmt(ccSocket.p99Ms, 2)} | ${ccSocket.errors} | | | | | the daemon's req/s ${fmt(cc.api.rps / ccSocket.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / ccSocket.p99Ms, 2)} x | ${ccSocket.p99Ms <= PLATFORM_DELAY_MS + 20 ? 'this ceiling meets the target' : 'this ceiling misses the target too'} |`,
+      `| (c) ceiling making the same calls over a bare socket client: the same server, Bun.connect instead of fetch (no TLS, time-outs or error handling: bench/lib/paid-ceiling-server.ts) | ${fmt(ccSocket.rps)} | ${fmt(ccSocket.p50Ms, 2)} | ${fmt(ccSocket.p99Ms, 2)} | ${ccSocket.errors} | | | | | the daemon's req/s ${fmt(cc.api.rps / ccSocket.rps, 2)} of it, p99 ${fmt(cc.api.p99Ms / ccSocket.p99Ms, 2)} x | — |`,
     );
     console.log(
-      `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | p99 <= ${PLATFORM_DELAY_MS} + 20 ms | ${met(c100.p99Ms <= PLATFORM_DELAY_MS + 20)} |`,
+      `| (c) the same, entitlementBatch = 100 (1 call per request) | ${fmt(c100.rps)} | ${fmt(c100.p50Ms, 2)} | ${fmt(c100.p99Ms, 2)} | ${batch100.reduce((n, l) => n + l.errors, 0)} | | | | | none (retired) | — |`,
+    );
+
+    const added = guideline.map((g) => ({
+      p50: g.load.p50Ms - g.platform.p50Ms,
+      p99: g.load.p99Ms - g.platform.p99Ms,
+    }));
+    const addedP99 = [...added.map((a) => a.p99)].sort((a, b) => a - b)[added.length >> 1]!;
+    console.log(
+      "\n| (e) platform at GetFTR's guideline | requests | req/s | daemon p50 ms | daemon p99 ms | platform p50 ms | platform p99 ms | added p50 ms | added p99 ms | errors | target | result |",
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+    guideline.forEach((g, i) =>
+      console.log(
+        `| run ${i + 1}: 100 paid DOIs, 1 call each (batch 100), ${CONNECTIONS} connections, ${GUIDELINE_DURATION} | ${fmt(g.load.requests)} | ${fmt(g.load.rps)} | ${fmt(g.load.p50Ms, 1)} | ${fmt(g.load.p99Ms, 1)} | ${fmt(g.platform.p50Ms, 1)} | ${fmt(g.platform.p99Ms, 1)} | ${fmt(added[i]!.p50, 1)} | ${fmt(added[i]!.p99, 1)} | ${g.load.errors} | added p99 <= 10 ms | ${i === guideline.length - 1 ? `median run ${fmt(addedP99, 1)} ms: ${met(addedP99 <= 10)}` : ''} |`,
+      ),
     );
 
     console.log(
