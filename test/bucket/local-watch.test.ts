@@ -78,10 +78,16 @@ test('a file handed on but not taken is handed on again by the next rescan, and 
   writeFileSync(join(root, 'acme', 'y.jsonl.gz'), 'y');
   await waitFor(() => taken.has('acme/x.jsonl.gz') && taken.has('acme/y.jsonl.gz'), 'both taken', 5_000);
   const before = handed.length;
-  await Bun.sleep(600); // several rescans
-  expect(handed.slice(before)).toEqual([]);
-  expect(handed.filter((k) => k === 'acme/x.jsonl.gz').length).toBe(2);
-  expect(handed.filter((k) => k === 'acme/y.jsonl.gz').length).toBe(1);
+  await Bun.sleep(600); // several rescans (150 ms apart): a taken file handed on by each would show 4 times
+  // the watch's own event for a file may still come after a rescan handed it on (by design: the ingestor ignores a
+  // key it holds), so a late event may add one hand-on of each; no rescan adds any
+  const after = handed.slice(before);
+  expect(after.filter((k) => k === 'acme/x.jsonl.gz').length).toBeLessThanOrEqual(1);
+  expect(after.filter((k) => k === 'acme/y.jsonl.gz').length).toBeLessThanOrEqual(1);
+  // x: refused the first time, then handed on again (by the next rescan or its event) and taken
+  expect(handed.filter((k) => k === 'acme/x.jsonl.gz').length).toBeGreaterThanOrEqual(2);
+  expect(handed.filter((k) => k === 'acme/x.jsonl.gz').length).toBeLessThanOrEqual(3);
+  expect(handed.filter((k) => k === 'acme/y.jsonl.gz').length).toBeLessThanOrEqual(2);
 });
 
 test('a closed watch lists nothing and asks the ingestor nothing: its timers are gone, a listing under way ends first', async () => {
