@@ -20,7 +20,7 @@ export {
   encodeRecords,
   StoredHolding,
 } from './holdings/index.ts';
-export type { WarmRead } from './read-models/index.ts';
+export { readThenClose, type WarmRead } from './read-models/index.ts';
 export type { SortedPassBuilder } from './sorted-pass/index.ts';
 export { type SortedPassOptions, Store } from './store.ts';
 export {

@@ -5,7 +5,7 @@
  * the slots, and replies with the whole table. While it reads, it holds one segment at most: a thread that holds
  * large buffers lets the garbage of reading the store grow with them (docs/design.md, "The holdings index").
  */
-import { Store } from '../../store/index.ts';
+import { readThenClose, Store } from '../../store/index.ts';
 import { Arena } from './arena-record.ts';
 import type { BuildProgress, BuildReply, BuildRequest, BuiltIndex, SlotsRequest } from './background-build.ts';
 import { type BuiltRecords, HoldingsTable } from './holdings-table.ts';
@@ -23,26 +23,24 @@ let read:
 self.onmessage = async (event: MessageEvent<BuildRequest | SlotsRequest>) => {
   if ('segments' in event.data) return makeSlots(event.data.segments);
   const { dir, env, mapSizeBytes } = event.data;
-  let store: Store | undefined;
-  let failure: string | undefined;
-  try {
-    const startedAt = performance.now();
-    store = Store.open(dir, env, { mapSizeBytes, readOnly: true });
-    const { seq } = store.appliedSeq();
-    const numbers = new PlatformNumbers();
-    const shapes = new LinkShapes();
-    const builder = HoldingsTable.builder((segment, bytes) =>
-      progress({ kind: 'segment', segment, bytes }, [bytes.buffer as ArrayBuffer]),
-    );
-    readIndexRecords(store, numbers, shapes, builder);
-    read = { seq, records: builder.seal(), platformNames: numbers.names, shapes: shapes.parts(), startedAt };
-  } catch (e) {
-    failure = errorText(e);
-  }
-  // closed before the reply: the main thread ends this worker on it, and must not end it inside LMDB's close
-  await store?.close().catch(() => undefined);
-  if (failure !== undefined) reply({ ok: false, error: failure });
-  else progress({ kind: 'records' }, []);
+  const startedAt = performance.now();
+  const done = await readThenClose(
+    () => Store.open(dir, env, { mapSizeBytes, readOnly: true }),
+    (store) => {
+      const { seq } = store.appliedSeq();
+      const numbers = new PlatformNumbers();
+      const shapes = new LinkShapes();
+      const builder = HoldingsTable.builder((segment, bytes) =>
+        progress({ kind: 'segment', segment, bytes }, [bytes.buffer as ArrayBuffer]),
+      );
+      readIndexRecords(store, numbers, shapes, builder);
+      return { seq, records: builder.seal(), platformNames: numbers.names, shapes: shapes.parts(), startedAt };
+    },
+    (store) => store.close(),
+  );
+  if (!done.ok) return reply(done);
+  read = done.built;
+  progress({ kind: 'records' }, []);
 };
 
 /** The slots for the records read, and the reply with the whole table (its buffers transferred). */

@@ -5,7 +5,7 @@
  */
 import type { WorkerReply } from '../../base/index.ts';
 import { openEnvironment } from '../environment/index.ts';
-import type { StoreRead, StoreReadRequest } from '../read-models/index.ts';
+import { readThenClose, type StoreRead, type StoreReadRequest } from '../read-models/index.ts';
 import { type PrefixParts, readPrefixParts } from './prefix-index.ts';
 import { type BuiltTable, readUpdatesTable } from './updates-index.ts';
 
@@ -13,20 +13,12 @@ declare const self: Worker;
 
 self.onmessage = async (event: MessageEvent<StoreReadRequest>) => {
   const { path, mapSizeBytes, kind } = event.data;
-  let built: BuiltTable | StoreRead<PrefixParts> | undefined;
-  let error = '';
-  let root: { close(): Promise<void> } | undefined;
-  try {
-    const dbs = openEnvironment(path, { mapSizeBytes, readOnly: true });
-    root = dbs.root;
-    built = kind === 'updates' ? readUpdatesTable(dbs) : readPrefixParts(dbs);
-  } catch (e) {
-    error = e instanceof Error ? e.message : String(e);
-  }
-  // closed before the reply: the main thread ends this worker on it, and must not end it inside LMDB's close
-  await root?.close().catch(() => undefined);
-  if (!built) return self.postMessage({ ok: false, error } satisfies WorkerReply<never>);
-  self.postMessage({ ok: true, built }, transferList(built) as ArrayBuffer[]);
+  const reply: WorkerReply<BuiltTable | StoreRead<PrefixParts>> = await readThenClose(
+    () => openEnvironment(path, { mapSizeBytes, readOnly: true }),
+    (dbs) => (kind === 'updates' ? readUpdatesTable(dbs) : readPrefixParts(dbs)),
+    (dbs) => dbs.root.close(),
+  );
+  self.postMessage(reply, reply.ok ? (transferList(reply.built) as ArrayBuffer[]) : []);
 };
 
 function transferList(built: BuiltTable | StoreRead<PrefixParts>): ArrayBufferLike[] {
