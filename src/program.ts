@@ -39,7 +39,7 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
     return EXIT_OK;
   }
   if (command.kind === 'version') {
-    io.out(`doi-holdings ${pkg.version}`);
+    io.out(`doi-holdings ${pkg.version} (commit ${buildCommit()})`); // the commit as build_info gives it
     return EXIT_OK;
   }
   const configPath = inv.configPath ?? env.DOI_HOLDINGS_CONFIG;

@@ -13,7 +13,7 @@ const SOURCES_ROOT = join(import.meta.dir, '..', '..');
 
 /**
  * The git commit this program was built from (doi_holdings_build_info): the one scripts/build.ts wrote into the
- * compiled binary, else, run from the sources, what git says of their checkout. Asked once, when the daemon starts.
+ * compiled binary, else, run from the sources, what git says of their checkout. Asked once, when the daemon starts, and by --version.
  */
 export function buildCommit(): string {
   if (typeof DOI_HOLDINGS_COMMIT === 'string') return DOI_HOLDINGS_COMMIT;

@@ -108,7 +108,7 @@ test('the compiled daemon builds its entitlement index and ingests a dropped fil
 test('the compiled executable answers --version and validates a deposit', async () => {
   const version = Bun.spawnSync([exe, '--version'], { cwd: '/' });
   expect(version.exitCode).toBe(0);
-  expect(version.stdout.toString()).toMatch(/\d+\.\d+\.\d+/);
+  expect(version.stdout.toString()).toBe(`doi-holdings ${pkg.version} (commit ${headCommit()})\n`);
   const file = join(dir.path, 'acme', '0b1f7e2a-1111-4222-8333-944455556666.jsonl.gz');
   await Bun.write(file, gzLines([{ doi: '10.5555/ok' }, { doi: 'nope' }]));
   const validate = Bun.spawnSync([exe, '--validate', file], { cwd: '/' });

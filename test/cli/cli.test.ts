@@ -605,3 +605,16 @@ describe("--ingest runs the daemon's rules", () => {
     expect((await dump(cfg.path)).map((l) => l.doi)).toEqual(['10.5555/t']);
   });
 });
+
+test('--version names the program and the commit it runs from (as doi_holdings_build_info does)', async () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  // what git says of this checkout; without git the program says `unknown` (base/build-commit.ts)
+  let commit = 'unknown';
+  try {
+    const git = Bun.spawnSync(['git', '-C', REPO, 'rev-parse', '--short', 'HEAD']);
+    if (git.exitCode === 0) commit = git.stdout.toString().trim();
+  } catch {}
+  const r = await runCli(['--version']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe(`doi-holdings ${pkg.version} (commit ${commit})\n`);
+});
