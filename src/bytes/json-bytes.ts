@@ -1,4 +1,5 @@
 import { ByteWriter } from './byte-writer.ts';
+import { BACKSLASH, QUOTE } from './json-punctuation.ts';
 
 const encoder = new TextEncoder();
 
@@ -81,8 +82,6 @@ export class JsonBytes extends ByteWriter {
   }
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const HEX = '0123456789abcdef';
 const SHORT_ESCAPES: Record<number, number> = {
   34: QUOTE,

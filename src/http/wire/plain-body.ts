@@ -1,4 +1,14 @@
 import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '../../bytes/index.ts';
+import {
   FOLDED_HASH_SEED,
   foldedHashEnd,
   foldedHashStep,
@@ -6,8 +16,6 @@ import {
   NOT_PLAIN,
   plainDoiHashOfChecked,
 } from '../../doi/index.ts';
-
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.ts';
 
 const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
 const ORG_KEY = [QUOTE, 0x6f, 0x72, 0x67, QUOTE]; // "org"

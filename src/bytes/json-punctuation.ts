@@ -1,4 +1,7 @@
-/** The bytes of JSON's punctuation, for the scanners that read bodies byte by byte (json-syntax.ts, plain-body.ts). */
+/**
+ * The bytes of JSON's punctuation: for the writer (json-bytes.ts) and the scanners that read bodies byte by byte
+ * (http/wire/json-syntax.ts, plain-body.ts).
+ */
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const COMMA = 0x2c;
