@@ -1,12 +1,4 @@
 export { ByteReader, ByteWriter, type CopySource, sameBytes } from './byte-writer.ts';
 export { JsonBytes } from './json-bytes.ts';
-export {
-  BACKSLASH,
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  COLON,
-  COMMA,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-} from './json-punctuation.ts';
+/** JSON's punctuation bytes, for the scanners that read bodies byte by byte */
+export * as JsonPunctuation from './json-punctuation.ts';

@@ -3,16 +3,9 @@
  * names no position. Run only after JSON.parse has failed, so valid bodies never pay for it.
  */
 
-import {
-  BACKSLASH,
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  COLON,
-  COMMA,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-} from '../../bytes/index.ts';
+import { JsonPunctuation } from '../../bytes/index.ts';
+
+const { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } = JsonPunctuation;
 
 const LINE_FEED = 0x0a;
 const ESCAPABLE = new Set([...'"\\/bfnrt'].map((c) => c.charCodeAt(0)));

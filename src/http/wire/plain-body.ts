@@ -1,13 +1,4 @@
-import {
-  BACKSLASH,
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  COLON,
-  COMMA,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-} from '../../bytes/index.ts';
+import { JsonPunctuation } from '../../bytes/index.ts';
 import {
   FOLDED_HASH_SEED,
   foldedHashEnd,
@@ -16,6 +7,8 @@ import {
   NOT_PLAIN,
   plainDoiHashOfChecked,
 } from '../../doi/index.ts';
+
+const { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } = JsonPunctuation;
 
 const DOIS_KEY = [QUOTE, 0x64, 0x6f, 0x69, 0x73, QUOTE]; // "dois"
 const ORG_KEY = [QUOTE, 0x6f, 0x72, 0x67, QUOTE]; // "org"
