@@ -27,49 +27,31 @@ export function processRegistry(): Registry {
   return registry;
 }
 
-/** A gauge whose samples are read at scrape time; series no longer reported (a source removed by a reload) go. */
-export function gauge<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (set: (labels: Labels<L>, value: number) => void) => void,
-): void {
-  readAtScrape(Gauge, registry, name, help, labelNames, read);
+/** What a family's `read` is given at each scrape: `put` sets a gauge's sample, or adds to a counter's from 0. */
+type ScrapeRead<L extends string> = (put: (labels: Labels<L>, value: number) => void) => void;
+
+/** A metric of `Kind` emptied and filled again from `read` at each scrape. */
+function readAtScrape(Kind: typeof Gauge | typeof Counter) {
+  return <L extends string>(registry: Registry, name: string, help: string, labelNames: L[], read: ScrapeRead<L>) => {
+    new Kind({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (this instanceof Gauge) read((labels, value) => this.set(labels as never, value));
+        else read((labels, value) => this.inc(labels as never, value));
+      },
+    });
+  };
 }
+
+/** A gauge whose samples are read at scrape time; series no longer reported (a source removed by a reload) go. */
+export const gauge = readAtScrape(Gauge);
 
 /** A counter read from the running parts at each scrape: their own counts, which only grow while the process runs. */
-export function counter<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (add: (labels: Labels<L>, value: number) => void) => void,
-): void {
-  readAtScrape(Counter, registry, name, help, labelNames, read);
-}
-
-/** A metric emptied and filled again from `read` at each scrape: a gauge's samples set, a counter's added to 0. */
-function readAtScrape<L extends string>(
-  Kind: typeof Gauge | typeof Counter,
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  read: (put: (labels: Labels<L>, value: number) => void) => void,
-): void {
-  new Kind({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (this instanceof Gauge) read((labels, value) => this.set(labels as never, value));
-      else read((labels, value) => this.inc(labels as never, value));
-    },
-  });
-}
+export const counter = readAtScrape(Counter);
 
 /**
  * A histogram kept by a hot path in LatencyHistograms (one per series), given to prom-client as its samples at
