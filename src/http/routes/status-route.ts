@@ -19,7 +19,6 @@ import { type PageCache, type PageFormat, pageKey, type RenderedPage } from './p
  */
 
 export const STATUS_PAGE_PREFIX = '/doi/';
-const MAX_PATH_BYTES = 8192;
 
 /** An environment's store and its rendered pages. */
 export interface StatusEnv {
@@ -133,6 +132,9 @@ function splitUrl(url: string): { path: string; query: string } {
   const q = url.indexOf('?', start);
   return q < 0 ? { path: url.slice(start), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1) };
 }
+
+/** the longest DOI part of an address read, percent-encoded; a longer one is a 400 page, not decoded */
+const MAX_PATH_BYTES = 8192;
 
 function decodeDoi(encoded: string): { text: string; problem?: string } {
   if (encoded.length > MAX_PATH_BYTES)
