@@ -102,7 +102,7 @@ export function writeState(
   accessType: AccessType | undefined,
   vor: VorItem[] | undefined,
 ): void {
-  w.u8(accessTypeCode(accessType));
+  w.u8(codeOf(ACCESS_CODES, accessType));
   if (doi === key) w.varint(0);
   else w.str(doi);
   if (!vor) {
@@ -111,7 +111,7 @@ export function writeState(
   }
   w.varint(vor.length);
   for (const item of vor) {
-    const ct = contentTypeCode(item.contentType);
+    const ct = codeOf(CONTENT_CODES, item.contentType);
     const url = item.url;
     // URLs usually embed the DOI, most often at the end: store only what surrounds it
     const at = url.endsWith(doi) ? url.length - doi.length : url.indexOf(doi);
@@ -126,36 +126,9 @@ export function writeState(
   }
 }
 
-/** ACCESS_CODES as a switch: called once per record, where a Map lookup shows in profiles. */
-function accessTypeCode(a: AccessType | undefined): number {
-  switch (a) {
-    case 'paid':
-      return 1;
-    case 'open':
-      return 2;
-    case 'free':
-      return 3;
-    case 'permFree':
-      return 4;
-    default:
-      return 0;
-  }
-}
-
-/** CONTENT_CODES as a switch (see accessTypeCode). */
-function contentTypeCode(c: ContentType | undefined): number {
-  switch (c) {
-    case 'application/pdf':
-      return 1;
-    case 'text/html':
-      return 2;
-    case 'application/epub+zip':
-      return 3;
-    case 'other':
-      return 4;
-    default:
-      return 0;
-  }
+/** A value's code: its place in `codes` (ACCESS_CODES, CONTENT_CODES), 0 when absent or not one of them. */
+function codeOf<T>(codes: readonly (T | undefined)[], value: T | undefined): number {
+  return Math.max(codes.indexOf(value), 0);
 }
 
 /**
