@@ -28,6 +28,12 @@ export interface S3BucketSettings {
 
 export type BucketSettings = LocalBucketSettings | S3BucketSettings;
 
+/** A token bucket's settings: tokens a second, and the most it holds. */
+export interface RateSettings {
+  perSecond: number;
+  burst: number;
+}
+
 export interface PlatformSettings {
   name: string;
   /** with entitlementSecret: the platform's Entitlement API; absent: paid DOIs answer "publisher_not_supported" */
@@ -40,6 +46,8 @@ export interface PlatformSettings {
   entitlementBatch: number;
   /** how long a platform's answer is served from the cache; 0: not cached */
   entitlementCacheSeconds: number;
+  /** the calls a second the platform takes; absent: no limit */
+  entitlementRate?: RateSettings;
 }
 
 export interface IntegratorSettings {
@@ -56,6 +64,8 @@ export interface IntegratorSettings {
    * filled), a platform with an Entitlement API is asked for its open holdings too, and its customerID is shown
    */
   counter: boolean;
+  /** its Entitlement API requests and DOIs a second (each absent: no limit) */
+  rateLimit?: { requests?: RateSettings; dois?: RateSettings };
 }
 
 export interface EntitlementSettings {

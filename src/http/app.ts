@@ -6,7 +6,13 @@ import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
-import { HttpMetrics, registerEntitlementMetrics, registerStoreMetrics } from './metrics/index.ts';
+import { IntegratorLimits } from './limits/index.ts';
+import {
+  HttpMetrics,
+  registerEntitlementMetrics,
+  registerLimitMetrics,
+  registerStoreMetrics,
+} from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
@@ -50,6 +56,8 @@ export interface HttpDeps {
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
+  /** the integrators' rate limits (default: made here, on the monotonic clock) */
+  integratorLimits?: IntegratorLimits;
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
@@ -80,14 +88,22 @@ export function createApp(deps: HttpDeps) {
     const h = deps.envs[env];
     return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
   });
+  const integratorLimits = deps.integratorLimits ?? new IntegratorLimits();
   const own = new Registry();
   registerStoreMetrics(own, metricSources, now);
   registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
+  registerLimitMetrics(own, integratorLimits);
   http.register(own);
   const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
-    return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
+    return (
+      h && {
+        service: entitlements.forStore(h.store),
+        updates: () => h.store.updatesIndex.table(),
+        limits: integratorLimits,
+      }
+    );
   };
   /**
    * A request that matched no route, or whose handler threw: counted under its route's name when a route's handler
