@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { FaultError, fault } from '../base/index.ts';
 import { parseSourceDate } from '../update-record/index.ts';
+import { parseAddressBlock } from './address-block.ts';
 import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import {
   type BucketSettings,
@@ -107,7 +108,15 @@ export function resolveConfig(
       maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024,
       bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
       drainMs: Math.round((file.server?.drainSeconds ?? 5) * 1000),
+      ...(file.server?.trustedProxies?.length ? { trustedProxies: file.server.trustedProxies } : {}),
     },
+    ...(file.statusPage?.rateLimit
+      ? {
+          statusPage: {
+            rateLimit: rateOf(file.statusPage.rateLimit.requestsPerSecond, file.statusPage.rateLimit.requestBurst, 1),
+          },
+        }
+      : {}),
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
@@ -287,6 +296,12 @@ function semanticProblems(
       out.push(`  /updates/crossref/${i}/from: ${c.from} is not a date`);
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
+  });
+  (file.server?.trustedProxies ?? []).forEach((proxy, i) => {
+    if (parseAddressBlock(proxy) === undefined)
+      out.push(
+        `  /server/trustedProxies/${i}: ${JSON.stringify(proxy)} is not an address or a CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32, ::1)`,
+      );
   });
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);

@@ -159,7 +159,17 @@ export interface Config {
    */
   secretNames: readonly string[];
   /** drainMs: how long a stop serves on with /readyz 503 before the port closes (`server.drainSeconds`) */
-  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number; drainMs: number };
+  server: {
+    host: string;
+    port: number;
+    maxBodyBytes: number;
+    bodyTimeoutMs: number;
+    drainMs: number;
+    /** proxies whose X-Forwarded-For is believed (`server.trustedProxies`); absent: none */
+    trustedProxies?: readonly string[];
+  };
+  /** the status page's limit of pages a second per client address; absent: none */
+  statusPage?: { rateLimit: RateSettings };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;

@@ -166,6 +166,23 @@ export const ConfigFile = t.Object(
           bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
           /** a stop answers /readyz 503 and goes on serving this long before the port closes (once /readyz was asked) */
           drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
+          /** proxies (addresses, CIDR blocks) whose X-Forwarded-For is believed for the client's address */
+          trustedProxies: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** the public document status page (docs/interface.md, "Document status page") */
+    statusPage: t.Optional(
+      t.Object(
+        {
+          /** pages a second per client address; over it, 429 (default: no limit) */
+          rateLimit: t.Optional(
+            t.Object(
+              { requestsPerSecond: PerSecond, requestBurst: t.Optional(Burst) },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

@@ -110,3 +110,35 @@ describe('platform rate limits', () => {
     ]);
   });
 });
+
+describe('the status page limit and trusted proxies', () => {
+  test('absent: neither; given: read, the burst by default a second worth', () => {
+    const none = load({});
+    expect(none.statusPage).toBeUndefined();
+    expect(none.server.trustedProxies).toBeUndefined();
+    const c = load({
+      statusPage: { rateLimit: { requestsPerSecond: 5 } },
+      server: { trustedProxies: ['10.0.0.0/8', '2001:db8::/32', '::1', '192.0.2.7'] },
+    });
+    expect(c.statusPage).toEqual({ rateLimit: { perSecond: 5, burst: 5 } });
+    expect(c.server.trustedProxies).toEqual(['10.0.0.0/8', '2001:db8::/32', '::1', '192.0.2.7']);
+    expect(load({ statusPage: { rateLimit: { requestsPerSecond: 1, requestBurst: 30 } } }).statusPage).toEqual({
+      rateLimit: { perSecond: 1, burst: 30 },
+    });
+  });
+
+  test('a proxy that is no address or block, and a limit without its rate, are named', () => {
+    expect(
+      problems({ server: { trustedProxies: ['10.0.0.0/33', 'proxy.example', '10.0.0.0/8/1', '::1/129', '10.1/8'] } }),
+    ).toEqual(
+      ['10.0.0.0/33', 'proxy.example', '10.0.0.0/8/1', '::1/129', '10.1/8'].map(
+        (p, i) =>
+          `/server/trustedProxies/${i}: ${JSON.stringify(p)} is not an address or a CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32, ::1)`,
+      ),
+    );
+    expect(problems({ statusPage: { rateLimit: { requestBurst: 3 } } })).toEqual([
+      '/statusPage/rateLimit/requestsPerSecond: Expected required property',
+      '/statusPage/rateLimit/requestsPerSecond: Expected number',
+    ]);
+  });
+});
