@@ -87,6 +87,8 @@ export const FAULT_CODES = {
     'NOT_CONFIGURED',
     'CURSOR_EXPIRED',
     'INTERNAL',
+    /** over a rate limit: 429, with Retry-After */
+    'RATE_LIMITED',
   ],
 } as const;
 

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { FaultError, fault } from '../base/index.ts';
 import { parseSourceDate } from '../update-record/index.ts';
+import { parseAddressBlock } from './address-block.ts';
 import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import {
   type BucketSettings,
@@ -14,6 +15,7 @@ import {
   DEFAULT_PLATFORM_ENTITLEMENT,
   defaultStaleAfterMs,
   ENV_NAMES,
+  type RateSettings,
 } from './resolved.ts';
 import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
@@ -27,6 +29,8 @@ const HARVEST_NICE = 19;
 const HARVEST_IDLE = true;
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
+/** the most DOIs one Entitlement API request holds (docs/interface.md): a default DOI burst takes one whole */
+const MAX_DOIS_PER_REQUEST = 100;
 
 /**
  * Reads, validates and resolves a TOML config. Every fault is listed with its path; `env` is passed in
@@ -104,7 +108,15 @@ export function resolveConfig(
       maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024,
       bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
       drainMs: Math.round((file.server?.drainSeconds ?? 5) * 1000),
+      ...(file.server?.trustedProxies?.length ? { trustedProxies: file.server.trustedProxies } : {}),
     },
+    ...(file.statusPage?.rateLimit
+      ? {
+          statusPage: {
+            rateLimit: rateOf(file.statusPage.rateLimit.requestsPerSecond, file.statusPage.rateLimit.requestBurst, 1),
+          },
+        }
+      : {}),
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
@@ -120,6 +132,9 @@ export function resolveConfig(
       entitlementConcurrency: p.entitlementConcurrency ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementConcurrency,
       entitlementBatch: p.entitlementBatch ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementBatch,
       entitlementCacheSeconds: p.entitlementCacheSeconds ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementCacheSeconds,
+      ...(p.entitlementRatePerSecond === undefined
+        ? {}
+        : { entitlementRate: rateOf(p.entitlementRatePerSecond, p.entitlementRateBurst, 1) }),
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const { apiKey, previousApiKey } = integratorKeys(i, env);
@@ -133,6 +148,7 @@ export function resolveConfig(
               updates: i.updates ?? false,
               cache: i.cache ?? true,
               counter: i.counter ?? false,
+              ...(i.rateLimit === undefined ? {} : { rateLimit: integratorRateLimit(i.rateLimit) }),
             },
           ];
     }),
@@ -215,6 +231,10 @@ function semanticProblems(
       );
     if (p.entitlementUrl === undefined && p.entitlementSecretEnv !== undefined)
       out.push(`  /platforms/${i}/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call`);
+    if (p.entitlementRateBurst !== undefined && p.entitlementRatePerSecond === undefined)
+      out.push(
+        `  /platforms/${i}/entitlementRateBurst: given without entitlementRatePerSecond, the rate it is the burst of`,
+      );
     if (requireSecrets && p.entitlementSecretEnv && (env[p.entitlementSecretEnv] ?? '') === '')
       out.push(
         `  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`,
@@ -230,6 +250,7 @@ function semanticProblems(
       out.push(
         `  /integrators/${i}/cache: a counter integrator is never served from the answer cache; leave cache out, or false`,
       );
+    out.push(...integratorRateProblems(it.rateLimit, `/integrators/${i}/rateLimit`));
     if ((it.apiKey === undefined) === (it.apiKeyEnv === undefined)) {
       out.push(`  /integrators/${i}: give exactly one of apiKey or apiKeyEnv`);
       return;
@@ -276,8 +297,43 @@ function semanticProblems(
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
   });
+  (file.server?.trustedProxies ?? []).forEach((proxy, i) => {
+    if (parseAddressBlock(proxy) === undefined)
+      out.push(
+        `  /server/trustedProxies/${i}: ${JSON.stringify(proxy)} is not an address or a CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32, ::1)`,
+      );
+  });
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
+  return out;
+}
+
+/** A token bucket's settings; its burst by default a second's worth, and at least `leastBurst`. */
+function rateOf(perSecond: number, burst: number | undefined, leastBurst: number): RateSettings {
+  return { perSecond, burst: burst ?? Math.max(leastBurst, Math.ceil(perSecond)) };
+}
+
+/** An integrator's rates; the DOI burst at least one full request, so that a default never refuses one for size. */
+function integratorRateLimit(r: NonNullable<NonNullable<ConfigFile['integrators']>[number]['rateLimit']>) {
+  return {
+    ...(r.requestsPerSecond === undefined ? {} : { requests: rateOf(r.requestsPerSecond, r.requestBurst, 1) }),
+    ...(r.doisPerSecond === undefined ? {} : { dois: rateOf(r.doisPerSecond, r.doiBurst, MAX_DOIS_PER_REQUEST) }),
+  };
+}
+
+/** A rate limit that limits nothing, or a burst without its rate, is a mistake said, not a limit quietly absent. */
+function integratorRateProblems(
+  r: NonNullable<ConfigFile['integrators']>[number]['rateLimit'],
+  path: string,
+): string[] {
+  if (r === undefined) return [];
+  const out: string[] = [];
+  if (r.requestsPerSecond === undefined && r.doisPerSecond === undefined)
+    out.push(`  ${path}: give requestsPerSecond, doisPerSecond or both (an empty rateLimit limits nothing)`);
+  if (r.requestBurst !== undefined && r.requestsPerSecond === undefined)
+    out.push(`  ${path}/requestBurst: given without requestsPerSecond, the rate it is the burst of`);
+  if (r.doiBurst !== undefined && r.doisPerSecond === undefined)
+    out.push(`  ${path}/doiBurst: given without doisPerSecond, the rate it is the burst of`);
   return out;
 }
 

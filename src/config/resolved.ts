@@ -28,6 +28,12 @@ export interface S3BucketSettings {
 
 export type BucketSettings = LocalBucketSettings | S3BucketSettings;
 
+/** A token bucket's settings: tokens a second, and the most it holds. */
+export interface RateSettings {
+  perSecond: number;
+  burst: number;
+}
+
 export interface PlatformSettings {
   name: string;
   /** with entitlementSecret: the platform's Entitlement API; absent: paid DOIs answer "publisher_not_supported" */
@@ -40,6 +46,8 @@ export interface PlatformSettings {
   entitlementBatch: number;
   /** how long a platform's answer is served from the cache; 0: not cached */
   entitlementCacheSeconds: number;
+  /** the calls a second the platform takes; absent: no limit */
+  entitlementRate?: RateSettings;
 }
 
 export interface IntegratorSettings {
@@ -56,6 +64,8 @@ export interface IntegratorSettings {
    * filled), a platform with an Entitlement API is asked for its open holdings too, and its customerID is shown
    */
   counter: boolean;
+  /** its Entitlement API requests and DOIs a second (each absent: no limit) */
+  rateLimit?: { requests?: RateSettings; dois?: RateSettings };
 }
 
 export interface EntitlementSettings {
@@ -149,7 +159,17 @@ export interface Config {
    */
   secretNames: readonly string[];
   /** drainMs: how long a stop serves on with /readyz 503 before the port closes (`server.drainSeconds`) */
-  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number; drainMs: number };
+  server: {
+    host: string;
+    port: number;
+    maxBodyBytes: number;
+    bodyTimeoutMs: number;
+    drainMs: number;
+    /** proxies whose X-Forwarded-For is believed (`server.trustedProxies`); absent: none */
+    trustedProxies?: readonly string[];
+  };
+  /** the status page's limit of pages a second per client address; absent: none */
+  statusPage?: { rateLimit: RateSettings };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;

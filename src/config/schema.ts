@@ -27,6 +27,24 @@ const ProductName = t.String({
   patternMeans: 'printable ASCII, no spaces or control characters',
 });
 
+/** A rate of a token bucket: positive and finite (TOML's inf and nan are refused). */
+const PerSecond = t.Number({ exclusiveMinimum: 0, maximum: 1_000_000 });
+/** The most a token bucket holds: what may be spent at once after a quiet spell. */
+const Burst = t.Integer({ minimum: 1, maximum: 1_000_000 });
+
+/** An integrator's rate limit (docs/interface.md, "Rate limits"): token buckets of requests and of DOIs. */
+const IntegratorRateLimit = t.Object(
+  {
+    requestsPerSecond: t.Optional(PerSecond),
+    /** default: a second's worth, at least 1 */
+    requestBurst: t.Optional(Burst),
+    doisPerSecond: t.Optional(PerSecond),
+    /** default: a second's worth, at least one full request (100 DOIs) */
+    doiBurst: t.Optional(Burst),
+  },
+  { additionalProperties: false },
+);
+
 const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
@@ -65,6 +83,10 @@ const PlatformConfig = t.Object(
     entitlementConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 1024 })),
     entitlementBatch: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
     entitlementCacheSeconds: t.Optional(t.Number({ minimum: 0, maximum: 7 * 86400 })),
+    /** the calls a second the platform declared it takes; more wait, within their time-out (default: no limit) */
+    entitlementRatePerSecond: t.Optional(PerSecond),
+    /** calls it takes at once after a quiet spell (default: a second's worth, at least 1) */
+    entitlementRateBurst: t.Optional(Burst),
   },
   { additionalProperties: false },
 );
@@ -86,6 +108,8 @@ const IntegratorConfig = t.Object(
      * is asked even where its deposit answers, and its customerID is passed on
      */
     counter: t.Optional(t.Boolean()),
+    /** its Entitlement API requests and DOIs a second; over it, 429 (default: no limit) */
+    rateLimit: t.Optional(IntegratorRateLimit),
   },
   { additionalProperties: false },
 );
@@ -142,6 +166,23 @@ export const ConfigFile = t.Object(
           bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
           /** a stop answers /readyz 503 and goes on serving this long before the port closes (once /readyz was asked) */
           drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
+          /** proxies (addresses, CIDR blocks) whose X-Forwarded-For is believed for the client's address */
+          trustedProxies: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** the public document status page (docs/interface.md, "Document status page") */
+    statusPage: t.Optional(
+      t.Object(
+        {
+          /** pages a second per client address; over it, 429 (default: no limit) */
+          rateLimit: t.Optional(
+            t.Object(
+              { requestsPerSecond: PerSecond, requestBurst: t.Optional(Burst) },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

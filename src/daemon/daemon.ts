@@ -138,6 +138,8 @@ export class Daemon {
       version: this.version,
       registry: daemonRegistry(this.envs, () => this.updateSources, { version: this.version, commit: this.commit }),
       log: this.log,
+      statusPageRate: this.config.statusPage?.rateLimit,
+      trustedProxies: this.config.server.trustedProxies,
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
@@ -204,8 +206,8 @@ export class Daemon {
       this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
-    const { server, store, ingest, buckets } = this.config;
-    this.config = { ...next, server, store, ingest, buckets };
+    const { server, store, ingest, buckets, statusPage } = this.config;
+    this.config = { ...next, server, store, ingest, buckets, statusPage };
     const { restartOnly: _, ...live } = changes;
     this.log.log('info', 'config.reloaded', { source: next.source, ...live });
     return true;

@@ -1,12 +1,18 @@
 import { Elysia } from 'elysia';
 import { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../base/index.ts';
-import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
+import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings, type RateSettings } from '../config/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
-import { HttpMetrics, registerEntitlementMetrics, registerStoreMetrics } from './metrics/index.ts';
+import { AddressLimits, ClientAddresses, IntegratorLimits } from './limits/index.ts';
+import {
+  HttpMetrics,
+  registerEntitlementMetrics,
+  registerLimitMetrics,
+  registerStoreMetrics,
+} from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
@@ -50,6 +56,12 @@ export interface HttpDeps {
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
+  /** the integrators' rate limits (default: made here, on the monotonic clock) */
+  integratorLimits?: IntegratorLimits;
+  /** the status page's pages a second per reader (`[statusPage] rateLimit`); absent: no limit */
+  statusPageRate?: RateSettings;
+  /** proxies whose X-Forwarded-For is believed for a reader's address (`server.trustedProxies`) */
+  trustedProxies?: readonly string[];
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
@@ -80,14 +92,24 @@ export function createApp(deps: HttpDeps) {
     const h = deps.envs[env];
     return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
   });
+  const integratorLimits = deps.integratorLimits ?? new IntegratorLimits();
+  const readerLimits =
+    deps.statusPageRate && new AddressLimits(deps.statusPageRate, new ClientAddresses(deps.trustedProxies));
   const own = new Registry();
   registerStoreMetrics(own, metricSources, now);
   registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
+  registerLimitMetrics(own, integratorLimits, readerLimits);
   http.register(own);
   const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
-    return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
+    return (
+      h && {
+        service: entitlements.forStore(h.store),
+        updates: () => h.store.updatesIndex.table(),
+        limits: integratorLimits,
+      }
+    );
   };
   /**
    * A request that matched no route, or whose handler threw: counted under its route's name when a route's handler
@@ -218,7 +240,10 @@ export function createApp(deps: HttpDeps) {
     const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
     const store = deps.envs[env]?.store;
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
-    app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
+    app = app.all(
+      pattern,
+      forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages, readerLimits))),
+    );
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));

@@ -1,4 +1,5 @@
 import type { App } from './app.ts';
+import { notePeer } from './limits/index.ts';
 import { directRoutesOf } from './routes/index.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
 
@@ -17,7 +18,13 @@ export function startServer(
   // Elysia's listen hands Bun its own compiled `app.fetch` (a `fetch` option is overridden), and Bun's router
   // takes only static paths from it; the wildcard routes (status pages) are routed by Bun to a fetch that fixes
   // the URL first. (`app.fetch` is read per request: listen compiles it again.)
-  const viaElysia = (request: Request) => app.fetch(routable(request));
+  // the socket's peer is noted for the limits per client address (limits/client-address.ts): Elysia's handlers
+  // see the request alone
+  const viaElysia = (request: Request, server: Bun.Server<unknown>) => {
+    const routed = routable(request);
+    notePeer(routed, server.requestIP(request)?.address);
+    return app.fetch(routed);
+  };
   const wildcards = Object.fromEntries(app.routes.filter((r) => r.path.endsWith('*')).map((r) => [r.path, viaElysia]));
   // the static API routes straight to their handlers (direct-routes.ts); another method falls through to Elysia (405)
   const direct = directRoutesOf(app)?.table() ?? {};

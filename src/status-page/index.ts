@@ -1,3 +1,9 @@
 export { escapeHtml, type Html, HttpUrl, html } from './html.ts';
 export { PAGE_CSP } from './page-style.ts';
-export { type PageContext, renderBadRequestPage, renderHistoryPage, renderNotFoundPage } from './render.ts';
+export {
+  type PageContext,
+  renderBadRequestPage,
+  renderHistoryPage,
+  renderNotFoundPage,
+  renderTooManyRequestsPage,
+} from './render.ts';

@@ -67,6 +67,15 @@ export function renderBadRequestPage(sent: string, problem: string, ctx: PageCon
   return page('Not a DOI', body, ctx, false);
 }
 
+/** A reader over the status page's limit (429): when to come back. */
+export function renderTooManyRequestsPage(retryAfterSeconds: number, ctx: PageContext): string {
+  const body = html`<h1>Too many pages asked</h1>
+<div class="status tone-caution">
+<p>This address has asked for more status pages than the service answers in a while.
+Please try again in ${String(retryAfterSeconds)} seconds.</p></div>`;
+  return page('Too many pages asked', body, ctx, false);
+}
+
 function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
   return html`<!doctype html>
 <html lang="en">

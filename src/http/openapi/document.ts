@@ -11,6 +11,7 @@ import {
 } from '../routes/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
 import { probePaths, probeSchemas } from './probe-paths.ts';
+import { STATUS_PAGE_RATE_LIMITED, withIntegratorRateLimit } from './rate-limit-responses.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates), the document status page and the probes,
@@ -65,13 +66,15 @@ export function openApiDocument(version: string): object {
       const where = prefix ? ', from the staging environment' : '';
       const vv = v.replace('.', '').toUpperCase(); // V21, V22: a dot is no part of a camelCase name
       paths[`${prefix}/${v}/entitlements`] = {
-        post: operation(
-          operationId(prefix, `checkEntitlements${vv}`),
-          `Entitlement checks for 1-100 DOIs${where}`,
-          'EntitlementsRequest',
-          'EntitlementsResponse',
-          'One Entitlement Object per entry, in request order',
-          prefix !== '',
+        post: withIntegratorRateLimit(
+          operation(
+            operationId(prefix, `checkEntitlements${vv}`),
+            `Entitlement checks for 1-100 DOIs${where}`,
+            'EntitlementsRequest',
+            'EntitlementsResponse',
+            'One Entitlement Object per entry, in request order',
+            prefix !== '',
+          ),
         ),
       };
       paths[`${prefix}/${v}/updates`] = {
@@ -162,6 +165,7 @@ function statusPage(prefix: string): object {
           ? 'No history is known for this DOI, or NOT_CONFIGURED: the service has no staging environment'
           : 'No history is known for this DOI',
       ),
+      ...STATUS_PAGE_RATE_LIMITED,
     },
   };
 }

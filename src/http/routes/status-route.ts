@@ -6,8 +6,10 @@ import {
   renderBadRequestPage,
   renderHistoryPage,
   renderNotFoundPage,
+  renderTooManyRequestsPage,
 } from '../../status-page/index.ts';
 import type { Store } from '../../store/index.ts';
+import { type AddressLimits, retryAfterSeconds } from '../limits/index.ts';
 import { errorBody, errorResponse, JSON_HEADERS, noneMatch } from '../wire/index.ts';
 import { type PageCache, type PageFormat, pageKey, type RenderedPage } from './page-cache.ts';
 
@@ -26,7 +28,13 @@ export interface StatusEnv {
   pages: PageCache;
 }
 
-export function handleStatusPage(request: Request, envPrefix: '' | '/staging', env: StatusEnv | undefined): Response {
+export function handleStatusPage(
+  request: Request,
+  envPrefix: '' | '/staging',
+  env: StatusEnv | undefined,
+  /** pages a second per reader (`[statusPage] rateLimit`); none: no limit */
+  limits?: AddressLimits,
+): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD')
     return errorResponse(
       405,
@@ -38,6 +46,8 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   const format = formatOf(query, request.headers.get('accept'));
   if (typeof format !== 'string') return errorAnswer(request, format.fault);
   const ctx: PageContext = { staging: envPrefix === '/staging' };
+  const wait = limits?.admit(request) ?? 0;
+  if (wait > 0) return tooManyRequests(request, format, retryAfterSeconds(wait), ctx);
   const sent = decodeDoi(path.slice(envPrefix.length + STATUS_PAGE_PREFIX.length));
   if (sent.problem !== undefined) return badRequest(request, format, sent.text, sent.problem, ctx);
   const input = readDoiInput(sent.text);
@@ -75,15 +85,29 @@ function badRequest(request: Request, format: PageFormat, sent: string, problem:
   return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
+/** A reader over the limit: 429 with Retry-After, as a page or as the API's JSON error. */
+function tooManyRequests(request: Request, format: PageFormat, seconds: number, ctx: PageContext): Response {
+  const retry = { 'retry-after': String(seconds) };
+  if (format === 'json')
+    return errorAnswer(
+      request,
+      { status: 429, error: 'RATE_LIMITED', message: `too many pages asked from your address; retry in ${seconds} s` },
+      retry,
+    );
+  const page = rendered(renderTooManyRequestsPage(seconds, ctx), format, 429);
+  page.headers.set('retry-after', retry['retry-after']);
+  return send(request, page, 429);
+}
+
 interface ErrorAnswer {
   status: number;
-  error: 'BAD_REQUEST' | 'NOT_FOUND' | 'NOT_CONFIGURED';
+  error: 'BAD_REQUEST' | 'NOT_FOUND' | 'NOT_CONFIGURED' | 'RATE_LIMITED';
   message: string;
 }
 
 /** A JSON error body, with the page's Vary and nosniff; HEAD gets its headers and length without it. */
-function errorAnswer(request: Request, e: ErrorAnswer): Response {
-  const headers = { vary: 'accept', 'x-content-type-options': 'nosniff' };
+function errorAnswer(request: Request, e: ErrorAnswer, extra: Record<string, string> = {}): Response {
+  const headers = { vary: 'accept', 'x-content-type-options': 'nosniff', ...extra };
   if (request.method !== 'HEAD') return errorResponse(e.status, e.error, e.message, headers);
   const length = String(Buffer.byteLength(errorBody(e.status, e.error, e.message)));
   return new Response(null, { status: e.status, headers: { ...JSON_HEADERS, ...headers, 'content-length': length } });
