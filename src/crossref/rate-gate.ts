@@ -15,7 +15,7 @@ export class RateGate {
   private inFlight = 0;
   private lastStartAt = -Infinity;
   /** no call starts before this (performance.now()), set by a 429's Retry-After */
-  private pausedUntil = -Infinity;
+  pausedUntil = Number.NEGATIVE_INFINITY;
   private readonly waiting: (() => void)[] = [];
 
   /** `cap`: at most this many calls at once whatever the server advertises */
