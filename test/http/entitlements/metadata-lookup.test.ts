@@ -97,6 +97,14 @@ describe('an entry by metadata is answered as the DOI it resolves to, its uid ec
     expect(search.headers.get('user-agent')).toBe('doi-holdings (mailto:ops@example.org)');
   });
 
+  test('a Metadata Plus token goes as its header; mailto in every query', async () => {
+    const { app } = appWith(lookupSettings({ plusToken: 'plus-token-0123' }));
+    await ask(app, [{ preprintDoi: '10.1101/2020.03.01.000001', uid: 'a' }]);
+    expect(crossref.calls.map((c) => [c.headers.get('crossref-plus-api-token'), c.params.get('mailto')])).toEqual([
+      ['Bearer plus-token-0123', 'ops@example.org'],
+    ]);
+  });
+
   test('without a journal, the latest published version of that title (an earlier proceedings paper loses)', async () => {
     const { app } = appWith();
     expect(await ask(app, [{ title: VITAMIN_C, uid: 'b' }])).toEqual([{ ...OPEN_VITAMIN_C, uid: 'b' }]);
@@ -225,6 +233,11 @@ describe('the lookup cache', () => {
       timeout: 0,
       cached: 3,
     });
+    const metrics = await (await app.handle(new Request('http://localhost/metrics'))).text();
+    expect(metrics).toContain('doi_holdings_metadata_lookups_total{outcome="found"} 2\n');
+    expect(metrics).toContain('doi_holdings_metadata_lookups_total{outcome="cached"} 3\n');
+    expect(metrics).toContain('doi_holdings_metadata_lookup_calls_total 2\n');
+    expect(metrics).toContain('doi_holdings_metadata_lookup_cache_entries 2\n');
   });
 
   test('"nothing found" is not kept: the next request asks again', async () => {
