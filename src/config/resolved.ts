@@ -89,7 +89,7 @@ export interface MetadataLookupSettings {
   cacheEntries: number;
 }
 
-export const DEFAULT_LOOKUP = { timeoutMs: 1000, concurrency: 8, cacheEntries: 100_000 };
+export const DEFAULT_LOOKUP = { timeoutMs: 1000, concurrency: 16, cacheEntries: 100_000 };
 
 export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
   name: 'doi-holdings',

@@ -140,7 +140,7 @@ const MetadataLookupConfig = t.Object(
     plusTokenEnv: t.Optional(t.String({ minLength: 1 })),
     /** how long a request's lookups may take together, before its platforms are asked (default 1000) */
     timeoutMs: t.Optional(t.Integer({ minimum: 50, maximum: 30_000 })),
-    /** at most this many calls to Crossref at once, below what Crossref advertises (default 8) */
+    /** at most this many calls to Crossref at once, and never more than Crossref advertises (default 16) */
     concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 64 })),
     /** resolved lookups kept, least recently used out (default 100000) */
     cacheEntries: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000 })),

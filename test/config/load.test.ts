@@ -601,7 +601,7 @@ plusTokenEnv = "CR_PLUS"
       plusToken: 'tok',
       plusTokenEnv: 'CR_PLUS',
       timeoutMs: 1000,
-      concurrency: 8,
+      concurrency: 16,
       cacheEntries: 100_000,
     });
     expect(loadConfig(write(MINIMAL, 'none.toml'), {}).entitlements.lookup).toBeUndefined();
