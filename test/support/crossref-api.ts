@@ -1,8 +1,12 @@
 import { itemJson } from './crossref-works.ts';
 
 /**
- * A loopback server that plays the Crossref REST API's `GET /works` list route, for the harvester's tests and the
- * benchmark. What it copies from the real API (sources in test/fixtures/PROVENANCE.md):
+ * A loopback server that plays the Crossref REST API's `GET /works` list route and `GET /works/{doi}`, for the
+ * harvester's and the metadata lookup's tests and the benchmarks. What it copies from the real API (sources in
+ * test/fixtures/PROVENANCE.md):
+ * - the field queries (`query.bibliographic`, `query.container-title`, `query.author`), ranked roughly (ranked());
+ *   the `from-pub-date`, `until-pub-date` and `doi` filters; a single work's reply (`message-type: work`), and 404
+ *   "Resource not found." for a DOI it does not hold;
  * - the `work-list` reply (`facets`, `next-cursor`, `total-results`, `items`, `items-per-page`, `query`); a walk
  *   ends with a page whose `items` is empty; `indexed` is a Crossref date object;
  * - `filter=name:value,...`: different names AND together, the same name repeated ORs (as Crossref documents);

@@ -64,7 +64,11 @@ const DoiEntry = t.Union([
       ),
       ...MetadataMembers,
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      description:
+        'an entry by DOI with its uid; or, without doi, an entry by metadata: looked up at Crossref (when the operator configured it) and answered as the latest published version, doi "unknown" and 404 when none matches',
+    },
   ),
 ]);
 
