@@ -48,7 +48,10 @@ export interface Entries {
   access: Uint8Array;
   vorStart: Int32Array;
   vorEnd: Int32Array;
-  /** why the entry is not a DOI (INVALID), cannot be looked up (NO_DOI), or its lookup did not complete (LOOKUP_FAILED) */
+  /**
+   * why the entry is not a DOI (INVALID), cannot be looked up (NO_DOI), or its lookup did not complete
+   * (LOOKUP_FAILED)
+   */
   message: (string | undefined)[];
   /** what the lookup of an entry by metadata came to (lookUpEntries), before it is classified */
   lookups: (LookupOutcome | undefined)[];

@@ -175,7 +175,7 @@ export class MetadataLookup {
         });
         this.gate.learn(res.headers);
         // paused before the body is read: a call waiting for a slot this frees must not start meanwhile
-        if (res.status === 429) this.gate.pauseFor(parseRetryAfter(res.headers.get('retry-after')) ?? 1000);
+        if (res.status === 429) this.gate.pauseFor(pauseAfter429(res.headers.get('retry-after')));
         text = await res.text();
       } catch (e) {
         const timedOut = (e as Error).name === 'TimeoutError' || performance.now() >= deadline;
@@ -200,6 +200,15 @@ export class MetadataLookup {
     return timeoutFault();
   }
 }
+
+/**
+ * How long a 429 stops every lookup: its Retry-After, 1 s without one, and never under 250 ms, so that a server
+ * answering `Retry-After: 0` again and again is not called in a tight loop until the deadline.
+ */
+function pauseAfter429(retryAfter: string | null): number {
+  return Math.max(MIN_PAUSE_MS, parseRetryAfter(retryAfter) ?? 1000);
+}
+const MIN_PAUSE_MS = 250;
 
 function timeoutFault(): Fault<'LOOKUP_TIMEOUT'> {
   return fault('LOOKUP_TIMEOUT', 'the metadata lookup at Crossref did not finish within its time-out');
