@@ -74,6 +74,8 @@ export const FAULT_CODES = {
     'BACKUP_RUNNING',
     'BACKUP_FAILED',
   ],
+  /** an Entitlement API entry by metadata that could not be looked up at Crossref (its entry answers 504) */
+  lookup: ['LOOKUP_TIMEOUT', 'LOOKUP_UNAVAILABLE'],
   /** request-level HTTP errors (the `error` of an error body) */
   http: [
     'BAD_REQUEST',

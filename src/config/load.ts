@@ -12,9 +12,11 @@ import {
   DEFAULT_CROSSREF_URL,
   DEFAULT_ENTITLEMENTS,
   DEFAULT_INGEST,
+  DEFAULT_LOOKUP,
   DEFAULT_PLATFORM_ENTITLEMENT,
   defaultStaleAfterMs,
   ENV_NAMES,
+  type MetadataLookupSettings,
   type RateSettings,
 } from './resolved.ts';
 import { ConfigFile } from './schema.ts';
@@ -162,6 +164,7 @@ export function resolveConfig(
         file.entitlements?.breakerCooldownSeconds !== undefined
           ? Math.round(file.entitlements.breakerCooldownSeconds * 1000)
           : DEFAULT_ENTITLEMENTS.breakerCooldownMs,
+      ...(file.entitlements?.lookup ? { lookup: lookupSettings(file.entitlements.lookup, env) } : {}),
     },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
@@ -303,6 +306,9 @@ function semanticProblems(
         `  /server/trustedProxies/${i}: ${JSON.stringify(proxy)} is not an address or a CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32, ::1)`,
       );
   });
+  const lookupTokenEnv = file.entitlements?.lookup?.plusTokenEnv;
+  if (requireSecrets && lookupTokenEnv !== undefined && (env[lookupTokenEnv] ?? '') === '')
+    out.push(`  /entitlements/lookup/plusTokenEnv: environment variable ${lookupTokenEnv} is not set or empty`);
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
   return out;
@@ -335,6 +341,23 @@ function integratorRateProblems(
   if (r.doiBurst !== undefined && r.doisPerSecond === undefined)
     out.push(`  ${path}/doiBurst: given without doisPerSecond, the rate it is the burst of`);
   return out;
+}
+
+/** `[entitlements.lookup]` resolved: defaults, the base address without a trailing slash, the token read. */
+function lookupSettings(
+  l: NonNullable<NonNullable<ConfigFile['entitlements']>['lookup']>,
+  env: Record<string, string | undefined>,
+): MetadataLookupSettings {
+  const plusToken = l.plusTokenEnv ? env[l.plusTokenEnv] : undefined;
+  return {
+    url: (l.url ?? DEFAULT_CROSSREF_URL).replace(/\/+$/, ''),
+    mailto: l.mailto,
+    ...(plusToken ? { plusToken } : {}),
+    ...(l.plusTokenEnv ? { plusTokenEnv: l.plusTokenEnv } : {}),
+    timeoutMs: l.timeoutMs ?? DEFAULT_LOOKUP.timeoutMs,
+    concurrency: l.concurrency ?? DEFAULT_LOOKUP.concurrency,
+    cacheEntries: l.cacheEntries ?? DEFAULT_LOOKUP.cacheEntries,
+  };
 }
 
 function staleAfter(hours: number | undefined, everyMs: number): number {

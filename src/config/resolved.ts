@@ -79,7 +79,27 @@ export interface EntitlementSettings {
   /** consecutive failed calls that open a platform's circuit breaker */
   breakerFailures: number;
   breakerCooldownMs: number;
+  /** entries by metadata resolved through Crossref; absent: they answer 400 */
+  lookup?: MetadataLookupSettings;
 }
+
+/** `[entitlements.lookup]`: where and how entries by metadata are resolved (entitlement/lookup/). */
+export interface MetadataLookupSettings {
+  /** the REST API's base address, without a trailing slash */
+  url: string;
+  mailto: string;
+  plusToken?: string;
+  /** the variable the token is read from, for messages when it is unset */
+  plusTokenEnv?: string;
+  /** the time a request's lookups may take together */
+  timeoutMs: number;
+  /** calls to Crossref in flight at most (Crossref's advertised limit may be lower) */
+  concurrency: number;
+  /** resolved lookups kept (0: none) */
+  cacheEntries: number;
+}
+
+export const DEFAULT_LOOKUP = { timeoutMs: 1000, concurrency: 16, cacheEntries: 100_000 };
 
 export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
   name: 'doi-holdings',

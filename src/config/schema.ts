@@ -153,6 +153,25 @@ const CrossrefHarvestSource = t.Object(
   { additionalProperties: false },
 );
 
+/** Entitlement entries by metadata (title, journal, ...), resolved to a DOI through Crossref (docs/interface.md). */
+const MetadataLookupConfig = t.Object(
+  {
+    /** the REST API's base address (default https://api.crossref.org) */
+    url: t.Optional(t.String({ pattern: '^https?://' })),
+    /** the contact Crossref's polite pool asks for: sent as `mailto` and in the User-Agent */
+    mailto: t.String({ pattern: '^[^@\\s]+@[^@\\s]+$' }),
+    /** the environment variable holding a Metadata Plus token (sent as `Crossref-Plus-API-Token: Bearer ...`) */
+    plusTokenEnv: t.Optional(t.String({ minLength: 1 })),
+    /** how long a request's lookups may take together, before its platforms are asked (default 1000) */
+    timeoutMs: t.Optional(t.Integer({ minimum: 50, maximum: 30_000 })),
+    /** at most this many calls to Crossref at once, and never more than Crossref advertises (default 16) */
+    concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 64 })),
+    /** resolved lookups kept, least recently used out (default 100000) */
+    cacheEntries: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000 })),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigFile = t.Object(
   {
     /** KEY=value lines read at every (re)load; its values win over the process environment for every *Env field */
@@ -232,6 +251,8 @@ export const ConfigFile = t.Object(
           cacheMaxBytes: t.Optional(t.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 ** 3 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+          /** entries by metadata resolved through Crossref's REST API; absent: such entries answer 400 */
+          lookup: t.Optional(MetadataLookupConfig),
         },
         { additionalProperties: false },
       ),

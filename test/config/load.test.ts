@@ -586,6 +586,42 @@ name = "neither"
     ]);
   });
 
+  test('[entitlements.lookup]: defaults, the base address trimmed, the Plus token read; each fault named', () => {
+    const path = write(`
+${MINIMAL}
+
+[entitlements.lookup]
+url = "https://api.example.org/"
+mailto = "ops@example.org"
+plusTokenEnv = "CR_PLUS"
+`);
+    expect(loadConfig(path, { CR_PLUS: 'tok' }).entitlements.lookup).toEqual({
+      url: 'https://api.example.org',
+      mailto: 'ops@example.org',
+      plusToken: 'tok',
+      plusTokenEnv: 'CR_PLUS',
+      timeoutMs: 1000,
+      concurrency: 16,
+      cacheEntries: 100_000,
+    });
+    expect(loadConfig(write(MINIMAL, 'none.toml'), {}).entitlements.lookup).toBeUndefined();
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/entitlements/lookup/plusTokenEnv: environment variable CR_PLUS is not set or empty',
+    ]);
+    const bad = write(`
+${MINIMAL}
+
+[entitlements.lookup]
+mailto = "nobody"
+timeoutMs = 10
+concurrency = 0
+cacheEntries = -1
+`);
+    const listed = problems(failure(() => loadConfig(bad, {})));
+    for (const field of ['mailto', 'timeoutMs', 'concurrency', 'cacheEntries'])
+      expect(listed.some((p) => p.startsWith(`/entitlements/lookup/${field}:`))).toBe(true);
+  });
+
   test('Crossref harvests: more than one (they share one feed), a date that is no date, an unset Plus token variable, a bad mailto', () => {
     const path = write(`
 ${MINIMAL}

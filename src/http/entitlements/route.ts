@@ -1,6 +1,7 @@
 import {
   classifyEntries,
   type EntitlementService,
+  lookUpEntries,
   orgProblem,
   releaseEntries,
   usedOrg,
@@ -56,6 +57,8 @@ export async function handleEntitlements(
   }
 
   const { service } = env;
+  const lookups = lookUpEntries(e, req.dois, service);
+  if (lookups) await lookups; // entries by metadata, resolved to DOIs before any is classified
   service.refresh();
   const { asked, askedAt } = classifyEntries(req.entries, req.dois, service, integrator.counter);
   if (asked.length > 0) {

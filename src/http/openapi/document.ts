@@ -69,7 +69,7 @@ export function openApiDocument(version: string): object {
         post: withIntegratorRateLimit(
           operation(
             operationId(prefix, `checkEntitlements${vv}`),
-            `Entitlement checks for 1-100 DOIs${where}`,
+            `Entitlement checks for 1-100 DOIs, or entries by metadata resolved to one${where}`,
             'EntitlementsRequest',
             'EntitlementsResponse',
             'One Entitlement Object per entry, in request order',
