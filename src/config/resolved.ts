@@ -149,7 +149,17 @@ export interface Config {
    */
   secretNames: readonly string[];
   /** drainMs: how long a stop serves on with /readyz 503 before the port closes (`server.drainSeconds`) */
-  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number; drainMs: number };
+  server: {
+    host: string;
+    port: number;
+    maxBodyBytes: number;
+    bodyTimeoutMs: number;
+    drainMs: number;
+    /** the operator console's listener (`server.adminListen`); absent: the console is not on a listener of its own */
+    admin?: { host: string; port: number };
+    /** the operator console's key (`server.adminKeyEnv`'s value); absent: no key, so never on the public listener */
+    adminKey?: string;
+  };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;

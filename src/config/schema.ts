@@ -142,6 +142,13 @@ export const ConfigFile = t.Object(
           bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
           /** a stop answers /readyz 503 and goes on serving this long before the port closes (once /readyz was asked) */
           drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
+          /** the operator's address: a second listener serving the operator console (/console); absent: none */
+          adminListen: t.Optional(t.String({ pattern: '^[^:]+:[0-9]{1,5}$' })),
+          /**
+           * the environment variable holding the operator console's key (16 characters at least): with adminListen,
+           * asked there too; without, the console is served on the public listener to requests that carry it
+           */
+          adminKeyEnv: t.Optional(t.String({ minLength: 1 })),
         },
         { additionalProperties: false },
       ),
