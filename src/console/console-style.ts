@@ -2,8 +2,9 @@ import { cspAllowingStyle } from '../status-page/index.ts';
 
 /**
  * The console's only style sheet, inline and allowed by its hash in the CSP (the status page's discipline:
- * status-page/page-style.ts): no script, no outside asset. Wide tables scroll inside their own box, so a 390 px
- * phone never scrolls the page sideways.
+ * status-page/page-style.ts): no script, no outside asset. Wide tables keep a width their columns read at (a file
+ * name squeezed to one letter a line reads as nothing) and scroll inside their own box, so a 390 px phone never
+ * scrolls the page sideways.
  */
 export const CONSOLE_STYLE = `
 :root{--ink:#1b1f24;--muted:#4b5563;--line:#d5d9de;--paper:#fff;--alert:#b3261e;--ok:#1d6b35;--caution-ink:#6b4300;--bar:#0b57d0}
@@ -25,6 +26,8 @@ h2{font-size:1.1rem;margin:1.5rem 0 .4rem}
 .meta{color:var(--muted);font-size:.9rem;margin:.2rem 0}
 .box{background:var(--paper);border:1px solid var(--line);border-radius:.5rem;padding:.25rem .75rem .5rem;overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.9rem}
+table.wide{min-width:46rem}
+td.file{min-width:15rem}
 caption{text-align:left;color:var(--muted);padding:.4rem 0;font-size:.88rem}
 th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600}

@@ -23,9 +23,9 @@ export function dayChart(days: readonly { day: string; files: number }[]): Html 
     const w = Math.round(slot * 0.7 * 10) / 10;
     return html`<rect class="bar" x="${x}" y="${y}" width="${w}" height="${h}"><title>${d.day}: ${d.files} ${d.files === 1 ? 'file' : 'files'}</title></rect>`;
   });
-  // a date under the first bar, every seventh after it, and the last
+  // a date under the first bar, every seventh after it (unless near the last), and the last
   const labels = days.flatMap((d, i) =>
-    i % 7 === 0 || i === days.length - 1
+    (i % 7 === 0 && days.length - 1 - i >= 4) || i === days.length - 1
       ? [
           html`<text x="${Math.round(LEFT + i * slot + slot / 2)}" y="${HEIGHT - 6}" text-anchor="middle">${d.day.slice(5)}</text>`,
         ]

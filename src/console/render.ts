@@ -8,7 +8,8 @@ import { dayChart } from './day-chart.ts';
 /**
  * The operator console's pages: server-rendered HTML, every value through the status page's escaping `html`
  * template (status-page/html.ts), no script. A file's report is a thin view over its ledger entry, as `--report`
- * prints it.
+ * prints it. A box whose table may scroll sideways on a phone is a named region that takes the focus, so that a
+ * keyboard can scroll it too.
  */
 
 /** Quarantined files and conflicts listed; `--failures` lists every one. */
@@ -58,7 +59,7 @@ ${e.counts ? countsTable(e) : ''}
 <h2 id="rejected">Rejected lines</h2>
 ${
   lines.length > 0
-    ? html`<div class="box"><table aria-labelledby="rejected">
+    ? html`<div class="box" role="region" tabindex="0" aria-labelledby="rejected"><table class="wide" aria-labelledby="rejected">
 <thead><tr><th scope="col" class="n">Line</th><th scope="col">Field</th><th scope="col">Reason</th></tr></thead>
 <tbody>${lines.map((l) => html`<tr><td class="n">${l.line}</td><td><code>${l.path || '(the whole line)'}</code></td><td><code>${l.code}</code>: ${l.message}</td></tr>`)}</tbody>
 </table></div>`
@@ -68,7 +69,7 @@ ${e.rejectedNotListed ? html`<p>${count(e.rejectedNotListed)} more rejected line
 ${
   r.conflicts.length > 0
     ? html`<h2 id="conflicts">Same-name conflicts</h2>
-<div class="box"><table aria-labelledby="conflicts"><thead><tr><th scope="col">Recorded</th><th scope="col">Size</th><th scope="col">Reason</th></tr></thead>
+<div class="box" role="region" tabindex="0" aria-labelledby="conflicts"><table class="wide" aria-labelledby="conflicts"><thead><tr><th scope="col">Recorded</th><th scope="col">Size</th><th scope="col">Reason</th></tr></thead>
 <tbody>${r.conflicts.map((c) => html`<tr><td><time datetime="${c.recordedAt}">${when(Date.parse(c.recordedAt))}</time></td><td class="n">${count(c.size)}</td><td>${conflictFault(c).message}</td></tr>`)}</tbody></table></div>`
     : ''
 }`;
@@ -95,8 +96,8 @@ function page(title: string, env: EnvName | undefined, envs: EnvName[], version:
 </head>
 <body>
 <header class="site"><div><p>doi-holdings console</p>
-<nav aria-label="Environments"><ul>${envs.map((e) => html`<li><a href="${consolePath(e)}"${e === env ? html` aria-current="page"` : ''}>${ENV_TITLES[e]}</a></li>`)}</ul></nav></div></header>
-${env === 'staging' ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}
+<nav aria-label="Environments"><ul>${envs.map((e) => html`<li><a href="${consolePath(e)}"${e === env ? html` aria-current="page"` : ''}>${ENV_TITLES[e]}</a></li>`)}</ul></nav></div>
+${env === 'staging' ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}</header>
 <main>
 ${body}
 </main>
@@ -109,7 +110,7 @@ ${body}
 function holdingsSection(v: Overview): Html {
   const rows = v.holdings.byPlatform;
   return html`<h2 id="holdings">Live holdings</h2>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="holdings">${
     rows.length > 0
       ? html`<table aria-labelledby="holdings"><caption>Per platform, from the store's counters. Per access type: <code>${v.command} --stats --env ${v.env}</code></caption>
 <thead><tr><th scope="col">Platform</th><th scope="col" class="n">Holdings</th></tr></thead>
@@ -122,20 +123,20 @@ function holdingsSection(v: Overview): Html {
 function daysSection(v: Overview): Html {
   const total = v.days.reduce((n, d) => n + d.files, 0);
   return html`<h2 id="days">Files applied per day</h2>
-<div class="box"><figure>${dayChart(v.days)}
+<div class="box" role="region" tabindex="0" aria-labelledby="days"><figure>${dayChart(v.days)}
 <figcaption>${count(total)} ${total === 1 ? 'file' : 'files'} applied over the last ${v.days.length} days (UTC), ${count(v.days.at(-1)?.files ?? 0)} today.</figcaption></figure></div>`;
 }
 
 function latestSection(v: Overview): Html {
   return html`<h2 id="latest">Latest files applied</h2>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="latest">${
     v.latest.length > 0
-      ? html`<table aria-labelledby="latest">
+      ? html`<table class="wide" aria-labelledby="latest">
 <thead><tr><th scope="col">File</th><th scope="col">Applied</th><th scope="col">Outcome</th><th scope="col" class="n">Records</th><th scope="col" class="n">Added</th><th scope="col" class="n">Updated</th><th scope="col" class="n">Removed</th><th scope="col" class="n">Unchanged</th><th scope="col" class="n">Rejected</th><th scope="col" class="n">Time to apply</th></tr></thead>
 <tbody>${v.latest.map((e) => {
           const c = e.counts;
           const t = e.timings;
-          return html`<tr><td>${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td>${outcome(e)}</td>
+          return html`<tr><td class="file">${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td>${outcome(e)}</td>
 <td class="n">${c ? count(c.records) : ''}</td><td class="n">${c ? count(c.added) : ''}</td><td class="n">${c ? count(c.updated) : ''}</td><td class="n">${c ? count(c.removed) : ''}</td><td class="n">${c ? count(c.unchanged) : ''}</td><td class="n">${c?.rejected ? html`<span class="bad">${count(c.rejected)}</span>` : c ? '0' : ''}</td>
 <td class="n">${t ? ms(t.readMs + t.parseMs + t.applyMs) : ''}</td></tr>`;
         })}</tbody></table>`
@@ -147,11 +148,11 @@ function quarantinedSection(v: Overview): Html {
   const all = v.failures.quarantined;
   const shown = all.slice(0, FAILURES_LISTED);
   return html`<h2 id="quarantined">Quarantined files</h2>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="quarantined">${
     shown.length > 0
-      ? html`<table aria-labelledby="quarantined">${all.length > shown.length ? html`<caption>The newest ${shown.length} of ${count(all.length)}: <code>${v.command} --failures --env ${v.env}</code> lists every one.</caption>` : ''}
+      ? html`<table class="wide" aria-labelledby="quarantined">${all.length > shown.length ? html`<caption>The newest ${shown.length} of ${count(all.length)}: <code>${v.command} --failures --env ${v.env}</code> lists every one.</caption>` : ''}
 <thead><tr><th scope="col">File</th><th scope="col">Recorded</th><th scope="col">Reason</th><th scope="col">Retry it with</th></tr></thead>
-<tbody>${shown.map((e) => html`<tr><td>${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td><code>${e.code ?? ''}</code>: ${e.message ?? ''}</td><td><code>${retryCommand(v.command, v.env, e.key)}</code></td></tr>`)}</tbody></table>`
+<tbody>${shown.map((e) => html`<tr><td class="file">${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td><code>${e.code ?? ''}</code>: ${e.message ?? ''}</td><td><code>${retryCommand(v.command, v.env, e.key)}</code></td></tr>`)}</tbody></table>`
       : html`<p class="empty">None.</p>`
   }</div>`;
 }
@@ -160,20 +161,20 @@ function conflictsSection(v: Overview): Html {
   const all = v.failures.conflicts;
   const shown = all.slice(0, FAILURES_LISTED);
   return html`<h2 id="conflicts">Same-name conflicts</h2>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="conflicts">${
     shown.length > 0
-      ? html`<table aria-labelledby="conflicts"><caption>Content deposited again under a name already applied is never applied, so no command retries it: ask the platform to deposit it under a new file name.${all.length > shown.length ? html` The newest ${shown.length} of ${count(all.length)}.` : ''}</caption>
+      ? html`<table class="wide" aria-labelledby="conflicts"><caption>Content deposited again under a name already applied is never applied, so no command retries it: ask the platform to deposit it under a new file name.${all.length > shown.length ? html` The newest ${shown.length} of ${count(all.length)}.` : ''}</caption>
 <thead><tr><th scope="col">File</th><th scope="col">Recorded</th><th scope="col">Reason</th><th scope="col">See it with</th></tr></thead>
-<tbody>${shown.map((c) => html`<tr><td>${fileLink(v.env, c.key)}</td><td><time datetime="${c.recordedAt}">${when(Date.parse(c.recordedAt))}</time></td><td>${conflictFault(c).message}</td><td><code>${v.command} --report --env ${v.env} ${shellWord(c.key)}</code></td></tr>`)}</tbody></table>`
+<tbody>${shown.map((c) => html`<tr><td class="file">${fileLink(v.env, c.key)}</td><td><time datetime="${c.recordedAt}">${when(Date.parse(c.recordedAt))}</time></td><td>${conflictFault(c).message}</td><td><code>${v.command} --report --env ${v.env} ${shellWord(c.key)}</code></td></tr>`)}</tbody></table>`
       : html`<p class="empty">None.</p>`
   }</div>`;
 }
 
 function sourcesSection(v: Overview): Html {
   return html`<h2 id="sources">Update sources</h2>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="sources">${
     v.sources.length > 0
-      ? html`<table aria-labelledby="sources">
+      ? html`<table class="wide" aria-labelledby="sources">
 <thead><tr><th scope="col">Source</th><th scope="col">State</th><th scope="col">Last success</th><th scope="col" class="n">Age</th><th scope="col" class="n">Rows</th><th scope="col">Next run</th><th scope="col">Last error</th></tr></thead>
 <tbody>${v.sources.map((s) => sourceRow(s, v.now))}</tbody></table>`
       : html`<p class="empty">No update source is followed by this daemon.</p>`
@@ -194,9 +195,9 @@ function platformsSection(v: Overview): Html {
     : html`<span class="warn">warming</span> (lookups read the store meanwhile)`;
   return html`<h2 id="platforms">Entitlement API</h2>
 <p class="meta">Holdings index: ${index}, ${count(v.index.dois)} DOIs, ${v.index.builds} full reads of the store.</p>
-<div class="box">${
+<div class="box" role="region" tabindex="0" aria-labelledby="platforms">${
     v.platforms.length > 0
-      ? html`<table aria-labelledby="platforms"><caption>Calls to each platform's Entitlement API since start, both environments; latency from the call histogram.</caption>
+      ? html`<table class="wide" aria-labelledby="platforms"><caption>Calls to each platform's Entitlement API since start, both environments; latency from the call histogram.</caption>
 <thead><tr><th scope="col">Platform</th><th scope="col" class="n">Calls</th><th scope="col" class="n">Errors</th><th scope="col" class="n">Time-outs</th><th scope="col" class="n">p50</th><th scope="col" class="n">p95</th><th scope="col">Breaker</th><th scope="col" class="n">Not called</th></tr></thead>
 <tbody>${v.platforms.map(platformRow)}</tbody></table>`
       : html`<p class="empty">No platform has an Entitlement API configured.</p>`
@@ -224,7 +225,7 @@ function countsTable(e: FileEntry): Html {
     ['Rejected', c.rejected],
   ];
   return html`<h2 id="counts">Counts</h2>
-<div class="box"><table aria-labelledby="counts"><tbody>${rows
+<div class="box" role="region" tabindex="0" aria-labelledby="counts"><table aria-labelledby="counts"><tbody>${rows
     .filter(([, n]) => n !== undefined)
     .map(
       ([label, n]) => html`<tr><th scope="row">${label}</th><td class="n">${count(n!)}</td></tr>`,
