@@ -96,7 +96,8 @@ async function main(): Promise<void> {
   const updates = await wrk.stop();
   report('Updates API under load', loaded);
   console.log(
-    `  the Updates API meanwhile: ${fmt(updates.rps)} req/s, p50 ${fmt(updates.p50Ms, 1)} ms, p99 ${fmt(updates.p99Ms, 1)} ms, ${updates.errors} errors`,
+    `  the Updates API meanwhile: ${fmt(updates.rps)} req/s, p50 ${fmt(updates.p50Ms, 1)} ms, ` +
+      `p99 ${fmt(updates.p99Ms, 1)} ms, ${updates.errors} errors`,
   );
   const p99 = percentile(loaded, 99);
   console.log(
@@ -125,7 +126,8 @@ async function views(url: string): Promise<number[]> {
 
 function report(what: string, times: number[]): void {
   console.log(
-    `  ${what}: ${times.length} views, p50 ${fmt(percentile(times, 50), 1)} ms, p99 ${fmt(percentile(times, 99), 1)} ms, max ${fmt(Math.max(...times), 1)} ms`,
+    `  ${what}: ${times.length} views, p50 ${fmt(percentile(times, 50), 1)} ms, ` +
+      `p99 ${fmt(percentile(times, 99), 1)} ms, max ${fmt(Math.max(...times), 1)} ms`,
   );
 }
 

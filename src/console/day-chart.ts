@@ -21,7 +21,8 @@ export function dayChart(days: readonly { day: string; files: number }[]): Html 
     const x = Math.round((LEFT + i * slot + slot * 0.15) * 10) / 10;
     const y = Math.round((TOP + plot - h) * 10) / 10;
     const w = Math.round(slot * 0.7 * 10) / 10;
-    return html`<rect class="bar" x="${x}" y="${y}" width="${w}" height="${h}"><title>${d.day}: ${d.files} ${d.files === 1 ? 'file' : 'files'}</title></rect>`;
+    const title = `${d.day}: ${d.files} ${d.files === 1 ? 'file' : 'files'}`;
+    return html`<rect class="bar" x="${x}" y="${y}" width="${w}" height="${h}"><title>${title}</title></rect>`;
   });
   // a date under the first bar, every seventh after it (unless near the last), and the last
   const labels = days.flatMap((d, i) =>

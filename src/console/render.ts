@@ -25,8 +25,9 @@ export function filePath(env: EnvName, key: string): HttpUrl | undefined {
 }
 
 export function renderOverview(v: Overview): string {
+  const waiting = v.ingest && html`; ${v.ingest.queueDepth} files waiting${lag(v.ingest.lagSeconds)}`;
   const body = html`<h1>${ENV_TITLES[v.env]}</h1>
-<p class="meta">As of <time datetime="${iso(v.now)}">${when(v.now)}</time>${v.ingest ? html`; ${v.ingest.queueDepth} files waiting${v.ingest.lagSeconds > 0 ? html`, ${duration(v.ingest.lagSeconds * 1000)} behind` : ''}` : ''}.</p>
+<p class="meta">As of ${timeOf(v.now)}${waiting}.</p>
 ${holdingsSection(v)}
 ${daysSection(v)}
 ${latestSection(v)}
@@ -40,6 +41,7 @@ ${platformsSection(v)}`;
 export function renderFileReport(r: FileReport): string {
   const e = r.entry;
   const lines = e.rejectedLines ?? [];
+  const t = e.timings;
   const body = html`<p class="meta"><a href="${consolePath(r.env)}">${ENV_TITLES[r.env]}</a> › file report</p>
 <h1><code>${e.key}</code></h1>
 <div class="box"><dl>
@@ -47,30 +49,46 @@ export function renderFileReport(r: FileReport): string {
 ${e.code ? html`<dt>Reason</dt><dd><code>${e.code}</code>: ${e.message ?? ''}</dd>` : ''}
 <dt>Platform</dt><dd>${e.platform ?? 'not known'}</dd>
 ${e.seq !== undefined ? html`<dt>Apply number</dt><dd>${e.seq}</dd>` : ''}
-<dt>Last modified</dt><dd><time datetime="${iso(e.lastModified)}">${when(e.lastModified)}</time></dd>
-<dt>Recorded</dt><dd><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></dd>
+<dt>Last modified</dt><dd>${timeOf(e.lastModified)}</dd>
+<dt>Recorded</dt><dd>${timeOf(Date.parse(e.recordedAt))}</dd>
 <dt>Size</dt><dd>${count(e.size)} bytes</dd>
 <dt>SHA-256</dt><dd><code>${e.hash || 'not read'}</code></dd>
-${e.timings ? html`<dt>Time</dt><dd>${ms(e.timings.readMs)} read, ${ms(e.timings.parseMs)} parse, ${ms(e.timings.applyMs)} apply</dd>` : ''}
+${t ? html`<dt>Time</dt><dd>${ms(t.readMs)} read, ${ms(t.parseMs)} parse, ${ms(t.applyMs)} apply</dd>` : ''}
 ${e.tries !== undefined ? html`<dt>Tries</dt><dd>${e.tries}</dd>` : ''}
 </dl></div>
 ${e.outcome === 'quarantined' ? html`<p>Retry it: <code>${retryCommand(r.command, r.env, e.key)}</code></p>` : ''}
-${e.counts ? countsTable(e) : ''}
-<h2 id="rejected">Rejected lines</h2>
-${
+${e.counts ? countsSection(e) : ''}
+${section(
+  'rejected',
+  'Rejected lines',
   lines.length > 0
-    ? html`<div class="box" role="region" tabindex="0" aria-labelledby="rejected"><table class="wide" aria-labelledby="rejected">
-<thead><tr><th scope="col" class="n">Line</th><th scope="col">Field</th><th scope="col">Reason</th></tr></thead>
-<tbody>${lines.map((l) => html`<tr><td class="n">${l.line}</td><td><code>${l.path || '(the whole line)'}</code></td><td><code>${l.code}</code>: ${l.message}</td></tr>`)}</tbody>
-</table></div>`
-    : html`<p class="empty">None.</p>`
-}
+    ? table(
+        'rejected',
+        [num('Line'), 'Field', 'Reason'],
+        lines.map((l) =>
+          row([
+            numCell(l.line),
+            cell(html`<code>${l.path || '(the whole line)'}</code>`),
+            cell(html`<code>${l.code}</code>: ${l.message}`),
+          ]),
+        ),
+      )
+    : none(),
+)}
 ${e.rejectedNotListed ? html`<p>${count(e.rejectedNotListed)} more rejected lines were counted, not kept: <code>${r.command} --validate FILE</code> lists every one.</p>` : ''}
 ${
   r.conflicts.length > 0
-    ? html`<h2 id="conflicts">Same-name conflicts</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="conflicts"><table class="wide" aria-labelledby="conflicts"><thead><tr><th scope="col">Recorded</th><th scope="col">Size</th><th scope="col">Reason</th></tr></thead>
-<tbody>${r.conflicts.map((c) => html`<tr><td><time datetime="${c.recordedAt}">${when(Date.parse(c.recordedAt))}</time></td><td class="n">${count(c.size)}</td><td>${conflictFault(c).message}</td></tr>`)}</tbody></table></div>`
+    ? section(
+        'conflicts',
+        'Same-name conflicts',
+        table(
+          'conflicts',
+          ['Recorded', num('Size'), 'Reason'],
+          r.conflicts.map((c) =>
+            row([cell(timeOf(Date.parse(c.recordedAt))), numCell(count(c.size)), cell(conflictFault(c).message)]),
+          ),
+        ),
+      )
     : ''
 }`;
   return page(`File ${e.key}`, r.env, r.envs, r.version, body);
@@ -84,6 +102,10 @@ export function renderConsoleNotFound(what: string, envs: EnvName[], version: st
 const ENV_TITLES: Record<EnvName, string> = { production: 'Production', staging: 'Staging' };
 
 function page(title: string, env: EnvName | undefined, envs: EnvName[], version: string, body: Html): string {
+  const links = envs.map(
+    (e) =>
+      html`<li><a href="${consolePath(e)}"${e === env ? html` aria-current="page"` : ''}>${ENV_TITLES[e]}</a></li>`,
+  );
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -96,7 +118,7 @@ function page(title: string, env: EnvName | undefined, envs: EnvName[], version:
 </head>
 <body>
 <header class="site"><div><p>doi-holdings console</p>
-<nav aria-label="Environments"><ul>${envs.map((e) => html`<li><a href="${consolePath(e)}"${e === env ? html` aria-current="page"` : ''}>${ENV_TITLES[e]}</a></li>`)}</ul></nav></div>
+<nav aria-label="Environments"><ul>${links}</ul></nav></div>
 ${env === 'staging' ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}</header>
 <main>
 ${body}
@@ -109,109 +131,172 @@ ${body}
 
 function holdingsSection(v: Overview): Html {
   const rows = v.holdings.byPlatform;
-  return html`<h2 id="holdings">Live holdings</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="holdings">${
+  const caption = html`Per platform, from the store's counters. Per access type: <code>${v.command} --stats --env ${v.env}</code>`;
+  return section(
+    'holdings',
+    'Live holdings',
     rows.length > 0
-      ? html`<table aria-labelledby="holdings"><caption>Per platform, from the store's counters. Per access type: <code>${v.command} --stats --env ${v.env}</code></caption>
-<thead><tr><th scope="col">Platform</th><th scope="col" class="n">Holdings</th></tr></thead>
-<tbody>${rows.map(([p, n]) => html`<tr><td>${p}</td><td class="n">${count(n)}</td></tr>`)}</tbody>
-<tfoot><tr><th scope="row">All platforms</th><td class="n">${count(v.holdings.total)}</td></tr></tfoot></table>`
-      : html`<p class="empty">No holdings yet.</p>`
-  }</div>`;
+      ? table(
+          'holdings',
+          ['Platform', num('Holdings')],
+          rows.map(([p, n]) => row([cell(p), numCell(count(n))])),
+          {
+            caption,
+            wide: false,
+            foot: html`<tr><th scope="row">All platforms</th>${numCell(count(v.holdings.total))}</tr>`,
+          },
+        )
+      : none('No holdings yet.'),
+  );
 }
 
 function daysSection(v: Overview): Html {
   const total = v.days.reduce((n, d) => n + d.files, 0);
-  return html`<h2 id="days">Files applied per day</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="days"><figure>${dayChart(v.days)}
-<figcaption>${count(total)} ${total === 1 ? 'file' : 'files'} applied over the last ${v.days.length} days (UTC), ${count(v.days.at(-1)?.files ?? 0)} today.</figcaption></figure></div>`;
+  const today = v.days.at(-1)?.files ?? 0;
+  return section(
+    'days',
+    'Files applied per day',
+    html`<figure>${dayChart(v.days)}
+<figcaption>${count(total)} ${total === 1 ? 'file' : 'files'} applied over the last ${v.days.length} days (UTC), ${count(today)} today.</figcaption></figure>`,
+  );
 }
 
 function latestSection(v: Overview): Html {
-  return html`<h2 id="latest">Latest files applied</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="latest">${
-    v.latest.length > 0
-      ? html`<table class="wide" aria-labelledby="latest">
-<thead><tr><th scope="col">File</th><th scope="col">Applied</th><th scope="col">Outcome</th><th scope="col" class="n">Records</th><th scope="col" class="n">Added</th><th scope="col" class="n">Updated</th><th scope="col" class="n">Removed</th><th scope="col" class="n">Unchanged</th><th scope="col" class="n">Rejected</th><th scope="col" class="n">Time to apply</th></tr></thead>
-<tbody>${v.latest.map((e) => {
-          const c = e.counts;
-          const t = e.timings;
-          return html`<tr><td class="file">${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td>${outcome(e)}</td>
-<td class="n">${c ? count(c.records) : ''}</td><td class="n">${c ? count(c.added) : ''}</td><td class="n">${c ? count(c.updated) : ''}</td><td class="n">${c ? count(c.removed) : ''}</td><td class="n">${c ? count(c.unchanged) : ''}</td><td class="n">${c?.rejected ? html`<span class="bad">${count(c.rejected)}</span>` : c ? '0' : ''}</td>
-<td class="n">${t ? ms(t.readMs + t.parseMs + t.applyMs) : ''}</td></tr>`;
-        })}</tbody></table>`
-      : html`<p class="empty">No file applied yet.</p>`
-  }</div>`;
+  const columns = ['File', 'Applied', 'Outcome', ...['Records', 'Added', 'Updated', 'Removed', 'Unchanged'].map(num)];
+  const rows = v.latest.map((e) => {
+    const c = e.counts;
+    const t = e.timings;
+    const counted = (n: number | undefined) => numCell(n === undefined ? '' : count(n));
+    return row([
+      fileCell(v.env, e.key),
+      cell(timeOf(Date.parse(e.recordedAt))),
+      cell(outcome(e)),
+      counted(c?.records),
+      counted(c?.added),
+      counted(c?.updated),
+      counted(c?.removed),
+      counted(c?.unchanged),
+      numCell(c?.rejected ? html`<span class="bad">${count(c.rejected)}</span>` : c ? '0' : ''),
+      numCell(t ? ms(t.readMs + t.parseMs + t.applyMs) : ''),
+    ]);
+  });
+  return section(
+    'latest',
+    'Latest files applied',
+    rows.length > 0
+      ? table('latest', [...columns, num('Rejected'), num('Time to apply')], rows)
+      : none('No file applied yet.'),
+  );
 }
 
 function quarantinedSection(v: Overview): Html {
   const all = v.failures.quarantined;
   const shown = all.slice(0, FAILURES_LISTED);
-  return html`<h2 id="quarantined">Quarantined files</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="quarantined">${
-    shown.length > 0
-      ? html`<table class="wide" aria-labelledby="quarantined">${all.length > shown.length ? html`<caption>The newest ${shown.length} of ${count(all.length)}: <code>${v.command} --failures --env ${v.env}</code> lists every one.</caption>` : ''}
-<thead><tr><th scope="col">File</th><th scope="col">Recorded</th><th scope="col">Reason</th><th scope="col">Retry it with</th></tr></thead>
-<tbody>${shown.map((e) => html`<tr><td class="file">${fileLink(v.env, e.key)}</td><td><time datetime="${e.recordedAt}">${when(Date.parse(e.recordedAt))}</time></td><td><code>${e.code ?? ''}</code>: ${e.message ?? ''}</td><td><code>${retryCommand(v.command, v.env, e.key)}</code></td></tr>`)}</tbody></table>`
-      : html`<p class="empty">None.</p>`
-  }</div>`;
+  const caption =
+    all.length > shown.length &&
+    html`The newest ${shown.length} of ${count(all.length)}: <code>${v.command} --failures --env ${v.env}</code> lists every one.`;
+  const rows = shown.map((e) =>
+    row([
+      fileCell(v.env, e.key),
+      cell(timeOf(Date.parse(e.recordedAt))),
+      cell(html`<code>${e.code ?? ''}</code>: ${e.message ?? ''}`),
+      cell(html`<code>${retryCommand(v.command, v.env, e.key)}</code>`),
+    ]),
+  );
+  return section(
+    'quarantined',
+    'Quarantined files',
+    rows.length > 0
+      ? table('quarantined', ['File', 'Recorded', 'Reason', 'Retry it with'], rows, { caption: caption || undefined })
+      : none(),
+  );
 }
 
 function conflictsSection(v: Overview): Html {
   const all = v.failures.conflicts;
   const shown = all.slice(0, FAILURES_LISTED);
-  return html`<h2 id="conflicts">Same-name conflicts</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="conflicts">${
-    shown.length > 0
-      ? html`<table class="wide" aria-labelledby="conflicts"><caption>Content deposited again under a name already applied is never applied, so no command retries it: ask the platform to deposit it under a new file name.${all.length > shown.length ? html` The newest ${shown.length} of ${count(all.length)}.` : ''}</caption>
-<thead><tr><th scope="col">File</th><th scope="col">Recorded</th><th scope="col">Reason</th><th scope="col">See it with</th></tr></thead>
-<tbody>${shown.map((c) => html`<tr><td class="file">${fileLink(v.env, c.key)}</td><td><time datetime="${c.recordedAt}">${when(Date.parse(c.recordedAt))}</time></td><td>${conflictFault(c).message}</td><td><code>${v.command} --report --env ${v.env} ${shellWord(c.key)}</code></td></tr>`)}</tbody></table>`
-      : html`<p class="empty">None.</p>`
-  }</div>`;
+  const more = all.length > shown.length && html` The newest ${shown.length} of ${count(all.length)}.`;
+  const caption = html`Content deposited again under a name already applied is never applied, so no command retries it: ask the platform to deposit it under a new file name.${more}`;
+  const rows = shown.map((c) =>
+    row([
+      fileCell(v.env, c.key),
+      cell(timeOf(Date.parse(c.recordedAt))),
+      cell(conflictFault(c).message),
+      cell(html`<code>${v.command} --report --env ${v.env} ${shellWord(c.key)}</code>`),
+    ]),
+  );
+  return section(
+    'conflicts',
+    'Same-name conflicts',
+    rows.length > 0 ? table('conflicts', ['File', 'Recorded', 'Reason', 'See it with'], rows, { caption }) : none(),
+  );
 }
 
 function sourcesSection(v: Overview): Html {
-  return html`<h2 id="sources">Update sources</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="sources">${
+  const columns = ['Source', 'State', 'Last success', num('Age'), num('Rows'), 'Next run', 'Last error'];
+  return section(
+    'sources',
+    'Update sources',
     v.sources.length > 0
-      ? html`<table class="wide" aria-labelledby="sources">
-<thead><tr><th scope="col">Source</th><th scope="col">State</th><th scope="col">Last success</th><th scope="col" class="n">Age</th><th scope="col" class="n">Rows</th><th scope="col">Next run</th><th scope="col">Last error</th></tr></thead>
-<tbody>${v.sources.map((s) => sourceRow(s, v.now))}</tbody></table>`
-      : html`<p class="empty">No update source is followed by this daemon.</p>`
-  }</div>`;
+      ? table(
+          'sources',
+          columns,
+          v.sources.map((s) => sourceRow(s, v.now)),
+        )
+      : none('No update source is followed by this daemon.'),
+  );
 }
 
 function sourceRow(s: SourceRow, now: number): Html {
-  return html`<tr><td><code>${s.label}</code></td><td>${s.stale ? html`<span class="warn">stale</span>` : html`<span class="good">ok</span>`}</td>
-<td>${s.lastSuccessAt ? html`<time datetime="${iso(s.lastSuccessAt)}">${when(s.lastSuccessAt)}</time>` : 'never'}</td>
-<td class="n">${s.lastSuccessAt ? duration(now - s.lastSuccessAt) : ''}</td><td class="n">${s.rows !== undefined ? count(s.rows) : ''}</td>
-<td>${s.nextRunAt ? html`<time datetime="${iso(s.nextRunAt)}">${when(s.nextRunAt)}</time>` : 'when a file is dropped'}</td>
-<td>${s.lastError ? html`<code>${s.lastError}</code>${s.lastFailureAt ? html` at <time datetime="${iso(s.lastFailureAt)}">${when(s.lastFailureAt)}</time>` : ''}` : ''}</td></tr>`;
+  const failed = s.lastFailureAt ? html` at ${timeOf(s.lastFailureAt)}` : '';
+  return row([
+    cell(html`<code>${s.label}</code>`),
+    cell(s.stale ? html`<span class="warn">stale</span>` : html`<span class="good">ok</span>`),
+    cell(s.lastSuccessAt ? timeOf(s.lastSuccessAt) : 'never'),
+    numCell(s.lastSuccessAt ? duration(now - s.lastSuccessAt) : ''),
+    numCell(s.rows !== undefined ? count(s.rows) : ''),
+    cell(s.nextRunAt ? timeOf(s.nextRunAt) : 'when a file is dropped'),
+    cell(s.lastError ? html`<code>${s.lastError}</code>${failed}` : ''),
+  ]);
 }
 
 function platformsSection(v: Overview): Html {
   const index = v.index.complete
     ? html`<span class="good">complete</span>`
     : html`<span class="warn">warming</span> (lookups read the store meanwhile)`;
+  const columns = [
+    'Platform',
+    ...['Calls', 'Errors', 'Time-outs', 'p50', 'p95'].map(num),
+    'Breaker',
+    num('Not called'),
+  ];
+  const caption =
+    "Calls to each platform's Entitlement API since start, both environments; latency from the call histogram.";
   return html`<h2 id="platforms">Entitlement API</h2>
 <p class="meta">Holdings index: ${index}, ${count(v.index.dois)} DOIs, ${v.index.builds} full reads of the store.</p>
-<div class="box" role="region" tabindex="0" aria-labelledby="platforms">${
-    v.platforms.length > 0
-      ? html`<table class="wide" aria-labelledby="platforms"><caption>Calls to each platform's Entitlement API since start, both environments; latency from the call histogram.</caption>
-<thead><tr><th scope="col">Platform</th><th scope="col" class="n">Calls</th><th scope="col" class="n">Errors</th><th scope="col" class="n">Time-outs</th><th scope="col" class="n">p50</th><th scope="col" class="n">p95</th><th scope="col">Breaker</th><th scope="col" class="n">Not called</th></tr></thead>
-<tbody>${v.platforms.map(platformRow)}</tbody></table>`
-      : html`<p class="empty">No platform has an Entitlement API configured.</p>`
-  }</div>`;
+${box(
+  'platforms',
+  v.platforms.length > 0
+    ? table('platforms', columns, v.platforms.map(platformRow), { caption })
+    : none('No platform has an Entitlement API configured.'),
+)}`;
 }
 
 function platformRow(p: PlatformRow): Html {
-  const breaker =
-    p.breaker === 'closed' ? html`<span class="good">closed</span>` : html`<span class="bad">${p.breaker}</span>`;
-  return html`<tr><td>${p.name}</td><td class="n">${count(p.calls)}</td><td class="n">${rate(p.errorRate)}</td><td class="n">${rate(p.timeoutRate)}</td>
-<td class="n">${p.p50Ms !== undefined ? ms(p.p50Ms) : ''}</td><td class="n">${p.p95Ms !== undefined ? ms(p.p95Ms) : ''}</td><td>${breaker}</td><td class="n">${count(p.notCalled)}</td></tr>`;
+  const latency = (v: number | undefined) => numCell(v !== undefined ? ms(v) : '');
+  return row([
+    cell(p.name),
+    numCell(count(p.calls)),
+    numCell(rate(p.errorRate)),
+    numCell(rate(p.timeoutRate)),
+    latency(p.p50Ms),
+    latency(p.p95Ms),
+    cell(p.breaker === 'closed' ? html`<span class="good">closed</span>` : html`<span class="bad">${p.breaker}</span>`),
+    numCell(count(p.notCalled)),
+  ]);
 }
 
-function countsTable(e: FileEntry): Html {
+function countsSection(e: FileEntry): Html {
   const c = e.counts!;
   const rows: [string, number | undefined][] = [
     ['Records (non-blank lines)', c.records],
@@ -224,22 +309,67 @@ function countsTable(e: FileEntry): Html {
     ['Overtaken by a later file', c.overtaken],
     ['Rejected', c.rejected],
   ];
-  return html`<h2 id="counts">Counts</h2>
-<div class="box" role="region" tabindex="0" aria-labelledby="counts"><table aria-labelledby="counts"><tbody>${rows
-    .filter(([, n]) => n !== undefined)
-    .map(
-      ([label, n]) => html`<tr><th scope="row">${label}</th><td class="n">${count(n!)}</td></tr>`,
-    )}</tbody></table></div>`;
+  const shown = rows.filter((r): r is [string, number] => r[1] !== undefined);
+  return section(
+    'counts',
+    'Counts',
+    html`<table aria-labelledby="counts"><tbody>${shown.map(([label, n]) => html`<tr><th scope="row">${label}</th>${numCell(count(n))}</tr>`)}</tbody></table>`,
+  );
+}
+
+// --- the pieces every section is made of ---
+
+/** A heading and its box. */
+function section(id: string, title: string, inner: Html): Html {
+  return html`<h2 id="${id}">${title}</h2>
+${box(id, inner)}`;
+}
+
+function box(id: string, inner: Html): Html {
+  return html`<div class="box" role="region" tabindex="0" aria-labelledby="${id}">${inner}</div>`;
+}
+
+/** A column of a table: its label, as a number column when made by `num` (right-aligned). */
+type Column = string | { numeric: string };
+const num = (label: string): Column => ({ numeric: label });
+
+/** A table labelled by its section's heading; wide (it keeps its width and scrolls on a phone) unless told. */
+function table(
+  id: string,
+  columns: readonly Column[],
+  rows: readonly Html[],
+  o: { caption?: Html | string; foot?: Html; wide?: boolean } = {},
+): Html {
+  const heads = columns.map((c) =>
+    typeof c === 'string' ? html`<th scope="col">${c}</th>` : html`<th scope="col" class="n">${c.numeric}</th>`,
+  );
+  return html`<table${o.wide === false ? '' : html` class="wide"`} aria-labelledby="${id}">${o.caption ? html`<caption>${o.caption}</caption>` : ''}
+<thead><tr>${heads}</tr></thead>
+<tbody>${rows}</tbody>${
+    o.foot
+      ? html`
+<tfoot>${o.foot}</tfoot>`
+      : ''
+  }</table>`;
+}
+
+const row = (cells: readonly Html[]): Html => html`<tr>${cells}</tr>`;
+const cell = (v: Html | string): Html => html`<td>${v}</td>`;
+const numCell = (v: Html | string | number): Html => html`<td class="n">${v}</td>`;
+const none = (text = 'None.'): Html => html`<p class="empty">${text}</p>`;
+
+function fileCell(env: EnvName, key: string): Html {
+  const path = filePath(env, key);
+  return html`<td class="file">${path ? html`<a href="${path}"><code>${key}</code></a>` : html`<code>${key}</code>`}</td>`;
 }
 
 function outcome(e: FileEntry): Html {
   return e.outcome === 'applied' ? html`<span class="good">applied</span>` : html`<span class="bad">quarantined</span>`;
 }
 
-function fileLink(env: EnvName, key: string): Html {
-  const path = filePath(env, key);
-  return path ? html`<a href="${path}"><code>${key}</code></a>` : html`<code>${key}</code>`;
-}
+const timeOf = (t: number): Html | string =>
+  Number.isFinite(t) ? html`<time datetime="${iso(t)}">${when(t)}</time>` : 'unknown';
+const lag = (seconds: number) => (seconds > 0 ? html`, ${duration(seconds * 1000)} behind` : '');
 
 /** The command that retries a quarantined file on this machine, as the operator would paste it. */
 export function retryCommand(command: string, env: EnvName, key: string): string {
@@ -256,7 +386,7 @@ const rate = (r: number | undefined) => (r === undefined ? '' : `${(r * 100).toF
 const ms = (n: number) =>
   n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : n >= 100 ? `${Math.round(n)} ms` : `${n.toFixed(1)} ms`;
 const iso = (t: number) => new Date(t).toISOString();
-const when = (t: number) => (Number.isFinite(t) ? `${iso(t).slice(0, 10)} ${iso(t).slice(11, 16)} UTC` : 'unknown');
+const when = (t: number) => `${iso(t).slice(0, 10)} ${iso(t).slice(11, 16)} UTC`;
 
 /** A span of time as a person reads it: `45 s`, `12 min`, `3 h 5 min`, `4 d 2 h`. */
 function duration(spanMs: number): string {

@@ -170,7 +170,7 @@ describe('the overview', () => {
     expect(first.slice(2, 9)).toEqual(['applied', '3', '1', '0', '0', '0', '2']);
   });
 
-  test('quarantined files with their reason and the exact command that retries them; conflicts with theirs', async () => {
+  test('quarantined files with their reason and the exact command that retries them; conflicts too', async () => {
     const { text } = await page(admin, '/console');
     const quarantined = section(text, 'quarantined');
     expect(quarantined).toContain('<code>NOT_GZIP</code>');
@@ -183,7 +183,7 @@ describe('the overview', () => {
     expect(conflicts).toContain(`--report --env production ${f.conflictedKey}</code>`);
   });
 
-  test("each platform's Entitlement API: calls, rates, latency from the histogram, breaker; the index state", async () => {
+  test("each platform's Entitlement API: calls, rates, latency from its histogram, breaker; the index", async () => {
     const { text } = await page(admin, '/console');
     const platforms = section(text, 'platforms');
     const [row] = rows(platforms);
@@ -284,7 +284,7 @@ const textOf = (s: string) =>
 const escaped = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
-test('a file applied after a view is counted at the next, from the files applied since (not read again whole)', async () => {
+test('a file applied after a view is counted at the next, from the files applied since', async () => {
   const before = await page(admin, '/console/staging');
   const today = (text: string) => text.match(/<title>2026-11-28: (\d+) files?<\/title>/)?.[1];
   expect(today(before.text)).toBe('1');

@@ -30,11 +30,13 @@ afterEach(async () => {
   dir.remove();
 });
 
+const feedUrl = () => `http://127.0.0.1:${feeds.port}/rw.csv`;
+
 /** A test config with `server` lines added and a Retraction Watch URL followed. */
 function config(serverLines: string): string {
   const cfg = writeConfig(
     dir.path,
-    `\n[updates]\nurls = [{ url = "http://127.0.0.1:${feeds.port}/rw.csv", format = "retraction-watch-csv", everyMinutes = 60 }]\n`,
+    `\n[updates]\nurls = [{ url = "${feedUrl()}", format = "retraction-watch-csv", everyMinutes = 60 }]\n`,
   );
   const text = readFileSync(cfg.path, 'utf8').replace(
     'listen = "127.0.0.1:0"\n',
@@ -57,7 +59,7 @@ async function started(path: string, env: Record<string, string> = {}): Promise<
   return daemon;
 }
 
-test("adminListen: the console on the operator's listener, with the sources the daemon follows; not on the public one", async () => {
+test("adminListen: the console on the operator's listener, with the daemon's update sources; not on the public one", async () => {
   const d = await started(config('adminListen = "127.0.0.1:0"'));
   expect(d.adminUrl).toBeDefined();
   expect(d.adminUrl).not.toBe(d.url);
@@ -71,10 +73,10 @@ test("adminListen: the console on the operator's listener, with the sources the 
   expect(text).toContain('doi-holdings test-version');
   expect(text).toMatch(/<td>acme<\/td><td class="n">1<\/td>/);
   const sources = text.slice(text.indexOf('<h2 id="sources">'), text.indexOf('<h2 id="platforms">'));
-  expect(sources).toContain(`<code>http://127.0.0.1:${feeds.port}/rw.csv</code>`);
+  expect(sources).toContain(`<code>${feedUrl()}</code>`);
   expect(sources).toContain('<span class="good">ok</span>');
   // rows of its last import, and a next run an hour after the first
-  expect(sources).toMatch(/<td class="n">[1-9][\d,]*<\/td>\n<td><time datetime="[^"]+">/);
+  expect(sources).toMatch(/<td class="n">3,000<\/td><td><time datetime="[^"]+">/);
   expect(text).toContain(`--config ${d.config.source}`);
   for (const path of ['/console', '/console/production']) expect((await fetch(`${d.url}${path}`)).status).toBe(404);
   expect((await fetch(`${d.adminUrl}/metrics`)).status).toBe(404);
