@@ -111,6 +111,7 @@ export function resolveConfig(
       bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
       drainMs: Math.round((file.server?.drainSeconds ?? 5) * 1000),
       ...(file.server?.trustedProxies?.length ? { trustedProxies: file.server.trustedProxies } : {}),
+      ...adminSettings(file, env),
     },
     ...(file.statusPage?.rateLimit
       ? {
@@ -311,6 +312,7 @@ function semanticProblems(
     out.push(`  /entitlements/lookup/plusTokenEnv: environment variable ${lookupTokenEnv} is not set or empty`);
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
+  out.push(...adminProblems(file, env, requireSecrets));
   return out;
 }
 
@@ -404,4 +406,42 @@ function splitListen(listen: string): [string, number] {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The operator console's shortest key: it guards the ledger and every figure, and is typed by people. */
+const ADMIN_KEY_MIN_LENGTH = 16;
+
+/** The operator console's listener and key, when configured (its key only when its variable holds one). */
+function adminSettings(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+): { admin?: { host: string; port: number }; adminKey?: string } {
+  const listen = file.server?.adminListen;
+  const keyEnv = file.server?.adminKeyEnv;
+  const key = keyEnv !== undefined ? env[keyEnv] : undefined;
+  const [host, port] = listen !== undefined ? splitListen(listen) : [];
+  return {
+    ...(host !== undefined ? { admin: { host, port: port! } } : {}),
+    ...(key ? { adminKey: key } : {}),
+  };
+}
+
+function adminProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean): string[] {
+  const out: string[] = [];
+  const { listen = '127.0.0.1:8080', adminListen, adminKeyEnv } = file.server ?? {};
+  if (adminListen !== undefined) {
+    const port = Number(adminListen.split(':').pop());
+    if (port > 65535) out.push(`  /server/adminListen: port ${port} is out of range`);
+    // port 0 (a free port, in tests) twice is two listeners
+    if (adminListen === listen && !adminListen.endsWith(':0'))
+      out.push(`  /server/adminListen: ${adminListen} is the public listener's address; give the operator's own`);
+  }
+  if (adminKeyEnv !== undefined) {
+    const key = env[adminKeyEnv];
+    if (requireSecrets && (key ?? '') === '')
+      out.push(`  /server/adminKeyEnv: environment variable ${adminKeyEnv} is not set or empty`);
+    else if (key && key.length < ADMIN_KEY_MIN_LENGTH)
+      out.push(`  /server/adminKeyEnv: the key in ${adminKeyEnv} is shorter than ${ADMIN_KEY_MIN_LENGTH} characters`);
+  }
+  return out;
 }

@@ -187,6 +187,10 @@ export interface Config {
     drainMs: number;
     /** proxies whose X-Forwarded-For is believed (`server.trustedProxies`); absent: none */
     trustedProxies?: readonly string[];
+    /** the operator console's listener (`server.adminListen`); absent: the console is not on a listener of its own */
+    admin?: { host: string; port: number };
+    /** the operator console's key (`server.adminKeyEnv`'s value); absent: no key, so never on the public listener */
+    adminKey?: string;
   };
   /** the status page's limit of pages a second per client address; absent: none */
   statusPage?: { rateLimit: RateSettings };

@@ -187,6 +187,13 @@ export const ConfigFile = t.Object(
           drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
           /** proxies (addresses, CIDR blocks) whose X-Forwarded-For is believed for the client's address */
           trustedProxies: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+          /** the operator's address: a second listener serving the operator console (/console); absent: none */
+          adminListen: t.Optional(t.String({ pattern: '^[^:]+:[0-9]{1,5}$' })),
+          /**
+           * the environment variable holding the operator console's key (16 characters at least): with adminListen,
+           * asked there too; without, the console is served on the public listener to requests that carry it
+           */
+          adminKeyEnv: t.Optional(t.String({ minLength: 1 })),
         },
         { additionalProperties: false },
       ),

@@ -1,8 +1,9 @@
 import type { Logger } from '../base/index.ts';
 import { FaultError, jobWorkersEnded, libc, settlesWithin, UNKNOWN_COMMIT } from '../base/index.ts';
-import { type Config, ENV_NAMES } from '../config/index.ts';
+import { BUILT_IN_SOURCE, type Config, ENV_NAMES } from '../config/index.ts';
+import { OperatorConsole, shellWord } from '../console/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
-import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
+import { ApiKeys, createApp, createConsoleApp, type EnvHandles, startServer } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { configChanges } from './config-changes.ts';
@@ -29,6 +30,8 @@ export class Daemon {
   private closing: Promise<void> | undefined;
   private readonly startedAt = Date.now();
   url: string | undefined;
+  /** the operator console's own listener (`server.adminListen`), once it listens */
+  adminUrl: string | undefined;
   /** the buckets are watched and the update sources started (the port opens before) */
   private started = false;
   updateSources: FollowedSources | undefined;
@@ -127,6 +130,8 @@ export class Daemon {
       const r = this.envs.get(env);
       return r && { store: r.store, ingest: r.ingestor.stats };
     };
+    const { admin, adminKey } = this.config.server;
+    const operatorConsole = admin || adminKey ? this.operatorConsole(handles) : undefined;
     const app = createApp({
       entitlements: this.entitlements,
       integrators: this.keys,
@@ -140,11 +145,34 @@ export class Daemon {
       log: this.log,
       statusPageRate: this.config.statusPage?.rateLimit,
       trustedProxies: this.config.server.trustedProxies,
+      // on the public listener only with a key, and only when the operator has no listener of their own
+      console: operatorConsole && !admin && adminKey ? { view: operatorConsole, key: adminKey } : undefined,
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
     this.closers.push(() => server.stop());
     this.log.log('info', 'daemon.listening', { url: server.url });
+    if (admin && operatorConsole) {
+      const adminServer = startServer(createConsoleApp(operatorConsole, adminKey), admin.host, admin.port);
+      this.adminUrl = adminServer.url;
+      this.closers.push(() => adminServer.stop());
+      this.log.log('info', 'daemon.console_listening', {
+        url: `${adminServer.url}/console`,
+        key: adminKey !== undefined,
+      });
+    }
+  }
+
+  /** The operator console over the running parts (docs/operations.md, "Operator console"). */
+  private operatorConsole(handles: (env: string) => EnvHandles | undefined): OperatorConsole {
+    const source = this.config.source;
+    return new OperatorConsole({
+      version: this.version,
+      envs: { production: handles('production'), staging: handles('staging') },
+      entitlements: this.entitlements,
+      updateSources: () => this.updateSources?.status,
+      command: source === BUILT_IN_SOURCE ? 'doi-holdings' : `doi-holdings --config ${shellWord(source)}`,
+    });
   }
 
   private async followUpdates(config: Config): Promise<void> {

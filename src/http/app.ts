@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../base/index.ts';
 import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings, type RateSettings } from '../config/index.ts';
+import type { OperatorConsole } from '../console/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
@@ -16,9 +17,12 @@ import {
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
+  CONSOLE_PREFIX,
+  ConsoleKey,
   DirectRoutes,
   handleByPrefix,
   handleChanges,
+  handleConsole,
   handlePrefixes,
   handleStatusPage,
   handleUpdates,
@@ -65,6 +69,11 @@ export interface HttpDeps {
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
+  /**
+   * The operator console on this (public) listener: only with its key, which every request to it must carry. Without
+   * a key it is served on the operator's own listener (console-app.ts), never here.
+   */
+  console?: { view: OperatorConsole; key: string };
 }
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
@@ -244,6 +253,13 @@ export function createApp(deps: HttpDeps) {
       pattern,
       forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages, readerLimits))),
     );
+  }
+  if (deps.console) {
+    const { view } = deps.console;
+    const key = new ConsoleKey(deps.console.key);
+    const page = forElysia(timed(CONSOLE_PREFIX, (request) => handleConsole(request, view, key)));
+    // typed as plain strings, as the status pages' patterns: the app's type stays the same whatever is added
+    for (const path of [CONSOLE_PREFIX, `${CONSOLE_PREFIX}/*`] as string[]) app = app.all(path, page);
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));

@@ -44,8 +44,14 @@ footer{padding-bottom:2rem;color:var(--muted);font-size:.9rem}
 @media print{body{background:#fff;font-size:11pt}.site{background:none;color:#000;border-bottom:1px solid #000;padding:0 0 .3rem}.site p,main,footer{max-width:none;padding-left:0;padding-right:0}.status,.event{border-color:#999;break-inside:avoid}.status.tone-alert{border-left-color:var(--alert)}a{color:#000}.event a[href]:not(.url)::after{content:" <" attr(href) ">";font-size:.85em;overflow-wrap:anywhere}.json-link{display:none}}
 `.trim();
 
-/** The CSP source that allows exactly PAGE_STYLE. */
-const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
+/**
+ * The Content-Security-Policy of a page whose only style is the inline sheet `style`, allowed by its hash: no
+ * script, no fetch, no frame, no form; only that style and the page's own data: favicon. The status page's, and
+ * the operator console's (src/console/) with its own sheet.
+ */
+export function cspAllowingStyle(style: string): string {
+  const source = `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+  return `default-src 'none'; style-src ${source}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+}
 
-/** No script, no fetch, no frame, no form; only the inline style above and the page's own data: favicon. */
-export const PAGE_CSP = `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+export const PAGE_CSP = cspAllowingStyle(PAGE_STYLE);

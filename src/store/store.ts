@@ -324,6 +324,15 @@ export class Store {
     return this.dbs.fileSeqs.get(seq);
   }
 
+  /**
+   * Applied files by apply sequence number, newest first, down to the one after `after` (the console's latest files
+   * and files per day: a range read of `fileSeqs`, never of the whole ledger).
+   */
+  *appliedNewestFirst(after = 0): Generator<{ seq: number; key: string }> {
+    for (const { key, value } of this.dbs.fileSeqs.getRange({ reverse: true, end: after }))
+      yield { seq: key, key: value };
+  }
+
   *ledger(): Generator<FileEntry> {
     for (const { value } of this.dbs.files.getRange()) yield value;
   }

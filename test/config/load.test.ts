@@ -1083,3 +1083,39 @@ previousApiKeyEnv = "TOOL_OLD_KEY"
     );
   });
 });
+
+describe('the operator console', () => {
+  const server = (lines: string) => write(`[server]\nlisten = "127.0.0.1:8080"\n${lines}\n${MINIMAL}`);
+
+  test('off by default: no listener of its own, no key', () => {
+    const c = loadConfig(write(MINIMAL), {});
+    expect(c.server.admin).toBeUndefined();
+    expect(c.server.adminKey).toBeUndefined();
+  });
+
+  test('adminListen gives it a listener; adminKeyEnv a key read from the environment', () => {
+    const c = loadConfig(server('adminListen = "127.0.0.1:8088"\nadminKeyEnv = "CONSOLE_KEY"'), {
+      CONSOLE_KEY: 'a-console-key-of-24-chars',
+    });
+    expect(c.server.admin).toEqual({ host: '127.0.0.1', port: 8088 });
+    expect(c.server.adminKey).toBe('a-console-key-of-24-chars');
+  });
+
+  test('the key must be set for serve and 16 characters at least; the listener not the public one', () => {
+    const keyed = server('adminKeyEnv = "CONSOLE_KEY"');
+    expect(problems(failure(() => loadConfig(keyed, {})))).toEqual([
+      '/server/adminKeyEnv: environment variable CONSOLE_KEY is not set or empty',
+    ]);
+    expect(problems(failure(() => loadConfig(keyed, { CONSOLE_KEY: 'short-key' })))).toEqual([
+      '/server/adminKeyEnv: the key in CONSOLE_KEY is shorter than 16 characters',
+    ]);
+    // CLI commands never serve it: no key needed
+    expect(loadConfig(keyed, {}, { requireSecrets: false }).server.adminKey).toBeUndefined();
+    expect(problems(failure(() => loadConfig(server('adminListen = "127.0.0.1:8080"'), {})))).toEqual([
+      "/server/adminListen: 127.0.0.1:8080 is the public listener's address; give the operator's own",
+    ]);
+    expect(problems(failure(() => loadConfig(server('adminListen = "127.0.0.1:99999"'), {})))).toEqual([
+      '/server/adminListen: port 99999 is out of range',
+    ]);
+  });
+});
