@@ -1,5 +1,5 @@
 import type { EnvName } from '../config/index.ts';
-import { type Html, HttpUrl, html, raw } from '../status-page/index.ts';
+import { type Html, HttpUrl, html, pageHead } from '../status-page/index.ts';
 import { conflictFault, type FileEntry } from '../store/index.ts';
 import type { FileReport, Overview, PlatformRow, SourceRow } from './console.ts';
 import { CONSOLE_STYLE } from './console-style.ts';
@@ -108,14 +108,7 @@ function page(title: string, env: EnvName | undefined, envs: EnvName[], version:
   );
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · doi-holdings console</title>
-<link rel="icon" href="data:,">
-<style>${raw(CONSOLE_STYLE)}</style>
-</head>
+${pageHead(`${title} · doi-holdings console`, CONSOLE_STYLE)}
 <body>
 <header class="site"><div><p>doi-holdings console</p>
 <nav aria-label="Environments"><ul>${links}</ul></nav></div>

@@ -1,5 +1,5 @@
-export { escapeHtml, type Html, HttpUrl, html, raw } from './html.ts';
-export { cspAllowingStyle, PAGE_CSP } from './page-style.ts';
+export { escapeHtml, type Html, HttpUrl, html } from './html.ts';
+export { cspAllowingStyle, PAGE_CSP, pageHead } from './page-style.ts';
 export {
   type PageContext,
   renderBadRequestPage,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type Html, html, raw } from './html.ts';
 
 /**
  * The status page's only style sheet, inline (no external assets), allowed by its hash in the
@@ -55,3 +56,18 @@ export function cspAllowingStyle(style: string): string {
 }
 
 export const PAGE_CSP = cspAllowingStyle(PAGE_STYLE);
+
+/**
+ * A page's head: its one inline style sheet (which the CSP allows by hash), no referrer sent on, and no request
+ * for a favicon. The status page and the operator console both start with it.
+ */
+export function pageHead(title: string, style: string): Html {
+  return html`<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+<style>${raw(style)}</style>
+</head>`;
+}

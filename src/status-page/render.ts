@@ -11,8 +11,8 @@ import {
   sourceLabel,
   stateOfNotice,
 } from '../history/index.ts';
-import { type Html, HttpUrl, html, raw } from './html.ts';
-import { PAGE_STYLE } from './page-style.ts';
+import { type Html, HttpUrl, html } from './html.ts';
+import { PAGE_STYLE, pageHead } from './page-style.ts';
 
 /**
  * The document status page (docs/interface.md, "Document status page"): server-rendered HTML, no script, every
@@ -79,14 +79,7 @@ Please try again in ${String(retryAfterSeconds)} seconds.</p></div>`;
 function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · Document status</title>
-<link rel="icon" href="data:,">
-<style>${raw(PAGE_STYLE)}</style>
-</head>
+${pageHead(`${title} · Document status`, PAGE_STYLE)}
 <body>
 <header class="site"><p>Document status</p></header>
 ${ctx.staging ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}
