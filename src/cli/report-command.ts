@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Config, EnvName } from '../config/index.ts';
 import type { RejectedLine } from '../deposit/index.ts';
-import { conflictFault, type Store } from '../store/index.ts';
+import type { Store } from '../store/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { fieldRows, type Listing, renderTable } from './table.ts';
 
@@ -26,17 +26,14 @@ export function reportCommand(
       io.err(`${key}: not in the ${env} ledger (keys are <platform>/<name>.jsonl.gz, as the bucket names them)`);
       continue;
     }
-    const conflicts = store
-      .conflictsOf(key)
-      .map((c) => ({ ...conflictFault(c), lastModified: iso(c.lastModified), recordedAt: c.recordedAt }));
-    const { lastModified, rejectedNotListed, ...rest } = entry;
-    const line: Record<string, unknown> = { env, ...rest, lastModified: iso(lastModified) };
-    if (rejectedNotListed) {
-      line.rejectedNotListed = rejectedNotListed;
+    // the report publishers get (store.fileReport), with what only the operator has: where --ingest read the
+    // file, and how to list the rejected lines the ledger only counted
+    const line: Record<string, unknown> = store.fileReport(key)!;
+    if (entry.readFrom !== undefined) line.readFrom = entry.readFrom;
+    if (entry.rejectedNotListed) {
       const bucket = config.buckets[env];
-      line.note = `${rejectedNotListed} more rejected lines were counted, not kept: doi-holdings --validate ${bucket ? join(bucket.path, key) : key} lists every one`;
+      line.note = `${entry.rejectedNotListed} more rejected lines were counted, not kept: doi-holdings --validate ${bucket ? join(bucket.path, key) : key} lists every one`;
     }
-    if (conflicts.length > 0) line.conflicts = conflicts;
     if (listing.tables) reportTables(line, io, listing.width);
     else io.out(JSON.stringify(line));
   }
@@ -70,8 +67,4 @@ function reportTables(line: Record<string, unknown>, io: Output, width: number):
 export function rejectedTable(rejected: readonly RejectedLine[], width: number): string[] {
   const rows = rejected.map((r) => [r.line, r.path ?? '', r.code, r.message]);
   return renderTable(['line', 'path', 'code', 'message'], rows, width);
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }

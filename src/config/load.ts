@@ -120,6 +120,8 @@ export function resolveConfig(
       entitlementConcurrency: p.entitlementConcurrency ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementConcurrency,
       entitlementBatch: p.entitlementBatch ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementBatch,
       entitlementCacheSeconds: p.entitlementCacheSeconds ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementCacheSeconds,
+      // an unset or empty variable serves no reports (--check-config and a start with secrets say so)
+      ...(p.reportKeyEnv && env[p.reportKeyEnv] ? { reportKey: env[p.reportKeyEnv] } : {}),
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const { apiKey, previousApiKey } = integratorKeys(i, env);
@@ -220,6 +222,7 @@ function semanticProblems(
         `  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`,
       );
   });
+  reportKeyProblems(file, env, requireSecrets, out);
   const names = new Set<string>();
   const keys = new Set<string>();
   (file.integrators ?? []).forEach((it, i) => {
@@ -325,4 +328,31 @@ function splitListen(listen: string): [string, number] {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Each platform's report key: set when secrets are required, 8 characters at least, and its own: a key two
+ * platforms shared would read both platforms' reports.
+ */
+function reportKeyProblems(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+  requireSecrets: boolean,
+  out: string[],
+): void {
+  const owners = new Map<string, string>();
+  file.platforms.forEach((p, i) => {
+    if (p.reportKeyEnv === undefined) return;
+    const key = env[p.reportKeyEnv] ?? '';
+    const at = `  /platforms/${i}/reportKeyEnv`;
+    if (key === '') {
+      if (requireSecrets) out.push(`${at}: environment variable ${p.reportKeyEnv} is not set or empty`);
+      return;
+    }
+    if (key.length < 8) out.push(`${at}: the key in ${p.reportKeyEnv} is shorter than 8 characters`);
+    const owner = owners.get(key);
+    if (owner !== undefined)
+      out.push(`${at}: the key in ${p.reportKeyEnv} is platform "${owner}"'s too; each platform needs its own`);
+    owners.set(key, p.name);
+  });
 }

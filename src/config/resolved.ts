@@ -40,6 +40,8 @@ export interface PlatformSettings {
   entitlementBatch: number;
   /** how long a platform's answer is served from the cache; 0: not cached */
   entitlementCacheSeconds: number;
+  /** the key its deposit reports are read with (reportKeyEnv's value); absent: its reports are not served */
+  reportKey?: string;
 }
 
 export interface IntegratorSettings {

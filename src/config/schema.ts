@@ -65,6 +65,8 @@ const PlatformConfig = t.Object(
     entitlementConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 1024 })),
     entitlementBatch: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
     entitlementCacheSeconds: t.Optional(t.Number({ minimum: 0, maximum: 7 * 86400 })),
+    /** the environment variable holding the key (x-api-key) this platform reads its deposit reports with */
+    reportKeyEnv: t.Optional(t.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );

@@ -10,13 +10,16 @@ import { HttpMetrics, registerEntitlementMetrics, registerStoreMetrics } from '.
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
+  DEPOSITS_PREFIX,
   DirectRoutes,
   handleByPrefix,
   handleChanges,
+  handleDepositReports,
   handlePrefixes,
   handleStatusPage,
   handleUpdates,
   PageCache,
+  ReportKeys,
   type RouteHandler,
   STATUS_PAGE_PREFIX,
   type StatusEnv,
@@ -50,6 +53,8 @@ export interface HttpDeps {
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
+  /** the platforms' report keys (deposit reports), or the table the daemon replaces on reload; none: no reports */
+  reportKeys?: ReportKeys;
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
@@ -219,6 +224,18 @@ export function createApp(deps: HttpDeps) {
     const store = deps.envs[env]?.store;
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
     app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
+  }
+  // deposit reports: a platform's own files, with its report key (deposit-reports-route.ts)
+  const reportKeys = deps.reportKeys ?? new ReportKeys([]);
+  for (const env of ['production', 'staging'] as EnvName[]) {
+    const prefix = env === 'production' ? '' : '/staging';
+    const route = `${prefix}${DEPOSITS_PREFIX}{name}/deposits`;
+    const where = { env, store: deps.envs[env]?.store };
+    const pattern: string = `${prefix}${DEPOSITS_PREFIX}*`; // a string, as the status page's: one Elysia type
+    app = app.all(
+      pattern,
+      forElysia(timed(route, (request) => handleDepositReports(request, prefix, reportKeys, where))),
+    );
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));

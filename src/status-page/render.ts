@@ -68,27 +68,36 @@ export function renderBadRequestPage(sent: string, problem: string, ctx: PageCon
 }
 
 function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
+  return pageShell(
+    title,
+    'Document status',
+    body,
+    ctx,
+    history
+      ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
+      : html``,
+  );
+}
+
+/** The one page around every server-rendered body (status pages, deposit reports): its head, style and banner. */
+export function pageShell(title: string, site: string, body: Html, ctx: PageContext, footer: Html): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${title} · Document status</title>
+<title>${title} · ${site}</title>
 <link rel="icon" href="data:,">
 <style>${raw(PAGE_STYLE)}</style>
 </head>
 <body>
-<header class="site"><p>Document status</p></header>
+<header class="site"><p>${site}</p></header>
 ${ctx.staging ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}
 <main>
 ${body}
 </main>
-${
-  history
-    ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
-    : ''
-}
+${footer}
 </body>
 </html>
 `.text;
