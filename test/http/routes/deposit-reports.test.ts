@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { fault } from '../../../src/base/index.ts';
 import type { PlatformSettings } from '../../../src/config/index.ts';
 import { type App, ReportKeys } from '../../../src/http/index.ts';
+import { DepositReport, DepositReportPage } from '../../../src/http/openapi/index.ts';
 import { Store } from '../../../src/store/index.ts';
 import { tempDir } from '../../support/fixtures.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
@@ -15,6 +17,9 @@ import { BASE, makeApp, platformsWithoutApi } from '../http-support.ts';
 const ACME_KEY = 'acme-report-key-0001';
 const BETA_KEY = 'beta-report-key-0002';
 const T0 = Date.UTC(2026, 0, 5, 9, 30);
+/** the replies are what /openapi.json says they are */
+const checkPage = TypeCompiler.Compile(DepositReportPage);
+const checkReport = TypeCompiler.Compile(DepositReport);
 const XSS_DOI = '<script>alert(1)</script>';
 
 let dir: ReturnType<typeof tempDir>;
@@ -172,6 +177,7 @@ describe('the list: newest first, paged', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('cache-control')).toBe('private, no-cache');
     const body = await json(r);
+    expect([...checkPage.Errors(body)]).toEqual([]);
     expect(body.platform).toBe('acme');
     expect(body.env).toBe('production');
     expect(body.deposits.map((d: { key: string }) => d.key)).toEqual([acme[2], quarantined, acme[1], acme[0]]);
@@ -234,6 +240,7 @@ describe('one file', () => {
   test('its report; an unknown file is 404', async () => {
     const r = await get(`/v2.2/platforms/acme/deposits/${nameOf(acme[0]!)}`, ACME_KEY);
     const body = await json(r);
+    expect([...checkReport.Errors(body)]).toEqual([]);
     expect(body).toMatchObject({ env: 'production', key: acme[0], outcome: 'applied', counts: { rejected: 1 } });
     expect(body.rejectedLines).toEqual([
       { line: 2, path: '/doi', code: 'INVALID_DOI', message: expect.stringContaining('<script>') },
