@@ -74,11 +74,10 @@ try {
     `without the index, a scan of the whole ledger for one platform: p50 ${fmt(percentile(scans, 50), 1)} ms`,
   );
 
-  // the store as the previous program left it: no index, no mark; then the timed writable open that builds it
+  // the store as the previous program left it: no index; then the timed writable open that builds it
   await store.close();
   const raw = open({ path: dataFileOf(`${dir.path}/production`), noSubdir: true, maxDbs: 12 });
   raw.openDB({ name: 'filesByPlatform', encoding: 'msgpack' }).clearSync();
-  raw.openDB({ name: 'meta', encoding: 'msgpack' }).removeSync('platformFilesBuilt');
   await raw.close();
   let t = performance.now();
   store = Store.open(dir.path, 'production', { mapSizeBytes: MAP });

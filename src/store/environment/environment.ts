@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type Database, type Key, open, type RootDatabase } from 'lmdb';
 import { FaultError, fault } from '../../base/index.ts';
 import type { ConflictEntry, FileEntry } from './ledger.ts';
-import { buildPlatformFilesOnce } from './platform-files.ts';
+import { syncPlatformFiles } from './platform-files.ts';
 
 /**
  * One LMDB environment per deployment environment (production, staging), and the layout of its sub-databases
@@ -41,8 +41,6 @@ export const META = {
   sortedPassFiles: 'sortedPassFiles',
   /** the platform's applied file that comes last in apply order, `{key, lastModified}` (late-files.ts) */
   newestApplied: (platform: string) => `newest:${platform}`,
-  /** `filesByPlatform` holds every ledger entry (platform-files.ts): built once for a store made before it */
-  platformFilesBuilt: 'platformFilesBuilt',
   /** what the daemon remembers of an update source it follows: a dropped file's size and mtime, a URL's validators */
   sourceState: (kind: SourceKind, id: string) => `${SOURCE_STATE_PREFIX[kind]}:${id}`,
 } as const;
@@ -147,7 +145,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     throw notMade(path);
   }
   checkSchemaVersion(dbs, path, opts.readOnly ?? false);
-  if (!opts.readOnly) buildPlatformFilesOnce(dbs);
+  if (!opts.readOnly) syncPlatformFiles(dbs);
   return dbs;
 }
 

@@ -51,23 +51,33 @@ describe("a platform's files, newest first", () => {
     expect(keysOf(store, 'acme')).toEqual([a1, f.key]);
   });
 
-  test('a store made before the index gets it once, when opened for writing', async () => {
+  test('a store made before the index, or written since by an older program, gets it (again) when opened for writing', async () => {
     const { store, dir } = ctx;
     const a1 = apply(store, 'acme', T0 + 1000);
     const a2 = apply(store, 'acme', T0 + 2000);
     const path = store.path;
     await store.close();
-    // what a store of the previous program holds: the ledger, no index and no mark
-    const raw = open({ path: dataFileOf(path), noSubdir: true, maxDbs: 12 });
+    // what a store of the previous program holds: the ledger, no index
+    let raw = open({ path: dataFileOf(path), noSubdir: true, maxDbs: 12 });
     raw.openDB({ name: 'filesByPlatform', encoding: 'msgpack' }).clearSync();
-    raw.openDB({ name: 'meta', encoding: 'msgpack' }).removeSync('platformFilesBuilt');
     await raw.close();
     const readOnly = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26, readOnly: true });
     expect(keysOf(readOnly, 'acme')).toEqual([]); // a read-only open builds nothing
     await readOnly.close();
-    const again = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
+    let again = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
+    expect(keysOf(again, 'acme')).toEqual([a2, a1]);
+    await again.close();
+    // a rollback: the older program writes a ledger entry and not its place (a file at the bucket's top too)
+    raw = open({ path: dataFileOf(path), noSubdir: true, maxDbs: 12 });
+    const files = raw.openDB({ name: 'files', encoding: 'msgpack' });
+    const a3 = 'acme/00000000-0000-4000-8000-0000000000aa.jsonl.gz';
+    const entry = { ...files.get(a1), key: a3, lastModified: T0 + 3000 };
+    await files.put(a3, entry);
+    await files.put('top.jsonl.gz', { ...entry, key: 'top.jsonl.gz', platform: undefined });
+    await raw.close();
+    again = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
     try {
-      expect(keysOf(again, 'acme')).toEqual([a2, a1]);
+      expect(keysOf(again, 'acme')).toEqual([a3, a2, a1]);
     } finally {
       await again.close();
     }
