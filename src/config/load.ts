@@ -257,6 +257,11 @@ function semanticProblems(
   });
   for (const name of ENV_NAMES) {
     const b = file.buckets[name];
+    if (b?.kind === 'local' && b.reports)
+      out.push(`  /buckets/${name}/reports: reports are written back to S3 buckets only (kind = "s3")`);
+    // the reports' folder is left out of the mirror, so no platform's deposits may live there
+    if (b?.reports && file.platforms.some((p) => p.name === 'reports'))
+      out.push(`  /buckets/${name}/reports: a platform named "reports" would share its folder with the reports`);
     if (b?.kind !== 's3') continue;
     if ((b.accessKeyIdEnv === undefined) !== (b.secretAccessKeyEnv === undefined))
       out.push(`  /buckets/${name}: give both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
@@ -318,6 +323,7 @@ function resolveBucket(
     credentials,
     credentialSource: credentials ? `${b.accessKeyIdEnv}/${b.secretAccessKeyEnv}` : 'the default AWS credential chain',
     pollMs: Math.round((b.pollSeconds ?? 30) * 1000),
+    ...(b.reports ? { reports: true as const } : {}),
   };
 }
 

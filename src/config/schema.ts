@@ -31,6 +31,8 @@ const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
     path: t.String({ minLength: 1 }),
+    /** refused with its reason (load.ts): reports are written back to S3 buckets only */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -48,6 +50,8 @@ const S3Bucket = t.Object(
     accessKeyIdEnv: t.Optional(t.String({ minLength: 1 })),
     secretAccessKeyEnv: t.Optional(t.String({ minLength: 1 })),
     pollSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    /** write each file's report back as reports/<platform>/<name>.json (needs write permission) */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
