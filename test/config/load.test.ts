@@ -1096,3 +1096,33 @@ name = "gamma"
     ]);
   });
 });
+
+describe('[buckets.*] reports: written back to S3 buckets only', () => {
+  test('on an S3 bucket it is kept; on a local one, or beside a platform named "reports", a fault', () => {
+    const s3 = `
+[buckets.production]
+kind = "s3"
+path = "mirror"
+bucket = "deposits"
+reports = true
+
+[buckets.staging]
+kind = "local"
+path = "staging"
+reports = true
+
+[[platforms]]
+name = "reports"
+`;
+    expect(problems(failure(() => loadConfig(write(s3), {}, { requireSecrets: false })))).toEqual([
+      '/buckets/production/reports: a platform named "reports" would share its folder with the reports',
+      '/buckets/staging/reports: reports are written back to S3 buckets only (kind = "s3")',
+      '/buckets/staging/reports: a platform named "reports" would share its folder with the reports',
+    ]);
+    const ok = loadConfig(
+      write(s3.replace('name = "reports"', 'name = "acme"').replace(/reports = true\n\n\[\[/, '[[')),
+      {},
+    );
+    expect(ok.buckets.production).toMatchObject({ kind: 's3', reports: true });
+  });
+});
