@@ -138,6 +138,8 @@ export function resolveConfig(
       ...(p.entitlementRatePerSecond === undefined
         ? {}
         : { entitlementRate: rateOf(p.entitlementRatePerSecond, p.entitlementRateBurst, 1) }),
+      // an unset or empty variable serves no reports (--check-config and a start with secrets say so)
+      ...(p.reportKeyEnv && env[p.reportKeyEnv] ? { reportKey: env[p.reportKeyEnv] } : {}),
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const { apiKey, previousApiKey } = integratorKeys(i, env);
@@ -244,6 +246,7 @@ function semanticProblems(
         `  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`,
       );
   });
+  reportKeyProblems(file, env, requireSecrets, out);
   const names = new Set<string>();
   const keys = new Set<string>();
   (file.integrators ?? []).forEach((it, i) => {
@@ -279,6 +282,11 @@ function semanticProblems(
   });
   for (const name of ENV_NAMES) {
     const b = file.buckets[name];
+    if (b?.kind === 'local' && b.reports)
+      out.push(`  /buckets/${name}/reports: reports are written back to S3 buckets only (kind = "s3")`);
+    // the reports' folder is left out of the mirror, so no platform's deposits may live there
+    if (b?.reports && file.platforms.some((p) => p.name === 'reports'))
+      out.push(`  /buckets/${name}/reports: a platform named "reports" would share its folder with the reports`);
     if (b?.kind !== 's3') continue;
     if ((b.accessKeyIdEnv === undefined) !== (b.secretAccessKeyEnv === undefined))
       out.push(`  /buckets/${name}: give both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
@@ -396,6 +404,7 @@ function resolveBucket(
     credentials,
     credentialSource: credentials ? `${b.accessKeyIdEnv}/${b.secretAccessKeyEnv}` : 'the default AWS credential chain',
     pollMs: Math.round((b.pollSeconds ?? 30) * 1000),
+    ...(b.reports ? { reports: true as const } : {}),
   };
 }
 
@@ -444,4 +453,31 @@ function adminProblems(file: ConfigFile, env: Record<string, string | undefined>
       out.push(`  /server/adminKeyEnv: the key in ${adminKeyEnv} is shorter than ${ADMIN_KEY_MIN_LENGTH} characters`);
   }
   return out;
+}
+
+/**
+ * Each platform's report key: set when secrets are required, 8 characters at least, and its own: a key two
+ * platforms shared would read both platforms' reports.
+ */
+function reportKeyProblems(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+  requireSecrets: boolean,
+  out: string[],
+): void {
+  const owners = new Map<string, string>();
+  file.platforms.forEach((p, i) => {
+    if (p.reportKeyEnv === undefined) return;
+    const key = env[p.reportKeyEnv] ?? '';
+    const at = `  /platforms/${i}/reportKeyEnv`;
+    if (key === '') {
+      if (requireSecrets) out.push(`${at}: environment variable ${p.reportKeyEnv} is not set or empty`);
+      return;
+    }
+    if (key.length < 8) out.push(`${at}: the key in ${p.reportKeyEnv} is shorter than 8 characters`);
+    const owner = owners.get(key);
+    if (owner !== undefined)
+      out.push(`${at}: the key in ${p.reportKeyEnv} is platform "${owner}"'s too; each platform needs its own`);
+    owners.set(key, p.name);
+  });
 }

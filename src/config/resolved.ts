@@ -24,6 +24,8 @@ export interface S3BucketSettings {
   /** names of the environment variables the credentials came from, for messages */
   credentialSource: string;
   pollMs: number;
+  /** each file's report is written back under reports/ (bucket/s3/report-writer.ts), which the mirror leaves out */
+  reports?: true;
 }
 
 export type BucketSettings = LocalBucketSettings | S3BucketSettings;
@@ -48,6 +50,8 @@ export interface PlatformSettings {
   entitlementCacheSeconds: number;
   /** the calls a second the platform takes; absent: no limit */
   entitlementRate?: RateSettings;
+  /** the key its deposit reports are read with (reportKeyEnv's value); absent: its reports are not served */
+  reportKey?: string;
 }
 
 export interface IntegratorSettings {

@@ -49,6 +49,8 @@ const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
     path: t.String({ minLength: 1 }),
+    /** refused with its reason (load.ts): reports are written back to S3 buckets only */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -66,6 +68,8 @@ const S3Bucket = t.Object(
     accessKeyIdEnv: t.Optional(t.String({ minLength: 1 })),
     secretAccessKeyEnv: t.Optional(t.String({ minLength: 1 })),
     pollSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    /** write each file's report back as reports/<platform>/<name>.json (needs write permission) */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -87,6 +91,8 @@ const PlatformConfig = t.Object(
     entitlementRatePerSecond: t.Optional(PerSecond),
     /** calls it takes at once after a quiet spell (default: a second's worth, at least 1) */
     entitlementRateBurst: t.Optional(Burst),
+    /** the environment variable holding the key (x-api-key) this platform reads its deposit reports with */
+    reportKeyEnv: t.Optional(t.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );

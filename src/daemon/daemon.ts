@@ -3,7 +3,7 @@ import { FaultError, jobWorkersEnded, libc, settlesWithin, UNKNOWN_COMMIT } from
 import { BUILT_IN_SOURCE, type Config, ENV_NAMES } from '../config/index.ts';
 import { OperatorConsole, shellWord } from '../console/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
-import { ApiKeys, createApp, createConsoleApp, type EnvHandles, startServer } from '../http/index.ts';
+import { ApiKeys, createApp, createConsoleApp, type EnvHandles, ReportKeys, startServer } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { configChanges } from './config-changes.ts';
@@ -38,6 +38,8 @@ export class Daemon {
   /** the platforms deposits are accepted for; a reload changes it in place (the ingestors read it per file) */
   private readonly platformNames: Set<string>;
   private readonly keys: ApiKeys;
+  /** the platforms' deposit-report keys, replaced on reload as the integrators' are */
+  private readonly reportKeys: ReportKeys;
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
@@ -54,6 +56,7 @@ export class Daemon {
   ) {
     this.platformNames = new Set(config.platforms.map((p) => p.name));
     this.keys = new ApiKeys(config.integrators);
+    this.reportKeys = new ReportKeys(config.platforms);
     this.entitlements = new Entitlements(config.platforms, config.entitlements);
   }
 
@@ -135,6 +138,7 @@ export class Daemon {
     const app = createApp({
       entitlements: this.entitlements,
       integrators: this.keys,
+      reportKeys: this.reportKeys,
       maxBodyBytes: this.config.server.maxBodyBytes,
       bodyTimeoutMs: this.config.server.bodyTimeoutMs,
       envs: { production: handles('production')!, staging: handles('staging') },
@@ -228,6 +232,7 @@ export class Daemon {
     // sources stopped by an earlier failed reload: any later reload tries to start them (its other changes stand)
     if (!changes.updates && !this.updateSources) await this.startStoppedUpdates(next);
     this.keys.replace(next.integrators);
+    this.reportKeys.replace(next.platforms);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
     if (added.length + removed.length + changed.length > 0 || changes.entitlements)

@@ -19,14 +19,17 @@ import {
   ApiKeys,
   CONSOLE_PREFIX,
   ConsoleKey,
+  DEPOSITS_PREFIX,
   DirectRoutes,
   handleByPrefix,
   handleChanges,
   handleConsole,
+  handleDepositReports,
   handlePrefixes,
   handleStatusPage,
   handleUpdates,
   PageCache,
+  ReportKeys,
   type RouteHandler,
   STATUS_PAGE_PREFIX,
   type StatusEnv,
@@ -66,6 +69,8 @@ export interface HttpDeps {
   statusPageRate?: RateSettings;
   /** proxies whose X-Forwarded-For is believed for a reader's address (`server.trustedProxies`) */
   trustedProxies?: readonly string[];
+  /** the platforms' report keys (deposit reports), or the table the daemon replaces on reload; none: no reports */
+  reportKeys?: ReportKeys;
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
@@ -260,6 +265,18 @@ export function createApp(deps: HttpDeps) {
     const page = forElysia(timed(CONSOLE_PREFIX, (request) => handleConsole(request, view, key)));
     // typed as plain strings, as the status pages' patterns: the app's type stays the same whatever is added
     for (const path of [CONSOLE_PREFIX, `${CONSOLE_PREFIX}/*`] as string[]) app = app.all(path, page);
+  }
+  // deposit reports: a platform's own files, with its report key (deposit-reports-route.ts)
+  const reportKeys = deps.reportKeys ?? new ReportKeys([]);
+  for (const env of ['production', 'staging'] as EnvName[]) {
+    const prefix = env === 'production' ? '' : '/staging';
+    const route = `${prefix}${DEPOSITS_PREFIX}{name}/deposits`;
+    const where = { env, store: deps.envs[env]?.store };
+    const pattern: string = `${prefix}${DEPOSITS_PREFIX}*`; // a string, as the status page's: one Elysia type
+    app = app.all(
+      pattern,
+      forElysia(timed(route, (request) => handleDepositReports(request, prefix, reportKeys, where))),
+    );
   }
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));

@@ -77,20 +77,29 @@ Please try again in ${String(retryAfterSeconds)} seconds.</p></div>`;
 }
 
 function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
+  return pageShell(
+    title,
+    'Document status',
+    body,
+    ctx,
+    history
+      ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
+      : html``,
+  );
+}
+
+/** The one page around every server-rendered body (status pages, deposit reports): its head, style and banner. */
+export function pageShell(title: string, site: string, body: Html, ctx: PageContext, footer: Html): string {
   return html`<!doctype html>
 <html lang="en">
-${pageHead(`${title} · Document status`, PAGE_STYLE)}
+${pageHead(`${title} · ${site}`, PAGE_STYLE)}
 <body>
-<header class="site"><p>Document status</p></header>
+<header class="site"><p>${site}</p></header>
 ${ctx.staging ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}
 <main>
 ${body}
 </main>
-${
-  history
-    ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
-    : ''
-}
+${footer}
 </body>
 </html>
 `.text;

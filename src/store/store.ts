@@ -25,10 +25,15 @@ import {
   type FileDecision,
   type FileEntry,
   type FileIdentity,
+  type FileReport,
+  fileReport,
   META,
   openEnvironment,
   type PageFigures,
+  type PlatformFilesPage,
   pageFigures,
+  platformFilesPage,
+  putFileEntry,
   quarantineEntry,
   type SourceKind,
   type StoreDbs,
@@ -248,7 +253,7 @@ export class Store {
           fault: fault(f.code, `${f.message}; the applied file of this key is kept`),
         };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
-      this.dbs.files.putSync(file.key, entry);
+      putFileEntry(this.dbs, entry);
       return { status: 'quarantined', entry };
     });
   }
@@ -278,7 +283,7 @@ export class Store {
       if (live !== 0) this.dbs.meta.putSync(counter, ((this.dbs.meta.get(counter) as number | undefined) ?? 0) + live);
       const share = records === 0 ? ms / pass.length : (ms * p.records.count) / records;
       const entry = appliedEntry(f, seq, counts, Math.round(share * 10) / 10, now().toISOString());
-      this.dbs.files.putSync(f.key, entry);
+      putFileEntry(this.dbs, entry);
       return { status: 'applied', entry };
     });
   }
@@ -331,6 +336,17 @@ export class Store {
   *appliedNewestFirst(after = 0): Generator<{ seq: number; key: string }> {
     for (const { key, value } of this.dbs.fileSeqs.getRange({ reverse: true, end: after }))
       yield { seq: key, key: value };
+  }
+
+  /** A page of one platform's files, newest first (platform-files.ts); undefined when `after` is not its file. */
+  platformFiles(platform: string, limit: number, after?: string): PlatformFilesPage | undefined {
+    return platformFilesPage(this.dbs, platform, limit, after);
+  }
+
+  /** A file's report (fileReport): its ledger entry and conflicts; undefined when the ledger does not hold it. */
+  fileReport(key: string): FileReport | undefined {
+    const entry = this.dbs.files.get(key);
+    return entry && fileReport(entry, this.env, this.conflictsOf(key));
   }
 
   *ledger(): Generator<FileEntry> {

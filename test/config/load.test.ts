@@ -1119,3 +1119,82 @@ describe('the operator console', () => {
     ]);
   });
 });
+
+describe('[[platforms]] reportKeyEnv: the key a platform reads its deposit reports with', () => {
+  const REPORTS = `
+[buckets.production]
+kind = "local"
+path = "bucket"
+
+[[platforms]]
+name = "acme"
+reportKeyEnv = "ACME_REPORTS"
+
+[[platforms]]
+name = "beta"
+reportKeyEnv = "BETA_REPORTS"
+
+[[platforms]]
+name = "gamma"
+`;
+
+  test('is read from the env given; a platform without it has no report key', () => {
+    const c = loadConfig(write(REPORTS), { ACME_REPORTS: 'acme-reports-1', BETA_REPORTS: 'beta-reports-1' });
+    expect(c.platforms.map((p) => [p.name, p.reportKey])).toEqual([
+      ['acme', 'acme-reports-1'],
+      ['beta', 'beta-reports-1'],
+      ['gamma', undefined],
+    ]);
+  });
+
+  test('unset is a fault when secrets are required, else that platform serves no reports', () => {
+    const path = write(REPORTS);
+    expect(problems(failure(() => loadConfig(path, { ACME_REPORTS: 'acme-reports-1' })))).toEqual([
+      '/platforms/1/reportKeyEnv: environment variable BETA_REPORTS is not set or empty',
+    ]);
+    const c = loadConfig(path, { ACME_REPORTS: 'acme-reports-1' }, { requireSecrets: false });
+    expect(c.platforms[1]!.reportKey).toBeUndefined();
+  });
+
+  test('a short key, or one two platforms share, is a fault: a shared key would read both platforms', () => {
+    const path = write(REPORTS);
+    expect(
+      problems(failure(() => loadConfig(path, { ACME_REPORTS: 'short', BETA_REPORTS: 'beta-reports-1' }))),
+    ).toEqual(['/platforms/0/reportKeyEnv: the key in ACME_REPORTS is shorter than 8 characters']);
+    expect(
+      problems(failure(() => loadConfig(path, { ACME_REPORTS: 'same-key-123', BETA_REPORTS: 'same-key-123' }))),
+    ).toEqual([
+      '/platforms/1/reportKeyEnv: the key in BETA_REPORTS is platform "acme"\'s too; each platform needs its own',
+    ]);
+  });
+});
+
+describe('[buckets.*] reports: written back to S3 buckets only', () => {
+  test('on an S3 bucket it is kept; on a local one, or beside a platform named "reports", a fault', () => {
+    const s3 = `
+[buckets.production]
+kind = "s3"
+path = "mirror"
+bucket = "deposits"
+reports = true
+
+[buckets.staging]
+kind = "local"
+path = "staging"
+reports = true
+
+[[platforms]]
+name = "reports"
+`;
+    expect(problems(failure(() => loadConfig(write(s3), {}, { requireSecrets: false })))).toEqual([
+      '/buckets/production/reports: a platform named "reports" would share its folder with the reports',
+      '/buckets/staging/reports: reports are written back to S3 buckets only (kind = "s3")',
+      '/buckets/staging/reports: a platform named "reports" would share its folder with the reports',
+    ]);
+    const ok = loadConfig(
+      write(s3.replace('name = "reports"', 'name = "acme"').replace(/reports = true\n\n\[\[/, '[[')),
+      {},
+    );
+    expect(ok.buckets.production).toMatchObject({ kind: 's3', reports: true });
+  });
+});

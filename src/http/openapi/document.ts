@@ -10,6 +10,7 @@ import {
   UpdatesResponse,
 } from '../routes/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
+import { DepositReport, DepositReportPage, depositReportPaths } from './deposit-report-paths.ts';
 import { probePaths, probeSchemas } from './probe-paths.ts';
 import { STATUS_PAGE_RATE_LIMITED, withIntegratorRateLimit } from './rate-limit-responses.ts';
 
@@ -91,6 +92,7 @@ export function openApiDocument(version: string): object {
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix) };
   for (const prefix of ['', '/staging'])
     Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
+  for (const prefix of ['', '/staging']) Object.assign(paths, depositReportPaths(prefix));
   Object.assign(paths, probePaths());
   return {
     openapi: '3.1.0',
@@ -115,6 +117,8 @@ export function openApiDocument(version: string): object {
         ByPrefixRequest: strip(ByPrefixRequest),
         ByPrefixResponse: strip(ByPrefixResponse),
         DocumentHistory: strip(DocumentHistory),
+        DepositReport: strip(DepositReport),
+        DepositReportPage: strip(DepositReportPage),
         Error: strip(ErrorBody),
         ...Object.fromEntries(Object.entries(probeSchemas).map(([name, schema]) => [name, strip(schema)])),
       },

@@ -113,7 +113,7 @@ function errorAnswer(request: Request, e: ErrorAnswer, extra: Record<string, str
   return new Response(null, { status: e.status, headers: { ...JSON_HEADERS, ...headers, 'content-length': length } });
 }
 
-const HTML_HEADERS = {
+export const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy': PAGE_CSP,
   'x-content-type-options': 'nosniff',
@@ -151,7 +151,7 @@ function send(request: Request, page: RenderedPage, status: number): Response {
 }
 
 /** The request's path as sent (still percent-encoded) and its query, without parsing the whole URL. */
-function splitUrl(url: string): { path: string; query: string } {
+export function splitUrl(url: string): { path: string; query: string } {
   const start = url.indexOf('/', url.indexOf('://') + 3);
   const q = url.indexOf('?', start);
   return q < 0 ? { path: url.slice(start), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1) };
@@ -178,7 +178,11 @@ function decodeDoi(encoded: string): { text: string; problem?: string } {
  * `?format=json|html` decides; otherwise JSON only when the Accept header ranks application/json above
  * text/html (a browser's Accept gets HTML, `Accept: application/json` gets JSON).
  */
-function formatOf(query: string, accept: string | null): PageFormat | { fault: ErrorAnswer } {
+export function formatOf(
+  query: string,
+  accept: string | null,
+  fallback: PageFormat = 'html',
+): PageFormat | { fault: ErrorAnswer } {
   const asked = new URLSearchParams(query).get('format');
   if (asked !== null) {
     if (asked === 'json' || asked === 'html') return asked;
@@ -190,10 +194,10 @@ function formatOf(query: string, accept: string | null): PageFormat | { fault: E
       },
     };
   }
-  if (!accept) return 'html';
+  if (!accept) return fallback;
   const json = quality(accept, 'application', 'json');
   const page = quality(accept, 'text', 'html');
-  return json > page ? 'json' : 'html';
+  return json > page ? 'json' : page > json ? 'html' : fallback;
 }
 
 /** The q-value Accept gives type/subtype: the most specific matching range wins (RFC 9110, 12.5.1); 0 if none. */
