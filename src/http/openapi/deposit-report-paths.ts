@@ -1,5 +1,6 @@
 import { type Static, Type as t } from '@sinclair/typebox';
 import { operationId } from './change-feed-paths.ts';
+import { pageParameters, queryParameter } from './parameters.ts';
 
 /**
  * The deposit reports' replies (deposit-reports-route.ts; docs/interface.md, "Deposit reports") and their OpenAPI
@@ -92,13 +93,10 @@ export function depositReportPaths(prefix: string): Record<string, object> {
     description: "the platform's name; its key reads only its own",
     schema: { type: 'string' },
   };
-  const format = {
-    name: 'format',
-    in: 'query',
-    required: false,
-    description: 'html for people; JSON by default (or as the Accept header ranks them)',
-    schema: { type: 'string', enum: ['json', 'html'] },
-  };
+  const format = queryParameter('format', 'html for people; JSON by default (or as the Accept header ranks them)', {
+    type: 'string',
+    enum: ['json', 'html'],
+  });
   const description =
     "Our addition to the interface: a platform's own deposit reports, read with the key of its `reportKeyEnv`, as x-api-key (or a browser's Basic password).";
   return {
@@ -110,20 +108,7 @@ export function depositReportPaths(prefix: string): Record<string, object> {
         security: [{ apiKey: [] }],
         parameters: [
           name,
-          {
-            name: 'after',
-            in: 'query',
-            required: false,
-            description: 'the `next` of the page before',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            description: 'files per page (default 20)',
-            schema: { type: 'integer', minimum: 1, maximum: 100 },
-          },
+          ...pageParameters('the `next` of the page before', 'files per page (default 20)', 100),
           format,
         ],
         responses: {
