@@ -28,6 +28,7 @@ import {
   handlePrefixes,
   handleStatusPage,
   handleUpdates,
+  keyedPost,
   PageCache,
   ReportKeys,
   type RouteHandler,
@@ -212,7 +213,11 @@ export function createApp(deps: HttpDeps) {
       app = app
         .post(
           route,
-          served('POST', route, (request) => handleEntitlements(request, keys, answers, body)),
+          served(
+            'POST',
+            route,
+            keyedPost(keys, body, (integrator, bytes) => handleEntitlements(integrator, bytes, answers)),
+          ),
           { parse: 'none' },
         )
         .all(route, notAllowed(route, 'POST'));
@@ -222,7 +227,11 @@ export function createApp(deps: HttpDeps) {
       app = app
         .post(
           route,
-          served('POST', route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)),
+          served(
+            'POST',
+            route,
+            keyedPost(keys, body, (_, bytes) => handleUpdates(bytes, deps.envs[env]?.store.updatesIndex)),
+          ),
           { parse: 'none' },
         )
         .all(route, notAllowed(route, 'POST'));

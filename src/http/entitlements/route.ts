@@ -1,3 +1,4 @@
+import type { IntegratorSettings } from '../../config/index.ts';
 import {
   classifyEntries,
   type EntitlementService,
@@ -8,8 +9,7 @@ import {
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
 import type { IntegratorLimits } from '../limits/index.ts';
-import { type ApiKeys, keyedBody } from '../routes/index.ts';
-import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 import { render } from './reply.ts';
 import { readRequest } from './request.ts';
 
@@ -26,21 +26,16 @@ export interface EntitlementEnv {
 
 /**
  * POST /v2.1/entitlements and /v2.2/entitlements (docs/interface.md, "Entitlement API"). Request-level checks in
- * the Updates API's order: key (401), media type (415), size (413), JSON, schema and org (400), then the
- * integrator's rate limit (429; IntegratorLimits). Each entry is
- * then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
+ * the Updates API's order: key (401), media type (415), size (413) as keyedPost reads them, then JSON, schema and
+ * org (400), then the integrator's rate limit (429; IntegratorLimits). Each entry is then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
  * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided. For a
  * counter integrator, a deposit answers only on a platform without an Entitlement API.
  */
 export async function handleEntitlements(
-  request: Request,
-  keys: ApiKeys,
+  integrator: IntegratorSettings,
+  body: Uint8Array,
   env: EntitlementEnv | undefined,
-  limits: BodyLimits,
 ): Promise<Response> {
-  const keyed = await keyedBody(request, keys, limits);
-  if (keyed instanceof Response) return keyed;
-  const { integrator, body } = keyed;
   const req = readRequest(body);
   if (req instanceof Response) return req;
   const e = req.entries;

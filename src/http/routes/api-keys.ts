@@ -99,14 +99,22 @@ function unauthorized(request: Request): Response {
   );
 }
 
-/** A keyed POST's first steps: the integrator its key names, then its JSON body's bytes; or the reply that ends it. */
-export async function keyedBody(
-  request: Request,
+/** A keyed POST route's own answer, once its key and body are read: the integrator and the JSON body's bytes. */
+export type KeyedAnswer = (integrator: IntegratorSettings, body: Uint8Array) => Response | Promise<Response>;
+
+/**
+ * A keyed POST route (the Entitlement and Updates APIs): the integrator its key names (401), then its JSON body's
+ * bytes (415, 413, 408), then `answer`. The checks every keyed body route starts with, in their one order.
+ */
+export function keyedPost(
   keys: ApiKeys,
   limits: BodyLimits,
-): Promise<{ integrator: IntegratorSettings; body: Uint8Array } | Response> {
-  const integrator = keys.check(request);
-  if (integrator instanceof Response) return integrator;
-  const body = await readJsonBytes(request, limits);
-  return body instanceof Response ? body : { integrator, body };
+  answer: KeyedAnswer,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const integrator = keys.check(request);
+    if (integrator instanceof Response) return integrator;
+    const body = await readJsonBytes(request, limits);
+    return body instanceof Response ? body : answer(integrator, body);
+  };
 }
