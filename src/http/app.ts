@@ -28,6 +28,7 @@ import {
   handlePrefixes,
   handleStatusPage,
   handleUpdates,
+  type KeyedAnswer,
   keyedPost,
   PageCache,
   ReportKeys,
@@ -208,34 +209,17 @@ export function createApp(deps: HttpDeps) {
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
     const answers = entitlementEnv(env);
-    for (const path of ENTITLEMENT_PATHS) {
-      const route = `${prefix}${path}`;
-      app = app
-        .post(
-          route,
-          served(
-            'POST',
-            route,
-            keyedPost(keys, body, (integrator, bytes) => handleEntitlements(integrator, bytes, answers)),
-          ),
-          { parse: 'none' },
-        )
-        .all(route, notAllowed(route, 'POST'));
-    }
-    for (const path of UPDATE_PATHS) {
-      const route = `${prefix}${path}`;
-      app = app
-        .post(
-          route,
-          served(
-            'POST',
-            route,
-            keyedPost(keys, body, (_, bytes) => handleUpdates(bytes, deps.envs[env]?.store.updatesIndex)),
-          ),
-          { parse: 'none' },
-        )
-        .all(route, notAllowed(route, 'POST'));
-    }
+    // the keyed POST routes; another method is a 405 naming POST
+    const keyedRoutes = (paths: readonly string[], answer: KeyedAnswer) => {
+      for (const path of paths) {
+        const route = `${prefix}${path}`;
+        app = app
+          .post(route, served('POST', route, keyedPost(keys, body, answer)), { parse: 'none' })
+          .all(route, notAllowed(route, 'POST'));
+      }
+    };
+    keyedRoutes(ENTITLEMENT_PATHS, (integrator, bytes) => handleEntitlements(integrator, bytes, answers));
+    keyedRoutes(UPDATE_PATHS, (_, bytes) => handleUpdates(bytes, deps.envs[env]?.store.updatesIndex));
     // the change feed and the private lookup (v2.2 only: they are ours, not GetFTR's)
     const store = deps.envs[env]?.store;
     const feed = `${prefix}/v2.2/updates`;

@@ -1,4 +1,4 @@
-export { ApiKeys, keyedPost, ReportKeys } from './api-keys.ts';
+export { ApiKeys, type KeyedAnswer, keyedPost, ReportKeys } from './api-keys.ts';
 export { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
 export { CONSOLE_PREFIX, ConsoleKey, handleConsole } from './console-route.ts';
 export { DEPOSITS_PREFIX, handleDepositReports } from './deposit-reports-route.ts';
