@@ -39,6 +39,7 @@ import {
   type StoreDbs,
   spaceUsage,
   storeFileIn,
+  syncPlatformFiles,
   writeTransaction,
 } from './environment/index.ts';
 import type { HoldingView, LiveHolding } from './holdings/index.ts';
@@ -112,7 +113,10 @@ export class Store {
   ): Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
-    if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
+    if (!opts.readOnly) {
+      syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
+      startChangeFeed(dbs, Date.now(), keepMs);
+    }
     return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs });
   }
 

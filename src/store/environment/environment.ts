@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { type Database, type Key, open, type RootDatabase } from 'lmdb';
 import { FaultError, fault } from '../../base/index.ts';
 import type { ConflictEntry, FileEntry } from './ledger.ts';
-import { syncPlatformFiles } from './platform-files.ts';
 
 /**
  * One LMDB environment per deployment environment (production, staging), and the layout of its sub-databases
@@ -145,7 +144,6 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     throw notMade(path);
   }
   checkSchemaVersion(dbs, path, opts.readOnly ?? false);
-  if (!opts.readOnly) syncPlatformFiles(dbs);
   return dbs;
 }
 

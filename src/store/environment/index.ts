@@ -33,6 +33,7 @@ export {
   platformFilesPage,
   platformOfEntry,
   putFileEntry,
+  syncPlatformFiles,
 } from './platform-files.ts';
 export { copyStore, type PageFigures, pageFigures, type SpaceUsage, spaceUsage, storeFileIn } from './store-file.ts';
 export {
