@@ -136,7 +136,7 @@ export function lookUpEntries(
     if (problem !== undefined) e.message[i] = problem;
     else {
       at.push(i);
-      queries.push(entry);
+      queries.push(entry as MetadataQuery);
     }
   }
   if (at.length === 0) return undefined;

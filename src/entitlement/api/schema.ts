@@ -1,4 +1,4 @@
-import { type Static, Type as t } from '@sinclair/typebox';
+import { type Static, type TOptional, type TUnknown, Type as t } from '@sinclair/typebox';
 import { UpdateObject } from '../../update-record/index.ts';
 
 /**
@@ -50,6 +50,28 @@ const MetadataMembers = {
   ),
 };
 
+/**
+ * An entry by metadata, typed: checked entry by entry where a lookup reads it (lookup/match.ts, metadataProblem),
+ * so a malformed member is that entry's 400 alone. The request schema only names the members (decision 27: refusing
+ * the whole request cost the other entries their answers), and beside a `doi` they are not read at all.
+ */
+export const MetadataEntry = t.Object(MetadataMembers);
+
+/** The members as the request schema takes them: any value; their types in the description, for /openapi.json. */
+const namedMetadataMembers = Object.fromEntries(
+  Object.entries(MetadataMembers).map(([name, schema]) => [
+    name,
+    t.Optional(t.Unknown({ description: `${metadataTypeOf(schema)}: ${schema.description}; read only without doi` })),
+  ]),
+) as { [K in keyof typeof MetadataMembers]: TOptional<TUnknown> };
+
+function metadataTypeOf(schema: { type?: string; minimum?: number; maxLength?: number }): string {
+  if (schema.type === 'array') return 'a list of names';
+  if (schema.type === 'integer') return 'an integer';
+  if (schema.type === 'boolean') return 'true or false';
+  return `a string of at most ${schema.maxLength} characters`;
+}
+
 const DoiEntry = t.Union([
   t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
   t.Object(
@@ -62,7 +84,7 @@ const DoiEntry = t.Union([
       uid: t.Optional(
         t.String({ maxLength: 256, description: "the integrator's own reference, echoed on the answer" }),
       ),
-      ...MetadataMembers,
+      ...namedMetadataMembers,
     },
     {
       additionalProperties: false,

@@ -1,4 +1,7 @@
+import type { Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { doiKey, readDoiInput } from '../../doi/index.ts';
+import { MetadataEntry } from '../api/index.ts';
 import { exactTitle, familyName, normaliseTitle } from './titles.ts';
 
 /**
@@ -6,15 +9,10 @@ import { exactTitle, familyName, normaliseTitle } from './titles.ts';
  * alone: what a candidate must agree with, and which one of several is "the latest published version".
  */
 
-/** An entry's metadata members, as the request schema took them. */
-export interface MetadataQuery {
-  title?: string;
-  journal?: string;
-  authors?: string[];
-  year?: number;
-  preprintDoi?: string;
-  exactTitleMatch?: boolean;
-}
+/** An entry's metadata members, once metadataProblem found them well typed. */
+export type MetadataQuery = Static<typeof MetadataEntry>;
+
+const checkMetadata = TypeCompiler.Compile(MetadataEntry);
 
 /** A `/works` item, as far as the match reads it (Crossref's field names). */
 export interface CrossrefItem {
@@ -37,10 +35,13 @@ export interface QueryForms {
 }
 
 /**
- * Why an entry by metadata cannot be looked up (its entry answers 400 with this), or undefined: it needs a
- * title with something to match, or a preprintDoi that is a DOI.
+ * Why an entry by metadata cannot be looked up (its entry answers 400 with this), or undefined: its members of
+ * their types (MetadataEntry), and a title with something to match or a preprintDoi that is a DOI.
  */
-export function metadataProblem(q: MetadataQuery): string | undefined {
+export function metadataProblem(entry: object): string | undefined {
+  const fault = checkMetadata.Errors(entry).First();
+  if (fault) return `${fault.path.slice(1).replaceAll('/', '.')}: ${fault.message.toLowerCase()}`;
+  const q = entry as MetadataQuery;
   if (q.preprintDoi !== undefined) {
     const input = readDoiInput(q.preprintDoi);
     if (input.problem !== undefined) return `preprintDoi: ${input.problem}`;

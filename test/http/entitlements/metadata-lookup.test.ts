@@ -170,7 +170,7 @@ describe('an entry by metadata is answered as the DOI it resolves to, its uid ec
     );
   });
 
-  test('an entry that cannot be looked up is a 400 entry saying why; a bad member fails the request naming it', async () => {
+  test('an entry that cannot be looked up is a 400 entry saying why; a member of the wrong type too, that entry alone', async () => {
     const { app } = appWith();
     expect(
       await ask(app, [
@@ -188,12 +188,19 @@ describe('an entry by metadata is answered as the DOI it resolves to, its uid ec
       { statusCode: 400, message: 'title: has no letter or digit to match a title by', uid: 'z' },
     ]);
     expect(crossref.calls).toEqual([]);
-    const r = await post(app, '/v2.2/entitlements', JSON.stringify({ dois: [{ title: 'x', year: '2020' }] }), {
-      key: KEY,
-    });
-    const refused = await errorOf(r);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ error: 'BAD_REQUEST', message: expect.stringMatching(/^\/dois\/0\/year: /) });
+    // a malformed member is its entry's 400, naming it; the other entries keep their answers, and beside a doi the
+    // members are not read at all (decision 27)
+    const mixed = await ask(app, [
+      { title: 'x', year: '2020', uid: 'a' },
+      { title: 'x', authors: [{ family: 'Doe' }], uid: 'b' },
+      { doi: '10.5555/nobody-holds-this', year: 'then', authors: 7, uid: 'c' },
+    ]);
+    expect(mixed).toEqual([
+      { statusCode: 400, message: expect.stringMatching(/^year: expected integer/), uid: 'a' },
+      { statusCode: 400, message: expect.stringMatching(/^authors\.0: expected string/), uid: 'b' },
+      expect.objectContaining({ doi: '10.5555/nobody-holds-this', statusCode: 404, uid: 'c' }),
+    ]);
+    expect(crossref.calls).toEqual([]);
   });
 
   test('without [entitlements.lookup], an entry by metadata stays a 400 entry, and Crossref is not called', async () => {
