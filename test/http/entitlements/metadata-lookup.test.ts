@@ -9,7 +9,7 @@ import { type CrossrefApi, type FakeWork, startCrossrefApi } from '../../support
 import { CROSSREF_FIXTURES } from '../../support/crossref-works.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
 import { storePerTest } from '../../support/temp-store.ts';
-import { errorOf, KEY, KEY_NO_UPDATES, makeApp, platformsWithoutApi, post } from '../http-support.ts';
+import { KEY, KEY_NO_UPDATES, makeApp, platformsWithoutApi, post } from '../http-support.ts';
 
 /**
  * Entries by metadata (docs/interface.md, "Entries by metadata"), through the HTTP API against a loopback server
