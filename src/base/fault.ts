@@ -87,6 +87,10 @@ export const FAULT_CODES = {
     'NOT_CONFIGURED',
     'CURSOR_EXPIRED',
     'INTERNAL',
+    /** push alerts: a target URL deliveries may not go to; a watch list over its bound; not the delivering replica */
+    'TARGET_REFUSED',
+    'WATCH_LIST_FULL',
+    'WEBHOOKS_NOT_HERE',
   ],
 } as const;
 

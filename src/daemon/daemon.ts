@@ -5,6 +5,7 @@ import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
 import { FollowedSources } from '../updates/index.ts';
+import { Webhooks } from '../webhooks/index.ts';
 import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
@@ -38,6 +39,8 @@ export class Daemon {
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
+  /** push alerts, on the replica with `[webhooks] enabled` (docs/operations.md, "Push alerts") */
+  webhooks: Webhooks | undefined;
   /** /readyz was asked since the start: something (a load balancer) watches it, so a stop drains first */
   private readinessAsked = false;
 
@@ -99,6 +102,7 @@ export class Daemon {
       void r.store.updatesIndex.warm().then(read('updates'));
       void r.store.changeFeed.warm().then(read('prefixes'));
     }
+    this.openWebhooks();
     // the port opens before the buckets are scanned and the update sources started: at 100M holdings the scan of
     // a bucket's files against the ledger takes about a second, and answers are right without it
     if (this.closing) return;
@@ -109,6 +113,7 @@ export class Daemon {
     }
     this.closers.push(async () => this.updateSources?.close());
     if (this.closing) return;
+    this.webhooks?.start();
     await this.followUpdates(this.config);
     if (this.closing) return;
     this.started = true;
@@ -120,6 +125,27 @@ export class Daemon {
       url: this.url,
       nativeMemory: libc() !== null,
     });
+  }
+
+  /**
+   * The webhooks' store, when this replica delivers; it follows the production store's change feed. Closed before
+   * the stores (closers run in reverse), after its deliveries in flight have ended.
+   */
+  private openWebhooks(): void {
+    const settings = this.config.webhooks;
+    const store = this.envs.get('production')?.store;
+    if (!settings?.enabled || !store) return;
+    const webhooks = new Webhooks(store.changeFeed, {
+      ...settings,
+      onPaused: (s) =>
+        this.log.log('warn', 'webhooks.paused', {
+          subscription: s.id,
+          integrator: s.integrator,
+          reason: s.paused?.reason,
+        }),
+    });
+    this.webhooks = webhooks;
+    this.closers.push(() => webhooks.close());
   }
 
   private listen(): void {
@@ -138,6 +164,7 @@ export class Daemon {
       version: this.version,
       registry: daemonRegistry(this.envs, () => this.updateSources, { version: this.version, commit: this.commit }),
       log: this.log,
+      subscriptions: { webhooks: this.webhooks, servedBy: this.config.webhooks?.servedBy },
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;

@@ -6,7 +6,12 @@ import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
-import { HttpMetrics, registerEntitlementMetrics, registerStoreMetrics } from './metrics/index.ts';
+import {
+  HttpMetrics,
+  registerEntitlementMetrics,
+  registerStoreMetrics,
+  registerWebhookMetrics,
+} from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
@@ -15,11 +20,14 @@ import {
   handleChanges,
   handlePrefixes,
   handleStatusPage,
+  handleSubscriptions,
   handleUpdates,
   PageCache,
   type RouteHandler,
   STATUS_PAGE_PREFIX,
   type StatusEnv,
+  SUBSCRIPTIONS_PATH,
+  type SubscriptionsHere,
   setDirectRoutes,
 } from './routes/index.ts';
 import { type BodyLimits, DEFAULT_BODY_TIMEOUT_MS, errorResponse, jsonResponse } from './wire/index.ts';
@@ -53,6 +61,8 @@ export interface HttpDeps {
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
+  /** push alerts: this replica's webhooks (undefined: another replica delivers; its routes answer 503) */
+  subscriptions?: SubscriptionsHere;
 }
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
@@ -84,6 +94,7 @@ export function createApp(deps: HttpDeps) {
   registerStoreMetrics(own, metricSources, now);
   registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
   http.register(own);
+  if (deps.subscriptions?.webhooks) registerWebhookMetrics(own, deps.subscriptions.webhooks);
   const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
@@ -220,6 +231,15 @@ export function createApp(deps: HttpDeps) {
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
     app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
   }
+  // push alerts' subscriptions (production only): one handler sorts out the paths and methods under the prefix
+  const subscriptions = forElysia(
+    timed(SUBSCRIPTIONS_PATH, (request) =>
+      handleSubscriptions(request, keys, deps.subscriptions ?? { webhooks: undefined }, body),
+    ),
+  );
+  // typed as plain strings, as the status pages' pattern: Elysia's route types need not list them
+  const [subscriptionsPath, subscriptionsPattern]: string[] = [SUBSCRIPTIONS_PATH, `${SUBSCRIPTIONS_PATH}/*`];
+  app = app.all(subscriptionsPath!, subscriptions).all(subscriptionsPattern!, subscriptions);
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));
   const whole = app

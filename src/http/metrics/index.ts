@@ -2,3 +2,4 @@ export { registerEntitlementMetrics } from './entitlement-metrics.ts';
 export { HttpMetrics } from './http-metrics.ts';
 export { counter, gauge, processRegistry } from './registry.ts';
 export { registerStoreMetrics } from './store-metrics.ts';
+export { registerWebhookMetrics } from './webhook-metrics.ts';
