@@ -231,8 +231,8 @@ export class Daemon {
       this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
-    const { server, store, ingest, buckets } = this.config;
-    this.config = { ...next, server, store, ingest, buckets };
+    const { server, store, ingest, buckets, webhooks } = this.config;
+    this.config = { ...next, server, store, ingest, buckets, webhooks };
     const { restartOnly: _, ...live } = changes;
     this.log.log('info', 'config.reloaded', { source: next.source, ...live });
     return true;
