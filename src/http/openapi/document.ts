@@ -11,6 +11,7 @@ import {
 } from '../routes/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
 import { probePaths, probeSchemas } from './probe-paths.ts';
+import { subscriptionPaths, subscriptionSchemas, subscriptionWebhooks } from './subscription-paths.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates), the document status page and the probes,
@@ -89,6 +90,7 @@ export function openApiDocument(version: string): object {
   for (const prefix of ['', '/staging'])
     Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
   Object.assign(paths, probePaths());
+  Object.assign(paths, subscriptionPaths(errors));
   return {
     openapi: '3.1.0',
     // the service is published under no licence (package.json: private): said so, in SPDX's form for a licence of one's own
@@ -100,6 +102,7 @@ export function openApiDocument(version: string): object {
     // relative: the API is served where this document is (behind a proxy, at the proxy's address)
     servers: [{ url: '/', description: 'The replica, or the proxy, that serves this document' }],
     paths,
+    webhooks: subscriptionWebhooks(),
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
       schemas: {
@@ -114,6 +117,7 @@ export function openApiDocument(version: string): object {
         DocumentHistory: strip(DocumentHistory),
         Error: strip(ErrorBody),
         ...Object.fromEntries(Object.entries(probeSchemas).map(([name, schema]) => [name, strip(schema)])),
+        ...Object.fromEntries(Object.entries(subscriptionSchemas).map(([name, schema]) => [name, strip(schema)])),
       },
     },
   };
