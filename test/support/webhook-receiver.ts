@@ -17,7 +17,7 @@ export interface Received {
  * so tests wait for deliveries, never for time.
  */
 export function receiver(
-  opts: { secrets?: () => string[]; answer?: (n: number, r: Received) => number | Response } = {},
+  opts: { secrets?: () => string[]; answer?: (n: number, r: Received) => number | Response | Promise<Response> } = {},
 ) {
   const received: Received[] = [];
   const waiters = new Set<() => void>();
@@ -49,10 +49,11 @@ export function receiver(
         status: 0,
       };
       const answer = opts.answer?.(received.length, r) ?? 204;
-      r.status = answer instanceof Response ? answer.status : answer;
+      // a promised answer (held by the test) counts as 204 here: the sender may never see it
+      r.status = answer instanceof Response ? answer.status : typeof answer === 'number' ? answer : 204;
       received.push(r);
       for (const w of waiters) w();
-      return answer instanceof Response ? answer : new Response(null, { status: answer });
+      return typeof answer === 'number' ? new Response(null, { status: answer }) : answer;
     },
   });
   return {
