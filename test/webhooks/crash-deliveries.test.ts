@@ -55,11 +55,11 @@ afterAll(async () => {
 });
 
 async function dropFile(d: Daemon, name: string, text: string): Promise<void> {
-  const before = logLines(d).filter((l) => l.event === 'updates.imported').length;
   writeFileSync(join(drop, `.${name}.partial`), text);
   renameSync(join(drop, `.${name}.partial`), join(drop, name));
+  // this file's own line: a restarted daemon may log the files it finds in the folder too
   await waitFor(
-    () => logLines(d).filter((l) => l.event === 'updates.imported').length > before,
+    () => logLines(d).some((l) => l.event === 'updates.imported' && String(l.source).endsWith(name)),
     `the import of ${name}`,
     30_000,
   );
