@@ -43,6 +43,16 @@ export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): 
       set({ paused: 'false' }, figures.length - paused);
     },
   );
+  // per subscription, so that the lag alert leaves out the paused ones (their lag is known and said)
+  gauge(
+    registry,
+    'doi_holdings_webhook_subscription_paused',
+    'Whether a subscription is paused (1), by its owner or by a delivery failing for the whole retry period.',
+    ['subscription', 'integrator'],
+    (set) => {
+      for (const f of webhooks.figures()) set({ subscription: f.id, integrator: f.integrator }, f.paused ? 1 : 0);
+    },
+  );
   gauge(registry, 'doi_holdings_webhook_deliveries_in_flight', 'Deliveries under way now.', [], (set) =>
     set({}, webhooks.deliveries.active),
   );
