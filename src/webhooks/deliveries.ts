@@ -18,6 +18,8 @@ export interface DeliverySettings extends TargetRules {
   retryBaseMs: number;
   retryMaxMs: number;
   retryForMs: number;
+  /** CA certificates (PEM) trusted beside the system's, for a test's own https receiver; never from the config */
+  ca?: string;
 }
 
 /** What deliveries came to since the start, for /metrics. */

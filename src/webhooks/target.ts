@@ -136,7 +136,7 @@ export async function send(
   target: string,
   headers: Record<string, string>,
   body: string,
-  opts: TargetRules & { timeoutMs: number },
+  opts: TargetRules & { timeoutMs: number; ca?: string },
 ): Promise<SendOutcome> {
   const startedAt = performance.now();
   const done = (status: number, error?: string): SendOutcome => ({
@@ -164,7 +164,7 @@ export async function send(
       redirect: 'manual',
       signal,
       // the certificate is checked against the name, not the address connected to
-      tls: url.protocol === 'https:' ? { serverName: hostOf(url) } : undefined,
+      tls: url.protocol === 'https:' ? { serverName: hostOf(url), ...(opts.ca ? { ca: opts.ca } : {}) } : undefined,
     } as RequestInit);
     await drain(r);
     if (r.status >= 300 && r.status < 400)

@@ -1,4 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { doiKey } from '../../src/doi/index.ts';
 import { keyHash } from '../../src/store/index.ts';
 import { refusedRange, type Subscription, type WebhookOptions, Webhooks } from '../../src/webhooks/index.ts';
@@ -297,6 +301,43 @@ describe('targets', () => {
     if ('code' in attempts) throw new Error(attempts.message);
     expect(attempts.at(-1)!.error).toBe(`redirect to ${elsewhere.url} not followed`);
     expect(elsewhere.received).toEqual([]);
+  });
+
+  test('an https target is reached at the address checked, its certificate verified against its name', async () => {
+    const tls = join(import.meta.dir, '..', 'fixtures', 'webhooks-tls');
+    const [cert, key] = ['cert.pem', 'key.pem'].map((f) => readFileSync(join(tls, f), 'utf8')) as [string, string];
+    // where a delivery to "localhost" connects: the resolver's first answer, as the deliveries take it
+    const { address } = await lookup('localhost', { verbatim: true });
+    const got: { host: string | null; ok: boolean }[] = [];
+    let secret = '';
+    const server = Bun.serve({
+      hostname: address,
+      port: 0,
+      tls: { cert, key },
+      async fetch(request) {
+        const body = await request.text();
+        let ok = true;
+        try {
+          new Webhook(secret).verify(body, Object.fromEntries(request.headers));
+        } catch {
+          ok = false;
+        }
+        got.push({ host: request.headers.get('host'), ok });
+        return new Response(null, { status: 204 });
+      },
+    });
+    try {
+      const h = open({ ca: cert });
+      const made = h.create('acme', { url: `https://localhost:${server.port}/hook`, dois: [W1] });
+      if ('code' in made) throw new Error(made.message);
+      secret = made.secret;
+      await importCsvRows(s.store, [retraction(990001, W1)]);
+      h.poll();
+      await settled(h, made.view.id);
+      expect(got).toEqual([{ host: `localhost:${server.port}`, ok: true }]);
+    } finally {
+      server.stop(true);
+    }
   });
 
   test('the refused ranges', () => {
