@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startServer } from '../../../src/http/index.ts';
 import { Webhooks } from '../../../src/webhooks/index.ts';
-import { tempDir } from '../../support/fixtures.ts';
+import { tempDir, waitFor } from '../../support/fixtures.ts';
 import { storePerTest } from '../../support/temp-store.ts';
 import { importCsvRows } from '../../support/update-imports.ts';
 import { receiver } from '../../support/webhook-receiver.ts';
@@ -93,7 +93,11 @@ describe('/v2.2/subscriptions', () => {
       expect(rotated.body.secret).toStartWith('whsec_');
       expect(rotated.body.previousSecretValidUntil).toBeString();
       const event = Number(hook.received[0]!.id.split('_').at(-1));
-      const deliveries = await call('GET', `${one}/deliveries`);
+      // the receiver has it; its 2xx is recorded a moment later, with the position
+      const deliveries = await waitFor(async () => {
+        const d = await call('GET', `${one}/deliveries`);
+        return d.body.deliveries.length > 0 && d;
+      }, 'the attempt recorded');
       expect(deliveries.body.deliveries).toHaveLength(1);
       expect(deliveries.body.deliveries[0]).toMatchObject({ event, ok: true, status: 204 });
       secrets.push(rotated.body.secret);
