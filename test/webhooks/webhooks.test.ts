@@ -3,9 +3,12 @@ import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { silentLogger } from '../../src/base/index.ts';
 import { doiKey } from '../../src/doi/index.ts';
 import { keyHash } from '../../src/store/index.ts';
+import { CrossrefHarvest } from '../../src/updates/index.ts';
 import { refusedRange, type Subscription, type WebhookOptions, Webhooks } from '../../src/webhooks/index.ts';
+import { realWorks, startCrossrefApi } from '../support/crossref-api.ts';
 import { tempDir, waitFor } from '../support/fixtures.ts';
 import { storePerTest } from '../support/temp-store.ts';
 import { importCsvRows, importUpdatedBy, rwRelay } from '../support/update-imports.ts';
@@ -151,6 +154,42 @@ describe('deliveries', () => {
     await retractions.until((x) => x.length === 1, 'the retraction of W1');
     expect(types(retractions.received[0]!.body.updates).sort()).toEqual(['correction', 'retraction']);
     expect(types(retractions.received[0]!.body.previous)).toEqual(['correction']);
+  });
+
+  test('a Crossref harvest (the loopback Crossref API) delivers the retraction it brings', async () => {
+    const article = '10.1016/s0140-6736(20)31180-6';
+    const h = open();
+    const r = hook();
+    subscribe(h, r, { dois: [article.toUpperCase()] });
+    const api = await startCrossrefApi({ works: realWorks() });
+    try {
+      const harvest = new CrossrefHarvest(
+        {
+          name: 'crossref',
+          url: api.url,
+          mailto: 'ops@example.org',
+          everyMs: 3_600_000,
+          rows: 100,
+          fullEveryMs: 0,
+          staleAfterMs: 1e9,
+          nice: 0,
+          idle: false,
+        },
+        [s.store],
+        silentLogger,
+        { version: 'test', retryBaseMs: 20 },
+      );
+      const ran = await harvest.run();
+      if ('code' in ran) throw new Error(ran.message);
+    } finally {
+      await api.stop();
+    }
+    h.poll();
+    await r.until((x) => x.length === 1, "the article's retraction");
+    expect(doiKey(r.received[0]!.body.doi)).toBe(article);
+    expect(types(r.received[0]!.body.updates)).toContain('retraction');
+    expect(r.received[0]!.body.previous).toEqual([]);
+    expect(r.received[0]!.verifiedWith).toEqual([0]);
   });
 
   test('failures are retried with the same webhook-id, and events stay in feed order', async () => {
