@@ -4,15 +4,18 @@
  * subscriptions). Prints the time to add the watch lists (through Webhooks.changeWatch, 10,000 a call as the API
  * takes them), the daemon-side process's anonymous RSS before and after (the lists live in LMDB, not in memory), and
  * the time from the import's commit to the last of SUBS × 50 deliveries to a loopback receiver (another process)
- * answering each after 20 ms, with the peak anonymous RSS meanwhile. Target: <= 30 s. WEBHOOK_BENCH_SUBS and
- * WEBHOOK_BENCH_DOIS make it smaller.
+ * answering each after 20 ms, with the peak anonymous RSS meanwhile. Target: <= 30 s. Then the Updates API of
+ * the same process (wrk, 50 connections, 10-DOI bodies) alone, and while every subscription replays all its events:
+ * the rate kept (target >= 0.9). WEBHOOK_BENCH_SUBS and WEBHOOK_BENCH_DOIS make it smaller.
  */
 import { readFileSync } from 'node:fs';
+import { createApp, startServer } from '../src/http/index.ts';
 import { Store } from '../src/store/index.ts';
 import { importUpdates } from '../src/updates/index.ts';
 import { Webhooks } from '../src/webhooks/index.ts';
 import { tempDir } from '../test/support/fixtures.ts';
 import { RW_CSV_HEAD } from '../test/support/update-imports.ts';
+import { startWrk, stopLoads, wrk, wrkScript } from './lib/updates-load.ts';
 
 const SUBS = Number(process.env.WEBHOOK_BENCH_SUBS ?? 1000);
 const DOIS = Number(process.env.WEBHOOK_BENCH_DOIS ?? 20_000);
@@ -112,6 +115,43 @@ try {
     `  import -> every event delivered: ${expected.toLocaleString('en')} deliveries in ${seconds.toFixed(1)} s (${Math.round(expected / seconds)}/s; fan-out of the feed ${fanout.toFixed(2)} s); target <= 30 s`,
   );
   console.log(`  outcomes ${JSON.stringify(outcomes)}; anonymous RSS peak during deliveries ${peak.toFixed(0)} MiB`);
+
+  // the Updates API of this process, alone and while every subscription replays all its events
+  const KEY = 'bench-key-00001';
+  const app = createApp({
+    integrators: [{ name: 'bench', apiKey: KEY, updates: true, cache: true, counter: false }],
+    maxBodyBytes: 65_536,
+    envs: { production: { store } },
+    health: () => ({ ok: true, checks: {} }),
+    version: 'bench',
+  });
+  const server = startServer(app, '127.0.0.1', 0);
+  try {
+    const bodies = Array.from({ length: 200 }, (_, b) =>
+      JSON.stringify({ dois: Array.from({ length: 10 }, (_, k) => changed((b * 10 + k) % CHANGED)) }),
+    );
+    const script = wrkScript(`${work.path}/updates.lua`, bodies, KEY);
+    const url = `${server.url}/v2.2/updates`;
+    await wrk(url, script, '2s'); // warm
+    const alone = await wrk(url, script, '10s');
+    const before = Number(await (await fetch(`http://127.0.0.1:${port}/count`)).text());
+    const load = startWrk(url, script);
+    const t2 = performance.now();
+    for (const v of hooks.list('bench')) hooks.replay('bench', v.id, 1);
+    for (;;) {
+      const n = Number(await (await fetch(`http://127.0.0.1:${port}/count`)).text());
+      if (n >= before + expected && hooks.deliveries.active === 0) break;
+      await Bun.sleep(100);
+    }
+    const replaySeconds = (performance.now() - t2) / 1000;
+    const during = await load.stop();
+    console.log(
+      `  Updates API (10 DOIs a request): ${Math.round(alone.rps)} req/s alone, ${Math.round(during.rps)} req/s while ${expected.toLocaleString('en')} deliveries ran (${replaySeconds.toFixed(1)} s): ${(during.rps / alone.rps).toFixed(2)} of its rate; target >= 0.9 (p99 ${alone.p99Ms} -> ${during.p99Ms} ms)`,
+    );
+  } finally {
+    await stopLoads();
+    await server.stop();
+  }
 } finally {
   await hooks.close();
   await store.close();
