@@ -137,6 +137,7 @@ export class Daemon {
     if (!settings?.enabled || !store) return;
     const webhooks = new Webhooks(store.changeFeed, {
       ...settings,
+      onError: (e) => this.log.log('error', 'webhooks.failed', { error: String((e as Error)?.stack ?? e) }),
       onPaused: (s) =>
         this.log.log('warn', 'webhooks.paused', {
           subscription: s.id,

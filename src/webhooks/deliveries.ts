@@ -48,6 +48,7 @@ export class Deliveries {
     private readonly now: () => number,
     private readonly random: () => number = Math.random,
     private readonly onPaused: (s: Subscription) => void = () => undefined,
+    private readonly onError: (e: unknown) => void = () => undefined,
   ) {}
 
   /** Look again at these subscriptions (new events, a resume, a replay), then start what may start. */
@@ -71,12 +72,22 @@ export class Deliveries {
       const next = this.firstPending(id);
       if (next === undefined) continue;
       this.inFlight.add(id);
-      const run = this.deliver(s, next).finally(() => {
-        this.inFlight.delete(id);
-        this.running.delete(run);
-        this.ready.add(id);
-        this.pump();
-      });
+      const run = this.deliver(s, next)
+        .then(
+          () => {
+            this.ready.add(id);
+          },
+          // a store that cannot be written (a full disk): nothing recorded, the event stays first; tried again later
+          (e: unknown) => {
+            this.onError(e);
+            this.later(id, this.settings.retryMaxMs);
+          },
+        )
+        .finally(() => {
+          this.inFlight.delete(id);
+          this.running.delete(run);
+          this.pump();
+        });
       this.running.add(run);
     }
   }

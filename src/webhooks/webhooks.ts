@@ -24,6 +24,8 @@ export interface WebhookOptions extends DeliverySettings {
   random?: () => number;
   /** told when a subscription is paused by its failures (the daemon logs it) */
   onPaused?: (s: Subscription) => void;
+  /** told when following the feed or recording a delivery failed (a store that cannot be written): logged, retried */
+  onError?: (e: unknown) => void;
 }
 
 /** DOIs in one call that adds or removes watched DOIs */
@@ -84,7 +86,15 @@ export class Webhooks {
     this.dbs = openWebhookDbs(options.path, options.mapSizeBytes);
     for (const { value } of this.dbs.subs.getRange()) this.subs.set(value.id, value);
     this.follower = new FeedFollower(this.dbs, feed, () => this.subs.values(), this.now);
-    this.deliveries = new Deliveries(this.dbs, options, this.subs, this.now, options.random, options.onPaused);
+    this.deliveries = new Deliveries(
+      this.dbs,
+      options,
+      this.subs,
+      this.now,
+      options.random,
+      options.onPaused,
+      options.onError,
+    );
   }
 
   /** Follows the feed every pollMs and delivers; a deletion a stop interrupted goes on. */
@@ -94,6 +104,9 @@ export class Webhooks {
     const tick = () => {
       try {
         this.poll();
+      } catch (e) {
+        // the page in flight was not committed: the next tick reads it again from the saved cursor
+        this.options.onError?.(e);
       } finally {
         this.timer = setTimeout(tick, this.options.pollMs);
       }
