@@ -11,7 +11,11 @@ const Dois = t.Array(t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y o
 
 export const SubscriptionRequest = t.Object(
   {
-    url: t.String({ description: 'where deliveries are POSTed: an https:// URL on the public internet' }),
+    url: t.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'where deliveries are POSTed: an https:// URL on the public internet',
+    }),
     types: t.Optional(
       t.Array(t.String({ minLength: 1, maxLength: 100 }), {
         minItems: 1,
