@@ -5,7 +5,7 @@ TSC      := node_modules/.bin/tsc
 CONFIG   ?= conf/default.toml
 STAMP    := node_modules/.install-stamp
 
-.PHONY: run test typecheck lint format bench bench-scale build clean deps standalone install soak
+.PHONY: run test typecheck lint format bench bench-scale bench-console build clean deps standalone install soak
 
 # make install: PREFIX for the binary, the docs and sysusers.d; SYSCONFDIR for the config and the unit; DESTDIR
 # stages it all under another root (packaging). BINARY: an executable already built (else `make build` runs first).
@@ -64,6 +64,7 @@ bench: deps
 	$(BUN) bench/webhooks.ts
 	$(BUN) bench/status-page.ts
 	$(BUN) bench/operations.ts
+	$(BUN) bench/deposit-reports.ts
 
 # Issue 48's figures at scale, in one run (not part of `make bench` nor `make test`): SCALE_MILLIONS million deposit
 # records (default 20; fractions such as 0.5 for a quick run), generated once into .bench/scale-<N>M/; the first load,
@@ -71,6 +72,12 @@ bench: deps
 # first load (SCALE_SQLITE=0 skips it: about half an hour at 20M).
 bench-scale: deps
 	$(BUN) bench/scale.ts
+
+# Issue 52's console figure (not part of `make bench`: it loads SCALE_MILLIONS million holdings, default 20): the
+# console page's p50/p99 at rest and while wrk loads the Updates API. SCALE_DATA=DIR takes the deposits of a data set
+# made before (.bench/scale-20M) instead of generating them.
+bench-console: deps
+	$(BUN) bench/console.ts
 
 build: deps
 	$(BUN) scripts/build.ts dist/doi-holdings

@@ -2,7 +2,7 @@
  * Entitlement API benchmark (issue 17): the real daemon (its own process) over 1.1M holdings ingested from the
  * generated deposits; load from wrk (Debian's package, installed here if missing) on 127.0.0.1, 2 threads, 50
  * connections, 5 s per run after a 2 s warm-up, three runs per server taken in turns, as the Updates API
- * benchmark does. Four scenarios:
+ * benchmark does. Five scenarios:
  *   (a) bodies of 100 open DOIs (open, free or permFree holdings of all five platforms: answered from the deposit);
  *   (b) bodies of 1 open DOI;
  *   (c) bodies of 100 paid DOIs of one platform (wiley), whose Entitlement API is a loopback server
@@ -19,6 +19,11 @@
  *   (e) 100 paid DOIs against the same platform answering as GetFTR asks publishers to (each call's time drawn from
  *       a log-normal of mean 300 ms and p95 500 ms), one call per request (entitlementBatch = 100), 50 connections,
  *       3 runs of 10 s: the daemon's p50 and p99 beside the platform's own in the same run, and the latency added.
+ *   (f) entries by metadata (issue 51): a daemon of its own whose [entitlements.lookup] is a loopback Crossref
+ *       answering every call in 50 ms; one request of 100 metadata entries, each resolving to a DOI held open, timed
+ *       whole beside the lookup's time-out (its defaults: 1 s, 16 calls at once); then the same request again, and
+ *       the calls Crossref answered for it (from the lookup cache: none). `bun bench/entitlements.ts --lookup-only`
+ *       runs (f) alone (no 1.1M store, no wrk), in seconds (bench/lib/lookup-scenario.ts).
  * In the same run, the ceilings of the Updates API benchmark (bench/ceiling-server.ts): a bare Bun server that
  * parses the body and returns a fixed reply, tiny, or of the size the daemon sends for such a body (its real
  * reply, saved). For (c) also a ceiling that makes the same platform calls (bench/lib/paid-ceiling-server.ts:
@@ -37,6 +42,7 @@ import { writeDaemonConfig } from './lib/daemon-config.ts';
 import { PLATFORM_NAMES, prng } from './lib/deposit-generator.ts';
 import type { Manifest } from './lib/ingest-data.ts';
 import { ingestData, REPO } from './lib/ingest-data.ts';
+import { type LookupFigures, lookupScenario } from './lib/lookup-scenario.ts';
 import { fmt } from './lib/measure.ts';
 import { cpuSplit, machineCpu } from './lib/process-probes.ts';
 import { indexesRead, type Started, startProcess, stopAll } from './lib/processes.ts';
@@ -354,7 +360,27 @@ async function platformStats(url: string): Promise<PlatformStats> {
 const median = (loads: Load[]) => [...loads].sort((a, b) => a.rps - b.rps)[loads.length >> 1]!;
 const met = (ok: boolean) => (ok ? 'met' : 'NOT MET');
 
-if (import.meta.main) {
+/** Scenario (f)'s figures, printed (never asserted: a figure of this machine). */
+function printLookup(f: LookupFigures): void {
+  console.log(
+    `\n| (f) entries by metadata | entries | Crossref answers in | lookup time-out | concurrency | first request ms | resolved / timed out | Crossref calls | repeat ms | Crossref calls by the repeat | target | result |`,
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  const ok = f.firstMs <= f.timeoutMs && f.timedOut === 0 && f.repeatCalls === 0;
+  console.log(
+    `| ${f.entries} title/journal/author/year entries, each a DOI held open | ${f.entries} | ${f.delayMs} ms | ${f.timeoutMs} ms | ${f.concurrency} | ${fmt(f.firstMs, 1)} | ${f.resolved} / ${f.timedOut} | ${f.firstCalls} | ${fmt(f.repeatMs, 1)} | ${f.repeatCalls} | all resolved within the time-out; the repeat makes no call | ${met(ok)} |`,
+  );
+}
+
+if (import.meta.main && process.argv.includes('--lookup-only')) {
+  const work = tempDir('doi-holdings-bench-lookup-');
+  try {
+    printLookup(await lookupScenario(work.path));
+  } finally {
+    await stopAll();
+    work.remove();
+  }
+} else if (import.meta.main) {
   await ensureWrk();
   const { dir: data, manifest } = await ingestData();
   const work = tempDir('doi-holdings-bench-entitlements-');
@@ -544,6 +570,8 @@ if (import.meta.main) {
     await daemon.stop();
     const platformFinal = await platformStats(platform.url);
     await platform.stop();
+    console.log('(f) entries by metadata, a Crossref answering in 50 ms ...');
+    const lookup = await lookupScenario(work.path);
 
     const oa = results.open100;
     const d1Alone = median(alone);
@@ -655,6 +683,7 @@ if (import.meta.main) {
     console.log(
       `| (d2) 100 paid DOIs, breaker on (defaults), ${CONNECTIONS} connections | ${fmt(d2.requests)} | ${fmt(d2.rps)} | ${fmt(d2.p50Ms, 2)} | ${fmt(d2.p99Ms, 2)} | ${fmt(d2.maxMs, 2)} | ${fmt(d2.minMs, 2)} | ${d2.errors} | ${fmt(d2.entries504)} / ${fmt(d2.entries200)} | ${fmt(d2Calls)} platform calls, time-out ${TIMEOUT_MS} ms | max <= ${limitMs} ms | ${met(d2.maxMs <= limitMs && d2.errors === 0)} |`,
     );
+    printLookup(lookup);
   } finally {
     await stopAll();
     work.remove();

@@ -11,6 +11,7 @@ import { EXIT_OK, EXIT_USAGE, finishOutput, processOutput as io } from './cli/ou
 import { outputElsewhere, Progress, stderrIsTty } from './cli/progress.ts';
 import { reportCommand } from './cli/report-command.ts';
 import { backupCommand, statsCommand } from './cli/store-commands.ts';
+import { listingFor } from './cli/table.ts';
 import { BUILT_IN_SOURCE, type Config, ENV_NAMES, type EnvName, loadConfig, resolveConfig } from './config/index.ts';
 import { Daemon } from './daemon/daemon.ts';
 import type { StartSignals } from './daemon/start-signals.ts';
@@ -49,7 +50,9 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
     io.out(JSON.stringify({ config: config.source, ok: true }));
     return EXIT_OK;
   }
-  if (command.kind === 'validate') return validateCommand(command.files, config, io);
+  // tables for a person at a terminal, lines for scripts: decided here once for every listing command
+  const listing = listingFor(inv.json === true);
+  if (command.kind === 'validate') return validateCommand(command.files, config, io, listing);
   // a reload reads the same file (or embedded default) again; the secrets file too, but not the process environment
   if (command.kind === 'serve') {
     // the secrets file owns the names it gave at start: a reload does not take them from the process environment
@@ -68,6 +71,7 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
           io,
           config.updates.crossref.map((c) => c.name),
           config.updates.urls.map((u) => u.url),
+          listing,
         );
       } finally {
         await store.close();
@@ -104,11 +108,11 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
           jsonLogger(writeStderr, 'info', logFormat),
         );
       case 'failures':
-        return failuresCommand(store, io);
+        return failuresCommand(store, io, listing);
       case 'retry':
         return await retryCommand(command.key, store, inv.env, config, io);
       case 'report':
-        return reportCommand(command.keys, store, inv.env, config, io);
+        return reportCommand(command.keys, store, inv.env, config, io, listing);
       case 'harvest':
         // a harvest keeps its progress in its first store: production's, as in the daemon
         return await harvestCommand(

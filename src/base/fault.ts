@@ -74,6 +74,8 @@ export const FAULT_CODES = {
     'BACKUP_RUNNING',
     'BACKUP_FAILED',
   ],
+  /** an Entitlement API entry by metadata that could not be looked up at Crossref (its entry answers 504) */
+  lookup: ['LOOKUP_TIMEOUT', 'LOOKUP_UNAVAILABLE'],
   /** request-level HTTP errors (the `error` of an error body) */
   http: [
     'BAD_REQUEST',
@@ -87,6 +89,8 @@ export const FAULT_CODES = {
     'NOT_CONFIGURED',
     'CURSOR_EXPIRED',
     'INTERNAL',
+    /** over a rate limit: 429, with Retry-After */
+    'RATE_LIMITED',
     /** push alerts: a target URL deliveries may not go to; a watch list over its bound; not the delivering replica */
     'TARGET_REFUSED',
     'WATCH_LIST_FULL',

@@ -23,6 +23,7 @@ export {
   writeStderr,
 } from './log.ts';
 export { settlesWithin } from './settles-within.ts';
+export { TokenBucket } from './token-bucket.ts';
 export {
   jobWorkersEnded,
   programScript,

@@ -4,6 +4,8 @@ export { FolderWatch, type FolderWatchOptions } from './local-watch.ts';
 export { type HoldsFile, heldStill, missedFiles } from './rescan.ts';
 export {
   describeS3Error,
+  REPORTS_FOLDER,
+  ReportWriter,
   S3Mirror,
   type S3MirrorOptions,
   SAME_SECOND_GUARD_MS,

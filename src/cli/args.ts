@@ -25,7 +25,12 @@ export interface Invocation {
   env: EnvName;
   /** --env was given (--stats and --backup then take that environment only, else every configured one) */
   envGiven?: true;
+  /** --json: the listing commands print their lines on a terminal too, not tables (table.ts) */
+  json?: true;
 }
+
+/** the commands that print tables on a terminal, and take --json */
+const LISTING_MODES = ['--stats', '--failures', '--report', '--validate'];
 
 const TAKES_VALUE = new Set(['--config', '--env', '--platform', '--doi', '--format', '--backup']);
 
@@ -47,6 +52,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     '--check-config',
     '--help',
     '--version',
+    '--json',
   ]);
   const flags = new Map<string, string>();
   const seen: string[] = [];
@@ -92,6 +98,8 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
   if (modes.length > 1) return fault('USAGE', `choose one of ${modes.join(', ')}`);
   const mode = modes[0] ?? (positional[0] === 'serve' ? 'serve' : undefined);
   if (flags.has('--history') && mode !== '--dump') return fault('USAGE', '--history goes with --dump');
+  if (flags.has('--json') && !LISTING_MODES.includes(mode ?? ''))
+    return fault('USAGE', `--json goes with ${LISTING_MODES.join(', ')}`);
   if (flags.has('--full') && mode !== '--harvest') return fault('USAGE', '--full goes with --harvest');
   if (flags.has('--allow-shrink') && mode !== '--harvest' && mode !== '--import-updates')
     return fault('USAGE', '--allow-shrink goes with --import-updates or --harvest');
@@ -103,6 +111,7 @@ export function parseArgs(argv: readonly string[]): Invocation | Fault {
     configPath: flags.get('--config'),
     env: env as EnvName,
     ...(flags.has('--env') ? { envGiven: true as const } : {}),
+    ...(flags.has('--json') ? { json: true as const } : {}),
   };
   const noPositional = (cmd: Command): Invocation | Fault =>
     rest.length > 0 ? fault('USAGE', `unexpected argument ${JSON.stringify(rest[0])}`) : { ...base, command: cmd };
@@ -201,6 +210,8 @@ Usage:
                                               start nothing: every fault listed, exit 2 (before an upgrade)
   doi-holdings --help | --version
 
+--stats, --failures, --report and --validate print tables when stdout is a terminal, their lines otherwise;
+--json: their lines on a terminal too.
 Config: --config PATH, else $DOI_HOLDINGS_CONFIG, else conf/default.toml.
 Exit codes: 0 ok, 1 input faults found (a rejected line or file), 2 usage or config error.
 `;

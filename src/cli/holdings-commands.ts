@@ -17,6 +17,8 @@ import { historyDumpLine, writeDumpLines } from './dump-line.ts';
 import { ingestRoot } from './ingest-copy.ts';
 import { EXIT_INPUT_FAULTS, EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
+import { rejectedTable } from './report-command.ts';
+import { type Cell, type Listing, renderTable } from './table.ts';
 
 /**
  * --dump: live holdings as JSON lines in store order (works while the daemon runs: LMDB readers never block);
@@ -86,7 +88,12 @@ function dumpHistories(
 }
 
 /** --validate: a publisher's dry run. Same parser as ingestion, nothing stored. */
-export async function validateCommand(files: string[], config: Config, io: Output): Promise<number> {
+export async function validateCommand(
+  files: string[],
+  config: Config,
+  io: Output,
+  listing: Listing = { tables: false },
+): Promise<number> {
   const platforms = new Set(config.platforms.map((p) => p.name));
   let faults = 0;
   for (const path of files) {
@@ -134,7 +141,10 @@ export async function validateCommand(files: string[], config: Config, io: Outpu
         ? `${path}: ${counts}; none of it would be applied: the file would be refused as a whole for its name (${nameProblem.code})`
         : `${path}: ${counts}`,
     );
-    for (const r of parsed.rejected) io.out(`  line ${r.line}${r.path ? ` ${r.path}` : ''}: ${r.code}: ${r.message}`);
+    if (listing.tables && parsed.rejected.length > 0)
+      for (const l of rejectedTable(parsed.rejected, listing.width - 2)) io.out(`  ${l}`);
+    else
+      for (const r of parsed.rejected) io.out(`  line ${r.line}${r.path ? ` ${r.path}` : ''}: ${r.code}: ${r.message}`);
     if (parsed.rejected.length > 0) faults++;
   }
   return faults > 0 ? EXIT_INPUT_FAULTS : EXIT_OK;
@@ -236,34 +246,41 @@ async function ingestRun(
 }
 
 /** --failures: quarantined files and same-key conflicts, one JSON line each. */
-export function failuresCommand(store: Store, io: Output): number {
+export function failuresCommand(store: Store, io: Output, listing: Listing = { tables: false }): number {
+  const rows: Cell[][] = [];
   for (const f of store.failures()) {
+    let line: { env: string; kind: string; key: string; code?: string; message?: string; tries?: number };
+    let lastModified: string | undefined;
     if (f.kind === 'quarantined') {
-      const { key, code, message, tries, lastModified, recordedAt } = f.entry;
-      io.out(
-        JSON.stringify({
-          env: store.env,
-          kind: 'quarantined',
-          key,
-          code,
-          message,
-          tries,
-          lastModified: new Date(lastModified).toISOString(),
-          recordedAt,
-        }),
-      );
+      const { key, code, message, tries, recordedAt } = f.entry;
+      lastModified = new Date(f.entry.lastModified).toISOString();
+      line = {
+        env: store.env,
+        kind: 'quarantined',
+        key,
+        code,
+        message,
+        tries,
+        lastModified,
+        recordedAt,
+      } as typeof line;
     } else {
-      io.out(
-        JSON.stringify({
-          env: store.env,
-          kind: 'conflict',
-          key: f.conflict.key,
-          ...conflictFault(f.conflict),
-          recordedAt: f.conflict.recordedAt,
-        }),
-      );
+      line = {
+        env: store.env,
+        kind: 'conflict',
+        key: f.conflict.key,
+        ...conflictFault(f.conflict),
+        recordedAt: f.conflict.recordedAt,
+      } as typeof line;
     }
+    // lines stream out; a table waits for its rows to know its columns' widths
+    if (!listing.tables) io.out(JSON.stringify(line));
+    else rows.push([line.kind, line.key, line.code, line.tries, lastModified, line.message]);
   }
+  if (listing.tables && rows.length > 0)
+    for (const l of renderTable(['kind', 'key', 'code', 'tries', 'lastModified', 'message'], rows, listing.width))
+      io.out(l);
+  else if (listing.tables) io.out(`no quarantined files and no conflicts in ${store.env}`);
   return EXIT_OK;
 }
 

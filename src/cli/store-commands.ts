@@ -7,6 +7,7 @@ import { loadState, PASSES } from '../updates/harvest/index.ts';
 import { loadUrlState } from '../updates/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
+import { fieldRows, type Listing, renderTable } from './table.ts';
 
 /**
  * --stats: one JSON line per environment: live holdings per platform and access type, works with updates, the
@@ -19,6 +20,7 @@ export function statsCommand(
   io: Output,
   harvestNames: readonly string[] = [],
   urls: readonly string[] = [],
+  listing: Listing = { tables: false },
 ): number {
   const byPlatform: Record<string, Record<string, number>> = {};
   let total = 0;
@@ -35,20 +37,29 @@ export function statsCommand(
   const ledger = { applied: 0, quarantined: 0, conflicts: store.conflictCount() };
   for (const e of store.ledger()) ledger[e.outcome]++;
   const { seq } = store.appliedSeq();
-  io.out(
-    JSON.stringify({
-      env: store.env,
-      schemaVersion: store.schemaVersion(),
-      holdings: { total, byPlatform },
-      worksWithUpdates: store.updatesIndex.size,
-      ledger,
-      lastAppliedSeq: seq,
-      unfinishedUpdateImportRows: store.importScratchRows(),
-      harvests: harvestStats(store, harvestNames),
-      urls: urlStats(store, urls),
-      store: store.pageFigures(),
-    }),
-  );
+  const line = {
+    env: store.env,
+    schemaVersion: store.schemaVersion(),
+    holdings: { total, byPlatform },
+    worksWithUpdates: store.updatesIndex.size,
+    ledger,
+    lastAppliedSeq: seq,
+    unfinishedUpdateImportRows: store.importScratchRows(),
+    harvests: harvestStats(store, harvestNames),
+    urls: urlStats(store, urls),
+    store: store.pageFigures(),
+  };
+  if (!listing.tables) {
+    io.out(JSON.stringify(line));
+    return EXIT_OK;
+  }
+  // the platforms as rows of their own; the rest, one figure a row
+  const { byPlatform: _, ...holdings } = line.holdings;
+  for (const l of renderTable(['field', 'value'], fieldRows({ ...line, holdings }), listing.width)) io.out(l);
+  const columns = ['total', ...ACCESS_TYPES, 'none'];
+  const rows = Object.entries(byPlatform).map(([platform, c]) => [platform, ...columns.map((k) => c[k])]);
+  io.out('');
+  for (const l of renderTable(['platform', ...columns], rows, listing.width)) io.out(l);
   return EXIT_OK;
 }
 

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { FaultError, fault } from '../base/index.ts';
 import { parseSourceDate } from '../update-record/index.ts';
+import { parseAddressBlock } from './address-block.ts';
 import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
 import {
   type BucketSettings,
@@ -11,9 +12,12 @@ import {
   DEFAULT_CROSSREF_URL,
   DEFAULT_ENTITLEMENTS,
   DEFAULT_INGEST,
+  DEFAULT_LOOKUP,
   DEFAULT_PLATFORM_ENTITLEMENT,
   defaultStaleAfterMs,
   ENV_NAMES,
+  type MetadataLookupSettings,
+  type RateSettings,
 } from './resolved.ts';
 import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
@@ -27,6 +31,8 @@ const HARVEST_NICE = 19;
 const HARVEST_IDLE = true;
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
+/** the most DOIs one Entitlement API request holds (docs/interface.md): a default DOI burst takes one whole */
+const MAX_DOIS_PER_REQUEST = 100;
 
 /**
  * Reads, validates and resolves a TOML config. Every fault is listed with its path; `env` is passed in
@@ -104,7 +110,16 @@ export function resolveConfig(
       maxBodyBytes: file.server?.maxBodyBytes ?? 64 * 1024,
       bodyTimeoutMs: file.server?.bodyTimeoutMs ?? 10_000,
       drainMs: Math.round((file.server?.drainSeconds ?? 5) * 1000),
+      ...(file.server?.trustedProxies?.length ? { trustedProxies: file.server.trustedProxies } : {}),
+      ...adminSettings(file, env),
     },
+    ...(file.statusPage?.rateLimit
+      ? {
+          statusPage: {
+            rateLimit: rateOf(file.statusPage.rateLimit.requestsPerSecond, file.statusPage.rateLimit.requestBurst, 1),
+          },
+        }
+      : {}),
     store: {
       dir: abs(file.store?.dir ?? 'var/db'),
       mapSizeBytes: Math.round((file.store?.mapSizeGiB ?? 64) * 1024 ** 3),
@@ -134,6 +149,11 @@ export function resolveConfig(
       entitlementConcurrency: p.entitlementConcurrency ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementConcurrency,
       entitlementBatch: p.entitlementBatch ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementBatch,
       entitlementCacheSeconds: p.entitlementCacheSeconds ?? DEFAULT_PLATFORM_ENTITLEMENT.entitlementCacheSeconds,
+      ...(p.entitlementRatePerSecond === undefined
+        ? {}
+        : { entitlementRate: rateOf(p.entitlementRatePerSecond, p.entitlementRateBurst, 1) }),
+      // an unset or empty variable serves no reports (--check-config and a start with secrets say so)
+      ...(p.reportKeyEnv && env[p.reportKeyEnv] ? { reportKey: env[p.reportKeyEnv] } : {}),
     })),
     integrators: (file.integrators ?? []).flatMap((i) => {
       const { apiKey, previousApiKey } = integratorKeys(i, env);
@@ -147,6 +167,7 @@ export function resolveConfig(
               updates: i.updates ?? false,
               cache: i.cache ?? true,
               counter: i.counter ?? false,
+              ...(i.rateLimit === undefined ? {} : { rateLimit: integratorRateLimit(i.rateLimit) }),
             },
           ];
     }),
@@ -160,6 +181,7 @@ export function resolveConfig(
         file.entitlements?.breakerCooldownSeconds !== undefined
           ? Math.round(file.entitlements.breakerCooldownSeconds * 1000)
           : DEFAULT_ENTITLEMENTS.breakerCooldownMs,
+      ...(file.entitlements?.lookup ? { lookup: lookupSettings(file.entitlements.lookup, env) } : {}),
     },
     updates: {
       dropDir: file.updates?.dropDir ? abs(file.updates.dropDir) : undefined,
@@ -229,11 +251,16 @@ function semanticProblems(
       );
     if (p.entitlementUrl === undefined && p.entitlementSecretEnv !== undefined)
       out.push(`  /platforms/${i}/entitlementUrl: entitlementSecretEnv is given but no entitlementUrl to call`);
+    if (p.entitlementRateBurst !== undefined && p.entitlementRatePerSecond === undefined)
+      out.push(
+        `  /platforms/${i}/entitlementRateBurst: given without entitlementRatePerSecond, the rate it is the burst of`,
+      );
     if (requireSecrets && p.entitlementSecretEnv && (env[p.entitlementSecretEnv] ?? '') === '')
       out.push(
         `  /platforms/${i}/entitlementSecretEnv: environment variable ${p.entitlementSecretEnv} is not set or empty`,
       );
   });
+  reportKeyProblems(file, env, requireSecrets, out);
   const names = new Set<string>();
   const keys = new Set<string>();
   (file.integrators ?? []).forEach((it, i) => {
@@ -244,6 +271,7 @@ function semanticProblems(
       out.push(
         `  /integrators/${i}/cache: a counter integrator is never served from the answer cache; leave cache out, or false`,
       );
+    out.push(...integratorRateProblems(it.rateLimit, `/integrators/${i}/rateLimit`));
     if ((it.apiKey === undefined) === (it.apiKeyEnv === undefined)) {
       out.push(`  /integrators/${i}: give exactly one of apiKey or apiKeyEnv`);
       return;
@@ -268,6 +296,11 @@ function semanticProblems(
   });
   for (const name of ENV_NAMES) {
     const b = file.buckets[name];
+    if (b?.kind === 'local' && b.reports)
+      out.push(`  /buckets/${name}/reports: reports are written back to S3 buckets only (kind = "s3")`);
+    // the reports' folder is left out of the mirror, so no platform's deposits may live there
+    if (b?.reports && file.platforms.some((p) => p.name === 'reports'))
+      out.push(`  /buckets/${name}/reports: a platform named "reports" would share its folder with the reports`);
     if (b?.kind !== 's3') continue;
     if ((b.accessKeyIdEnv === undefined) !== (b.secretAccessKeyEnv === undefined))
       out.push(`  /buckets/${name}: give both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
@@ -290,9 +323,65 @@ function semanticProblems(
     if (requireSecrets && c.plusTokenEnv !== undefined && (env[c.plusTokenEnv] ?? '') === '')
       out.push(`  /updates/crossref/${i}/plusTokenEnv: environment variable ${c.plusTokenEnv} is not set or empty`);
   });
+  (file.server?.trustedProxies ?? []).forEach((proxy, i) => {
+    if (parseAddressBlock(proxy) === undefined)
+      out.push(
+        `  /server/trustedProxies/${i}: ${JSON.stringify(proxy)} is not an address or a CIDR block (e.g. 10.0.0.0/8, 2001:db8::/32, ::1)`,
+      );
+  });
+  const lookupTokenEnv = file.entitlements?.lookup?.plusTokenEnv;
+  if (requireSecrets && lookupTokenEnv !== undefined && (env[lookupTokenEnv] ?? '') === '')
+    out.push(`  /entitlements/lookup/plusTokenEnv: environment variable ${lookupTokenEnv} is not set or empty`);
   const port = Number((file.server?.listen ?? '127.0.0.1:8080').split(':').pop());
   if (port > 65535) out.push(`  /server/listen: port ${port} is out of range`);
+  out.push(...adminProblems(file, env, requireSecrets));
   return out;
+}
+
+/** A token bucket's settings; its burst by default a second's worth, and at least `leastBurst`. */
+function rateOf(perSecond: number, burst: number | undefined, leastBurst: number): RateSettings {
+  return { perSecond, burst: burst ?? Math.max(leastBurst, Math.ceil(perSecond)) };
+}
+
+/** An integrator's rates; the DOI burst at least one full request, so that a default never refuses one for size. */
+function integratorRateLimit(r: NonNullable<NonNullable<ConfigFile['integrators']>[number]['rateLimit']>) {
+  return {
+    ...(r.requestsPerSecond === undefined ? {} : { requests: rateOf(r.requestsPerSecond, r.requestBurst, 1) }),
+    ...(r.doisPerSecond === undefined ? {} : { dois: rateOf(r.doisPerSecond, r.doiBurst, MAX_DOIS_PER_REQUEST) }),
+  };
+}
+
+/** A rate limit that limits nothing, or a burst without its rate, is a mistake said, not a limit quietly absent. */
+function integratorRateProblems(
+  r: NonNullable<ConfigFile['integrators']>[number]['rateLimit'],
+  path: string,
+): string[] {
+  if (r === undefined) return [];
+  const out: string[] = [];
+  if (r.requestsPerSecond === undefined && r.doisPerSecond === undefined)
+    out.push(`  ${path}: give requestsPerSecond, doisPerSecond or both (an empty rateLimit limits nothing)`);
+  if (r.requestBurst !== undefined && r.requestsPerSecond === undefined)
+    out.push(`  ${path}/requestBurst: given without requestsPerSecond, the rate it is the burst of`);
+  if (r.doiBurst !== undefined && r.doisPerSecond === undefined)
+    out.push(`  ${path}/doiBurst: given without doisPerSecond, the rate it is the burst of`);
+  return out;
+}
+
+/** `[entitlements.lookup]` resolved: defaults, the base address without a trailing slash, the token read. */
+function lookupSettings(
+  l: NonNullable<NonNullable<ConfigFile['entitlements']>['lookup']>,
+  env: Record<string, string | undefined>,
+): MetadataLookupSettings {
+  const plusToken = l.plusTokenEnv ? env[l.plusTokenEnv] : undefined;
+  return {
+    url: (l.url ?? DEFAULT_CROSSREF_URL).replace(/\/+$/, ''),
+    mailto: l.mailto,
+    ...(plusToken ? { plusToken } : {}),
+    ...(l.plusTokenEnv ? { plusTokenEnv: l.plusTokenEnv } : {}),
+    timeoutMs: l.timeoutMs ?? DEFAULT_LOOKUP.timeoutMs,
+    concurrency: l.concurrency ?? DEFAULT_LOOKUP.concurrency,
+    cacheEntries: l.cacheEntries ?? DEFAULT_LOOKUP.cacheEntries,
+  };
 }
 
 function staleAfter(hours: number | undefined, everyMs: number): number {
@@ -329,6 +418,7 @@ function resolveBucket(
     credentials,
     credentialSource: credentials ? `${b.accessKeyIdEnv}/${b.secretAccessKeyEnv}` : 'the default AWS credential chain',
     pollMs: Math.round((b.pollSeconds ?? 30) * 1000),
+    ...(b.reports ? { reports: true as const } : {}),
   };
 }
 
@@ -339,4 +429,69 @@ function splitListen(listen: string): [string, number] {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The operator console's shortest key: it guards the ledger and every figure, and is typed by people. */
+const ADMIN_KEY_MIN_LENGTH = 16;
+
+/** The operator console's listener and key, when configured (its key only when its variable holds one). */
+function adminSettings(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+): { admin?: { host: string; port: number }; adminKey?: string } {
+  const listen = file.server?.adminListen;
+  const keyEnv = file.server?.adminKeyEnv;
+  const key = keyEnv !== undefined ? env[keyEnv] : undefined;
+  const [host, port] = listen !== undefined ? splitListen(listen) : [];
+  return {
+    ...(host !== undefined ? { admin: { host, port: port! } } : {}),
+    ...(key ? { adminKey: key } : {}),
+  };
+}
+
+function adminProblems(file: ConfigFile, env: Record<string, string | undefined>, requireSecrets: boolean): string[] {
+  const out: string[] = [];
+  const { listen = '127.0.0.1:8080', adminListen, adminKeyEnv } = file.server ?? {};
+  if (adminListen !== undefined) {
+    const port = Number(adminListen.split(':').pop());
+    if (port > 65535) out.push(`  /server/adminListen: port ${port} is out of range`);
+    // port 0 (a free port, in tests) twice is two listeners
+    if (adminListen === listen && !adminListen.endsWith(':0'))
+      out.push(`  /server/adminListen: ${adminListen} is the public listener's address; give the operator's own`);
+  }
+  if (adminKeyEnv !== undefined) {
+    const key = env[adminKeyEnv];
+    if (requireSecrets && (key ?? '') === '')
+      out.push(`  /server/adminKeyEnv: environment variable ${adminKeyEnv} is not set or empty`);
+    else if (key && key.length < ADMIN_KEY_MIN_LENGTH)
+      out.push(`  /server/adminKeyEnv: the key in ${adminKeyEnv} is shorter than ${ADMIN_KEY_MIN_LENGTH} characters`);
+  }
+  return out;
+}
+
+/**
+ * Each platform's report key: set when secrets are required, 8 characters at least, and its own: a key two
+ * platforms shared would read both platforms' reports.
+ */
+function reportKeyProblems(
+  file: ConfigFile,
+  env: Record<string, string | undefined>,
+  requireSecrets: boolean,
+  out: string[],
+): void {
+  const owners = new Map<string, string>();
+  file.platforms.forEach((p, i) => {
+    if (p.reportKeyEnv === undefined) return;
+    const key = env[p.reportKeyEnv] ?? '';
+    const at = `  /platforms/${i}/reportKeyEnv`;
+    if (key === '') {
+      if (requireSecrets) out.push(`${at}: environment variable ${p.reportKeyEnv} is not set or empty`);
+      return;
+    }
+    if (key.length < 8) out.push(`${at}: the key in ${p.reportKeyEnv} is shorter than 8 characters`);
+    const owner = owners.get(key);
+    if (owner !== undefined)
+      out.push(`${at}: the key in ${p.reportKeyEnv} is platform "${owner}"'s too; each platform needs its own`);
+    owners.set(key, p.name);
+  });
 }

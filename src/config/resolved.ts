@@ -24,9 +24,17 @@ export interface S3BucketSettings {
   /** names of the environment variables the credentials came from, for messages */
   credentialSource: string;
   pollMs: number;
+  /** each file's report is written back under reports/ (bucket/s3/report-writer.ts), which the mirror leaves out */
+  reports?: true;
 }
 
 export type BucketSettings = LocalBucketSettings | S3BucketSettings;
+
+/** A token bucket's settings: tokens a second, and the most it holds. */
+export interface RateSettings {
+  perSecond: number;
+  burst: number;
+}
 
 export interface PlatformSettings {
   name: string;
@@ -40,6 +48,10 @@ export interface PlatformSettings {
   entitlementBatch: number;
   /** how long a platform's answer is served from the cache; 0: not cached */
   entitlementCacheSeconds: number;
+  /** the calls a second the platform takes; absent: no limit */
+  entitlementRate?: RateSettings;
+  /** the key its deposit reports are read with (reportKeyEnv's value); absent: its reports are not served */
+  reportKey?: string;
 }
 
 export interface IntegratorSettings {
@@ -56,6 +68,8 @@ export interface IntegratorSettings {
    * filled), a platform with an Entitlement API is asked for its open holdings too, and its customerID is shown
    */
   counter: boolean;
+  /** its Entitlement API requests and DOIs a second (each absent: no limit) */
+  rateLimit?: { requests?: RateSettings; dois?: RateSettings };
 }
 
 export interface EntitlementSettings {
@@ -69,7 +83,27 @@ export interface EntitlementSettings {
   /** consecutive failed calls that open a platform's circuit breaker */
   breakerFailures: number;
   breakerCooldownMs: number;
+  /** entries by metadata resolved through Crossref; absent: they answer 400 */
+  lookup?: MetadataLookupSettings;
 }
+
+/** `[entitlements.lookup]`: where and how entries by metadata are resolved (entitlement/lookup/). */
+export interface MetadataLookupSettings {
+  /** the REST API's base address, without a trailing slash */
+  url: string;
+  mailto: string;
+  plusToken?: string;
+  /** the variable the token is read from, for messages when it is unset */
+  plusTokenEnv?: string;
+  /** the time a request's lookups may take together */
+  timeoutMs: number;
+  /** calls to Crossref in flight at most (Crossref's advertised limit may be lower) */
+  concurrency: number;
+  /** resolved lookups kept (0: none) */
+  cacheEntries: number;
+}
+
+export const DEFAULT_LOOKUP = { timeoutMs: 1000, concurrency: 16, cacheEntries: 100_000 };
 
 export const DEFAULT_ENTITLEMENTS: EntitlementSettings = {
   name: 'doi-holdings',
@@ -149,7 +183,21 @@ export interface Config {
    */
   secretNames: readonly string[];
   /** drainMs: how long a stop serves on with /readyz 503 before the port closes (`server.drainSeconds`) */
-  server: { host: string; port: number; maxBodyBytes: number; bodyTimeoutMs: number; drainMs: number };
+  server: {
+    host: string;
+    port: number;
+    maxBodyBytes: number;
+    bodyTimeoutMs: number;
+    drainMs: number;
+    /** proxies whose X-Forwarded-For is believed (`server.trustedProxies`); absent: none */
+    trustedProxies?: readonly string[];
+    /** the operator console's listener (`server.adminListen`); absent: the console is not on a listener of its own */
+    admin?: { host: string; port: number };
+    /** the operator console's key (`server.adminKeyEnv`'s value); absent: no key, so never on the public listener */
+    adminKey?: string;
+  };
+  /** the status page's limit of pages a second per client address; absent: none */
+  statusPage?: { rateLimit: RateSettings };
   /** changeFeedKeepMs: how long a withdrawal stays in the change feed (`updates.changeFeedKeepDays`) */
   store: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number };
   ingest: IngestSettings;

@@ -27,10 +27,30 @@ const ProductName = t.String({
   patternMeans: 'printable ASCII, no spaces or control characters',
 });
 
+/** A rate of a token bucket: positive and finite (TOML's inf and nan are refused). */
+const PerSecond = t.Number({ exclusiveMinimum: 0, maximum: 1_000_000 });
+/** The most a token bucket holds: what may be spent at once after a quiet spell. */
+const Burst = t.Integer({ minimum: 1, maximum: 1_000_000 });
+
+/** An integrator's rate limit (docs/interface.md, "Rate limits"): token buckets of requests and of DOIs. */
+const IntegratorRateLimit = t.Object(
+  {
+    requestsPerSecond: t.Optional(PerSecond),
+    /** default: a second's worth, at least 1 */
+    requestBurst: t.Optional(Burst),
+    doisPerSecond: t.Optional(PerSecond),
+    /** default: a second's worth, at least one full request (100 DOIs) */
+    doiBurst: t.Optional(Burst),
+  },
+  { additionalProperties: false },
+);
+
 const LocalBucket = t.Object(
   {
     kind: t.Literal('local'),
     path: t.String({ minLength: 1 }),
+    /** refused with its reason (load.ts): reports are written back to S3 buckets only */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -48,6 +68,8 @@ const S3Bucket = t.Object(
     accessKeyIdEnv: t.Optional(t.String({ minLength: 1 })),
     secretAccessKeyEnv: t.Optional(t.String({ minLength: 1 })),
     pollSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    /** write each file's report back as reports/<platform>/<name>.json (needs write permission) */
+    reports: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -65,6 +87,12 @@ const PlatformConfig = t.Object(
     entitlementConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 1024 })),
     entitlementBatch: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
     entitlementCacheSeconds: t.Optional(t.Number({ minimum: 0, maximum: 7 * 86400 })),
+    /** the calls a second the platform declared it takes; more wait, within their time-out (default: no limit) */
+    entitlementRatePerSecond: t.Optional(PerSecond),
+    /** calls it takes at once after a quiet spell (default: a second's worth, at least 1) */
+    entitlementRateBurst: t.Optional(Burst),
+    /** the environment variable holding the key (x-api-key) this platform reads its deposit reports with */
+    reportKeyEnv: t.Optional(t.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
@@ -86,6 +114,8 @@ const IntegratorConfig = t.Object(
      * is asked even where its deposit answers, and its customerID is passed on
      */
     counter: t.Optional(t.Boolean()),
+    /** its Entitlement API requests and DOIs a second; over it, 429 (default: no limit) */
+    rateLimit: t.Optional(IntegratorRateLimit),
   },
   { additionalProperties: false },
 );
@@ -129,6 +159,25 @@ const CrossrefHarvestSource = t.Object(
   { additionalProperties: false },
 );
 
+/** Entitlement entries by metadata (title, journal, ...), resolved to a DOI through Crossref (docs/interface.md). */
+const MetadataLookupConfig = t.Object(
+  {
+    /** the REST API's base address (default https://api.crossref.org) */
+    url: t.Optional(t.String({ pattern: '^https?://' })),
+    /** the contact Crossref's polite pool asks for: sent as `mailto` and in the User-Agent */
+    mailto: t.String({ pattern: '^[^@\\s]+@[^@\\s]+$' }),
+    /** the environment variable holding a Metadata Plus token (sent as `Crossref-Plus-API-Token: Bearer ...`) */
+    plusTokenEnv: t.Optional(t.String({ minLength: 1 })),
+    /** how long a request's lookups may take together, before its platforms are asked (default 1000) */
+    timeoutMs: t.Optional(t.Integer({ minimum: 50, maximum: 30_000 })),
+    /** at most this many calls to Crossref at once, and never more than Crossref advertises (default 16) */
+    concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 64 })),
+    /** resolved lookups kept, least recently used out (default 100000) */
+    cacheEntries: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000 })),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigFile = t.Object(
   {
     /** KEY=value lines read at every (re)load; its values win over the process environment for every *Env field */
@@ -142,6 +191,30 @@ export const ConfigFile = t.Object(
           bodyTimeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 240_000 })),
           /** a stop answers /readyz 503 and goes on serving this long before the port closes (once /readyz was asked) */
           drainSeconds: t.Optional(t.Number({ minimum: 0, maximum: 60 })),
+          /** proxies (addresses, CIDR blocks) whose X-Forwarded-For is believed for the client's address */
+          trustedProxies: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+          /** the operator's address: a second listener serving the operator console (/console); absent: none */
+          adminListen: t.Optional(t.String({ pattern: '^[^:]+:[0-9]{1,5}$' })),
+          /**
+           * the environment variable holding the operator console's key (16 characters at least): with adminListen,
+           * asked there too; without, the console is served on the public listener to requests that carry it
+           */
+          adminKeyEnv: t.Optional(t.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** the public document status page (docs/interface.md, "Document status page") */
+    statusPage: t.Optional(
+      t.Object(
+        {
+          /** pages a second per client address; over it, 429 (default: no limit) */
+          rateLimit: t.Optional(
+            t.Object(
+              { requestsPerSecond: PerSecond, requestBurst: t.Optional(Burst) },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -191,6 +264,8 @@ export const ConfigFile = t.Object(
           cacheMaxBytes: t.Optional(t.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 ** 3 })),
           breakerFailures: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
           breakerCooldownSeconds: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+          /** entries by metadata resolved through Crossref's REST API; absent: such entries answer 400 */
+          lookup: t.Optional(MetadataLookupConfig),
         },
         { additionalProperties: false },
       ),

@@ -28,6 +28,11 @@ export function configChanges(old: Config, next: Config): ConfigChanges {
   if (old.server.maxBodyBytes !== next.server.maxBodyBytes) restartOnly.push('server.maxBodyBytes');
   if (old.server.bodyTimeoutMs !== next.server.bodyTimeoutMs) restartOnly.push('server.bodyTimeoutMs');
   if (old.server.drainMs !== next.server.drainMs) restartOnly.push('server.drainSeconds');
+  if (differs(old.server.trustedProxies, next.server.trustedProxies)) restartOnly.push('server.trustedProxies');
+  if (differs(old.statusPage, next.statusPage)) restartOnly.push('statusPage');
+  if (old.server.admin?.host !== next.server.admin?.host || old.server.admin?.port !== next.server.admin?.port)
+    restartOnly.push('server.adminListen');
+  if (old.server.adminKey !== next.server.adminKey) restartOnly.push('server.adminKeyEnv');
   if (old.store.dir !== next.store.dir) restartOnly.push('store.dir');
   if (old.store.mapSizeBytes !== next.store.mapSizeBytes) restartOnly.push('store.mapSizeGiB');
   // kept in the [updates] table, but the store takes it when it opens (its change feed prunes by it)

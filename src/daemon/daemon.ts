@@ -1,8 +1,9 @@
 import type { Logger } from '../base/index.ts';
 import { FaultError, jobWorkersEnded, libc, settlesWithin, UNKNOWN_COMMIT } from '../base/index.ts';
-import { type Config, ENV_NAMES } from '../config/index.ts';
+import { BUILT_IN_SOURCE, type Config, ENV_NAMES } from '../config/index.ts';
+import { OperatorConsole, shellWord } from '../console/index.ts';
 import { Entitlements, workerBuilder } from '../entitlement/index.ts';
-import { ApiKeys, createApp, type EnvHandles, startServer } from '../http/index.ts';
+import { ApiKeys, createApp, createConsoleApp, type EnvHandles, ReportKeys, startServer } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
 import { FollowedSources } from '../updates/index.ts';
 import { Webhooks } from '../webhooks/index.ts';
@@ -30,12 +31,16 @@ export class Daemon {
   private closing: Promise<void> | undefined;
   private readonly startedAt = Date.now();
   url: string | undefined;
+  /** the operator console's own listener (`server.adminListen`), once it listens */
+  adminUrl: string | undefined;
   /** the buckets are watched and the update sources started (the port opens before) */
   private started = false;
   updateSources: FollowedSources | undefined;
   /** the platforms deposits are accepted for; a reload changes it in place (the ingestors read it per file) */
   private readonly platformNames: Set<string>;
   private readonly keys: ApiKeys;
+  /** the platforms' deposit-report keys, replaced on reload as the integrators' are */
+  private readonly reportKeys: ReportKeys;
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
@@ -54,6 +59,7 @@ export class Daemon {
   ) {
     this.platformNames = new Set(config.platforms.map((p) => p.name));
     this.keys = new ApiKeys(config.integrators);
+    this.reportKeys = new ReportKeys(config.platforms);
     this.entitlements = new Entitlements(config.platforms, config.entitlements);
   }
 
@@ -154,9 +160,12 @@ export class Daemon {
       const r = this.envs.get(env);
       return r && { store: r.store, ingest: r.ingestor.stats };
     };
+    const { admin, adminKey } = this.config.server;
+    const operatorConsole = admin || adminKey ? this.operatorConsole(handles) : undefined;
     const app = createApp({
       entitlements: this.entitlements,
       integrators: this.keys,
+      reportKeys: this.reportKeys,
       maxBodyBytes: this.config.server.maxBodyBytes,
       bodyTimeoutMs: this.config.server.bodyTimeoutMs,
       envs: { production: handles('production')!, staging: handles('staging') },
@@ -165,12 +174,37 @@ export class Daemon {
       version: this.version,
       registry: daemonRegistry(this.envs, () => this.updateSources, { version: this.version, commit: this.commit }),
       log: this.log,
+      statusPageRate: this.config.statusPage?.rateLimit,
+      trustedProxies: this.config.server.trustedProxies,
+      // on the public listener only with a key, and only when the operator has no listener of their own
+      console: operatorConsole && !admin && adminKey ? { view: operatorConsole, key: adminKey } : undefined,
       subscriptions: { webhooks: this.webhooks, servedBy: this.config.webhooks?.servedBy },
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
     this.closers.push(() => server.stop());
     this.log.log('info', 'daemon.listening', { url: server.url });
+    if (admin && operatorConsole) {
+      const adminServer = startServer(createConsoleApp(operatorConsole, adminKey), admin.host, admin.port);
+      this.adminUrl = adminServer.url;
+      this.closers.push(() => adminServer.stop());
+      this.log.log('info', 'daemon.console_listening', {
+        url: `${adminServer.url}/console`,
+        key: adminKey !== undefined,
+      });
+    }
+  }
+
+  /** The operator console over the running parts (docs/operations.md, "Operator console"). */
+  private operatorConsole(handles: (env: string) => EnvHandles | undefined): OperatorConsole {
+    const source = this.config.source;
+    return new OperatorConsole({
+      version: this.version,
+      envs: { production: handles('production'), staging: handles('staging') },
+      entitlements: this.entitlements,
+      updateSources: () => this.updateSources?.status,
+      command: source === BUILT_IN_SOURCE ? 'doi-holdings' : `doi-holdings --config ${shellWord(source)}`,
+    });
   }
 
   private async followUpdates(config: Config): Promise<void> {
@@ -226,14 +260,15 @@ export class Daemon {
     // sources stopped by an earlier failed reload: any later reload tries to start them (its other changes stand)
     if (!changes.updates && !this.updateSources) await this.startStoppedUpdates(next);
     this.keys.replace(next.integrators);
+    this.reportKeys.replace(next.platforms);
     // only a change they read: reconfiguring empties the answer caches (a platform's settings may have changed)
     const { added, removed, changed } = changes.platforms;
     if (added.length + removed.length + changed.length > 0 || changes.entitlements)
       this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
-    const { server, store, ingest, buckets, webhooks } = this.config;
-    this.config = { ...next, server, store, ingest, buckets, webhooks };
+    const { server, store, ingest, buckets, statusPage, webhooks } = this.config;
+    this.config = { ...next, server, store, ingest, buckets, statusPage, webhooks };
     const { restartOnly: _, ...live } = changes;
     this.log.log('info', 'config.reloaded', { source: next.source, ...live });
     return true;

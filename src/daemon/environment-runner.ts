@@ -1,5 +1,5 @@
 import type { Logger } from '../base/index.ts';
-import { FolderWatch, S3Mirror } from '../bucket/index.ts';
+import { FolderWatch, ReportWriter, S3Mirror, s3ClientFor } from '../bucket/index.ts';
 import type { BucketSettings, Config, EnvName } from '../config/index.ts';
 import { Ingestor } from '../ingest/index.ts';
 import { Store } from '../store/index.ts';
@@ -10,6 +10,8 @@ export class EnvironmentRunner {
   readonly ingestor: Ingestor;
   private readonly watch: FolderWatch;
   readonly mirror: S3Mirror | undefined;
+  /** `[buckets.*] reports`: each decided file's report written back into the bucket, behind ingestion */
+  readonly reports: ReportWriter | undefined;
 
   constructor(
     readonly env: EnvName,
@@ -20,6 +22,9 @@ export class EnvironmentRunner {
     log: Logger,
   ) {
     this.store = Store.open(config.store.dir, env, config.store);
+    const reports =
+      bucket.kind === 's3' && bucket.reports ? new ReportWriter(s3ClientFor(bucket), bucket, log) : undefined;
+    this.reports = reports;
     this.ingestor = new Ingestor({
       env,
       store: this.store,
@@ -27,6 +32,14 @@ export class EnvironmentRunner {
       platforms,
       settings: config.ingest,
       log,
+      // an applied or quarantined file's report, as the report API gives it; handed over, never awaited
+      ...(reports && {
+        onOutcome: (o) => {
+          if (o.status !== 'applied' && o.status !== 'quarantined') return;
+          const report = this.store.fileReport(o.entry.key);
+          if (report) reports.write(o.entry.key, JSON.stringify(report));
+        },
+      }),
     });
     this.watch = new FolderWatch({
       root: bucket.path,
@@ -58,6 +71,7 @@ export class EnvironmentRunner {
     await this.mirror?.close();
     await this.watch.close();
     await this.ingestor.close();
+    await this.reports?.close();
     await this.store.close();
   }
 }

@@ -11,6 +11,7 @@ import {
   openPartOf,
   type RecordView,
 } from './holdings-index/index.ts';
+import type { MetadataLookup } from './lookup/index.ts';
 import { type PlatformClient, TIMED_OUT, verdictOf } from './platforms/index.ts';
 
 /** A DOI that platforms must decide: its key, the bare DOI sent to them, its (paid or untyped) holdings. */
@@ -37,6 +38,8 @@ export class EntitlementService {
   cache: AnswerCache<CachedVerdict>;
   /** answers given, by source ('none': no platform holds the DOI; 'invalid': not a DOI) */
   readonly answers = new Map<EntitlementSource | 'none' | 'invalid', number>();
+  /** entries by metadata are looked up through this (shared by every environment: one Crossref); none: they are 400s */
+  lookup: MetadataLookup | undefined;
   private settings: ReadonlyMap<string, PlatformSettings>;
   /** the config's platforms: holdings of others answer nothing (a removed platform's "open" must not stand for ever) */
   private readonly configured: ConfiguredPlatforms;

@@ -2,6 +2,7 @@ import type { EntitlementSettings, PlatformSettings } from '../config/index.ts';
 import type { Store } from '../store/index.ts';
 import { hasEntitlementApi } from './configured-platforms.ts';
 import { EntitlementService } from './entitlement-service.ts';
+import { MetadataLookup } from './lookup/index.ts';
 import { PlatformClient, PlatformFigures } from './platforms/index.ts';
 
 /**
@@ -13,6 +14,8 @@ export class Entitlements {
   /** per platform name, from its first client on: a new client carries on the counts (dropped with the platform) */
   readonly figures = new Map<string, PlatformFigures>();
   private readonly services = new Map<Store, EntitlementService>();
+  /** entries by metadata resolved at Crossref (`[entitlements.lookup]`), one for every environment */
+  lookup: MetadataLookup | undefined;
 
   /** what durations are measured by (deadlines, breaker cool-downs, cache lifetimes): a clock the system's never steps back */
   readonly now: () => number;
@@ -28,6 +31,15 @@ export class Entitlements {
     this.now = clock ?? steadyNow;
     this.timeOfDay = clock ?? Date.now;
     this.setClients();
+    this.setLookup();
+  }
+
+  /** A lookup for the settings; one whose settings did not change is kept, with its cache and its Crossref limits. */
+  private setLookup(): void {
+    const wanted = this.settings.lookup;
+    if (JSON.stringify(wanted) !== JSON.stringify(this.lookup?.settings))
+      this.lookup = wanted ? new MetadataLookup(wanted, this.settings.name) : undefined;
+    for (const s of this.services.values()) s.lookup = this.lookup;
   }
 
   /**
@@ -41,6 +53,7 @@ export class Entitlements {
     this.platforms = platforms;
     this.settings = settings;
     this.setClients();
+    this.setLookup();
     for (const s of this.services.values()) s.reconfigure(platforms, settings);
   }
 
@@ -75,6 +88,7 @@ export class Entitlements {
     let s = this.services.get(store);
     if (!s) {
       s = new EntitlementService(store, this.platforms, this.clients, { ...this.settings, now: this.now });
+      s.lookup = this.lookup;
       this.services.set(store, s);
     }
     return s;

@@ -4,6 +4,7 @@ import type { EntitlementsRequest } from './api/index.ts';
 import { MAX_ENTITLEMENT_DOIS, type PlatformVerdict } from './api/index.ts';
 import type { AskedDoi, EntitlementService } from './entitlement-service.ts';
 import { openPart, recordView } from './holdings-index/index.ts';
+import { type LookupOutcome, type MetadataQuery, metadataProblem } from './lookup/index.ts';
 
 /**
  * A request's entries, as the Entitlement API's route read them (http/entitlements/request.ts), each decided here
@@ -18,8 +19,12 @@ export const INVALID = 0;
 export const UNKNOWN = 1;
 export const OPEN = 2;
 export const ASK = 3;
-/** an object entry without `doi` (GetFTR's lookup by metadata) */
+/** an object entry without `doi` that is not looked up (no lookup configured, or its metadata cannot be): a 400 */
 export const NO_DOI = 4;
+/** an entry by metadata for which Crossref found no published version: a 404 with `doi` "unknown" */
+export const LOOKUP_NONE = 5;
+/** an entry by metadata whose lookup did not complete (time-out, 429, failure): a 504 with `doi` "unknown" */
+export const LOOKUP_FAILED = 6;
 
 /** What the first pass found out about each entry of a request, by entry number (the first `count` of each array). */
 export interface Entries {
@@ -43,8 +48,13 @@ export interface Entries {
   access: Uint8Array;
   vorStart: Int32Array;
   vorEnd: Int32Array;
-  /** why the entry is not a DOI (INVALID) */
+  /**
+   * why the entry is not a DOI (INVALID), cannot be looked up (NO_DOI), or its lookup did not complete
+   * (LOOKUP_FAILED)
+   */
   message: (string | undefined)[];
+  /** what the lookup of an entry by metadata came to (lookUpEntries), before it is classified */
+  lookups: (LookupOutcome | undefined)[];
   verdicts: (PlatformVerdict | undefined)[];
 }
 
@@ -81,6 +91,7 @@ export function takeEntries(): PooledEntries {
     vorStart: new Int32Array(n),
     vorEnd: new Int32Array(n),
     message: new Array<string | undefined>(n).fill(undefined),
+    lookups: new Array<LookupOutcome | undefined>(n).fill(undefined),
     verdicts: new Array<PlatformVerdict | undefined>(n).fill(undefined),
   };
 }
@@ -93,13 +104,45 @@ export function releaseEntries(entries: Entries): void {
   const e = entries as PooledEntries;
   for (let i = 0; i < e.count; i++) {
     e.sent[i] = e.uids[i] = e.keysOf[i] = e.bare[i] = e.message[i] = undefined;
-    e.verdicts[i] = undefined;
+    e.verdicts[i] = e.lookups[i] = undefined;
     e.plain[i] = e.kinds[i] = 0;
   }
   e.count = 0;
   e.body = e.spans = undefined;
   e.vor.reset();
   if (free.length < MAX_FREE) free.push(e);
+}
+
+/**
+ * Entries by metadata (object entries without `doi`) looked up at Crossref, all together, before the first pass
+ * classifies them (docs/interface.md, "Entries by metadata"): each found one is then answered as its DOI. Returns
+ * undefined when there is nothing to look up (no such entry, or no lookup configured: they stay 400 entries), so
+ * that a request by DOI only never waits a turn for it. The lookups end by the lookup's time-out; the platforms'
+ * deadline starts after them.
+ */
+export function lookUpEntries(
+  e: Entries,
+  dois: EntitlementsRequest['dois'] | undefined,
+  service: EntitlementService,
+): Promise<void> | undefined {
+  const lookup = service.lookup;
+  if (!lookup || !dois) return undefined;
+  const at: number[] = [];
+  const queries: MetadataQuery[] = [];
+  for (let i = 0; i < e.count; i++) {
+    const entry = dois[i]!;
+    if (typeof entry === 'string' || entry.doi !== undefined) continue;
+    const problem = metadataProblem(entry);
+    if (problem !== undefined) e.message[i] = problem;
+    else {
+      at.push(i);
+      queries.push(entry);
+    }
+  }
+  if (at.length === 0) return undefined;
+  return lookup.resolve(queries, performance.now() + lookup.settings.timeoutMs).then((outcomes) => {
+    at.forEach((i, k) => (e.lookups[i] = outcomes[k]));
+  });
 }
 
 /**
@@ -151,10 +194,12 @@ function classifyEntry(
   entry: EntitlementsRequest['dois'][number],
   service: EntitlementService,
 ): number {
-  const doi = typeof entry === 'string' ? entry : entry.doi;
+  const looked = e.lookups[i];
+  const doi = typeof entry === 'string' ? entry : (entry.doi ?? (looked?.kind === 'found' ? looked.doi : undefined));
   if (typeof entry !== 'string') e.uids[i] = entry.uid;
   if (doi === undefined) {
-    e.kinds[i] = NO_DOI;
+    e.kinds[i] = looked === undefined ? NO_DOI : looked.kind === 'not_found' ? LOOKUP_NONE : LOOKUP_FAILED;
+    if (looked?.kind === 'failed') e.message[i] = looked.fault.message;
     return -1;
   }
   e.sent[i] = doi;

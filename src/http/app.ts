@@ -1,28 +1,39 @@
 import { Elysia } from 'elysia';
 import { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../base/index.ts';
-import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings } from '../config/index.ts';
+import { DEFAULT_ENTITLEMENTS, type EnvName, type IntegratorSettings, type RateSettings } from '../config/index.ts';
+import type { OperatorConsole } from '../console/index.ts';
 import { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
 import type { Store } from '../store/index.ts';
 import { type EntitlementEnv, handleEntitlements } from './entitlements/index.ts';
+import { AddressLimits, ClientAddresses, IntegratorLimits } from './limits/index.ts';
 import {
   HttpMetrics,
   registerEntitlementMetrics,
+  registerLimitMetrics,
   registerStoreMetrics,
   registerWebhookMetrics,
 } from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
   ApiKeys,
+  CONSOLE_PREFIX,
+  ConsoleKey,
+  DEPOSITS_PREFIX,
   DirectRoutes,
   handleByPrefix,
   handleChanges,
+  handleConsole,
+  handleDepositReports,
   handlePrefixes,
   handleStatusPage,
   handleSubscriptions,
   handleUpdates,
+  type KeyedAnswer,
+  keyedPost,
   PageCache,
+  ReportKeys,
   type RouteHandler,
   STATUS_PAGE_PREFIX,
   type StatusEnv,
@@ -58,9 +69,22 @@ export interface HttpDeps {
   version: string;
   /** platform clients and per-store services; none given: no platform has an Entitlement API */
   entitlements?: Entitlements;
+  /** the integrators' rate limits (default: made here, on the monotonic clock) */
+  integratorLimits?: IntegratorLimits;
+  /** the status page's pages a second per reader (`[statusPage] rateLimit`); absent: no limit */
+  statusPageRate?: RateSettings;
+  /** proxies whose X-Forwarded-For is believed for a reader's address (`server.trustedProxies`) */
+  trustedProxies?: readonly string[];
+  /** the platforms' report keys (deposit reports), or the table the daemon replaces on reload; none: no reports */
+  reportKeys?: ReportKeys;
   /** bytes of rendered status pages kept per environment (default PAGE_CACHE_MAX_BYTES; 0: none kept) */
   pageCacheBytes?: number;
   now?: () => number;
+  /**
+   * The operator console on this (public) listener: only with its key, which every request to it must carry. Without
+   * a key it is served on the operator's own listener (console-app.ts), never here.
+   */
+  console?: { view: OperatorConsole; key: string };
   /** push alerts: this replica's webhooks (undefined: another replica delivers; its routes answer 503) */
   subscriptions?: SubscriptionsHere;
 }
@@ -90,15 +114,25 @@ export function createApp(deps: HttpDeps) {
     const h = deps.envs[env];
     return h ? [{ env, store: h.store, ingest: h.ingest, entitlement: entitlements.forStore(h.store) }] : [];
   });
+  const integratorLimits = deps.integratorLimits ?? new IntegratorLimits();
+  const readerLimits =
+    deps.statusPageRate && new AddressLimits(deps.statusPageRate, new ClientAddresses(deps.trustedProxies));
   const own = new Registry();
   registerStoreMetrics(own, metricSources, now);
   registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
+  registerLimitMetrics(own, integratorLimits, readerLimits);
   http.register(own);
   if (deps.subscriptions?.webhooks) registerWebhookMetrics(own, deps.subscriptions.webhooks);
   const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
-    return h && { service: entitlements.forStore(h.store), updates: () => h.store.updatesIndex.table() };
+    return (
+      h && {
+        service: entitlements.forStore(h.store),
+        updates: () => h.store.updatesIndex.table(),
+        limits: integratorLimits,
+      }
+    );
   };
   /**
    * A request that matched no route, or whose handler threw: counted under its route's name when a route's handler
@@ -182,26 +216,17 @@ export function createApp(deps: HttpDeps) {
   for (const env of ['production', 'staging'] as EnvName[]) {
     const prefix = env === 'production' ? '' : '/staging';
     const answers = entitlementEnv(env);
-    for (const path of ENTITLEMENT_PATHS) {
-      const route = `${prefix}${path}`;
-      app = app
-        .post(
-          route,
-          served('POST', route, (request) => handleEntitlements(request, keys, answers, body)),
-          { parse: 'none' },
-        )
-        .all(route, notAllowed(route, 'POST'));
-    }
-    for (const path of UPDATE_PATHS) {
-      const route = `${prefix}${path}`;
-      app = app
-        .post(
-          route,
-          served('POST', route, (request) => handleUpdates(request, keys, deps.envs[env]?.store.updatesIndex, body)),
-          { parse: 'none' },
-        )
-        .all(route, notAllowed(route, 'POST'));
-    }
+    // the keyed POST routes; another method is a 405 naming POST
+    const keyedRoutes = (paths: readonly string[], answer: KeyedAnswer) => {
+      for (const path of paths) {
+        const route = `${prefix}${path}`;
+        app = app
+          .post(route, served('POST', route, keyedPost(keys, body, answer)), { parse: 'none' })
+          .all(route, notAllowed(route, 'POST'));
+      }
+    };
+    keyedRoutes(ENTITLEMENT_PATHS, (integrator, bytes) => handleEntitlements(integrator, bytes, answers));
+    keyedRoutes(UPDATE_PATHS, (_, bytes) => handleUpdates(bytes, deps.envs[env]?.store.updatesIndex));
     // the change feed and the private lookup (v2.2 only: they are ours, not GetFTR's)
     const store = deps.envs[env]?.store;
     const feed = `${prefix}/v2.2/updates`;
@@ -229,7 +254,29 @@ export function createApp(deps: HttpDeps) {
     const pattern: string = `${prefix}${STATUS_PAGE_PREFIX}*`;
     const store = deps.envs[env]?.store;
     const pages: StatusEnv | undefined = store && { store, pages: new PageCache(store, deps.pageCacheBytes) };
-    app = app.all(pattern, forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages))));
+    app = app.all(
+      pattern,
+      forElysia(timed(route, (request) => handleStatusPage(request, prefix, pages, readerLimits))),
+    );
+  }
+  if (deps.console) {
+    const { view } = deps.console;
+    const key = new ConsoleKey(deps.console.key);
+    const page = forElysia(timed(CONSOLE_PREFIX, (request) => handleConsole(request, view, key)));
+    // typed as plain strings, as the status pages' patterns: the app's type stays the same whatever is added
+    for (const path of [CONSOLE_PREFIX, `${CONSOLE_PREFIX}/*`] as string[]) app = app.all(path, page);
+  }
+  // deposit reports: a platform's own files, with its report key (deposit-reports-route.ts)
+  const reportKeys = deps.reportKeys ?? new ReportKeys([]);
+  for (const env of ['production', 'staging'] as EnvName[]) {
+    const prefix = env === 'production' ? '' : '/staging';
+    const route = `${prefix}${DEPOSITS_PREFIX}{name}/deposits`;
+    const where = { env, store: deps.envs[env]?.store };
+    const pattern: string = `${prefix}${DEPOSITS_PREFIX}*`; // a string, as the status page's: one Elysia type
+    app = app.all(
+      pattern,
+      forElysia(timed(route, (request) => handleDepositReports(request, prefix, reportKeys, where))),
+    );
   }
   // push alerts' subscriptions (production only): one handler sorts out the paths and methods under the prefix
   const subscriptions = forElysia(

@@ -1,4 +1,5 @@
-import type { App } from './app.ts';
+import type { AnyElysia } from 'elysia';
+import { notePeer } from './limits/index.ts';
 import { directRoutesOf } from './routes/index.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
 
@@ -9,7 +10,7 @@ import { DEFAULT_BODY_TIMEOUT_MS } from './wire/index.ts';
  * stalled body is answered 408 first (src/http/wire/body.ts).
  */
 export function startServer(
-  app: App,
+  app: AnyElysia,
   host: string,
   port: number,
   bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
@@ -17,15 +18,24 @@ export function startServer(
   // Elysia's listen hands Bun its own compiled `app.fetch` (a `fetch` option is overridden), and Bun's router
   // takes only static paths from it; the wildcard routes (status pages) are routed by Bun to a fetch that fixes
   // the URL first. (`app.fetch` is read per request: listen compiles it again.)
-  const viaElysia = (request: Request) => app.fetch(routable(request));
+  // the socket's peer is noted for the limits per client address (limits/client-address.ts): Elysia's handlers
+  // see the request alone
+  const viaElysia = (request: Request, server: Bun.Server<unknown>) => {
+    const routed = routable(request);
+    notePeer(routed, server.requestIP(request)?.address);
+    return app.fetch(routed);
+  };
   const wildcards = Object.fromEntries(app.routes.filter((r) => r.path.endsWith('*')).map((r) => [r.path, viaElysia]));
   // the static API routes straight to their handlers (direct-routes.ts); another method falls through to Elysia (405)
   const direct = directRoutesOf(app)?.table() ?? {};
-  app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...wildcards, ...direct } };
+  app.config.serve = {
+    ...app.config.serve,
+    routes: { ...(app.config.serve?.routes as object | undefined), ...wildcards, ...direct },
+  };
   const idleTimeout = Math.min(255, Math.max(30, Math.ceil(bodyTimeoutMs / 1000) + 5));
   // reusePort off (Elysia turns it on): with it, a second daemon on the same address starts without a word and
   // the kernel splits the connections between the two, each answering from its own config and store
-  app.listen({ hostname: host, port, idleTimeout, reusePort: false } as Parameters<App['listen']>[0]);
+  app.listen({ hostname: host, port, idleTimeout, reusePort: false } as Parameters<AnyElysia['listen']>[0]);
   const server = app.server!;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`,

@@ -14,7 +14,10 @@ export class Html {
   }
 }
 
-/** An absolute http(s) URL, normalised by the URL parser: the only value a URL attribute takes. */
+/**
+ * An absolute http(s) URL, normalised by the URL parser, or a path on this server made of percent-encoded
+ * segments (`sitePath`): the only values a URL attribute takes.
+ */
 export class HttpUrl {
   private constructor(readonly href: string) {}
 
@@ -42,6 +45,16 @@ export class HttpUrl {
   static ofDoi(doi: string): HttpUrl {
     const path = encodeURIComponent(doi);
     return new HttpUrl(`https://doi.org/${DOT_SEGMENT.test(doi) ? path : path.replace(/%2F/g, '/')}`);
+  }
+
+  /**
+   * A path on this server (`/console/production/files/acme/x.jsonl.gz`), each segment percent-encoded: it names
+   * this server's own pages, so it keeps the page's scheme and host. Undefined when a segment is `.` or `..`,
+   * which a browser would resolve away.
+   */
+  static sitePath(segments: readonly string[]): HttpUrl | undefined {
+    if (segments.some((s) => s === '.' || s === '..')) return undefined;
+    return new HttpUrl(`/${segments.map(encodeURIComponent).join('/')}`);
   }
 }
 

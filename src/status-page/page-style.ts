@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type Html, html, raw } from './html.ts';
 
 /**
  * The status page's only style sheet, inline (no external assets), allowed by its hash in the
@@ -44,8 +45,29 @@ footer{padding-bottom:2rem;color:var(--muted);font-size:.9rem}
 @media print{body{background:#fff;font-size:11pt}.site{background:none;color:#000;border-bottom:1px solid #000;padding:0 0 .3rem}.site p,main,footer{max-width:none;padding-left:0;padding-right:0}.status,.event{border-color:#999;break-inside:avoid}.status.tone-alert{border-left-color:var(--alert)}a{color:#000}.event a[href]:not(.url)::after{content:" <" attr(href) ">";font-size:.85em;overflow-wrap:anywhere}.json-link{display:none}}
 `.trim();
 
-/** The CSP source that allows exactly PAGE_STYLE. */
-const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
+/**
+ * The Content-Security-Policy of a page whose only style is the inline sheet `style`, allowed by its hash: no
+ * script, no fetch, no frame, no form; only that style and the page's own data: favicon. The status page's, and
+ * the operator console's (src/console/) with its own sheet.
+ */
+export function cspAllowingStyle(style: string): string {
+  const source = `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+  return `default-src 'none'; style-src ${source}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+}
 
-/** No script, no fetch, no frame, no form; only the inline style above and the page's own data: favicon. */
-export const PAGE_CSP = `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+export const PAGE_CSP = cspAllowingStyle(PAGE_STYLE);
+
+/**
+ * A page's head: its one inline style sheet (which the CSP allows by hash), no referrer sent on, and no request
+ * for a favicon. The status page and the operator console both start with it.
+ */
+export function pageHead(title: string, style: string): Html {
+  return html`<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+<style>${raw(style)}</style>
+</head>`;
+}

@@ -11,8 +11,8 @@ import {
   sourceLabel,
   stateOfNotice,
 } from '../history/index.ts';
-import { type Html, HttpUrl, html, raw } from './html.ts';
-import { PAGE_STYLE } from './page-style.ts';
+import { type Html, HttpUrl, html } from './html.ts';
+import { PAGE_STYLE, pageHead } from './page-style.ts';
 
 /**
  * The document status page (docs/interface.md, "Document status page"): server-rendered HTML, no script, every
@@ -67,28 +67,39 @@ export function renderBadRequestPage(sent: string, problem: string, ctx: PageCon
   return page('Not a DOI', body, ctx, false);
 }
 
+/** A reader over the status page's limit (429): when to come back. */
+export function renderTooManyRequestsPage(retryAfterSeconds: number, ctx: PageContext): string {
+  const body = html`<h1>Too many pages asked</h1>
+<div class="status tone-caution">
+<p>This address has asked for more status pages than the service answers in a while.
+Please try again in ${String(retryAfterSeconds)} seconds.</p></div>`;
+  return page('Too many pages asked', body, ctx, false);
+}
+
 function page(title: string, body: Html, ctx: PageContext, history: boolean): string {
+  return pageShell(
+    title,
+    'Document status',
+    body,
+    ctx,
+    history
+      ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
+      : html``,
+  );
+}
+
+/** The one page around every server-rendered body (status pages, deposit reports): its head, style and banner. */
+export function pageShell(title: string, site: string, body: Html, ctx: PageContext, footer: Html): string {
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · Document status</title>
-<link rel="icon" href="data:,">
-<style>${raw(PAGE_STYLE)}</style>
-</head>
+${pageHead(`${title} · ${site}`, PAGE_STYLE)}
 <body>
-<header class="site"><p>Document status</p></header>
+<header class="site"><p>${site}</p></header>
 ${ctx.staging ? html`<p class="staging">Staging: test data, not the production record</p>` : ''}
 <main>
 ${body}
 </main>
-${
-  history
-    ? html`<footer><p>Holdings changes are dated when the platform deposited them; notices carry the date their source gives.<span class="json-link"> <a href="?format=json">This history as JSON</a>.</span></p></footer>`
-    : ''
-}
+${footer}
 </body>
 </html>
 `.text;

@@ -1,6 +1,6 @@
 export type { ApplyStatus, FileStatus, OvertakenRecords, PreparedFile } from './apply/index.ts';
 export { type AppliedFile, doiKeysOf, storedChanges } from './apply/index.ts';
-export type { FileEntry, FileIdentity } from './environment/index.ts';
+export type { ConflictEntry, FileEntry, FileIdentity, FileReport, PlatformFilesPage } from './environment/index.ts';
 export {
   backupRefused,
   conflictFault,

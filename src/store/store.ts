@@ -25,15 +25,21 @@ import {
   type FileDecision,
   type FileEntry,
   type FileIdentity,
+  type FileReport,
+  fileReport,
   META,
   openEnvironment,
   type PageFigures,
+  type PlatformFilesPage,
   pageFigures,
+  platformFilesPage,
+  putFileEntry,
   quarantineEntry,
   type SourceKind,
   type StoreDbs,
   spaceUsage,
   storeFileIn,
+  syncPlatformFiles,
   writeTransaction,
 } from './environment/index.ts';
 import type { HoldingView, LiveHolding } from './holdings/index.ts';
@@ -107,7 +113,10 @@ export class Store {
   ): Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
-    if (!opts.readOnly) startChangeFeed(dbs, Date.now(), keepMs);
+    if (!opts.readOnly) {
+      syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
+      startChangeFeed(dbs, Date.now(), keepMs);
+    }
     return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs });
   }
 
@@ -248,7 +257,7 @@ export class Store {
           fault: fault(f.code, `${f.message}; the applied file of this key is kept`),
         };
       const entry = quarantineEntry(file, f, opts.tries, now().toISOString());
-      this.dbs.files.putSync(file.key, entry);
+      putFileEntry(this.dbs, entry);
       return { status: 'quarantined', entry };
     });
   }
@@ -278,7 +287,7 @@ export class Store {
       if (live !== 0) this.dbs.meta.putSync(counter, ((this.dbs.meta.get(counter) as number | undefined) ?? 0) + live);
       const share = records === 0 ? ms / pass.length : (ms * p.records.count) / records;
       const entry = appliedEntry(f, seq, counts, Math.round(share * 10) / 10, now().toISOString());
-      this.dbs.files.putSync(f.key, entry);
+      putFileEntry(this.dbs, entry);
       return { status: 'applied', entry };
     });
   }
@@ -322,6 +331,26 @@ export class Store {
 
   fileKeyOfSeq(seq: number): string | undefined {
     return this.dbs.fileSeqs.get(seq);
+  }
+
+  /**
+   * Applied files by apply sequence number, newest first, down to the one after `after` (the console's latest files
+   * and files per day: a range read of `fileSeqs`, never of the whole ledger).
+   */
+  *appliedNewestFirst(after = 0): Generator<{ seq: number; key: string }> {
+    for (const { key, value } of this.dbs.fileSeqs.getRange({ reverse: true, end: after }))
+      yield { seq: key, key: value };
+  }
+
+  /** A page of one platform's files, newest first (platform-files.ts); undefined when `after` is not its file. */
+  platformFiles(platform: string, limit: number, after?: string): PlatformFilesPage | undefined {
+    return platformFilesPage(this.dbs, platform, limit, after);
+  }
+
+  /** A file's report (fileReport): its ledger entry and conflicts; undefined when the ledger does not hold it. */
+  fileReport(key: string): FileReport | undefined {
+    const entry = this.dbs.files.get(key);
+    return entry && fileReport(entry, this.env, this.conflictsOf(key));
   }
 
   *ledger(): Generator<FileEntry> {

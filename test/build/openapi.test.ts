@@ -67,6 +67,8 @@ test('every operation has its stable camelCase operationId, the /staging/ twin p
       'GET /v2.2/updates/changes getUpdateChanges',
       'GET /v2.2/updates/prefixes getUpdatePrefixes',
       'POST /v2.2/updates/by-prefix findUpdatesByPrefix',
+      'GET /v2.2/platforms/{name}/deposits listDepositReports',
+      'GET /v2.2/platforms/{name}/deposits/{file} getDepositReport',
     ]
       .flatMap((line) => {
         const [method, path, id] = line.split(' ') as [string, string, string];

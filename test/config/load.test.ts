@@ -600,6 +600,42 @@ name = "neither"
     ]);
   });
 
+  test('[entitlements.lookup]: defaults, the base address trimmed, the Plus token read; each fault named', () => {
+    const path = write(`
+${MINIMAL}
+
+[entitlements.lookup]
+url = "https://api.example.org/"
+mailto = "ops@example.org"
+plusTokenEnv = "CR_PLUS"
+`);
+    expect(loadConfig(path, { CR_PLUS: 'tok' }).entitlements.lookup).toEqual({
+      url: 'https://api.example.org',
+      mailto: 'ops@example.org',
+      plusToken: 'tok',
+      plusTokenEnv: 'CR_PLUS',
+      timeoutMs: 1000,
+      concurrency: 16,
+      cacheEntries: 100_000,
+    });
+    expect(loadConfig(write(MINIMAL, 'none.toml'), {}).entitlements.lookup).toBeUndefined();
+    expect(problems(failure(() => loadConfig(path, {})))).toEqual([
+      '/entitlements/lookup/plusTokenEnv: environment variable CR_PLUS is not set or empty',
+    ]);
+    const bad = write(`
+${MINIMAL}
+
+[entitlements.lookup]
+mailto = "nobody"
+timeoutMs = 10
+concurrency = 0
+cacheEntries = -1
+`);
+    const listed = problems(failure(() => loadConfig(bad, {})));
+    for (const field of ['mailto', 'timeoutMs', 'concurrency', 'cacheEntries'])
+      expect(listed.some((p) => p.startsWith(`/entitlements/lookup/${field}:`))).toBe(true);
+  });
+
   test('Crossref harvests: more than one (they share one feed), a date that is no date, an unset Plus token variable, a bad mailto', () => {
     const path = write(`
 ${MINIMAL}
@@ -1059,5 +1095,120 @@ previousApiKeyEnv = "TOOL_OLD_KEY"
     expect(failure(() => loadConfig(write(`secretsFile = "missing.env"\n${MINIMAL}`), {})).message).toContain(
       '/secretsFile: cannot read',
     );
+  });
+});
+
+describe('the operator console', () => {
+  const server = (lines: string) => write(`[server]\nlisten = "127.0.0.1:8080"\n${lines}\n${MINIMAL}`);
+
+  test('off by default: no listener of its own, no key', () => {
+    const c = loadConfig(write(MINIMAL), {});
+    expect(c.server.admin).toBeUndefined();
+    expect(c.server.adminKey).toBeUndefined();
+  });
+
+  test('adminListen gives it a listener; adminKeyEnv a key read from the environment', () => {
+    const c = loadConfig(server('adminListen = "127.0.0.1:8088"\nadminKeyEnv = "CONSOLE_KEY"'), {
+      CONSOLE_KEY: 'a-console-key-of-24-chars',
+    });
+    expect(c.server.admin).toEqual({ host: '127.0.0.1', port: 8088 });
+    expect(c.server.adminKey).toBe('a-console-key-of-24-chars');
+  });
+
+  test('the key must be set for serve and 16 characters at least; the listener not the public one', () => {
+    const keyed = server('adminKeyEnv = "CONSOLE_KEY"');
+    expect(problems(failure(() => loadConfig(keyed, {})))).toEqual([
+      '/server/adminKeyEnv: environment variable CONSOLE_KEY is not set or empty',
+    ]);
+    expect(problems(failure(() => loadConfig(keyed, { CONSOLE_KEY: 'short-key' })))).toEqual([
+      '/server/adminKeyEnv: the key in CONSOLE_KEY is shorter than 16 characters',
+    ]);
+    // CLI commands never serve it: no key needed
+    expect(loadConfig(keyed, {}, { requireSecrets: false }).server.adminKey).toBeUndefined();
+    expect(problems(failure(() => loadConfig(server('adminListen = "127.0.0.1:8080"'), {})))).toEqual([
+      "/server/adminListen: 127.0.0.1:8080 is the public listener's address; give the operator's own",
+    ]);
+    expect(problems(failure(() => loadConfig(server('adminListen = "127.0.0.1:99999"'), {})))).toEqual([
+      '/server/adminListen: port 99999 is out of range',
+    ]);
+  });
+});
+
+describe('[[platforms]] reportKeyEnv: the key a platform reads its deposit reports with', () => {
+  const REPORTS = `
+[buckets.production]
+kind = "local"
+path = "bucket"
+
+[[platforms]]
+name = "acme"
+reportKeyEnv = "ACME_REPORTS"
+
+[[platforms]]
+name = "beta"
+reportKeyEnv = "BETA_REPORTS"
+
+[[platforms]]
+name = "gamma"
+`;
+
+  test('is read from the env given; a platform without it has no report key', () => {
+    const c = loadConfig(write(REPORTS), { ACME_REPORTS: 'acme-reports-1', BETA_REPORTS: 'beta-reports-1' });
+    expect(c.platforms.map((p) => [p.name, p.reportKey])).toEqual([
+      ['acme', 'acme-reports-1'],
+      ['beta', 'beta-reports-1'],
+      ['gamma', undefined],
+    ]);
+  });
+
+  test('unset is a fault when secrets are required, else that platform serves no reports', () => {
+    const path = write(REPORTS);
+    expect(problems(failure(() => loadConfig(path, { ACME_REPORTS: 'acme-reports-1' })))).toEqual([
+      '/platforms/1/reportKeyEnv: environment variable BETA_REPORTS is not set or empty',
+    ]);
+    const c = loadConfig(path, { ACME_REPORTS: 'acme-reports-1' }, { requireSecrets: false });
+    expect(c.platforms[1]!.reportKey).toBeUndefined();
+  });
+
+  test('a short key, or one two platforms share, is a fault: a shared key would read both platforms', () => {
+    const path = write(REPORTS);
+    expect(
+      problems(failure(() => loadConfig(path, { ACME_REPORTS: 'short', BETA_REPORTS: 'beta-reports-1' }))),
+    ).toEqual(['/platforms/0/reportKeyEnv: the key in ACME_REPORTS is shorter than 8 characters']);
+    expect(
+      problems(failure(() => loadConfig(path, { ACME_REPORTS: 'same-key-123', BETA_REPORTS: 'same-key-123' }))),
+    ).toEqual([
+      '/platforms/1/reportKeyEnv: the key in BETA_REPORTS is platform "acme"\'s too; each platform needs its own',
+    ]);
+  });
+});
+
+describe('[buckets.*] reports: written back to S3 buckets only', () => {
+  test('on an S3 bucket it is kept; on a local one, or beside a platform named "reports", a fault', () => {
+    const s3 = `
+[buckets.production]
+kind = "s3"
+path = "mirror"
+bucket = "deposits"
+reports = true
+
+[buckets.staging]
+kind = "local"
+path = "staging"
+reports = true
+
+[[platforms]]
+name = "reports"
+`;
+    expect(problems(failure(() => loadConfig(write(s3), {}, { requireSecrets: false })))).toEqual([
+      '/buckets/production/reports: a platform named "reports" would share its folder with the reports',
+      '/buckets/staging/reports: reports are written back to S3 buckets only (kind = "s3")',
+      '/buckets/staging/reports: a platform named "reports" would share its folder with the reports',
+    ]);
+    const ok = loadConfig(
+      write(s3.replace('name = "reports"', 'name = "acme"').replace(/reports = true\n\n\[\[/, '[[')),
+      {},
+    );
+    expect(ok.buckets.production).toMatchObject({ kind: 's3', reports: true });
   });
 });

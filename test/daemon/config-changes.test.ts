@@ -69,3 +69,24 @@ test("the change feed's keep period is read by the store when it opens: a change
   // nothing else in [updates] changed, so nothing is reloaded live for it
   expect(c.updates).toBe(false);
 });
+
+test('rate limits: an integrator or platform rate changes live with its owner; the status page limit and trusted proxies need a restart', () => {
+  const next = config({
+    server: { listen: '127.0.0.1:8080', trustedProxies: ['10.0.0.0/8'] },
+    statusPage: { rateLimit: { requestsPerSecond: 5 } },
+    platforms: [
+      { name: 'acme' },
+      {
+        name: 'beta',
+        entitlementUrl: 'https://beta.example/e',
+        entitlementSecretEnv: 'B',
+        entitlementRatePerSecond: 10,
+      },
+    ],
+    integrators: [{ name: 'tool', apiKey: 'tool-key-0001', rateLimit: { requestsPerSecond: 2 } }],
+  });
+  const c = configChanges(config(), next);
+  expect(c.restartOnly).toEqual(['server.trustedProxies', 'statusPage']);
+  expect(c.integrators).toEqual({ added: [], removed: [], changed: ['tool'] });
+  expect(c.platforms).toEqual({ added: [], removed: [], changed: ['beta'] });
+});

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type FakeWork, startCrossrefApi } from '../support/crossref-api.ts';
 import {
   gzLines,
   runCli,
@@ -86,4 +88,38 @@ test('the daemon answers entitlements from live deposits, follows removals and C
     async () => (await ask(['10.5555/from.cli']))[0]!.source === 'oa_platform',
     'the CLI-ingested holding to answer',
   );
+});
+
+test('[entitlements.lookup] in the config file: the daemon resolves an entry by metadata at Crossref, with the Plus token from the environment, and a SIGHUP that removes the section turns it off', async () => {
+  const works = JSON.parse(
+    readFileSync(join(import.meta.dir, '../fixtures/crossref/lookup-works.json'), 'utf8'),
+  ) as FakeWork[];
+  const crossref = await startCrossrefApi({ works });
+  try {
+    const lookup = `\n[entitlements.lookup]\nurl = "${crossref.url}"\nmailto = "ops@example.org"\nplusTokenEnv = "CR_PLUS"\n`;
+    const cfg = writeConfig(dir.path, lookup);
+    writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/jmed.2021.0042', accessType: 'open' }]);
+    daemon = startDaemon(cfg.path, { CR_PLUS: 'plus-secret' });
+    await waitForLog(daemon, 'daemon.started');
+    const url = /"url":"([^"]+)"/.exec(daemon.log())![1]!;
+    await waitForLog(daemon, 'entitlement.index_built');
+    const ask = async () => {
+      const r = await fetch(`${url}/v2.2/entitlements`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'test-key-123' },
+        body: JSON.stringify({ dois: [{ preprintDoi: '10.1101/2020.03.01.000001', uid: 'u1' }] }),
+      });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { entitlements: Record<string, unknown>[] }).entitlements[0]!;
+    };
+    await waitFor(async () => (await ask()).source === 'oa_platform', 'the deposit to answer');
+    expect(await ask()).toMatchObject({ doi: '10.5555/jmed.2021.0042', statusCode: 200, uid: 'u1' });
+    expect(crossref.calls[0]!.headers.get('crossref-plus-api-token')).toBe('Bearer plus-secret');
+
+    writeFileSync(cfg.path, readFileSync(cfg.path, 'utf8').replace(lookup, '\n'));
+    daemon.signal('SIGHUP');
+    await waitFor(async () => (await ask()).statusCode === 400, 'the reload to turn the lookup off');
+  } finally {
+    await crossref.stop();
+  }
 });

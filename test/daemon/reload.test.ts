@@ -262,7 +262,7 @@ test("a reload that replaces a platform's client keeps its counters; only removi
           l,
         ),
       )
-      .filter((l) => !/outcome="(timeout|malformed|breaker_open|no_slot)"/.test(l));
+      .filter((l) => !/outcome="(timeout|malformed|breaker_open|no_slot|rate_limited)"/.test(l));
   const counted = [
     'doi_holdings_platform_calls_total{platform="gamma",outcome="ok"} 1',
     'doi_holdings_platform_calls_total{platform="gamma",outcome="error"} 1',

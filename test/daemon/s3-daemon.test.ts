@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { Store } from '../../src/store/index.ts';
 import { dump, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog } from '../support/fixtures.ts';
 import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
@@ -11,7 +12,12 @@ let n = 0;
 let prodBucket: string;
 let stagingBucket: string;
 let daemons: { stop(): Promise<number>; log(): string }[] = [];
-const ENV = { TEST_S3_KEY: S3_CREDENTIALS.accessKeyId, TEST_S3_SECRET: S3_CREDENTIALS.secretAccessKey };
+const ENV = {
+  TEST_S3_KEY: S3_CREDENTIALS.accessKeyId,
+  TEST_S3_SECRET: S3_CREDENTIALS.secretAccessKey,
+  TEST_ACME_REPORTS: 'acme-reports-key-1',
+  TEST_BETA_REPORTS: 'beta-reports-key-1',
+};
 
 beforeAll(async () => {
   s3 = await startS3rver();
@@ -34,7 +40,7 @@ afterEach(async () => {
 });
 
 /** A replica: its own config, mirror folders and store, pointed at the shared buckets. */
-function replica(name: string): string {
+function replica(name: string, opts: { reports?: boolean } = {}): string {
   const path = join(dir.path, `${name}.toml`);
   const bucket = (b: string, mirror: string) => `kind = "s3"
 path = "${name}/${mirror}"
@@ -44,7 +50,7 @@ bucket = "${b}"
 forcePathStyle = true
 accessKeyIdEnv = "TEST_S3_KEY"
 secretAccessKeyEnv = "TEST_S3_SECRET"
-pollSeconds = 0.2`;
+pollSeconds = 0.2${opts.reports ? '\nreports = true' : ''}`;
   writeFileSync(
     path,
     `[server]
@@ -60,8 +66,10 @@ ${bucket(prodBucket, 'mirror')}
 ${bucket(stagingBucket, 'staging-mirror')}
 [[platforms]]
 name = "acme"
+${opts.reports ? 'reportKeyEnv = "TEST_ACME_REPORTS"' : ''}
 [[platforms]]
 name = "beta"
+${opts.reports ? 'reportKeyEnv = "TEST_BETA_REPORTS"' : ''}
 `,
   );
   return path;
@@ -243,4 +251,40 @@ test('two replicas converge: one saw the files arrive one by one, the other star
   const histA = history('a');
   expect(histA[1]![0]!.events.map((e) => e.kind)).toEqual(['added', 'removed', 're-added']);
   expect(history('b')).toEqual(histA);
+});
+
+test('deposit reports: written back into the bucket beside the file, not ingested, and served to the platform alone', async () => {
+  const cfg = replica('r', { reports: true });
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  const key = await upload(prodBucket, 'acme', [{ doi: '10.7777/rep.1', accessType: 'open' }, { doi: 'junk' }]);
+  const reportKey = `reports/${key.replace(/\.jsonl\.gz$/, '')}.json`;
+  const written = await waitFor(
+    async () => {
+      try {
+        const r = await s3.client.send(new GetObjectCommand({ Bucket: prodBucket, Key: reportKey }));
+        return JSON.parse(await r.Body!.transformToString());
+      } catch {
+        return undefined;
+      }
+    },
+    `${reportKey} in the bucket`,
+    30_000,
+  );
+  expect(written).toMatchObject({ env: 'production', key, outcome: 'applied', counts: { records: 2, rejected: 1 } });
+  expect(written.rejectedLines).toEqual([expect.objectContaining({ line: 2, path: '/doi', code: 'INVALID_DOI' })]);
+  // the same report through the API, with acme's key; beta's key does not find acme
+  const url = /"url":"([^"]+)"/.exec(d.log())![1]!;
+  const name = key.slice('acme/'.length);
+  const api = await fetch(`${url}/v2.2/platforms/acme/deposits/${name}`, {
+    headers: { 'x-api-key': ENV.TEST_ACME_REPORTS },
+  });
+  expect(await api.json()).toEqual(written);
+  const list = await fetch(`${url}/v2.2/platforms/acme/deposits`, { headers: { 'x-api-key': ENV.TEST_BETA_REPORTS } });
+  expect(list.status).toBe(404);
+  // a later upload is applied after the report was listed by the mirror: the report was left out, not quarantined
+  await upload(prodBucket, 'beta', [{ doi: '10.7777/rep.2' }]);
+  await dumpUntil(cfg, 2);
+  const failures = await runCli(['--failures', '--config', cfg], ENV);
+  expect(failures.lines).toEqual([]);
 });

@@ -250,6 +250,12 @@ const entryArb: fc.Arbitrary<J> = fc.oneof(
       ['doi', '10.5555/Open.1'],
       ['journal', obj([])],
     ]),
+    obj([
+      ['doi', '10.5555/Open.1'],
+      ['journal', 'A journal'],
+      ['authors', ['Jane Doe']],
+      ['exactTitleMatch', true],
+    ]),
     obj([]),
   ),
 );
@@ -427,7 +433,17 @@ const ORG_BOUNDS: Record<string, [number, number]> = {
   gridID: [1, 64],
   rorID: [1, 256],
 };
-const ENTRY_MEMBERS = ['doi', 'uid', 'title', 'journal', 'authors', 'year', 'preprintDoi'];
+const ENTRY_MEMBERS = ['doi', 'uid', 'title', 'journal', 'authors', 'year', 'preprintDoi', 'exactTitleMatch'];
+const isText = (x: unknown, min: number, max: number) => typeof x === 'string' && x.length >= min && x.length <= max;
+/** GetFTR's metadata members of an entry, as the request schema types them */
+const METADATA_RULES: Record<string, (x: unknown) => boolean> = {
+  title: (x) => isText(x, 1, 1024),
+  journal: (x) => isText(x, 1, 512),
+  authors: (x) => Array.isArray(x) && x.length >= 1 && x.length <= 50 && x.every((a) => isText(a, 1, 256)),
+  year: (x) => Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 9999,
+  preprintDoi: (x) => isText(x, 0, 2048),
+  exactTitleMatch: (x) => typeof x === 'boolean',
+};
 
 type Expected =
   | { status: 200; dois: unknown[] }
@@ -452,6 +468,7 @@ function modelRequest(api: 'updates' | 'entitlements', bytes: Uint8Array, maxByt
     if (api === 'updates' || !isPlainObject(e) || Object.keys(e).some((k) => !ENTRY_MEMBERS.includes(k))) return bad;
     if ('doi' in e && typeof e.doi !== 'string') return bad;
     if ('uid' in e && (typeof e.uid !== 'string' || e.uid.length > 256)) return bad;
+    for (const [k, rule] of Object.entries(METADATA_RULES)) if (k in e && !rule(e[k])) return bad;
   }
   if ('org' in v) {
     const org = v.org;

@@ -69,6 +69,18 @@ describe('HttpUrl', () => {
       expect(decodeURIComponent(new URL(HttpUrl.ofDoi(doi).href).pathname)).toBe(`/${doi}`);
     expect(HttpUrl.ofDoi('10.1234/a..b/c').href).toBe('https://doi.org/10.1234/a..b/c');
   });
+
+  test("a site path: this server's own page, each segment percent-encoded; none with a . or .. segment", () => {
+    expect(HttpUrl.sitePath(['console', 'production', 'files', 'acme', 'a b?#"<>.jsonl.gz'])?.href).toBe(
+      '/console/production/files/acme/a%20b%3F%23%22%3C%3E.jsonl.gz',
+    );
+    expect(HttpUrl.sitePath(['console', 'x:y', '//evil.example'])?.href).toBe('/console/x%3Ay/%2F%2Fevil.example');
+    for (const segments of [['console', '..', 'x'], ['.'], ['a', '..']])
+      expect(HttpUrl.sitePath(segments)).toBeUndefined();
+    expect(html`<a href="${HttpUrl.sitePath(['console', '"><b>'])}">x</a>`.text).toBe(
+      '<a href="/console/%22%3E%3Cb%3E">x</a>',
+    );
+  });
 });
 
 test('escapeHtml leaves text without special characters as it is (no copy)', () => {

@@ -1,8 +1,12 @@
 import { itemJson } from './crossref-works.ts';
 
 /**
- * A loopback server that plays the Crossref REST API's `GET /works` list route, for the harvester's tests and the
- * benchmark. What it copies from the real API (sources in test/fixtures/PROVENANCE.md):
+ * A loopback server that plays the Crossref REST API's `GET /works` list route and `GET /works/{doi}`, for the
+ * harvester's and the metadata lookup's tests and the benchmarks. What it copies from the real API (sources in
+ * test/fixtures/PROVENANCE.md):
+ * - the field queries (`query.bibliographic`, `query.container-title`, `query.author`), ranked roughly (ranked());
+ *   the `from-pub-date`, `until-pub-date` and `doi` filters; a single work's reply (`message-type: work`), and 404
+ *   "Resource not found." for a DOI it does not hold;
  * - the `work-list` reply (`facets`, `next-cursor`, `total-results`, `items`, `items-per-page`, `query`); a walk
  *   ends with a page whose `items` is empty; `indexed` is a Crossref date object;
  * - `filter=name:value,...`: different names AND together, the same name repeated ORs (as Crossref documents);
@@ -77,6 +81,8 @@ export interface CrossrefApiOptions {
   maxRows?: number;
   /** how long an unused cursor lives (default 300_000: Crossref's five minutes) */
   cursorTtlMs?: number;
+  /** every call is answered after this many ms (a distant Crossref, for the benchmark) */
+  delayMs?: number;
   /** 'scroll' (default): one cursor per walk, position on the server; 'stateless': a cursor per page */
   cursors?: 'scroll' | 'stateless';
   /** how an expired or unknown cursor is answered: 400 naming the cursor (default), or 404 "Resource not found." */
@@ -86,7 +92,15 @@ export interface CrossrefApiOptions {
 /** The status an expired or unknown cursor gets. Undocumented by Crossref; see PROVENANCE.md for what is known. */
 export const EXPIRED_CURSOR_STATUS = 400;
 /** The filter names the fake knows (any other answers 400 filter-not-available). */
-export const FILTERS = ['from-index-date', 'until-index-date', 'is-update', 'has-update'] as const;
+export const FILTERS = [
+  'from-index-date',
+  'until-index-date',
+  'is-update',
+  'has-update',
+  'from-pub-date',
+  'until-pub-date',
+  'doi',
+] as const;
 
 export { realWorks, syntheticWorks } from './crossref-works.ts';
 
@@ -124,6 +138,23 @@ function parseFilter(raw: string | null): ((w: FakeWork) => boolean) | Reply {
       const from = name === 'from-index-date';
       const bound = from ? value + '-01-01'.slice(value.length - 4) : value + '-12-31'.slice(value.length - 4);
       test = from ? (w) => w.indexed >= bound : (w) => w.indexed <= bound;
+    } else if (name === 'from-pub-date' || name === 'until-pub-date') {
+      if (!DAY.test(value))
+        return failure(
+          'date-not-valid',
+          value,
+          `Date specified as ${value} but must be of the form: yyyy or yyyy-mm or yyyy-mm-dd`,
+        );
+      // the published date as Crossref compares it: `issued`, to the precision the work has it
+      const from = name === 'from-pub-date';
+      test = (w) => {
+        const day = issuedDay(w);
+        if (day === undefined) return false;
+        const cut = day.slice(0, value.length);
+        return from ? cut >= value : cut <= value;
+      };
+    } else if (name === 'doi') {
+      test = (w) => w.DOI.toLowerCase() === value.toLowerCase();
     } else if (name === 'is-update' || name === 'has-update') {
       if (!(value in BOOLEAN))
         return failure(
@@ -145,6 +176,53 @@ function parseFilter(raw: string | null): ((w: FakeWork) => boolean) | Reply {
   }
   const all = [...groups.values()];
   return (w) => all.every((tests) => tests.some((t) => t(w)));
+}
+
+/** `issued` as YYYY[-MM[-DD]], or undefined. */
+function issuedDay(w: FakeWork): string | undefined {
+  const parts = (w.issued as { 'date-parts'?: number[][] } | undefined)?.['date-parts']?.[0];
+  if (!parts?.length) return undefined;
+  return parts.map((n, i) => (i === 0 ? String(n) : String(n).padStart(2, '0'))).join('-');
+}
+
+/** Lower-case words of a text, markup aside: how the fake's search ranks. */
+function wordsOf(text: string): string[] {
+  return text
+    .replace(/<[^>]*>/g, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+}
+
+const QUERY_FIELDS = ['query.bibliographic', 'query.container-title', 'query.author'] as const;
+
+/**
+ * A field query ranked as a search engine would, roughly: each work scores the query's words it holds (title and
+ * journal for `query.bibliographic`, the journal for `query.container-title`, family names for `query.author`);
+ * works scoring nothing are left out, the rest come highest first. Crossref's own ranking is fuzzier and returns
+ * loose matches too: the client must check what it takes, as it does here.
+ */
+function ranked(works: FakeWork[], params: URLSearchParams): FakeWork[] | undefined {
+  if (!QUERY_FIELDS.some((f) => params.has(f))) return undefined;
+  const scored: { w: FakeWork; score: number }[] = [];
+  for (const w of works) {
+    const texts: Record<(typeof QUERY_FIELDS)[number], string> = {
+      'query.bibliographic': [...((w.title as string[]) ?? []), ...((w['container-title'] as string[]) ?? [])].join(
+        ' ',
+      ),
+      'query.container-title': ((w['container-title'] as string[]) ?? []).join(' '),
+      'query.author': ((w.author as { family?: string }[]) ?? []).map((a) => a.family ?? '').join(' '),
+    };
+    let score = 0;
+    for (const f of QUERY_FIELDS) {
+      const q = params.get(f);
+      if (q === null) continue;
+      const have = new Set(wordsOf(texts[f]));
+      for (const word of wordsOf(q)) if (have.has(word)) score++;
+    }
+    if (score > 0) scored.push({ w, score });
+  }
+  return scored.sort((a, b) => b.score - a.score || (a.w.DOI < b.w.DOI ? -1 : 1)).map((x) => x.w);
 }
 
 /** Starts the fake on 127.0.0.1, on a free port. */
@@ -190,7 +268,8 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
       const keep = parseFilter(params.get('filter'));
       if (typeof keep !== 'function') return keep;
       const select = params.get('select')?.split(',').filter(Boolean) ?? null;
-      const items = api.works.filter(keep).sort((a, b) => (a.DOI < b.DOI ? -1 : a.DOI > b.DOI ? 1 : 0));
+      const kept = api.works.filter(keep);
+      const items = ranked(kept, params) ?? kept.sort((a, b) => (a.DOI < b.DOI ? -1 : a.DOI > b.DOI ? 1 : 0));
       walk = { items, select, pos: 0, usedAt: performance.now(), live: true };
       id = `DnF1ZXJ5VGhlbkZldGNo-fake-${++walkCount}`;
       for (const [old, w] of walks) if (performance.now() - w.usedAt > ttl) walks.delete(old);
@@ -255,6 +334,25 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
     }
   }
 
+  /** `GET /works/{doi}`: one work's record (`message-type: work`), or 404 "Resource not found." as Crossref. */
+  async function work(doi: string): Promise<Reply> {
+    const status = takeFault('status');
+    if (status)
+      return {
+        status: status.status,
+        body: status.body ?? `${status.status} (injected)`,
+        headers: status.retryAfter ? { 'retry-after': status.retryAfter } : {},
+      };
+    const stall = takeFault('stall');
+    if (stall) await Bun.sleep(stall.ms);
+    const found = api.works.find((w) => w.DOI.toLowerCase() === doi.toLowerCase());
+    if (!found) return { status: 404, body: 'Resource not found.' };
+    return {
+      status: 200,
+      body: `{"status":"ok","message-type":"work","message-version":"1.0.0","message":${itemJson(found, null)}}`,
+    };
+  }
+
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -269,10 +367,16 @@ export async function startCrossrefApi(opts: CrossrefApiOptions = {}): Promise<C
         headers: req.headers,
       };
       api.calls.push(call);
+      if (opts.delayMs) await Bun.sleep(opts.delayMs);
+      const single = /^\/(?:v1\/)?works\/(.+)$/.exec(url.pathname);
       const reply: Reply =
-        req.method === 'GET' && (url.pathname === '/works' || url.pathname === '/v1/works')
-          ? await works(req, url.searchParams)
-          : { status: 404, body: 'Resource not found.' };
+        req.method !== 'GET'
+          ? { status: 404, body: 'Resource not found.' }
+          : url.pathname === '/works' || url.pathname === '/v1/works'
+            ? await works(req, url.searchParams)
+            : single
+              ? await work(decodeURIComponent(single[1]!))
+              : { status: 404, body: 'Resource not found.' };
       call.status = reply.status;
       const json = reply.body.startsWith('{') || reply.status === 200;
       const pool = url.searchParams.has('mailto') ? 'polite-array' : 'public-array';

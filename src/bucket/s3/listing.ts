@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3BucketSettings } from '../../config/index.ts';
 import { mirrorKeyDecision } from './mirror-key.ts';
+import { REPORTS_FOLDER } from './report-writer.ts';
 
 /** A listed object the mirror may copy: its bucket key, its path under the mirror folder, and what it was listed as. */
 export interface MirrorObject {
@@ -37,6 +38,8 @@ export async function listBucket(
     for (const o of page.Contents ?? []) {
       if (!o.Key || o.Key.endsWith('/')) continue;
       const rel = o.Key.slice(settings.prefix.length);
+      // the reports this service writes back (report-writer.ts) are not deposits
+      if (settings.reports && rel.startsWith(REPORTS_FOLDER)) continue;
       const decision = mirrorKeyDecision(rel);
       if (decision.action === 'ignore') continue;
       if (decision.action === 'skip') {

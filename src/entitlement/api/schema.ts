@@ -27,27 +27,48 @@ export const Org = t.Object(
 );
 export type Org = Static<typeof Org>;
 
-/** GetFTR's metadata members of an entry (a lookup by title, journal...): accepted, but this service answers by DOI only. */
-const METADATA_MEMBERS = ['title', 'journal', 'authors', 'year', 'preprintDoi'] as const;
+/**
+ * GetFTR's metadata members of an entry: without `doi`, the entry is looked up by them at Crossref (entitlement/
+ * lookup/) when the operator configured it, and answered 400 otherwise. Their bounds keep a search's address short.
+ */
+const MetadataMembers = {
+  title: t.Optional(t.String({ minLength: 1, maxLength: 1024, description: "the document's title" })),
+  journal: t.Optional(t.String({ minLength: 1, maxLength: 512, description: "the journal's title" })),
+  authors: t.Optional(
+    t.Array(t.String({ minLength: 1, maxLength: 256 }), {
+      minItems: 1,
+      maxItems: 50,
+      description: 'names of at least one of its authors ("Jane Doe" or "Doe, Jane")',
+    }),
+  ),
+  year: t.Optional(t.Integer({ minimum: 1, maximum: 9999, description: 'the year it was published, or earlier' })),
+  preprintDoi: t.Optional(
+    t.String({ maxLength: 2048, description: 'a preprint of the document: followed to its published version' }),
+  ),
+  exactTitleMatch: t.Optional(
+    t.Boolean({ description: 'true: the title must match exactly (letter case and punctuation included)' }),
+  ),
+};
 
 const DoiEntry = t.Union([
   t.String({ description: 'a DOI: bare (10.x/y), doi:10.x/y or https://doi.org/10.x/y' }),
   t.Object(
     {
       doi: t.Optional(
-        t.String({ description: 'a DOI, in any form a string entry may take; an entry without one is answered 400' }),
+        t.String({
+          description: 'a DOI, in any form a string entry may take; without one, the entry is looked up by metadata',
+        }),
       ),
       uid: t.Optional(
         t.String({ maxLength: 256, description: "the integrator's own reference, echoed on the answer" }),
       ),
-      ...Object.fromEntries(
-        METADATA_MEMBERS.map((m) => [
-          m,
-          t.Optional(t.Unknown({ description: 'GetFTR metadata lookup: not supported here' })),
-        ]),
-      ),
+      ...MetadataMembers,
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      description:
+        'an entry by DOI with its uid; or, without doi, an entry by metadata: looked up at Crossref (when the operator configured it) and answered as the latest published version, doi "unknown" and 404 when none matches',
+    },
   ),
 ]);
 
@@ -101,9 +122,15 @@ const AnswerOrg = t.Object(
 
 const EntitlementObject = t.Object(
   {
-    doi: t.Optional(t.String({ description: 'the DOI as sent (absent only for an entry sent without one)' })),
+    doi: t.Optional(
+      t.String({
+        description:
+          'the DOI as sent; for an entry by metadata, the DOI it resolved to, or "unknown" (absent: a 400 entry without doi)',
+      }),
+    ),
     statusCode: t.Integer({
-      description: '200 decided; 400 not a DOI; 404 no platform holds it; 504 the platform did not answer in time',
+      description:
+        '200 decided; 400 not a DOI; 404 no platform holds it, or no work matches the metadata; 504 the platform, or the metadata lookup, did not answer in time',
     }),
     entitled: t.Optional(Entitled),
     accessType: t.Optional(t.String({ description: 'open, free, permFree or paid' })),
@@ -115,7 +142,9 @@ const EntitlementObject = t.Object(
     org: t.Optional(AnswerOrg),
     uid: t.Optional(t.String()),
     updates: t.Optional(t.Array(UpdateObject, { description: 'only for integrators with the updates feature' })),
-    message: t.Optional(t.String({ description: 'why the entry is not a DOI (statusCode 400)' })),
+    message: t.Optional(
+      t.String({ description: 'why the entry is not a DOI (400), or why its metadata lookup did not complete (504)' }),
+    ),
   },
   { additionalProperties: false },
 );

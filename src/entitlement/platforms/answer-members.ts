@@ -17,9 +17,6 @@ import {
  */
 
 const checkLink = TypeCompiler.Compile(PlatformLink);
-const checkLicense = TypeCompiler.Compile(PlatformLicense);
-const checkCustomerID = TypeCompiler.Compile(PlatformCustomerID);
-
 /** An `av` list's well-formed links among its first 32 items; undefined when none is left or it is no list. */
 export function readLinks(value: unknown): ContentLink[] | undefined {
   if (!Array.isArray(value)) return undefined;
@@ -30,6 +27,7 @@ export function readLinks(value: unknown): ContentLink[] | undefined {
   return out.length > 0 ? out : undefined;
 }
 
+const checkLicense = TypeCompiler.Compile(PlatformLicense);
 /** A `licenses` list's well-formed licences among its first 32 items (a startDate that is a real day); undefined when none. */
 export function readLicenses(value: unknown): License[] | undefined {
   if (!Array.isArray(value)) return undefined;
@@ -41,6 +39,7 @@ export function readLicenses(value: unknown): License[] | undefined {
   return out.length > 0 ? out : undefined;
 }
 
+const checkCustomerID = TypeCompiler.Compile(PlatformCustomerID);
 /** The customerID of an entry's `org`, when it is a string of 1 to 256 characters. */
 export function readCustomerID(org: unknown): string | undefined {
   if (typeof org !== 'object' || org === null || Array.isArray(org)) return undefined;

@@ -21,6 +21,26 @@ export class LatencyHistogram {
     this.count++;
   }
 
+  /**
+   * The q-quantile in seconds as Prometheus's histogram_quantile reads it: linear within the bucket it falls in;
+   * in the +Inf bucket, the highest finite bound. Undefined before the first observation.
+   */
+  quantile(q: number): number | undefined {
+    if (this.count === 0) return undefined;
+    const rank = q * this.count;
+    let below = 0;
+    for (let i = 0; i < this.counts.length; i++) {
+      const n = this.counts[i]!;
+      if (below + n >= rank && n > 0) {
+        if (i === this.buckets.length) return this.buckets[i - 1];
+        const lower = i === 0 ? 0 : this.buckets[i - 1]!;
+        return lower + (this.buckets[i]! - lower) * ((rank - below) / n);
+      }
+      below += n;
+    }
+    return this.buckets[this.buckets.length - 1];
+  }
+
   /** [le, cumulative count] per bucket, ending with +Inf. */
   cumulative(): [string, number][] {
     let running = 0;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TokenBucket } from '../../base/index.ts';
 import type { PlatformSettings } from '../../config/index.ts';
 import { ACCESS_TYPES, type AccessType } from '../../deposit/index.ts';
 import { readDoiInput } from '../../doi/index.ts';
@@ -37,6 +38,8 @@ interface CallerSettings {
 export class PlatformClient {
   readonly breaker: CircuitBreaker;
   private readonly slots: ConcurrencyCap;
+  /** the calls a second the platform declared it takes (entitlementRate); none: no limit */
+  private readonly rate: TokenBucket | undefined;
 
   constructor(
     readonly settings: PlatformSettings & { entitlementUrl: string; entitlementSecret: string },
@@ -51,6 +54,8 @@ export class PlatformClient {
       () => this.figures.breakerOpens++,
     );
     this.slots = new ConcurrencyCap(settings.entitlementConcurrency);
+    const rate = settings.entitlementRate;
+    this.rate = rate && new TokenBucket(rate.perSecond, rate.burst, caller.now);
   }
 
   /**
@@ -90,6 +95,11 @@ export class PlatformClient {
       this.breaker.cancel(ticket);
       return this.outcome('no_slot', TIMED_OUT);
     }
+    if (this.rate && !(await this.turn(deadline, signal))) {
+      this.slots.release();
+      this.breaker.cancel(ticket);
+      return this.outcome('rate_limited', TIMED_OUT);
+    }
     const started = performance.now();
     // Once: by the call's end, or by the guard should the call outlive its signal (a socket that ignores it). A
     // call the guard ended was a time-out, counted and answered then: what it gives later is neither.
@@ -115,6 +125,18 @@ export class PlatformClient {
       this.exchange(batch, org, integrator, signal).then(([o, result]) => done(o, result)),
       guarded,
     ]);
+  }
+
+  /**
+   * Waits for the call's token of the platform's rate, after its slot, so that calls leave no faster than the rate;
+   * false when the token would come too late to send the call (it is then not waited for: the DOIs answer as a
+   * time-out at once, and no breaker failure is counted, as the platform was not asked).
+   */
+  private async turn(deadline: number, signal: AbortSignal): Promise<boolean> {
+    const wait = this.rate!.reserve(1, deadline - this.caller.now() - this.minCallMs);
+    if (wait < 0) return false;
+    if (wait > 0) await Bun.sleep(wait);
+    return !signal.aborted && deadline - this.caller.now() >= this.minCallMs;
   }
 
   /** The call itself: what came of it (never rejects). */

@@ -1,7 +1,8 @@
 import { LatencyHistogram } from './latency-histogram.ts';
 
 /** What one call did, for the metrics. */
-export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open' | 'no_slot';
+/** rate_limited: not sent, as the platform's declared rate would not give it a turn before its deadline */
+export type CallOutcome = 'ok' | 'error' | 'malformed' | 'timeout' | 'breaker_open' | 'no_slot' | 'rate_limited';
 
 /**
  * A platform's running totals for /metrics. They belong to the platform's name, not to its client: a reload that
@@ -15,6 +16,7 @@ export class PlatformFigures {
     timeout: 0,
     breaker_open: 0,
     no_slot: 0,
+    rate_limited: 0,
   };
   readonly latency = new LatencyHistogram();
   cacheHits = 0;

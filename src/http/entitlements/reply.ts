@@ -9,6 +9,8 @@ import {
   type EntitlementService,
   type Entries,
   INVALID,
+  LOOKUP_FAILED,
+  LOOKUP_NONE,
   NO_DOI,
   OPEN,
   type PlatformVerdict,
@@ -36,6 +38,10 @@ const OPEN_HEAD = OPEN_ANSWER.map((head) => reply.source(head));
 const OPEN_HEAD_VOR = OPEN_TEXT.map((text) => reply.source(encoder.encode(text + VOR_KEY)));
 const DOI_OPEN = encoder.encode('{"doi":"');
 const NO_UPDATES = encoder.encode('[]');
+/** the `doi` of an entry by metadata that resolved to none (GetFTR's "unknown") */
+const DOI_UNKNOWN = encoder.encode('{"doi":"unknown"');
+/** a 400 entry without doi, when no metadata lookup is configured */
+const NOT_LOOKED_UP = 'this entry has no doi: entitlements are answered by DOI only, not by title or other metadata';
 
 export function render(
   service: EntitlementService,
@@ -70,10 +76,8 @@ export function render(
       open++;
       continue;
     }
-    if (kind === NO_DOI)
-      out.ascii(
-        '{"statusCode":400,"message":"this entry has no doi: entitlements are answered by DOI only, not by title or other metadata"',
-      );
+    if (kind === NO_DOI) out.ascii('{"statusCode":400,"message":').text(JSON.stringify(e.message[i] ?? NOT_LOOKED_UP));
+    else if (kind === LOOKUP_NONE || kind === LOOKUP_FAILED) out.bytes(DOI_UNKNOWN);
     else if (spans && sent[i] === undefined)
       out
         .bytes(DOI_OPEN)
@@ -85,9 +89,14 @@ export function render(
     else if (kind === INVALID) {
       out.ascii(',"statusCode":400,"message":').text(JSON.stringify(e.message[i]));
       invalid++;
-    } else if (kind === UNKNOWN) {
+    } else if (kind === UNKNOWN || kind === LOOKUP_NONE) {
       out.ascii(',"statusCode":404');
       none++;
+    } else if (kind === LOOKUP_FAILED) {
+      // as a platform's time-out answers (504, maybe, unknown), with why the lookup did not complete
+      out.ascii(',"statusCode":504,"message":').text(JSON.stringify(e.message[i]));
+      out.ascii(',"entitled":"maybe","source":"unknown"');
+      service.count('unknown');
     } else if (kind === OPEN) {
       out.bytes(OPEN_ANSWER[e.access[i]!]!); // ~80 bytes: a native copy
       if (e.vorEnd[i]! > e.vorStart[i]!) out.bytes(VOR).range(vor.buf, e.vorStart[i]!, e.vorEnd[i]!);

@@ -1,13 +1,15 @@
+import type { IntegratorSettings } from '../../config/index.ts';
 import {
   classifyEntries,
   type EntitlementService,
+  lookUpEntries,
   orgProblem,
   releaseEntries,
   usedOrg,
 } from '../../entitlement/index.ts';
 import type { UpdatesTable } from '../../store/index.ts';
-import { type ApiKeys, keyedBody } from '../routes/index.ts';
-import { type BodyLimits, errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
+import type { IntegratorLimits } from '../limits/index.ts';
+import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
 import { render } from './reply.ts';
 import { readRequest } from './request.ts';
 
@@ -18,24 +20,22 @@ const DEADLINE_MARGIN_MS = 50;
 export interface EntitlementEnv {
   service: EntitlementService;
   updates: () => UpdatesTable;
+  /** the integrators' rate limits, shared by both environments */
+  limits?: IntegratorLimits;
 }
 
 /**
  * POST /v2.1/entitlements and /v2.2/entitlements (docs/interface.md, "Entitlement API"). Request-level checks in
- * the Updates API's order: key (401), media type (415), size (413), JSON, schema and org (400). Each entry is
- * then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
+ * the Updates API's order: key (401), media type (415), size (413) as keyedPost reads them, then JSON, schema and
+ * org (400), then the integrator's rate limit (429; IntegratorLimits). Each entry is then a DOI that no platform holds (404), one a deposit answers (open, free, permFree: `oa_platform`, no call),
  * or one its platforms must decide (EntitlementService.ask); the reply is written once all are decided. For a
  * counter integrator, a deposit answers only on a platform without an Entitlement API.
  */
 export async function handleEntitlements(
-  request: Request,
-  keys: ApiKeys,
+  integrator: IntegratorSettings,
+  body: Uint8Array,
   env: EntitlementEnv | undefined,
-  limits: BodyLimits,
 ): Promise<Response> {
-  const keyed = await keyedBody(request, keys, limits);
-  if (keyed instanceof Response) return keyed;
-  const { integrator, body } = keyed;
   const req = readRequest(body);
   if (req instanceof Response) return req;
   const e = req.entries;
@@ -44,8 +44,16 @@ export async function handleEntitlements(
     releaseEntries(e);
     return badOrg ? errorResponse(400, 'BAD_REQUEST', badOrg) : notConfigured();
   }
+  // last of the request-level checks: a request refused for what it is costs no tokens
+  const limited = env.limits?.admit(integrator, e.count);
+  if (limited instanceof Response) {
+    releaseEntries(e);
+    return limited;
+  }
 
   const { service } = env;
+  const lookups = lookUpEntries(e, req.dois, service);
+  if (lookups) await lookups; // entries by metadata, resolved to DOIs before any is classified
   service.refresh();
   const { asked, askedAt } = classifyEntries(req.entries, req.dois, service, integrator.counter);
   if (asked.length > 0) {
@@ -53,7 +61,7 @@ export async function handleEntitlements(
     await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
     askedAt.forEach((at, k) => (e.verdicts[at] = verdicts[k] ?? service.timedOut(asked[k]!)));
   }
-  const reply = new Response(render(service, integrator, env.updates, e), { headers: REPLY_HEADERS });
+  const reply = new Response(render(service, integrator, env.updates, e), { headers: limited ?? REPLY_HEADERS });
   releaseEntries(e); // after the reply has copied the bytes render wrote from them
   return reply;
 }

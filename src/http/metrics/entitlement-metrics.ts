@@ -91,6 +91,35 @@ export function registerEntitlementMetrics(
     ['env'],
     () => sources.map(({ env, entitlement }) => [{ env }, entitlement.index.builds]),
   );
+  // one lookup serves every environment; read through the first service, which holds the running one after a reload
+  const lookup = () => sources[0]?.entitlement.lookup;
+  family(
+    'doi_holdings_metadata_lookups_total',
+    'counter',
+    'Entitlement entries by metadata looked up at Crossref, by outcome (found, not_found, error, timeout; cached: from the lookup cache, no call).',
+    ['outcome'],
+    () => [...(lookup()?.counts ?? [])].map(([outcome, n]) => [{ outcome }, n] as Sample),
+  );
+  family(
+    'doi_holdings_metadata_lookup_calls_total',
+    'counter',
+    "Calls to Crossref's REST API made by the metadata lookup (every try, 429s included).",
+    [],
+    () => {
+      const l = lookup();
+      return l ? [[{}, l.calls]] : [];
+    },
+  );
+  family(
+    'doi_holdings_metadata_lookup_cache_entries',
+    'gauge',
+    'Resolved lookups held in the lookup cache.',
+    [],
+    () => {
+      const l = lookup();
+      return l ? [[{}, l.cache.size]] : [];
+    },
+  );
   histogram<'platform'>(
     registry,
     'doi_holdings_platform_call_seconds',

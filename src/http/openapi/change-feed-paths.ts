@@ -1,3 +1,5 @@
+import { pageParameters } from './parameters.ts';
+
 /** OpenAPI paths of the change feed and the private lookup (changes-route.ts), for openapi.ts. */
 export function syncPaths(prefix: string, errors: Record<string, object>): Record<string, object> {
   const where = prefix ? ', from the staging environment' : '';
@@ -16,22 +18,7 @@ export function syncPaths(prefix: string, errors: Record<string, object>): Recor
           'Cursors are opaque and valid on every replica: a cursor from a replica that is ahead gets an empty page and itself back until this one catches up. ' +
           'A cursor older than the feed keeps withdrawals (`updates.changeFeedKeepDays`), or from another history of the feed, answers 410: sync again from the start.',
         security: [{ apiKey: [] }],
-        parameters: [
-          {
-            name: 'after',
-            in: 'query',
-            required: false,
-            description: 'the `next` of an earlier reply',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            description: 'works per page (default 1000)',
-            schema: { type: 'integer', minimum: 1, maximum: 1000 },
-          },
-        ],
+        parameters: [...pageParameters('the `next` of an earlier reply', 'works per page (default 1000)', 1000)],
         responses: {
           '200': { description: 'A page of changes', content: json('ChangesResponse') },
           '400': { description: 'A malformed cursor or limit, or an unknown parameter', content: json('Error') },

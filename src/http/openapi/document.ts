@@ -10,7 +10,9 @@ import {
   UpdatesResponse,
 } from '../routes/index.ts';
 import { operationId, syncPaths } from './change-feed-paths.ts';
+import { DepositReport, DepositReportPage, depositReportPaths } from './deposit-report-paths.ts';
 import { probePaths, probeSchemas } from './probe-paths.ts';
+import { STATUS_PAGE_RATE_LIMITED, withIntegratorRateLimit } from './rate-limit-responses.ts';
 import { subscriptionPaths, subscriptionSchemas, subscriptionWebhooks } from './subscription-paths.ts';
 
 /**
@@ -66,13 +68,15 @@ export function openApiDocument(version: string): object {
       const where = prefix ? ', from the staging environment' : '';
       const vv = v.replace('.', '').toUpperCase(); // V21, V22: a dot is no part of a camelCase name
       paths[`${prefix}/${v}/entitlements`] = {
-        post: operation(
-          operationId(prefix, `checkEntitlements${vv}`),
-          `Entitlement checks for 1-100 DOIs${where}`,
-          'EntitlementsRequest',
-          'EntitlementsResponse',
-          'One Entitlement Object per entry, in request order',
-          prefix !== '',
+        post: withIntegratorRateLimit(
+          operation(
+            operationId(prefix, `checkEntitlements${vv}`),
+            `Entitlement checks for 1-100 DOIs, or entries by metadata resolved to one${where}`,
+            'EntitlementsRequest',
+            'EntitlementsResponse',
+            'One Entitlement Object per entry, in request order',
+            prefix !== '',
+          ),
         ),
       };
       paths[`${prefix}/${v}/updates`] = {
@@ -89,6 +93,7 @@ export function openApiDocument(version: string): object {
   for (const prefix of ['', '/staging']) paths[`${prefix}/doi/{doi}`] = { get: statusPage(prefix) };
   for (const prefix of ['', '/staging'])
     Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
+  for (const prefix of ['', '/staging']) Object.assign(paths, depositReportPaths(prefix));
   Object.assign(paths, probePaths());
   Object.assign(paths, subscriptionPaths(errors));
   return {
@@ -115,6 +120,8 @@ export function openApiDocument(version: string): object {
         ByPrefixRequest: strip(ByPrefixRequest),
         ByPrefixResponse: strip(ByPrefixResponse),
         DocumentHistory: strip(DocumentHistory),
+        DepositReport: strip(DepositReport),
+        DepositReportPage: strip(DepositReportPage),
         Error: strip(ErrorBody),
         ...Object.fromEntries(Object.entries(probeSchemas).map(([name, schema]) => [name, strip(schema)])),
         ...Object.fromEntries(Object.entries(subscriptionSchemas).map(([name, schema]) => [name, strip(schema)])),
@@ -166,6 +173,7 @@ function statusPage(prefix: string): object {
           ? 'No history is known for this DOI, or NOT_CONFIGURED: the service has no staging environment'
           : 'No history is known for this DOI',
       ),
+      ...STATUS_PAGE_RATE_LIMITED,
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { IntegratorSettings } from '../../config/index.ts';
+import type { IntegratorSettings, PlatformSettings } from '../../config/index.ts';
 import { type BodyLimits, errorResponse, readJsonBytes } from '../wire/index.ts';
 
 /**
@@ -43,6 +43,49 @@ export class ApiKeys {
   }
 }
 
+/**
+ * The platforms' report keys (`[[platforms]] reportKeyEnv`), looked up as ApiKeys looks up integrators' keys:
+ * through their SHA-256 digests, so the time taken says nothing of how much of a guessed key was right.
+ */
+export class ReportKeys {
+  private platformOf = new Map<string, string>();
+
+  constructor(platforms: readonly PlatformSettings[]) {
+    this.replace(platforms);
+  }
+
+  /** A reloaded config's keys, from the next request on. */
+  replace(platforms: readonly PlatformSettings[]): void {
+    const platformOf = new Map<string, string>();
+    for (const p of platforms) if (p.reportKey !== undefined) platformOf.set(digest(p.reportKey), p.name);
+    this.platformOf = platformOf;
+  }
+
+  /**
+   * The platform whose key the request carries (as `x-api-key`, or a browser's Basic password), or the 401 to
+   * answer. A browser asking for HTML is told to ask its user for the key.
+   */
+  check(request: Request, wantsHtml: boolean): string | Response {
+    const key = request.headers.get('x-api-key') ?? basicPassword(request.headers.get('authorization'));
+    const platform = key ? this.platformOf.get(digest(key)) : undefined;
+    if (platform !== undefined) return platform;
+    return errorResponse(
+      401,
+      'UNAUTHORIZED',
+      key ? 'the key is not known' : 'the x-api-key header is missing',
+      wantsHtml ? { 'www-authenticate': 'Basic realm="deposit reports", charset="UTF-8"' } : {},
+    );
+  }
+}
+
+/** The password of an `Authorization: Basic` header (the user name is not asked for: the key names its platform). */
+function basicPassword(header: string | null): string | undefined {
+  if (!header?.toLowerCase().startsWith('basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1) || undefined;
+}
+
 function digest(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('base64');
 }
@@ -56,14 +99,22 @@ function unauthorized(request: Request): Response {
   );
 }
 
-/** A keyed POST's first steps: the integrator its key names, then its JSON body's bytes; or the reply that ends it. */
-export async function keyedBody(
-  request: Request,
+/** A keyed POST route's own answer, once its key and body are read: the integrator and the JSON body's bytes. */
+export type KeyedAnswer = (integrator: IntegratorSettings, body: Uint8Array) => Response | Promise<Response>;
+
+/**
+ * A keyed POST route (the Entitlement and Updates APIs): the integrator its key names (401), then its JSON body's
+ * bytes (415, 413, 408), then `answer`. The checks every keyed body route starts with, in their one order.
+ */
+export function keyedPost(
   keys: ApiKeys,
   limits: BodyLimits,
-): Promise<{ integrator: IntegratorSettings; body: Uint8Array } | Response> {
-  const integrator = keys.check(request);
-  if (integrator instanceof Response) return integrator;
-  const body = await readJsonBytes(request, limits);
-  return body instanceof Response ? body : { integrator, body };
+  answer: KeyedAnswer,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const integrator = keys.check(request);
+    if (integrator instanceof Response) return integrator;
+    const body = await readJsonBytes(request, limits);
+    return body instanceof Response ? body : answer(integrator, body);
+  };
 }

@@ -1,5 +1,7 @@
-export { ApiKeys, keyedBody } from './api-keys.ts';
+export { ApiKeys, type KeyedAnswer, keyedPost, ReportKeys } from './api-keys.ts';
 export { handleByPrefix, handleChanges, handlePrefixes } from './changes-route.ts';
+export { CONSOLE_PREFIX, ConsoleKey, handleConsole } from './console-route.ts';
+export { DEPOSITS_PREFIX, handleDepositReports } from './deposit-reports-route.ts';
 export { DirectRoutes, directRoutesOf, type RouteHandler, setDirectRoutes } from './direct-routes.ts';
 export { PageCache } from './page-cache.ts';
 export { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';

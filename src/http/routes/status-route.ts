@@ -6,8 +6,10 @@ import {
   renderBadRequestPage,
   renderHistoryPage,
   renderNotFoundPage,
+  renderTooManyRequestsPage,
 } from '../../status-page/index.ts';
 import type { Store } from '../../store/index.ts';
+import { type AddressLimits, retryAfterSeconds } from '../limits/index.ts';
 import { errorBody, errorResponse, JSON_HEADERS, noneMatch } from '../wire/index.ts';
 import { type PageCache, type PageFormat, pageKey, type RenderedPage } from './page-cache.ts';
 
@@ -26,7 +28,13 @@ export interface StatusEnv {
   pages: PageCache;
 }
 
-export function handleStatusPage(request: Request, envPrefix: '' | '/staging', env: StatusEnv | undefined): Response {
+export function handleStatusPage(
+  request: Request,
+  envPrefix: '' | '/staging',
+  env: StatusEnv | undefined,
+  /** pages a second per reader (`[statusPage] rateLimit`); none: no limit */
+  limits?: AddressLimits,
+): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD')
     return errorResponse(
       405,
@@ -38,6 +46,8 @@ export function handleStatusPage(request: Request, envPrefix: '' | '/staging', e
   const format = formatOf(query, request.headers.get('accept'));
   if (typeof format !== 'string') return errorAnswer(request, format.fault);
   const ctx: PageContext = { staging: envPrefix === '/staging' };
+  const wait = limits?.admit(request) ?? 0;
+  if (wait > 0) return tooManyRequests(request, format, retryAfterSeconds(wait), ctx);
   const sent = decodeDoi(path.slice(envPrefix.length + STATUS_PAGE_PREFIX.length));
   if (sent.problem !== undefined) return badRequest(request, format, sent.text, sent.problem, ctx);
   const input = readDoiInput(sent.text);
@@ -75,21 +85,35 @@ function badRequest(request: Request, format: PageFormat, sent: string, problem:
   return send(request, rendered(renderBadRequestPage(sent, problem, ctx), format, 400), 400);
 }
 
+/** A reader over the limit: 429 with Retry-After, as a page or as the API's JSON error. */
+function tooManyRequests(request: Request, format: PageFormat, seconds: number, ctx: PageContext): Response {
+  const retry = { 'retry-after': String(seconds) };
+  if (format === 'json')
+    return errorAnswer(
+      request,
+      { status: 429, error: 'RATE_LIMITED', message: `too many pages asked from your address; retry in ${seconds} s` },
+      retry,
+    );
+  const page = rendered(renderTooManyRequestsPage(seconds, ctx), format, 429);
+  page.headers.set('retry-after', retry['retry-after']);
+  return send(request, page, 429);
+}
+
 interface ErrorAnswer {
   status: number;
-  error: 'BAD_REQUEST' | 'NOT_FOUND' | 'NOT_CONFIGURED';
+  error: 'BAD_REQUEST' | 'NOT_FOUND' | 'NOT_CONFIGURED' | 'RATE_LIMITED';
   message: string;
 }
 
 /** A JSON error body, with the page's Vary and nosniff; HEAD gets its headers and length without it. */
-function errorAnswer(request: Request, e: ErrorAnswer): Response {
-  const headers = { vary: 'accept', 'x-content-type-options': 'nosniff' };
+function errorAnswer(request: Request, e: ErrorAnswer, extra: Record<string, string> = {}): Response {
+  const headers = { vary: 'accept', 'x-content-type-options': 'nosniff', ...extra };
   if (request.method !== 'HEAD') return errorResponse(e.status, e.error, e.message, headers);
   const length = String(Buffer.byteLength(errorBody(e.status, e.error, e.message)));
   return new Response(null, { status: e.status, headers: { ...JSON_HEADERS, ...headers, 'content-length': length } });
 }
 
-const HTML_HEADERS = {
+export const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy': PAGE_CSP,
   'x-content-type-options': 'nosniff',
@@ -127,7 +151,7 @@ function send(request: Request, page: RenderedPage, status: number): Response {
 }
 
 /** The request's path as sent (still percent-encoded) and its query, without parsing the whole URL. */
-function splitUrl(url: string): { path: string; query: string } {
+export function splitUrl(url: string): { path: string; query: string } {
   const start = url.indexOf('/', url.indexOf('://') + 3);
   const q = url.indexOf('?', start);
   return q < 0 ? { path: url.slice(start), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1) };
@@ -154,7 +178,11 @@ function decodeDoi(encoded: string): { text: string; problem?: string } {
  * `?format=json|html` decides; otherwise JSON only when the Accept header ranks application/json above
  * text/html (a browser's Accept gets HTML, `Accept: application/json` gets JSON).
  */
-function formatOf(query: string, accept: string | null): PageFormat | { fault: ErrorAnswer } {
+export function formatOf(
+  query: string,
+  accept: string | null,
+  fallback: PageFormat = 'html',
+): PageFormat | { fault: ErrorAnswer } {
   const asked = new URLSearchParams(query).get('format');
   if (asked !== null) {
     if (asked === 'json' || asked === 'html') return asked;
@@ -166,10 +194,10 @@ function formatOf(query: string, accept: string | null): PageFormat | { fault: E
       },
     };
   }
-  if (!accept) return 'html';
+  if (!accept) return fallback;
   const json = quality(accept, 'application', 'json');
   const page = quality(accept, 'text', 'html');
-  return json > page ? 'json' : 'html';
+  return json > page ? 'json' : page > json ? 'html' : fallback;
 }
 
 /** The q-value Accept gives type/subtype: the most specific matching range wins (RFC 9110, 12.5.1); 0 if none. */

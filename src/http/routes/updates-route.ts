@@ -3,7 +3,6 @@ import { JsonBytes } from '../../bytes/index.ts';
 import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../../store/index.ts';
 import {
-  type BodyLimits,
   describeSchemaFault,
   errorResponse,
   JSON_HEADERS,
@@ -11,7 +10,6 @@ import {
   parseJson,
   scanPlainBody,
 } from '../wire/index.ts';
-import { type ApiKeys, keyedBody } from './api-keys.ts';
 import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
@@ -31,22 +29,14 @@ const NONE = encoder.encode(',"statusCode":200,"updates":[]}');
 const REPLY_HEADERS = new Headers(JSON_HEADERS);
 
 /**
- * POST /v2.1/updates and /v2.2/updates (docs/interface.md, "Updates API"). Order of checks: key (401), media type (415),
- * size (413), JSON and schema (400). The reply is written as bytes from the index's pre-rendered update lists:
+ * POST /v2.1/updates and /v2.2/updates (docs/interface.md, "Updates API"), after the key and the body are read
+ * (keyedPost: 401, 415, 413): JSON and schema (400). The reply is written as bytes from the index's pre-rendered update lists:
  * most DOIs have none, and a miss is one hash-table probe.
  *
  * A body in the plain shape (scanPlainBody) is answered from its bytes: no JSON.parse, no string per DOI. Any
  * other body is parsed and checked in full; both paths give byte-identical replies (test/http/wire/plain-body.test.ts).
  */
-export async function handleUpdates(
-  request: Request,
-  keys: ApiKeys,
-  index: UpdatesIndex | undefined,
-  limits: BodyLimits,
-): Promise<Response> {
-  const keyed = await keyedBody(request, keys, limits);
-  if (keyed instanceof Response) return keyed;
-  const { body } = keyed;
+export function handleUpdates(body: Uint8Array, index: UpdatesIndex | undefined): Response {
   const count = scanPlainBody(body, spans, MAX_DOIS_PER_REQUEST);
   if (count >= 0) {
     if (!index) return notConfigured();

@@ -54,6 +54,8 @@ export interface StoreDbs {
   updates: Database<any, string>;
   /** key: file key; value: FileEntry */
   files: Database<FileEntry, string>;
+  /** key: [platform, lastModified, file key]; value: true (platform-files.ts: a platform's files, newest first) */
+  filesByPlatform: Database<true, Key>;
   /** key: `${fileKey}\u0000${hash}`; value: ConflictEntry */
   conflicts: Database<ConflictEntry, string>;
   /** key: apply sequence number; value: file key (history events refer to files by number) */
@@ -128,6 +130,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     updates: root.openDB({ name: 'updates', encoding: 'msgpack' }),
     files: root.openDB({ name: 'files', encoding: 'msgpack' }),
     conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
+    filesByPlatform: root.openDB({ name: 'filesByPlatform', encoding: 'msgpack' }),
     fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
     importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
     changes: root.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),

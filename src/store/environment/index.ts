@@ -26,6 +26,15 @@ export {
   seenBefore,
   UNREAD_HASH,
 } from './ledger.ts';
+export {
+  type FileReport,
+  fileReport,
+  type PlatformFilesPage,
+  platformFilesPage,
+  platformOfEntry,
+  putFileEntry,
+  syncPlatformFiles,
+} from './platform-files.ts';
 export { copyStore, type PageFigures, pageFigures, type SpaceUsage, spaceUsage, storeFileIn } from './store-file.ts';
 export {
   classifyStoreError,

@@ -5,7 +5,7 @@ import { ByteWriter } from '../../bytes/index.ts';
 import type { FileStatus } from '../apply/index.ts';
 import { KeyMerge, nextValue, noteApplied, type RecordCounts } from '../apply/index.ts';
 import type { FileEntry } from '../environment/index.ts';
-import { META, type StoreDbs, writeTransaction } from '../environment/index.ts';
+import { META, putFileEntry, type StoreDbs, writeTransaction } from '../environment/index.ts';
 import { joinsPass, type PassFile, type SortedPassBuilder } from './pass-files.ts';
 import { ChunkCursor, RunCursor, writeRunRecord } from './run-file.ts';
 
@@ -263,7 +263,7 @@ function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]):
     };
     dbs.fileSeqs.putSync(seq, entry.key);
     noteApplied(dbs, { platform: entry.platform!, key: entry.key, lastModified: entry.lastModified });
-    dbs.files.putSync(entry.key, entry);
+    putFileEntry(dbs, entry);
     live.set(entry.platform!, (live.get(entry.platform!) ?? 0) + counts.added - counts.removed);
     return { status: 'applied', entry };
   });

@@ -34,6 +34,8 @@ export interface SourceStatus {
   harvest?: () => HarvestState;
   /** a URL's stored state: its last import's figures */
   url?: () => UrlSourceState;
+  /** when its schedule runs it next (ms; the operator console shows it); undefined for the drop folder */
+  nextRunAt?: number;
 }
 
 export class FollowedSources {
@@ -201,6 +203,8 @@ export class FollowedSources {
    */
   private every(source: string, ms: number, task: () => Promise<void>): void {
     const tick = () => {
+      const status = this.status.get(source);
+      if (status) status.nextRunAt = Date.now() + ms;
       if (this.pending.has(source)) {
         this.opts.log.log('info', 'updates.run_skipped', { source });
         return;

@@ -1,6 +1,6 @@
 import { type Fault, fault } from '../../base/index.ts';
+import { crossrefHeaders, parseRetryAfter, RateGate } from '../../crossref/index.ts';
 import type { CrossrefWork } from '../import/index.ts';
-import { RateGate } from './rate-gate.ts';
 
 /**
  * Calls to the Crossref REST API's `/works`, politely (docs/design.md, "Harvesting Crossref"): `mailto` in every
@@ -103,8 +103,7 @@ export class CrossrefClient {
     signal?: AbortSignal,
   ): Promise<WorksPage | { fault: Fault; retry: boolean; retryAfterMs?: number; status?: number }> {
     const url = this.pageUrl(q);
-    const headers: Record<string, string> = { 'user-agent': this.opts.userAgent, accept: 'application/json' };
-    if (this.opts.plusToken) headers['crossref-plus-api-token'] = `Bearer ${this.opts.plusToken}`;
+    const headers = crossrefHeaders(this.opts.userAgent, this.opts.plusToken);
     const release = await this.gate.enter();
     if (signal?.aborted) {
       // stopped while waiting for the gate: no new call (its page would be lost to the stop's cut)
@@ -241,15 +240,6 @@ export function parsePage(text: string): WorksPage | string {
     nextCursor: typeof next === 'string' && next !== '' ? next : undefined,
     totalResults: typeof total === 'number' ? total : -1,
   };
-}
-
-/** `Retry-After` as seconds or an HTTP date, in ms. */
-export function parseRetryAfter(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** The message of a Crossref error body (`{"status":"failed","message":[{"message": ...}]}`), or the text's start. */

@@ -1,6 +1,7 @@
 import type { Logger } from '../../base/index.ts';
 import { type Fault, fault } from '../../base/index.ts';
 import type { CrossrefHarvestSettings } from '../../config/index.ts';
+import { crossrefUserAgent } from '../../crossref/index.ts';
 import { doiKey } from '../../doi/index.ts';
 import type { FeedImport, Store } from '../../store/index.ts';
 import { commitEvery, newReport, rowsOfWork, skippedFaults } from '../import/index.ts';
@@ -357,7 +358,7 @@ export class CrossrefHarvest {
 
 /** What the service calls itself to Crossref: its name and version, and the contact (the polite pool asks for one). */
 function harvestUserAgent(version: string, mailto: string): string {
-  return `doi-holdings/${version} (mailto:${mailto})`;
+  return crossrefUserAgent(`doi-holdings/${version}`, mailto);
 }
 
 /** A window's walk from its first pass and page, nothing received yet: a new window's, or a restarted one's. */

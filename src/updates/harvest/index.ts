@@ -1,4 +1,4 @@
-export { CrossrefClient, parsePage, parseRetryAfter, type WorksPage, type WorksQuery } from './crossref-client.ts';
+export { parseInterval, parseRetryAfter, RateGate } from '../../crossref/index.ts';
+export { CrossrefClient, parsePage, type WorksPage, type WorksQuery } from './crossref-client.ts';
 export { CrossrefHarvest, HARVEST_ORIGIN, type HarvestProgress, type HarvestRunOptions } from './crossref-harvest.ts';
 export { type HarvestState, loadState, PASSES, type WindowFigures, type WindowProgress } from './harvest-state.ts';
-export { parseInterval, RateGate } from './rate-gate.ts';

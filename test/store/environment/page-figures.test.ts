@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { dataFileOf, openEnvironment, type StoreDbs } from '../../../src/store/environment/environment.ts';
+import { putFileEntry } from '../../../src/store/environment/platform-files.ts';
 import { copyStore, pageFigures } from '../../../src/store/environment/store-file.ts';
 import { tempDir } from '../../support/fixtures.ts';
 
@@ -29,7 +30,8 @@ test('every sub-database counts as in use: a compacted copy has no free pages, w
       dbs.changes.put(i + 1, { work: `10.5555/w${i}`, text });
       dbs.changeLineage.put(i + 1, { seq: i, text });
       dbs.updates.put(`10.5555/u${i}`, { text });
-      dbs.files.put(`acme/f${i}.jsonl.gz`, { text } as never);
+      // through the ledger's one writer, so that its index beside it is whole (or the copy's open would build it)
+      putFileEntry(dbs, { key: `acme/f${i}.jsonl.gz`, lastModified: i, text } as never);
     }
   });
   const before = pageFigures(dbs, dataFileOf(dbs.path));

@@ -133,13 +133,21 @@ test('a page still not come when the grace ends is given up: the resumed window 
   api = await startCrossrefApi({ works: syntheticWorks(1050) });
   const { log, events } = recorder();
   const stop = new AbortController();
+  // stopped while its third page is on its way (two pages in), a page that takes longer than the grace
+  const slow = slowReplies(300);
+  const thirdCall = Promise.withResolvers<void>();
+  let calls = 0;
+  const counted = ((url: string, init: RequestInit) => {
+    if (++calls === 3) thirdCall.resolve();
+    return slow(url, init);
+  }) as unknown as typeof fetch;
   const running = new CrossrefHarvest(settings(api.url), [store], log, {
     version: 't',
     retryBaseMs: 1,
-    fetch: slowReplies(300),
+    fetch: counted,
     stopGraceMs: 50,
   }).run({ signal: stop.signal });
-  await Bun.sleep(1000);
+  await thirdCall.promise;
   stop.abort();
   expect(await running).toMatchObject({ code: 'HARVEST_STOPPED' });
   const done = await new CrossrefHarvest(settings(api.url), [store], log, { version: 't', retryBaseMs: 1 }).run();
