@@ -61,6 +61,7 @@ bench: deps
 	$(BUN) bench/updates-api.ts
 	$(BUN) bench/change-feed.ts
 	$(BUN) bench/entitlements.ts
+	$(BUN) bench/webhooks.ts
 	$(BUN) bench/status-page.ts
 	$(BUN) bench/operations.ts
 	$(BUN) bench/deposit-reports.ts

@@ -91,6 +91,10 @@ export const FAULT_CODES = {
     'INTERNAL',
     /** over a rate limit: 429, with Retry-After */
     'RATE_LIMITED',
+    /** push alerts: a target URL deliveries may not go to; a watch list over its bound; not the delivering replica */
+    'TARGET_REFUSED',
+    'WATCH_LIST_FULL',
+    'WEBHOOKS_NOT_HERE',
   ],
 } as const;
 

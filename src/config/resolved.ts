@@ -207,6 +207,24 @@ export interface Config {
   entitlements: EntitlementSettings;
   /** nice: of the process dropped files and URLs are imported in */
   updates: { dropDir?: string; nice: number; urls: UpdateUrlSettings[]; crossref: CrossrefHarvestSettings[] };
+  /** push alerts (`[webhooks]`): absent from configs resolved before they existed (tests build Configs by hand) */
+  webhooks?: WebhookSettings;
+}
+
+/** `[webhooks]`, defaulted (docs/operations.md, "Push alerts") */
+export interface WebhookSettings {
+  enabled: boolean;
+  path: string;
+  servedBy?: string;
+  allowHttp: boolean;
+  allowPrivateTargets: boolean;
+  concurrency: number;
+  timeoutMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  retryForMs: number;
+  pollMs: number;
+  mapSizeBytes: number;
 }
 
 export const DEFAULT_INGEST: IngestSettings = {

@@ -270,6 +270,36 @@ export const ConfigFile = t.Object(
         { additionalProperties: false },
       ),
     ),
+    /** push alerts (docs/operations.md, "Push alerts"): one replica holds the subscriptions and delivers */
+    webhooks: t.Optional(
+      t.Object(
+        {
+          /** this replica holds subscriptions and delivers; the others answer /v2.2/subscriptions 503 */
+          enabled: t.Optional(t.Boolean()),
+          /** the LMDB environment of subscriptions (default var/webhooks): integrators' state, not rebuilt from the bucket */
+          path: t.Optional(t.String({ minLength: 1 })),
+          /** where integrators manage subscriptions, named in the other replicas' 503 (e.g. https://alerts.example.org) */
+          servedBy: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+          /** plain http:// targets (tests, a lab); off by default */
+          allowHttp: t.Optional(t.Boolean()),
+          /** targets at private, loopback, link-local or metadata addresses (tests); off by default */
+          allowPrivateTargets: t.Optional(t.Boolean()),
+          /** deliveries in flight at once, across every subscription */
+          concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 4096 })),
+          /** a delivery not answered whole by then failed */
+          timeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 60_000 })),
+          /** the first retry's wait; each next one doubles, with jitter, up to retryMaxMs */
+          retryBaseMs: t.Optional(t.Integer({ minimum: 1 })),
+          retryMaxMs: t.Optional(t.Integer({ minimum: 1 })),
+          /** a delivery failing for this long pauses its subscription (default 72: three days) */
+          retryForHours: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 720 })),
+          /** how often the change feed is looked at for new changes */
+          pollMs: t.Optional(t.Integer({ minimum: 10, maximum: 60_000 })),
+          mapSizeGiB: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     updates: t.Optional(
       t.Object(
         {

@@ -42,6 +42,8 @@ export function configChanges(old: Config, next: Config): ConfigChanges {
     keyof Config['buckets']
   >)
     if (differs(old.buckets[env], next.buckets[env])) restartOnly.push(`buckets.${env}`);
+  // push alerts' store and deliveries are built once, at start
+  if (differs(old.webhooks, next.webhooks)) restartOnly.push('webhooks');
   return {
     restartOnly,
     integrators: byName(old.integrators, next.integrators),

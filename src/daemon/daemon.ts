@@ -6,6 +6,7 @@ import { Entitlements, workerBuilder } from '../entitlement/index.ts';
 import { ApiKeys, createApp, createConsoleApp, type EnvHandles, ReportKeys, startServer } from '../http/index.ts';
 import type { WarmRead } from '../store/index.ts';
 import { FollowedSources } from '../updates/index.ts';
+import { Webhooks } from '../webhooks/index.ts';
 import { configChanges } from './config-changes.ts';
 import { daemonRegistry } from './daemon-metrics.ts';
 import { EnvironmentRunner } from './environment-runner.ts';
@@ -43,6 +44,8 @@ export class Daemon {
   private readonly entitlements: Entitlements;
   /** reloads run one after another, and only once start() has finished */
   private reloads: Promise<unknown> = Promise.resolve();
+  /** push alerts, on the replica with `[webhooks] enabled` (docs/operations.md, "Push alerts") */
+  webhooks: Webhooks | undefined;
   /** /readyz was asked since the start: something (a load balancer) watches it, so a stop drains first */
   private readinessAsked = false;
 
@@ -105,6 +108,7 @@ export class Daemon {
       void r.store.updatesIndex.warm().then(read('updates'));
       void r.store.changeFeed.warm().then(read('prefixes'));
     }
+    this.openWebhooks();
     // the port opens before the buckets are scanned and the update sources started: at 100M holdings the scan of
     // a bucket's files against the ledger takes about a second, and answers are right without it
     if (this.closing) return;
@@ -115,6 +119,7 @@ export class Daemon {
     }
     this.closers.push(async () => this.updateSources?.close());
     if (this.closing) return;
+    this.webhooks?.start();
     await this.followUpdates(this.config);
     if (this.closing) return;
     this.started = true;
@@ -126,6 +131,28 @@ export class Daemon {
       url: this.url,
       nativeMemory: libc() !== null,
     });
+  }
+
+  /**
+   * The webhooks' store, when this replica delivers; it follows the production store's change feed. Closed before
+   * the stores (closers run in reverse), after its deliveries in flight have ended.
+   */
+  private openWebhooks(): void {
+    const settings = this.config.webhooks;
+    const store = this.envs.get('production')?.store;
+    if (!settings?.enabled || !store) return;
+    const webhooks = new Webhooks(store.changeFeed, {
+      ...settings,
+      onError: (e) => this.log.log('error', 'webhooks.failed', { error: String((e as Error)?.stack ?? e) }),
+      onPaused: (s) =>
+        this.log.log('warn', 'webhooks.paused', {
+          subscription: s.id,
+          integrator: s.integrator,
+          reason: s.paused?.reason,
+        }),
+    });
+    this.webhooks = webhooks;
+    this.closers.push(() => webhooks.close());
   }
 
   private listen(): void {
@@ -151,6 +178,7 @@ export class Daemon {
       trustedProxies: this.config.server.trustedProxies,
       // on the public listener only with a key, and only when the operator has no listener of their own
       console: operatorConsole && !admin && adminKey ? { view: operatorConsole, key: adminKey } : undefined,
+      subscriptions: { webhooks: this.webhooks, servedBy: this.config.webhooks?.servedBy },
     });
     const server = startServer(app, this.config.server.host, this.config.server.port, this.config.server.bodyTimeoutMs);
     this.url = server.url;
@@ -239,8 +267,8 @@ export class Daemon {
       this.entitlements.reconfigure(next.platforms, next.entitlements);
     this.platformNames.clear();
     for (const p of next.platforms) this.platformNames.add(p.name);
-    const { server, store, ingest, buckets, statusPage } = this.config;
-    this.config = { ...next, server, store, ingest, buckets, statusPage };
+    const { server, store, ingest, buckets, statusPage, webhooks } = this.config;
+    this.config = { ...next, server, store, ingest, buckets, statusPage, webhooks };
     const { restartOnly: _, ...live } = changes;
     this.log.log('info', 'config.reloaded', { source: next.source, ...live });
     return true;

@@ -13,6 +13,7 @@ import {
   registerEntitlementMetrics,
   registerLimitMetrics,
   registerStoreMetrics,
+  registerWebhookMetrics,
 } from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
@@ -27,6 +28,7 @@ import {
   handleDepositReports,
   handlePrefixes,
   handleStatusPage,
+  handleSubscriptions,
   handleUpdates,
   type KeyedAnswer,
   keyedPost,
@@ -35,6 +37,8 @@ import {
   type RouteHandler,
   STATUS_PAGE_PREFIX,
   type StatusEnv,
+  SUBSCRIPTIONS_PATH,
+  type SubscriptionsHere,
   setDirectRoutes,
 } from './routes/index.ts';
 import { type BodyLimits, DEFAULT_BODY_TIMEOUT_MS, errorResponse, jsonResponse } from './wire/index.ts';
@@ -81,6 +85,8 @@ export interface HttpDeps {
    * a key it is served on the operator's own listener (console-app.ts), never here.
    */
   console?: { view: OperatorConsole; key: string };
+  /** push alerts: this replica's webhooks (undefined: another replica delivers; its routes answer 503) */
+  subscriptions?: SubscriptionsHere;
 }
 
 const UPDATE_PATHS = ['/v2.1/updates', '/v2.2/updates'];
@@ -116,6 +122,7 @@ export function createApp(deps: HttpDeps) {
   registerEntitlementMetrics(own, metricSources, entitlements.clients, entitlements.figures);
   registerLimitMetrics(own, integratorLimits, readerLimits);
   http.register(own);
+  if (deps.subscriptions?.webhooks) registerWebhookMetrics(own, deps.subscriptions.webhooks);
   const registry = deps.registry ? Registry.merge([own, deps.registry]) : own;
   const entitlementEnv = (env: EnvName): EntitlementEnv | undefined => {
     const h = deps.envs[env];
@@ -271,6 +278,15 @@ export function createApp(deps: HttpDeps) {
       forElysia(timed(route, (request) => handleDepositReports(request, prefix, reportKeys, where))),
     );
   }
+  // push alerts' subscriptions (production only): one handler sorts out the paths and methods under the prefix
+  const subscriptions = forElysia(
+    timed(SUBSCRIPTIONS_PATH, (request) =>
+      handleSubscriptions(request, keys, deps.subscriptions ?? { webhooks: undefined }, body),
+    ),
+  );
+  // typed as plain strings, as the status pages' pattern: Elysia's route types need not list them
+  const [subscriptionsPath, subscriptionsPattern]: string[] = [SUBSCRIPTIONS_PATH, `${SUBSCRIPTIONS_PATH}/*`];
+  app = app.all(subscriptionsPath!, subscriptions).all(subscriptionsPattern!, subscriptions);
   // a known operations path with another method is 405, not 404 (docs/interface.md, "Updates API")
   for (const route of OPERATIONS_ROUTES) app = app.all(route, notAllowed(route, 'GET'));
   const whole = app

@@ -28,6 +28,7 @@ export {
   encodeCursor,
   type FeedCursor,
   FeedImport,
+  keyHash,
   type ReplaceReport,
   recordKey,
   servedUpdates,

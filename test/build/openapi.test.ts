@@ -76,6 +76,20 @@ test('every operation has its stable camelCase operationId, the /staging/ twin p
       })
       // the probes are the replica's own: no /staging/ twin
       .concat(['GET /livez getLiveness', 'GET /readyz getReadiness', 'GET /healthz getHealth'])
+      // push alerts: production only (one replica holds the subscriptions)
+      .concat([
+        'GET /v2.2/subscriptions listSubscriptions',
+        'POST /v2.2/subscriptions createSubscription',
+        'GET /v2.2/subscriptions/{id} getSubscription',
+        'DELETE /v2.2/subscriptions/{id} deleteSubscription',
+        'PUT /v2.2/subscriptions/{id}/dois watchDois',
+        'DELETE /v2.2/subscriptions/{id}/dois unwatchDois',
+        'POST /v2.2/subscriptions/{id}/pause pauseSubscription',
+        'POST /v2.2/subscriptions/{id}/resume resumeSubscription',
+        'POST /v2.2/subscriptions/{id}/rotate-secret rotateSubscriptionSecret',
+        'GET /v2.2/subscriptions/{id}/deliveries listDeliveries',
+        'POST /v2.2/subscriptions/{id}/replay replayDeliveries',
+      ])
       .sort(),
   );
 });

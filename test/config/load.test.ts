@@ -95,6 +95,20 @@ describe('a valid config', () => {
         breakerCooldownMs: 30_000,
       },
       updates: { dropDir: undefined, nice: 10, urls: [], crossref: [] },
+      webhooks: {
+        enabled: false,
+        path: join(dir.path, 'var/webhooks'),
+        servedBy: undefined,
+        allowHttp: false,
+        allowPrivateTargets: false,
+        concurrency: 64,
+        timeoutMs: 10_000,
+        retryBaseMs: 5_000,
+        retryMaxMs: 3_600_000,
+        retryForMs: 72 * 3_600_000,
+        pollMs: 500,
+        mapSizeBytes: 64 * 1024 ** 3,
+      },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
   });

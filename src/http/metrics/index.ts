@@ -3,3 +3,4 @@ export { HttpMetrics } from './http-metrics.ts';
 export { registerLimitMetrics } from './limit-metrics.ts';
 export { counter, gauge, processRegistry } from './registry.ts';
 export { registerStoreMetrics } from './store-metrics.ts';
+export { registerWebhookMetrics } from './webhook-metrics.ts';

@@ -13,6 +13,7 @@ import { operationId, syncPaths } from './change-feed-paths.ts';
 import { DepositReport, DepositReportPage, depositReportPaths } from './deposit-report-paths.ts';
 import { probePaths, probeSchemas } from './probe-paths.ts';
 import { STATUS_PAGE_RATE_LIMITED, withIntegratorRateLimit } from './rate-limit-responses.ts';
+import { subscriptionPaths, subscriptionSchemas, subscriptionWebhooks } from './subscription-paths.ts';
 
 /**
  * OpenAPI 3.1 description of the integrator API (entitlements, updates), the document status page and the probes,
@@ -94,6 +95,7 @@ export function openApiDocument(version: string): object {
     Object.assign(paths, syncPaths(prefix, { ...errors, ...(prefix ? notConfigured : {}) }));
   for (const prefix of ['', '/staging']) Object.assign(paths, depositReportPaths(prefix));
   Object.assign(paths, probePaths());
+  Object.assign(paths, subscriptionPaths(errors));
   return {
     openapi: '3.1.0',
     // the service is published under no licence (package.json: private): said so, in SPDX's form for a licence of one's own
@@ -105,6 +107,7 @@ export function openApiDocument(version: string): object {
     // relative: the API is served where this document is (behind a proxy, at the proxy's address)
     servers: [{ url: '/', description: 'The replica, or the proxy, that serves this document' }],
     paths,
+    webhooks: subscriptionWebhooks(),
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
       schemas: {
@@ -121,6 +124,7 @@ export function openApiDocument(version: string): object {
         DepositReportPage: strip(DepositReportPage),
         Error: strip(ErrorBody),
         ...Object.fromEntries(Object.entries(probeSchemas).map(([name, schema]) => [name, strip(schema)])),
+        ...Object.fromEntries(Object.entries(subscriptionSchemas).map(([name, schema]) => [name, strip(schema)])),
       },
     },
   };

@@ -5,6 +5,18 @@ export { DEPOSITS_PREFIX, handleDepositReports } from './deposit-reports-route.t
 export { DirectRoutes, directRoutesOf, type RouteHandler, setDirectRoutes } from './direct-routes.ts';
 export { PageCache } from './page-cache.ts';
 export { handleStatusPage, STATUS_PAGE_PREFIX, type StatusEnv } from './status-route.ts';
+export { handleSubscriptions, SUBSCRIPTIONS_PATH, type SubscriptionsHere } from './subscriptions-route.ts';
+export {
+  DeliveriesResponse,
+  DeliveryBody,
+  DoisRequest,
+  ReplayRequest,
+  ReplayResponse,
+  SubscriptionList,
+  SubscriptionRequest,
+  SubscriptionResponse,
+  WatchResponse,
+} from './subscriptions-schema.ts';
 export { handleUpdates } from './updates-route.ts';
 export {
   ByPrefixRequest,

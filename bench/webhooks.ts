@@ -1,0 +1,165 @@
+/**
+ * Push alerts at scale (issue 53): SUBS subscriptions (default 1,000) each watching DOIS DOIs (default 20,000: 20M
+ * watch entries), 50 of them among the 5,000 works an import then changes (each changed work watched by SUBS / 100
+ * subscriptions). Prints the time to add the watch lists (through Webhooks.changeWatch, 10,000 a call as the API
+ * takes them), the daemon-side process's anonymous RSS before and after (the lists live in LMDB, not in memory), and
+ * the time from the import's commit to the last of SUBS × 50 deliveries to a loopback receiver (another process)
+ * answering each after 20 ms, with the peak anonymous RSS meanwhile. Target: <= 30 s. Then the Updates API of
+ * the same process (wrk, 50 connections, 10-DOI bodies) alone, and while every subscription replays all its events:
+ * the rate kept (target >= 0.9). WEBHOOK_BENCH_SUBS and WEBHOOK_BENCH_DOIS make it smaller.
+ */
+import { readFileSync } from 'node:fs';
+import { createApp, startServer } from '../src/http/index.ts';
+import { Store } from '../src/store/index.ts';
+import { importUpdates } from '../src/updates/index.ts';
+import { Webhooks } from '../src/webhooks/index.ts';
+import { tempDir } from '../test/support/fixtures.ts';
+import { RW_CSV_HEAD } from '../test/support/update-imports.ts';
+import { startWrk, stopLoads, wrk, wrkScript } from './lib/updates-load.ts';
+
+const SUBS = Number(process.env.WEBHOOK_BENCH_SUBS ?? 1000);
+const DOIS = Number(process.env.WEBHOOK_BENCH_DOIS ?? 20_000);
+const CHANGED = 5_000;
+const WATCHED_CHANGED = 50;
+const RECEIVER_MS = 20;
+
+/** Anonymous resident memory of this process (MiB): the heap and native allocations, not LMDB's mapped file. */
+function rssAnonMiB(): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const work = tempDir('doi-holdings-bench-webhooks-');
+// the receivers stand in for integrators' own machines: at nice 19, so that on this machine their CPU is not
+// counted against the daemon's
+const receiver = Bun.spawn(
+  [
+    'nice',
+    '-n',
+    '19',
+    process.execPath,
+    '-e',
+    `let n = 0;
+     const s = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 60, async fetch(r) {
+       if (r.method === 'GET') return new Response(String(n));
+       await r.arrayBuffer();
+       await Bun.sleep(${RECEIVER_MS});
+       n++;
+       return new Response(null, { status: 204 });
+     } });
+     console.log(s.port);`,
+  ],
+  { stdout: 'pipe', stderr: 'inherit' },
+);
+const reader = receiver.stdout.getReader();
+const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
+const store = Store.open(work.path, 'production', { mapSizeBytes: 4 * 1024 ** 3 });
+const hooks = new Webhooks(store.changeFeed, {
+  path: `${work.path}/webhooks`,
+  mapSizeBytes: 64 * 1024 ** 3,
+  pollMs: 3_600_000, // polled by hand below, right after the import
+  allowHttp: true,
+  allowPrivateTargets: true,
+  concurrency: 64,
+  timeoutMs: 10_000,
+  retryBaseMs: 100,
+  retryMaxMs: 1_000,
+  retryForMs: 3 * 86_400_000,
+});
+try {
+  hooks.start();
+  const changed = (i: number) => `10.9999/changed.${i}`;
+  console.log(
+    `\nPush alerts: ${SUBS} subscriptions x ${DOIS.toLocaleString('en')} watched DOIs, ${CHANGED} works changed`,
+  );
+  const rssBefore = rssAnonMiB();
+  const t0 = performance.now();
+  for (let s = 0; s < SUBS; s++) {
+    const made = hooks.create('bench', { url: `http://127.0.0.1:${port}/hook/${s}` });
+    if ('code' in made) throw new Error(made.message);
+    const dois: string[] = [];
+    for (let j = 0; j < WATCHED_CHANGED; j++) dois.push(changed((s * WATCHED_CHANGED + j) % CHANGED));
+    for (let k = dois.length; k < DOIS; k++) dois.push(`10.9999/w${s}.${k}`);
+    for (let at = 0; at < dois.length; at += 10_000) {
+      const r = hooks.changeWatch('bench', made.view.id, dois.slice(at, at + 10_000), true);
+      if ('code' in r) throw new Error(r.message);
+    }
+  }
+  const addSeconds = (performance.now() - t0) / 1000;
+  Bun.gc(true);
+  const rssAfter = rssAnonMiB();
+  const entries = SUBS * DOIS;
+  console.log(
+    `  watch lists: ${entries.toLocaleString('en')} entries added in ${addSeconds.toFixed(1)} s (${Math.round(entries / addSeconds).toLocaleString('en')}/s)`,
+  );
+  console.log(`  anonymous RSS: ${rssBefore.toFixed(0)} MiB before the lists, ${rssAfter.toFixed(0)} MiB after`);
+
+  const rows = Array.from(
+    { length: CHANGED },
+    (_, i) => `${900000 + i},${changed(i)},10.9999/notice.${i},9/1/2020 0:00,Retraction,+Plagiarism;,`,
+  );
+  async function* csv() {
+    yield Buffer.from(`${[RW_CSV_HEAD, ...rows].join('\n')}\n`);
+  }
+  const imported = await importUpdates([store], 'retraction-watch-csv', csv());
+  if ('code' in imported) throw new Error(imported.message);
+  const expected = SUBS * WATCHED_CHANGED;
+  let peak = rssAnonMiB();
+  const t1 = performance.now();
+  hooks.poll();
+  const fanout = (performance.now() - t1) / 1000;
+  for (;;) {
+    peak = Math.max(peak, rssAnonMiB());
+    const n = Number(await (await fetch(`http://127.0.0.1:${port}/count`)).text());
+    if (n >= expected && hooks.deliveries.active === 0) break;
+    await Bun.sleep(100);
+  }
+  const seconds = (performance.now() - t1) / 1000;
+  const outcomes = Object.fromEntries(hooks.deliveries.outcomes);
+  console.log(
+    `  import -> every event delivered: ${expected.toLocaleString('en')} deliveries in ${seconds.toFixed(1)} s (${Math.round(expected / seconds)}/s; fan-out of the feed ${fanout.toFixed(2)} s); target <= 30 s`,
+  );
+  console.log(`  outcomes ${JSON.stringify(outcomes)}; anonymous RSS peak during deliveries ${peak.toFixed(0)} MiB`);
+
+  // the Updates API of this process, alone and while every subscription replays all its events
+  const KEY = 'bench-key-00001';
+  const app = createApp({
+    integrators: [{ name: 'bench', apiKey: KEY, updates: true, cache: true, counter: false }],
+    maxBodyBytes: 65_536,
+    envs: { production: { store } },
+    health: () => ({ ok: true, checks: {} }),
+    version: 'bench',
+  });
+  const server = startServer(app, '127.0.0.1', 0);
+  try {
+    const bodies = Array.from({ length: 200 }, (_, b) =>
+      JSON.stringify({ dois: Array.from({ length: 10 }, (_, k) => changed((b * 10 + k) % CHANGED)) }),
+    );
+    const script = wrkScript(`${work.path}/updates.lua`, bodies, KEY);
+    const url = `${server.url}/v2.2/updates`;
+    await wrk(url, script, '2s'); // warm
+    const alone = await wrk(url, script, '10s');
+    const before = Number(await (await fetch(`http://127.0.0.1:${port}/count`)).text());
+    const load = startWrk(url, script);
+    const t2 = performance.now();
+    for (const v of hooks.list('bench')) hooks.replay('bench', v.id, 1);
+    for (;;) {
+      const n = Number(await (await fetch(`http://127.0.0.1:${port}/count`)).text());
+      if (n >= before + expected && hooks.deliveries.active === 0) break;
+      await Bun.sleep(100);
+    }
+    const replaySeconds = (performance.now() - t2) / 1000;
+    const during = await load.stop();
+    console.log(
+      `  Updates API (10 DOIs a request): ${Math.round(alone.rps)} req/s alone, ${Math.round(during.rps)} req/s while ${expected.toLocaleString('en')} deliveries ran (${replaySeconds.toFixed(1)} s): ${(during.rps / alone.rps).toFixed(2)} of its rate; target >= 0.9 (p99 ${alone.p99Ms} -> ${during.p99Ms} ms)`,
+    );
+  } finally {
+    await stopLoads();
+    await server.stop();
+  }
+} finally {
+  await hooks.close();
+  await store.close();
+  receiver.kill();
+  work.remove();
+}

@@ -1,0 +1,104 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Database, open, type RootDatabase } from 'lmdb';
+
+/**
+ * The webhooks' own LMDB environment (docs/design.md, "Push alerts"): integrators' subscriptions, their watch lists,
+ * the events taken from the change feed and what each subscription still has to be sent. It is not the holdings
+ * store: a replica rebuilds that from the bucket, and subscriptions are in no bucket.
+ *
+ * | database   | key                              | value |
+ * |------------|----------------------------------|-------|
+ * | subs       | subscription id                  | Subscription |
+ * | watch      | doiKey \0 subscription id        | 1 (one range read finds a changed work's watchers) |
+ * | watchBySub | subscription id \0 doiKey        | 1 (a subscription's list, to delete or count it) |
+ * | events     | event number (u32)               | FeedEvent |
+ * | outbox     | subscription id \0 event (8 hex) | 1: events still to be delivered, in order |
+ * | attempts   | subscription id \0 attempt (8 hex) | Attempt (the last ATTEMPTS_KEPT per subscription) |
+ * | last       | doiKey                           | the served list (JSON) as the feed last showed it: `previous` |
+ * | meta       | `feedCursor`, `nextEvent`, `nextAttempt` | |
+ */
+
+export interface Subscription {
+  id: string;
+  /** the integrator (config name) that owns it: only its key sees or changes it */
+  integrator: string;
+  url: string;
+  /** update types sent (retraction, correction, ...); null: every type */
+  types: string[] | null;
+  watch: 'list' | 'prefixes' | 'everything';
+  /** hex prefixes of sha256(DOI key), for watch = prefixes */
+  prefixes: string[];
+  /** the current secret first; a rotated-out one with the time it stops being used */
+  secrets: { secret: string; until?: number }[];
+  createdAt: number;
+  paused: { at: number; reason: string } | null;
+  watchCount: number;
+  /** the last event delivered (acknowledged 2xx) */
+  delivered: number;
+  /** the event being retried: since when it fails, how many attempts, when the next is due */
+  failing: { event: number; since: number; attempts: number; nextAt: number; lastError: string } | null;
+}
+
+export interface FeedEvent {
+  doi: string;
+  /** the served lists as JSON text, as the Updates API gives them */
+  updates: string;
+  previous: string;
+  /** when it was taken from the change feed (ms) */
+  at: number;
+}
+
+export interface Attempt {
+  event: number;
+  webhookId: string;
+  at: number;
+  status: number;
+  ok: boolean;
+  error?: string;
+  ms: number;
+}
+
+export const ATTEMPTS_KEPT = 100;
+
+export interface WebhookDbs {
+  root: RootDatabase;
+  subs: Database<Subscription, string>;
+  watch: Database<number, string>;
+  watchBySub: Database<number, string>;
+  events: Database<FeedEvent, number>;
+  outbox: Database<number, string>;
+  attempts: Database<Attempt, string>;
+  last: Database<string, string>;
+  meta: Database<unknown, string>;
+}
+
+export function openWebhookDbs(path: string, mapSizeBytes: number): WebhookDbs {
+  mkdirSync(path, { recursive: true });
+  const root = open({
+    path: join(path, 'data.mdb'),
+    noSubdir: true,
+    maxDbs: 12,
+    mapSize: mapSizeBytes,
+    eventTurnBatching: false,
+    compression: false,
+  });
+  return {
+    root,
+    subs: root.openDB({ name: 'subs', encoding: 'msgpack' }),
+    watch: root.openDB({ name: 'watch', encoding: 'ordered-binary' }),
+    watchBySub: root.openDB({ name: 'watchBySub', encoding: 'ordered-binary' }),
+    events: root.openDB({ name: 'events', keyEncoding: 'uint32', encoding: 'msgpack' }),
+    outbox: root.openDB({ name: 'outbox', encoding: 'ordered-binary' }),
+    attempts: root.openDB({ name: 'attempts', encoding: 'msgpack' }),
+    last: root.openDB({ name: 'last', encoding: 'string' }),
+    meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
+  };
+}
+
+/** `a \0 b`: \0 sorts below every byte of a DOI key or id, so one `a`'s keys are one range. */
+export const pair = (a: string, b: string): string => `${a}\u0000${b}`;
+/** the range of keys `a \0 ...` */
+export const pairRange = (a: string) => ({ start: `${a}\u0000`, end: `${a}\u0001` });
+export const seqText = (n: number): string => n.toString(16).padStart(8, '0');
+export const secondOf = (key: string): string => key.slice(key.indexOf('\u0000') + 1);

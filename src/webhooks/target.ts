@@ -1,0 +1,191 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+/**
+ * Where a delivery may go (docs/interface.md, "Push alerts"): `https://` only, and never to a private, loopback,
+ * link-local, unique-local or metadata address, unless the operator's config allows it (tests do). The address
+ * is checked after DNS resolution, at each delivery, and the request goes to that checked address (the name
+ * kept in the Host header, and as the TLS server name), so a DNS answer that changes between the check and the
+ * connection (rebinding) cannot send it elsewhere. No redirect is followed; time and response size are bounded.
+ */
+
+export interface TargetRules {
+  allowHttp: boolean;
+  allowPrivateTargets: boolean;
+}
+
+/** Why a target URL is refused, in words an integrator can act on; undefined when it may be used. */
+export function urlProblem(text: string, rules: TargetRules): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `url: ${JSON.stringify(text)} is not an absolute URL`;
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && rules.allowHttp))
+    return `url: the scheme must be https (got ${url.protocol.slice(0, -1)})`;
+  if (url.username || url.password) return 'url: credentials in the URL are not taken; check the signature instead';
+  if (url.hash) return 'url: a fragment (#...) is never sent; leave it out';
+  const host = hostOf(url);
+  if (isIP(host) && !rules.allowPrivateTargets) {
+    const range = refusedRange(host);
+    if (range) return `url: ${host} is a ${range} address, which deliveries never go to`;
+  }
+  return undefined;
+}
+
+/** The URL's host without the brackets of an IPv6 literal. */
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/** The name of the range an address is in when deliveries may not go there, else undefined. */
+export function refusedRange(address: string): string | undefined {
+  const v = isIP(address);
+  if (v === 4) return refusedV4(address.split('.').map(Number));
+  if (v === 6) return refusedV6(address);
+  return 'unparsable';
+}
+
+function refusedV4([a, b, c]: number[]): string | undefined {
+  if (a === undefined || b === undefined) return 'unparsable';
+  if (a === 127) return 'loopback';
+  if (a === 169 && b === 254) return 'link-local (the cloud metadata service among them)';
+  if (a === 10 || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168)) return 'private';
+  if (a === 100 && b >= 64 && b < 128) return 'shared (carrier-grade NAT)';
+  if (a === 0) return 'this-network';
+  if (a === 192 && b === 0 && c === 0) return 'IETF protocol assignment';
+  if (a === 198 && (b === 18 || b === 19)) return 'benchmarking';
+  if (a >= 224) return 'multicast or reserved';
+  return undefined;
+}
+
+/** An IPv6 address as its eight 16-bit groups. */
+function groupsOf(address: string): number[] {
+  let text = address.toLowerCase().split('%')[0]!;
+  // an embedded IPv4 tail (::ffff:10.0.0.1) as two groups
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
+  return [...left, ...fill, ...right].map((g) => Number.parseInt(g, 16));
+}
+
+function refusedV6(address: string): string | undefined {
+  const g = groupsOf(address);
+  const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeroTo(7) && g[7] === 1) return 'loopback';
+  if (zeroTo(8)) return 'unspecified';
+  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: the IPv4 address decides
+  if (zeroTo(5) && (g[5] === 0xffff || g[5] === 0)) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';
+  if ((g[0]! & 0xfe00) === 0xfc00) return 'unique-local (private)';
+  if ((g[0]! & 0xff00) === 0xff00) return 'multicast';
+  if (g[0] === 0xfd00 && g[1] === 0xec2) return 'metadata';
+  // NAT64 (64:ff9b::a.b.c.d) reaches the IPv4 address in its tail
+  if (g[0] === 0x64 && g[1] === 0xff9b) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  return undefined;
+}
+
+/** The address a delivery connects to: resolved now, every answer checked; or why none may be used. */
+export async function resolveTarget(
+  url: URL,
+  rules: TargetRules,
+): Promise<{ address: string; family: number } | { refused: string }> {
+  const host = hostOf(url);
+  let answers: { address: string; family: number }[];
+  if (isIP(host)) answers = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      answers = await lookup(host, { all: true, verbatim: true });
+    } catch (e) {
+      return { refused: `${host} does not resolve: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+    }
+  }
+  if (answers.length === 0) return { refused: `${host} does not resolve` };
+  if (!rules.allowPrivateTargets)
+    // every answer: a name that also points inward is refused, whichever answer a client would pick
+    for (const a of answers) {
+      const range = refusedRange(a.address);
+      if (range)
+        return { refused: `${host} resolves to ${a.address}, a ${range} address, which deliveries never go to` };
+    }
+  return answers[0]!;
+}
+
+/** What one delivery attempt came to. */
+export interface SendOutcome {
+  ok: boolean;
+  /** the HTTP status, or 0 when none came (refused, time-out, connection failure) */
+  status: number;
+  /** why it failed, in words */
+  error?: string;
+  ms: number;
+}
+
+/** Bytes of a receiver's answer read at most: what a receiver says is not used, only its status. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** POSTs `body` to `target` at its checked address: 2xx is success; a 3xx, another status or a time-out is not. */
+export async function send(
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: TargetRules & { timeoutMs: number; ca?: string },
+): Promise<SendOutcome> {
+  const startedAt = performance.now();
+  const done = (status: number, error?: string): SendOutcome => ({
+    ok: status >= 200 && status < 300 && error === undefined,
+    status,
+    error,
+    ms: Math.round(performance.now() - startedAt),
+  });
+  const url = new URL(target);
+  const resolved = await resolveTarget(url, opts);
+  if ('refused' in resolved) return done(0, `refused: ${resolved.refused}`);
+  const pinned = new URL(url);
+  pinned.hostname = resolved.family === 6 ? `[${resolved.address}]` : resolved.address;
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  try {
+    const r = await fetch(pinned, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        host: url.host,
+        'content-type': 'application/json',
+        'user-agent': 'doi-holdings-webhooks',
+      },
+      body,
+      redirect: 'manual',
+      signal,
+      // the certificate is checked against the name, not the address connected to
+      tls: url.protocol === 'https:' ? { serverName: hostOf(url), ...(opts.ca ? { ca: opts.ca } : {}) } : undefined,
+    } as RequestInit);
+    await drain(r);
+    if (r.status >= 300 && r.status < 400)
+      return done(r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
+    return done(r.status, r.status >= 200 && r.status < 300 ? undefined : `the receiver answered ${r.status}`);
+  } catch (e) {
+    const name = (e as Error).name;
+    if (name === 'TimeoutError' || name === 'AbortError') return done(0, `no answer within ${opts.timeoutMs} ms`);
+    return done(0, `connection failed: ${(e as Error).message}`);
+  }
+}
+
+/** Reads and drops at most MAX_RESPONSE_BYTES of the answer, then lets the rest go. */
+async function drain(r: Response): Promise<void> {
+  if (!r.body) return;
+  const reader = r.body.getReader();
+  let read = 0;
+  while (read <= MAX_RESPONSE_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+  }
+  await reader.cancel();
+}

@@ -1,0 +1,402 @@
+import { randomBytes } from 'node:crypto';
+import { type Fault, fault } from '../base/index.ts';
+import { readDoiInput } from '../doi/index.ts';
+import { Deliveries, type DeliverySettings } from './deliveries.ts';
+import { FeedFollower, type FeedSource, watches } from './feed-follower.ts';
+import { newSecret } from './signing.ts';
+import {
+  type Attempt,
+  type FeedEvent,
+  openWebhookDbs,
+  pair,
+  pairRange,
+  type Subscription,
+  secondOf,
+  type WebhookDbs,
+} from './subscriptions-db.ts';
+import { urlProblem } from './target.ts';
+
+export interface WebhookOptions extends DeliverySettings {
+  path: string;
+  mapSizeBytes: number;
+  pollMs: number;
+  now?: () => number;
+  random?: () => number;
+  /** told when a subscription is paused by its failures (the daemon logs it) */
+  onPaused?: (s: Subscription) => void;
+  /** told when following the feed or recording a delivery failed (a store that cannot be written): logged, retried */
+  onError?: (e: unknown) => void;
+}
+
+/** DOIs in one call that adds or removes watched DOIs */
+export const MAX_DOIS_PER_CALL = 10_000;
+/** DOIs one subscription may watch */
+export const MAX_WATCHED = 10_000_000;
+/** a rotated-out secret still signs this long, so a receiver can switch without losing a delivery */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/** watch entries removed per transaction when a subscription is deleted */
+const SWEEP_CHUNK = 50_000;
+
+export type WebhookFault = Fault<'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL'>;
+
+/** What a subscription's owner is told of it (docs/interface.md, "Push alerts"). */
+export interface SubscriptionView {
+  id: string;
+  url: string;
+  types: string[] | null;
+  watch: Subscription['watch'];
+  prefixes?: string[];
+  watching?: number;
+  createdAt: string;
+  paused: { at: string; reason: string } | null;
+  deliveredThrough: number;
+  pending: number;
+  failing: { event: number; since: string; attempts: number; nextAttemptAt: string; lastError: string } | null;
+  previousSecretValidUntil?: string;
+}
+
+export interface NewSubscription {
+  url: string;
+  types?: string[];
+  watch?: Subscription['watch'];
+  prefixes?: string[];
+  dois?: string[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Push alerts (docs/design.md, "Push alerts"): subscriptions kept in their own LMDB environment, the change feed
+ * followed into events, and their delivery. Only the replica with `[webhooks] enabled` makes one.
+ */
+export class Webhooks {
+  private readonly dbs: WebhookDbs;
+  private readonly subs = new Map<string, Subscription>();
+  private readonly follower: FeedFollower;
+  readonly deliveries: Deliveries;
+  private readonly now: () => number;
+  private timer: Timer | undefined;
+  private sweeping: Promise<void> = Promise.resolve();
+
+  constructor(
+    feed: FeedSource,
+    private readonly options: WebhookOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.dbs = openWebhookDbs(options.path, options.mapSizeBytes);
+    for (const { value } of this.dbs.subs.getRange()) this.subs.set(value.id, value);
+    this.follower = new FeedFollower(this.dbs, feed, () => this.subs.values(), this.now);
+    this.deliveries = new Deliveries(
+      this.dbs,
+      options,
+      this.subs,
+      this.now,
+      options.random,
+      options.onPaused,
+      options.onError,
+    );
+  }
+
+  /** Follows the feed every pollMs and delivers; a deletion a stop interrupted goes on. */
+  start(): void {
+    this.sweepDeleted();
+    this.deliveries.wake(this.subs.keys());
+    const tick = () => {
+      try {
+        this.poll();
+      } catch (e) {
+        // the page in flight was not committed: the next tick reads it again from the saved cursor
+        this.options.onError?.(e);
+      } finally {
+        this.timer = setTimeout(tick, this.options.pollMs);
+      }
+    };
+    tick();
+  }
+
+  /** Takes the feed's new changes now and wakes their subscriptions (tests call it to not wait for the timer). */
+  poll(): void {
+    this.deliveries.wake(this.follower.poll());
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.deliveries.close();
+    await this.sweeping;
+    await this.dbs.root.close();
+  }
+
+  // --- an integrator's subscriptions ---
+
+  create(integrator: string, req: NewSubscription): { view: SubscriptionView; secret: string } | WebhookFault {
+    const problem = urlProblem(req.url, this.options);
+    if (problem) return fault('TARGET_REFUSED', problem);
+    const watch = req.watch ?? 'list';
+    if (watch === 'prefixes' && !req.prefixes?.length)
+      return fault('BAD_REQUEST', 'prefixes: a subscription that watches hash prefixes needs at least one');
+    if (watch !== 'prefixes' && req.prefixes !== undefined)
+      return fault(
+        'BAD_REQUEST',
+        `prefixes: only a subscription with "watch": "prefixes" takes them (this one: "${watch}")`,
+      );
+    if (watch !== 'list' && req.dois !== undefined)
+      return fault('BAD_REQUEST', `dois: only a subscription with "watch": "list" takes DOIs (this one: "${watch}")`);
+    const short = req.prefixes?.findIndex((p) => p.length < 2) ?? -1;
+    if (short >= 0)
+      return fault('BAD_REQUEST', `prefixes[${short}]: at least 2 hex digits (a shorter one is a 16th of every work)`);
+    const keys = req.dois ? this.doiKeys(req.dois) : [];
+    if (!Array.isArray(keys)) return keys;
+    const secret = newSecret();
+    const s: Subscription = {
+      id: `sub_${randomBytes(12).toString('hex')}`,
+      integrator,
+      url: req.url,
+      types: req.types ? [...new Set(req.types)] : null,
+      watch,
+      prefixes: (req.prefixes ?? []).map((p) => p.toLowerCase()),
+      secrets: [{ secret }],
+      createdAt: this.now(),
+      paused: null,
+      watchCount: 0,
+      delivered: 0,
+      failing: null,
+    };
+    this.dbs.root.transactionSync(() => {
+      this.dbs.subs.putSync(s.id, s);
+      this.addKeys(s, keys);
+    });
+    this.subs.set(s.id, s);
+    return { view: this.view(s), secret };
+  }
+
+  list(integrator: string): SubscriptionView[] {
+    return [...this.subs.values()].filter((s) => s.integrator === integrator).map((s) => this.view(s));
+  }
+
+  /** The subscription, when it is this integrator's (another's is as unknown as a missing one). */
+  private own(integrator: string, id: string): Subscription | WebhookFault {
+    const s = this.subs.get(id);
+    return s && s.integrator === integrator ? s : fault('NOT_FOUND', `no subscription ${JSON.stringify(id)} of yours`);
+  }
+
+  show(integrator: string, id: string): SubscriptionView | WebhookFault {
+    const s = this.own(integrator, id);
+    return 'code' in s ? s : this.view(s);
+  }
+
+  /** Pauses (no delivery until resumed; events still gather) or resumes (a failing event is tried at once). */
+  setPaused(integrator: string, id: string, paused: boolean): SubscriptionView | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    const next: Subscription = {
+      ...s,
+      paused: paused ? (s.paused ?? { at: this.now(), reason: 'paused by its owner' }) : null,
+      // a resumed subscription gets the full retry period again
+      failing: !paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
+    };
+    this.save(next);
+    if (!paused) this.deliveries.wake([id]);
+    return this.view(next);
+  }
+
+  /** A new secret; the old one signs beside it for ROTATION_OVERLAP_MS. */
+  rotateSecret(integrator: string, id: string): { view: SubscriptionView; secret: string } | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    const secret = newSecret();
+    const until = this.now() + ROTATION_OVERLAP_MS;
+    this.save({ ...s, secrets: [{ secret }, { secret: s.secrets[0]!.secret, until }] });
+    return { view: this.view(this.subs.get(id)!), secret };
+  }
+
+  remove(integrator: string, id: string): true | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    this.dbs.root.transactionSync(() => {
+      this.dbs.subs.removeSync(id);
+      const deleting = (this.dbs.meta.get('deleting') as string[] | undefined) ?? [];
+      this.dbs.meta.putSync('deleting', [...deleting, id]);
+    });
+    this.subs.delete(id);
+    this.sweepDeleted();
+    return true;
+  }
+
+  /** Adds (or removes) DOIs to a watch list: any form the APIs accept, letter case aside. */
+  changeWatch(
+    integrator: string,
+    id: string,
+    dois: string[],
+    add: boolean,
+  ): { watching: number; changed: number } | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    if (s.watch !== 'list')
+      return fault(
+        'BAD_REQUEST',
+        `this subscription watches ${s.watch === 'prefixes' ? 'hash prefixes' : 'everything'}, not a list of DOIs`,
+      );
+    const keys = this.doiKeys(dois);
+    if (!Array.isArray(keys)) return keys;
+    let changed = 0;
+    let full = false;
+    this.dbs.root.transactionSync(() => {
+      const fresh = this.dbs.subs.get(id)!;
+      if (add) {
+        const adding = [...new Set(keys)].filter((k) => !this.dbs.watchBySub.doesExist(pair(id, k)));
+        if (fresh.watchCount + adding.length > MAX_WATCHED) {
+          full = true;
+          return;
+        }
+        changed = this.addKeys(fresh, adding);
+      } else
+        for (const k of new Set(keys))
+          if (this.dbs.watchBySub.doesExist(pair(id, k))) {
+            this.dbs.watchBySub.removeSync(pair(id, k));
+            this.dbs.watch.removeSync(pair(k, id));
+            fresh.watchCount--;
+            changed++;
+          }
+      this.dbs.subs.putSync(id, fresh);
+      this.subs.set(id, fresh);
+    });
+    if (full)
+      return fault(
+        'WATCH_LIST_FULL',
+        `a subscription watches at most ${MAX_WATCHED.toLocaleString('en')} DOIs; it watches ${s.watchCount.toLocaleString('en')}`,
+      );
+    return { watching: this.subs.get(id)!.watchCount, changed };
+  }
+
+  /** The last attempts, newest first. */
+  attempts(integrator: string, id: string): Attempt[] | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    return [
+      ...this.dbs.attempts.getRange({ ...pairRange(id), reverse: true, start: `${id}\u0001`, end: `${id}\u0000` }),
+    ].map(({ value }) => value);
+  }
+
+  /** Queues again every event from `fromEvent` on that the subscription watches; how many. */
+  replay(integrator: string, id: string, fromEvent: number): { queued: number } | WebhookFault {
+    const s = this.own(integrator, id);
+    if ('code' in s) return s;
+    let queued = 0;
+    this.dbs.root.transactionSync(() => {
+      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent })) {
+        if (!watches(this.dbs, s, value as FeedEvent)) continue;
+        this.dbs.outbox.putSync(pair(id, (key as number).toString(16).padStart(8, '0')), 1);
+        queued++;
+      }
+    });
+    this.deliveries.wake([id]);
+    return { queued };
+  }
+
+  /** For /metrics: every subscription's pending events and how far its oldest is behind the feed (s). */
+  figures(): { id: string; integrator: string; paused: boolean; pending: number; lagSeconds: number }[] {
+    const now = this.now();
+    return [...this.subs.values()].map((s) => {
+      const first = this.deliveries.firstPending(s.id);
+      const at = first === undefined ? undefined : this.dbs.events.get(first)?.at;
+      return {
+        id: s.id,
+        integrator: s.integrator,
+        paused: s.paused !== null,
+        pending: first === undefined ? 0 : this.pending(s.id),
+        lagSeconds: at === undefined ? 0 : Math.max(0, (now - at) / 1000),
+      };
+    });
+  }
+
+  private pending(id: string): number {
+    return this.dbs.outbox.getKeysCount(pairRange(id));
+  }
+
+  private save(s: Subscription): void {
+    this.dbs.subs.putSync(s.id, s);
+    this.subs.set(s.id, s);
+  }
+
+  /** DOI keys of `dois` (at most MAX_DOIS_PER_CALL), or the first that is not a DOI. */
+  private doiKeys(dois: string[]): string[] | WebhookFault {
+    if (dois.length > MAX_DOIS_PER_CALL)
+      return fault(
+        'BAD_REQUEST',
+        `dois: at most ${MAX_DOIS_PER_CALL} in one call (got ${dois.length}); send them in parts`,
+      );
+    const keys: string[] = [];
+    for (const [i, d] of dois.entries()) {
+      const input = readDoiInput(d);
+      if (input.problem !== undefined)
+        return fault('BAD_REQUEST', `dois[${i}]: ${JSON.stringify(d)}: ${input.problem}`);
+      keys.push(input.key);
+    }
+    return keys;
+  }
+
+  /** Inside a transaction: the keys not yet watched, both ways round. */
+  private addKeys(s: Subscription, keys: string[]): number {
+    let added = 0;
+    for (const k of keys) {
+      if (this.dbs.watchBySub.doesExist(pair(s.id, k))) continue;
+      this.dbs.watchBySub.putSync(pair(s.id, k), 1);
+      this.dbs.watch.putSync(pair(k, s.id), 1);
+      added++;
+    }
+    s.watchCount += added;
+    this.dbs.subs.putSync(s.id, s);
+    return added;
+  }
+
+  /** Removes deleted subscriptions' watch lists, outboxes and attempts, a chunk per transaction. */
+  private sweepDeleted(): void {
+    this.sweeping = this.sweeping.then(async () => {
+      for (;;) {
+        const deleting = (this.dbs.meta.get('deleting') as string[] | undefined) ?? [];
+        const id = deleting[0];
+        if (id === undefined) return;
+        let done = false;
+        this.dbs.root.transactionSync(() => {
+          let n = 0;
+          for (const db of [this.dbs.watchBySub, this.dbs.outbox, this.dbs.attempts] as const)
+            for (const { key } of db.getRange({ ...pairRange(id), limit: SWEEP_CHUNK - n })) {
+              db.removeSync(key as string);
+              if (db === this.dbs.watchBySub) this.dbs.watch.removeSync(pair(secondOf(key as string), id));
+              n++;
+            }
+          if (n < SWEEP_CHUNK) {
+            this.dbs.meta.putSync('deleting', deleting.slice(1));
+            this.dbs.meta.removeSync(`attempts:${id}`);
+            done = true;
+          }
+        });
+        if (!done) await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  private view(s: Subscription): SubscriptionView {
+    const old = s.secrets[1];
+    return {
+      id: s.id,
+      url: s.url,
+      types: s.types,
+      watch: s.watch,
+      ...(s.watch === 'prefixes' ? { prefixes: s.prefixes } : {}),
+      ...(s.watch === 'list' ? { watching: s.watchCount } : {}),
+      createdAt: iso(s.createdAt),
+      paused: s.paused && { at: iso(s.paused.at), reason: s.paused.reason },
+      deliveredThrough: s.delivered,
+      pending: this.pending(s.id),
+      failing: s.failing && {
+        event: s.failing.event,
+        since: iso(s.failing.since),
+        attempts: s.failing.attempts,
+        nextAttemptAt: iso(s.failing.nextAt),
+        lastError: s.failing.lastError,
+      },
+      ...(old?.until !== undefined && old.until > this.now() ? { previousSecretValidUntil: iso(old.until) } : {}),
+    };
+  }
+}
