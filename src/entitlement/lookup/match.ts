@@ -60,7 +60,7 @@ export function queryForms(q: MetadataQuery): QueryForms {
     journal: q.journal === undefined ? undefined : normaliseTitle(q.journal),
     families: [...new Set((q.authors ?? []).map(familyName).filter((f) => f !== ''))].sort(),
     year: q.year,
-    preprintKey: q.preprintDoi === undefined ? undefined : doiKey(q.preprintDoi),
+    preprintKey: q.preprintDoi === undefined ? undefined : preprintKeyOf(q.preprintDoi),
   };
 }
 
@@ -134,4 +134,10 @@ function authorsOf(item: CrossrefItem): Set<string> {
 
 function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : typeof v === 'string' ? [v] : [];
+}
+
+/** The preprint's DOI key, whatever form it was sent in (bare, doi:, https://doi.org/): the cache and the match agree. */
+function preprintKeyOf(sent: string): string {
+  const input = readDoiInput(sent);
+  return 'key' in input ? input.key : doiKey(sent);
 }

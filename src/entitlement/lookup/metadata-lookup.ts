@@ -1,4 +1,4 @@
-import { type Fault, fault } from '../../base/index.ts';
+import { boundedText, type Fault, fault } from '../../base/index.ts';
 import type { MetadataLookupSettings } from '../../config/index.ts';
 import { crossrefHeaders, crossrefUserAgent, parseRetryAfter, RateGate } from '../../crossref/index.ts';
 import { doiKey, readDoiInput } from '../../doi/index.ts';
@@ -164,7 +164,7 @@ export class MetadataLookup {
       const release = await this.gate.enter(deadline);
       if (!release) return { fault: this.notStarted(deadline) };
       let res: Response;
-      let text: string;
+      let text: string | undefined;
       try {
         this.calls++;
         // a redirect is not followed: fetch would take the Plus token (a header of ours) to wherever it points
@@ -176,7 +176,7 @@ export class MetadataLookup {
         this.gate.learn(res.headers);
         // paused before the body is read: a call waiting for a slot this frees must not start meanwhile
         if (res.status === 429) this.gate.pauseFor(pauseAfter429(res.headers.get('retry-after')));
-        text = await res.text();
+        text = await boundedText(res, MAX_REPLY_BYTES);
       } catch (e) {
         const timedOut = (e as Error).name === 'TimeoutError' || performance.now() >= deadline;
         return { fault: timedOut ? timeoutFault() : unavailable(`${this.settings.url}: ${(e as Error).message}`) };
@@ -186,7 +186,7 @@ export class MetadataLookup {
       if (res.status === 429) continue; // the gate holds every start until the pause ends, or gives up at the deadline
       if (res.status === 404) return { status: 404 };
       if (res.status !== 200) return { fault: unavailable(`Crossref answered HTTP ${res.status}`) };
-      if (text.length > MAX_REPLY_BYTES) return { fault: unavailable('Crossref answered more than 4 MiB') };
+      if (text === undefined) return { fault: unavailable('Crossref answered more than 4 MiB') };
       const message = messageOf(text);
       if (!message) return { fault: unavailable('Crossref answered something other than a work or a work list') };
       return { status: 200, message };
@@ -229,5 +229,7 @@ function messageOf(text: string): Record<string, unknown> | undefined {
 }
 
 function itemsOf(message: Record<string, unknown>): CrossrefItem[] {
-  return Array.isArray(message.items) ? (message.items as CrossrefItem[]).filter((i) => typeof i === 'object') : [];
+  return Array.isArray(message.items)
+    ? (message.items as CrossrefItem[]).filter((i) => typeof i === 'object' && i !== null && !Array.isArray(i))
+    : [];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { TokenBucket } from '../../base/index.ts';
+import { boundedText, TokenBucket } from '../../base/index.ts';
 import type { PlatformSettings } from '../../config/index.ts';
 import { ACCESS_TYPES, type AccessType } from '../../deposit/index.ts';
 import { readDoiInput } from '../../doi/index.ts';
@@ -158,7 +158,7 @@ export class PlatformClient {
         // the bytes as sent: the answer's bound (MAX_ANSWER_BYTES) must hold for what is read, not what it expands to
         decompress: false,
       } as RequestInit);
-      const text = await boundedText(response);
+      const text = await boundedText(response, MAX_ANSWER_BYTES);
       if (response.status !== 200) return ['error', FAILED];
       // asked for identity: a compressed answer is not one this client reads
       const encoding = response.headers.get('content-encoding');
@@ -275,27 +275,6 @@ function parseAnswer(text: string, org: Org): Map<string, PlatformVerdict> | und
 }
 
 /** The body as text, or undefined once it is larger than any answer should be (the rest is not read). */
-async function boundedText(response: Response): Promise<string | undefined> {
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (declared > MAX_ANSWER_BYTES) {
-    await response.body?.cancel().catch(() => undefined);
-    return undefined;
-  }
-  if (Number.isFinite(declared)) return response.text(); // the client reads no more than the declared length
-  if (!response.body) return '';
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.length;
-    if (total > MAX_ANSWER_BYTES) {
-      await response.body.cancel().catch(() => undefined);
-      return undefined;
-    }
-    parts.push(chunk);
-  }
-  return new TextDecoder().decode(Buffer.concat(parts));
-}
-
 function isAccessType(a: string | undefined): a is AccessType {
   return a !== undefined && (ACCESS_TYPES as readonly string[]).includes(a);
 }

@@ -51,19 +51,21 @@ export async function handleEntitlements(
     return limited;
   }
 
-  const { service } = env;
-  const lookups = lookUpEntries(e, req.dois, service);
-  if (lookups) await lookups; // entries by metadata, resolved to DOIs before any is classified
-  service.refresh();
-  const { asked, askedAt } = classifyEntries(req.entries, req.dois, service, integrator.counter);
-  if (asked.length > 0) {
-    const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
-    await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
-    askedAt.forEach((at, k) => (e.verdicts[at] = verdicts[k] ?? service.timedOut(asked[k]!)));
+  try {
+    const { service } = env;
+    const lookups = lookUpEntries(e, req.dois, service);
+    if (lookups) await lookups; // entries by metadata, resolved to DOIs before any is classified
+    service.refresh();
+    const { asked, askedAt } = classifyEntries(req.entries, req.dois, service, integrator.counter);
+    if (asked.length > 0) {
+      const { verdicts, done, waitMs } = service.ask(asked, usedOrg(req.org), integrator);
+      await withinDeadline(done, waitMs + DEADLINE_MARGIN_MS);
+      askedAt.forEach((at, k) => (e.verdicts[at] = verdicts[k] ?? service.timedOut(asked[k]!)));
+    }
+    return new Response(render(service, integrator, env.updates, e), { headers: limited ?? REPLY_HEADERS });
+  } finally {
+    releaseEntries(e); // after the reply has copied the bytes render wrote from them, or whatever threw
   }
-  const reply = new Response(render(service, integrator, env.updates, e), { headers: limited ?? REPLY_HEADERS });
-  releaseEntries(e); // after the reply has copied the bytes render wrote from them
-  return reply;
 }
 
 /**

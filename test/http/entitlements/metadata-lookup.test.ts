@@ -325,6 +325,17 @@ describe('polite and bounded', () => {
     expect(a).toMatchObject({ doi: 'unknown', statusCode: 504, message: expect.stringContaining('HTTP 500') });
   });
 
+  test('items that are no works (null, a number) in a reply are passed over, not a 500', async () => {
+    const { app } = appWith();
+    const body = JSON.stringify({ status: 'ok', message: { 'total-results': 2, items: [null, 7, ['x']] } });
+    crossref.inject({ kind: 'status', status: 200, body, times: 1 });
+    const [a] = await ask(app, [{ title: VITAMIN_C, uid: 'a' }]);
+    expect(a).toEqual({ doi: 'unknown', statusCode: 404, uid: 'a' });
+    // and the next request is answered as ever (its pooled entries were given back)
+    const [b] = await ask(app, [{ title: VITAMIN_C, uid: 'b' }]);
+    expect(b).toMatchObject({ statusCode: 200, uid: 'b' });
+  });
+
   test('no more calls in flight than the concurrency setting (Crossref advertising more)', async () => {
     const { app } = appWith(lookupSettings({ concurrency: 2 }));
     const dois = Array.from({ length: 12 }, (_, i) => ({ title: `Some title number ${i}`, uid: String(i) }));
