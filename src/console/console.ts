@@ -177,7 +177,7 @@ export class OperatorConsole {
     const { clients, figures } = this.sources.entitlements;
     const rows: PlatformRow[] = [];
     for (const [name, f] of [...figures].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const { ok, error, malformed, timeout, breaker_open, no_slot } = f.calls;
+      const { ok, error, malformed, timeout, breaker_open, no_slot, rate_limited } = f.calls;
       const calls = ok + error + malformed + timeout;
       const p50 = f.latency.quantile(0.5);
       const p95 = f.latency.quantile(0.95);
@@ -186,7 +186,7 @@ export class OperatorConsole {
         calls,
         errorRate: calls > 0 ? (error + malformed) / calls : undefined,
         timeoutRate: calls > 0 ? timeout / calls : undefined,
-        notCalled: breaker_open + no_slot,
+        notCalled: breaker_open + no_slot + rate_limited, // answered without a call: breaker, our queue, its rate
         p50Ms: p50 === undefined ? undefined : p50 * 1000,
         p95Ms: p95 === undefined ? undefined : p95 * 1000,
         breaker: clients.get(name)?.breaker.state ?? 'closed',

@@ -105,16 +105,31 @@ function slowReplies(delayMs: number): typeof fetch {
   }) as unknown as typeof fetch;
 }
 
+/** `fetch` that tells (`started`) when its `n`th call begins: a stop placed by the calls made, not by a clock. */
+function callsStarted(
+  n: number,
+  fetch: typeof globalThis.fetch,
+): { fetch: typeof globalThis.fetch; started: Promise<void> } {
+  const started = Promise.withResolvers<void>();
+  let calls = 0;
+  const counted = ((url: string, init: RequestInit) => {
+    if (++calls === n) started.resolve();
+    return fetch(url, init);
+  }) as unknown as typeof globalThis.fetch;
+  return { fetch: counted, started: started.promise };
+}
+
 test('a stop while a page is in flight lets the page come: the next run resumes where it stopped, with no page lost', async () => {
   api = await startCrossrefApi({ works: syntheticWorks(1050) });
   const { log, events } = recorder();
   const stop = new AbortController();
+  const third = callsStarted(3, slowReplies(300)); // a few pages in, one in flight
   const running = new CrossrefHarvest(settings(api.url), [store], log, {
     version: 't',
     retryBaseMs: 1,
-    fetch: slowReplies(300),
+    fetch: third.fetch,
   }).run({ signal: stop.signal });
-  await Bun.sleep(1000); // a few pages in, one in flight
+  await third.started;
   stop.abort();
   const stopped = await running;
   expect(stopped).toMatchObject({ code: 'HARVEST_STOPPED' });
@@ -134,20 +149,14 @@ test('a page still not come when the grace ends is given up: the resumed window 
   const { log, events } = recorder();
   const stop = new AbortController();
   // stopped while its third page is on its way (two pages in), a page that takes longer than the grace
-  const slow = slowReplies(300);
-  const thirdCall = Promise.withResolvers<void>();
-  let calls = 0;
-  const counted = ((url: string, init: RequestInit) => {
-    if (++calls === 3) thirdCall.resolve();
-    return slow(url, init);
-  }) as unknown as typeof fetch;
+  const third = callsStarted(3, slowReplies(300));
   const running = new CrossrefHarvest(settings(api.url), [store], log, {
     version: 't',
     retryBaseMs: 1,
-    fetch: counted,
+    fetch: third.fetch,
     stopGraceMs: 50,
   }).run({ signal: stop.signal });
-  await thirdCall.promise;
+  await third.started;
   stop.abort();
   expect(await running).toMatchObject({ code: 'HARVEST_STOPPED' });
   const done = await new CrossrefHarvest(settings(api.url), [store], log, { version: 't', retryBaseMs: 1 }).run();
