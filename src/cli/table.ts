@@ -62,8 +62,9 @@ export function fieldRows(value: Record<string, unknown>, prefix = ''): [string,
 
 function cellText(c: Cell): string {
   if (c === undefined || c === null) return '';
-  // a line break or tab in a publisher's text would break the rows apart
-  return String(c).replace(/[\u0000-\u001f\u007f]/g, ' ');
+  // a line break or tab in a publisher's text would break the rows apart; a C1 control (\u009b starts a terminal
+  // escape) or a bidirectional override would let it rewrite what the terminal shows
+  return String(c).replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ');
 }
 
 /** Narrows the widest columns, one character at a time, until they fit `room` or every one is at its minimum. */

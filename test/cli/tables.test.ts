@@ -29,6 +29,11 @@ describe('renderTable', () => {
     expect(renderTable(['a'], [['x\ny\tz']], 80)[2]).toBe('x y z');
   });
 
+  test('no terminal escape or bidirectional override in a cell reaches the terminal', () => {
+    // ESC [ and its one-byte form CSI (U+009B) begin terminal escapes; U+202E reverses the text after it
+    expect(renderTable(['a'], [['x\u001b[2Jy\u009b2Jz\u202eevil']], 80)[2]).toBe('x [2Jy 2Jz evil');
+  });
+
   test('tables only on a terminal without --json; its width, else 80', () => {
     expect(listingFor(false, { isTTY: true, columns: 120 })).toEqual({ tables: true, width: 120 });
     expect(listingFor(false, { isTTY: true })).toEqual({ tables: true, width: 80 });
