@@ -23,6 +23,7 @@ export {
   stderrIsJournal,
   writeStderr,
 } from './log.ts';
+export { LruMap } from './lru-map.ts';
 export { settlesWithin } from './settles-within.ts';
 export { TokenBucket } from './token-bucket.ts';
 export {

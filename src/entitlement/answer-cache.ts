@@ -1,12 +1,12 @@
-/** A cached answer, in a list from least to most recently used. */
+import { LruMap } from '../base/index.ts';
+
+/** A cached answer and what the cache keeps beside it. */
 interface Entry<V> {
   key: string;
   value: V;
   expires: number;
   doiKey: string;
   bytes: number;
-  older: Entry<V> | undefined;
-  newer: Entry<V> | undefined;
 }
 
 /** What an entry costs beyond its strings: the map slot, the entry, the value's objects (measured order of size). */
@@ -19,13 +19,8 @@ const ENTRY_OVERHEAD_BYTES = 256;
  * platform or org it was for.
  */
 export class AnswerCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
-  /**
-   * Use order as a list, not as the Map's order: taking the oldest from the front of a Map that entries keep
-   * leaving slowed each insert of a full cache to about 100 µs (an audit measured it), as the front filled with holes.
-   */
-  private oldest: Entry<V> | undefined;
-  private newest: Entry<V> | undefined;
+  /** in use order; the bytes are counted here, beside it, as only this cache bounds by them */
+  private readonly entries = new LruMap<string, Entry<V>>();
   private usedBytes = 0;
   /** DOI key -> the cache keys of its answers, so a deposit can drop them */
   private readonly byDoi = new Map<string, Set<string>>();
@@ -67,8 +62,6 @@ export class AnswerCache<V> {
       this.misses++;
       return undefined;
     }
-    this.unlink(e);
-    this.append(e);
     this.hits++;
     return e.value;
   }
@@ -80,21 +73,18 @@ export class AnswerCache<V> {
     const old = this.entries.get(key);
     if (old) this.remove(old);
     if (bytes > this.maxBytes) return; // an answer larger than the whole cache is not kept
-    const e: Entry<V> = { key, value, expires: this.now() + ttlMs, doiKey, bytes, older: undefined, newer: undefined };
-    this.entries.set(key, e);
-    this.append(e);
+    this.entries.set(key, { key, value, expires: this.now() + ttlMs, doiKey, bytes });
     this.usedBytes += bytes;
     let keys = this.byDoi.get(doiKey);
     if (!keys) this.byDoi.set(doiKey, (keys = new Set()));
     keys.add(key);
-    while (this.oldest && (this.entries.size > this.maxEntries || this.usedBytes > this.maxBytes))
-      this.remove(this.oldest);
+    while (this.entries.size > 0 && (this.entries.size > this.maxEntries || this.usedBytes > this.maxBytes))
+      this.remove(this.entries.peek(this.entries.oldest()!)!);
   }
 
   clear(): void {
     this.entries.clear();
     this.byDoi.clear();
-    this.oldest = this.newest = undefined;
     this.usedBytes = 0;
     this.clears++;
   }
@@ -123,14 +113,13 @@ export class AnswerCache<V> {
     if (w) w.drops++;
     const keys = this.byDoi.get(doiKey);
     if (!keys) return;
-    for (const k of keys) this.forget(this.entries.get(k)!);
+    for (const k of keys) this.forget(this.entries.peek(k)!);
     this.byDoi.delete(doiKey);
   }
 
-  /** Out of the map, the use list and the byte count (not the DOI's key set). */
+  /** Out of the use-ordered map and the byte count (not the DOI's key set). */
   private forget(e: Entry<V>): void {
     this.entries.delete(e.key);
-    this.unlink(e);
     this.usedBytes -= e.bytes;
   }
 
@@ -140,22 +129,6 @@ export class AnswerCache<V> {
     if (!keys) return;
     keys.delete(e.key);
     if (keys.size === 0) this.byDoi.delete(e.doiKey);
-  }
-
-  private append(e: Entry<V>): void {
-    e.older = this.newest;
-    e.newer = undefined;
-    if (this.newest) this.newest.newer = e;
-    else this.oldest = e;
-    this.newest = e;
-  }
-
-  private unlink(e: Entry<V>): void {
-    if (e.older) e.older.newer = e.newer;
-    else this.oldest = e.newer;
-    if (e.newer) e.newer.older = e.older;
-    else this.newest = e.older;
-    e.older = e.newer = undefined;
   }
 }
 

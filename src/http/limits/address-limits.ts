@@ -1,4 +1,4 @@
-import { TokenBucket } from '../../base/index.ts';
+import { LruMap, TokenBucket } from '../../base/index.ts';
 import type { RateSettings } from '../../config/index.ts';
 import { type ClientAddresses, readerKey } from './client-address.ts';
 
@@ -13,7 +13,7 @@ export const MAX_READERS = 65_536;
  * kept in the order last seen, bounded by `maxReaders`.
  */
 export class AddressLimits {
-  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly buckets = new LruMap<string, TokenBucket>();
   /** requests refused (/metrics: doi_holdings_status_page_rate_limited_total) */
   refused = 0;
 
@@ -28,13 +28,12 @@ export class AddressLimits {
   admit(request: Request): number {
     const address = this.addresses.of(request);
     const key = address === undefined ? '' : readerKey(address);
-    let bucket = this.buckets.get(key);
-    if (bucket) this.buckets.delete(key);
-    else {
+    let bucket = this.buckets.get(key); // now the last seen
+    if (!bucket) {
+      if (this.buckets.size >= this.maxReaders) this.buckets.delete(this.buckets.oldest()!);
       bucket = new TokenBucket(this.rate.perSecond, this.rate.burst, this.now);
-      if (this.buckets.size >= this.maxReaders) this.buckets.delete(this.buckets.keys().next().value!);
+      this.buckets.set(key, bucket);
     }
-    this.buckets.set(key, bucket); // last seen goes last
     const wait = bucket.waitMs(1);
     if (wait > 0) {
       this.refused++;

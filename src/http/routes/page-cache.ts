@@ -1,3 +1,4 @@
+import { LruMap } from '../../base/index.ts';
 import { doiKeysOf, type Store } from '../../store/index.ts';
 
 /** A rendered status page (or its JSON) with its ETag, as the route sends it. */
@@ -20,7 +21,7 @@ const ENTRY_OVERHEAD = 200;
  * the least recently used page going first.
  */
 export class PageCache {
-  private readonly pages = new Map<string, RenderedPage>();
+  private readonly pages = new LruMap<string, RenderedPage>();
   private bytes = 0;
   private seq: number;
   private updatesGen: number;
@@ -58,11 +59,7 @@ export class PageCache {
   }
 
   get(key: string): RenderedPage | undefined {
-    const page = this.pages.get(key);
-    if (!page) return undefined;
-    this.pages.delete(key); // most recently used last
-    this.pages.set(key, page);
-    return page;
+    return this.pages.get(key);
   }
 
   set(key: string, page: RenderedPage): void {
@@ -71,10 +68,7 @@ export class PageCache {
     this.delete(key);
     this.pages.set(key, page);
     this.bytes += size;
-    for (const [old] of this.pages) {
-      if (this.bytes <= this.maxBytes) break;
-      this.delete(old);
-    }
+    while (this.bytes > this.maxBytes) this.delete(this.pages.oldest()!);
   }
 
   get size(): number {
@@ -86,7 +80,7 @@ export class PageCache {
   }
 
   private delete(key: string): void {
-    const page = this.pages.get(key);
+    const page = this.pages.peek(key);
     if (!page) return;
     this.pages.delete(key);
     this.bytes -= page.body.length + key.length + ENTRY_OVERHEAD;
