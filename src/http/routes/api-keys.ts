@@ -18,8 +18,8 @@ export class ApiKeys {
   replace(integrators: readonly IntegratorSettings[]): void {
     const byDigest = new Map<string, IntegratorSettings>();
     for (const i of integrators) {
-      byDigest.set(digest(i.apiKey), i);
-      if (i.previousApiKey !== undefined) byDigest.set(digest(i.previousApiKey), i);
+      byDigest.set(keyDigest(i.apiKey), i);
+      if (i.previousApiKey !== undefined) byDigest.set(keyDigest(i.previousApiKey), i);
     }
     this.byDigest = byDigest;
     this.known = new Map();
@@ -37,7 +37,7 @@ export class ApiKeys {
     if (!key) return undefined;
     const seen = this.known.get(key);
     if (seen) return seen;
-    const found = this.byDigest.get(digest(key));
+    const found = this.byDigest.get(keyDigest(key));
     if (found) this.known.set(key, found);
     return found;
   }
@@ -57,7 +57,7 @@ export class ReportKeys {
   /** A reloaded config's keys, from the next request on. */
   replace(platforms: readonly PlatformSettings[]): void {
     const platformOf = new Map<string, string>();
-    for (const p of platforms) if (p.reportKey !== undefined) platformOf.set(digest(p.reportKey), p.name);
+    for (const p of platforms) if (p.reportKey !== undefined) platformOf.set(keyDigest(p.reportKey), p.name);
     this.platformOf = platformOf;
   }
 
@@ -67,7 +67,7 @@ export class ReportKeys {
    */
   check(request: Request, wantsHtml: boolean): string | Response {
     const key = request.headers.get('x-api-key') ?? basicPassword(request.headers.get('authorization'));
-    const platform = key ? this.platformOf.get(digest(key)) : undefined;
+    const platform = key ? this.platformOf.get(keyDigest(key)) : undefined;
     if (platform !== undefined) return platform;
     return errorResponse(
       401,
@@ -78,15 +78,37 @@ export class ReportKeys {
   }
 }
 
-/** The password of an `Authorization: Basic` header (the user name is not asked for: the key names its platform). */
-function basicPassword(header: string | null): string | undefined {
-  if (!header?.toLowerCase().startsWith('basic ')) return undefined;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+/**
+ * The password of an `Authorization: Basic` header (the user name is not asked for: the key names its platform, or
+ * is the console's one key); undefined when there is none, or it is empty. The one Basic parser, for the console's
+ * key and the platforms' report keys alike.
+ */
+export function basicPassword(header: string | null): string | undefined {
+  const value = credentials(header, 'basic');
+  if (value === undefined) return undefined;
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon < 0 ? undefined : decoded.slice(colon + 1) || undefined;
 }
 
-function digest(key: string): string {
+/** The token of an `Authorization: Bearer` header; undefined when there is none, or it is empty. */
+export function bearerToken(header: string | null): string | undefined {
+  return credentials(header, 'bearer') || undefined;
+}
+
+/** What follows the scheme (any case) of an Authorization header, when it is that scheme. */
+function credentials(header: string | null, scheme: 'basic' | 'bearer'): string | undefined {
+  if (!header) return undefined;
+  const [sent, value = ''] = header.trim().split(/\s+/, 2);
+  return sent?.toLowerCase() === scheme ? value : undefined;
+}
+
+/**
+ * A key's SHA-256 digest (base64), the one form every key is compared in (integrators', platforms' report keys,
+ * the console's): equal lengths whatever was sent, and the time a comparison takes says nothing of how much of a
+ * guessed key was right.
+ */
+export function keyDigest(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('base64');
 }
 

@@ -8,6 +8,7 @@ import {
   renderOverview,
 } from '../../console/index.ts';
 import { errorResponse } from '../wire/index.ts';
+import { basicPassword, bearerToken, keyDigest } from './api-keys.ts';
 
 /**
  * GET and HEAD /console, /console/{env} and /console/{env}/files/{key} (docs/operations.md, "Operator console"):
@@ -28,35 +29,22 @@ const HTML_HEADERS = {
 };
 
 /**
- * The console's key, compared in constant time through SHA-256 digests (equal lengths whatever was sent). A
- * browser sends it as Basic authentication's password (any user name), which it asks for after the 401; a script
- * as `Authorization: Bearer <key>`.
+ * The console's key, compared in constant time through its SHA-256 digest (keyDigest: equal lengths whatever was
+ * sent). A browser sends it as Basic authentication's password (any user name), which it asks for after the 401; a
+ * script as `Authorization: Bearer <key>`.
  */
 export class ConsoleKey {
   private readonly digest: Buffer;
 
   constructor(key: string) {
-    this.digest = sha256(key);
+    this.digest = Buffer.from(keyDigest(key));
   }
 
   allows(request: Request): boolean {
-    const sent = sentKey(request.headers.get('authorization'));
-    return sent !== undefined && timingSafeEqual(sha256(sent), this.digest);
+    const header = request.headers.get('authorization');
+    const sent = bearerToken(header) ?? basicPassword(header);
+    return sent !== undefined && timingSafeEqual(Buffer.from(keyDigest(sent)), this.digest);
   }
-}
-
-function sentKey(header: string | null): string | undefined {
-  if (!header) return undefined;
-  const [scheme, value = ''] = header.trim().split(/\s+/, 2);
-  if (scheme?.toLowerCase() === 'bearer') return value;
-  if (scheme?.toLowerCase() !== 'basic') return undefined;
-  const pair = Buffer.from(value, 'base64').toString('utf8');
-  const colon = pair.indexOf(':');
-  return colon === -1 ? undefined : pair.slice(colon + 1);
-}
-
-function sha256(text: string): Buffer {
-  return Buffer.from(new Bun.CryptoHasher('sha256').update(text).digest());
 }
 
 export function handleConsole(request: Request, view: OperatorConsole, key: ConsoleKey | undefined): Response {
