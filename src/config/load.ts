@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { FaultError, fault } from '../base/index.ts';
+import { MAX_DOIS_PER_REQUEST } from '../doi/index.ts';
 import { parseSourceDate } from '../update-record/index.ts';
 import { parseAddressBlock } from './address-block.ts';
 import { bucketsApartProblems, normalisePrefix } from './buckets-apart.ts';
@@ -31,8 +32,6 @@ const HARVEST_NICE = 19;
 const HARVEST_IDLE = true;
 
 const checkConfig = TypeCompiler.Compile(ConfigFile);
-/** the most DOIs one Entitlement API request holds (docs/interface.md): a default DOI burst takes one whole */
-const MAX_DOIS_PER_REQUEST = 100;
 
 /**
  * Reads, validates and resolves a TOML config. Every fault is listed with its path; `env` is passed in

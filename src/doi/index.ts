@@ -12,4 +12,12 @@ export {
   plainDoiHashOfChecked,
   plainDoiKey,
 } from './plain.ts';
-export { type DoiForm, type DoiProblem, doiKey, doiProblem, MAX_DOI_BYTES, readDoiForm } from './rules.ts';
+export {
+  type DoiForm,
+  type DoiProblem,
+  doiKey,
+  doiProblem,
+  MAX_DOI_BYTES,
+  MAX_DOIS_PER_REQUEST,
+  readDoiForm,
+} from './rules.ts';

@@ -6,6 +6,12 @@
 
 export const MAX_DOI_BYTES = 1024;
 
+/**
+ * The most DOIs one request of the Entitlement or Updates API holds (docs/interface.md): both APIs' schemas, and the
+ * config's default DOI burst (one whole request), read this one figure.
+ */
+export const MAX_DOIS_PER_REQUEST = 100;
+
 const DOI_SHAPE = /^10\.[0-9]{4,9}\/./s;
 // Whitespace (Z), control (Cc) and format (Cf) characters are never part of a DOI: NBSP, U+2028, U+FEFF, U+200B...
 const FORBIDDEN = /[\p{Z}\p{Cc}\p{Cf}]/u;

@@ -1,7 +1,6 @@
 import { JsonBytes } from '../bytes/index.ts';
-import { NOT_PLAIN, plainDoiKey, readDoiInput } from '../doi/index.ts';
-import type { EntitlementsRequest } from './api/index.ts';
-import { MAX_ENTITLEMENT_DOIS, type PlatformVerdict } from './api/index.ts';
+import { MAX_DOIS_PER_REQUEST, NOT_PLAIN, plainDoiKey, readDoiInput } from '../doi/index.ts';
+import type { EntitlementsRequest, PlatformVerdict } from './api/index.ts';
 import type { AskedDoi, EntitlementService } from './entitlement-service.ts';
 import { openPart, recordView } from './holdings-index/index.ts';
 import { type LookupOutcome, type MetadataQuery, metadataProblem } from './lookup/index.ts';
@@ -75,7 +74,7 @@ const MAX_FREE = 64;
 export function takeEntries(): PooledEntries {
   const e = free.pop();
   if (e) return e;
-  const n = MAX_ENTITLEMENT_DOIS;
+  const n = MAX_DOIS_PER_REQUEST;
   return {
     count: 0,
     spanBuffer: new Int32Array(2 * n),

@@ -5,7 +5,6 @@ export { openApiDocument } from './openapi/index.ts';
 export {
   ApiKeys,
   ErrorBody,
-  MAX_DOIS_PER_REQUEST,
   ReportKeys,
   UpdatesRequest,
   UpdatesResponse,

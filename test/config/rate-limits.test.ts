@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { FaultError } from '../../src/base/fault.ts';
 import { resolveConfig } from '../../src/config/index.ts';
-import { MAX_ENTITLEMENT_DOIS } from '../../src/entitlement/index.ts';
+import { MAX_DOIS_PER_REQUEST } from '../../src/doi/index.ts';
 
 /** The rate limits' settings (README, "Configuration reference"): read, defaulted, and every mistake named. */
 
@@ -49,7 +49,7 @@ describe('integrator rate limits', () => {
     });
     expect(load(integrator({ requestsPerSecond: 0.01 })).integrators[0]!.rateLimit!.requests!.burst).toBe(1);
     expect(load(integrator({ doisPerSecond: 10 })).integrators[0]!.rateLimit).toEqual({
-      dois: { perSecond: 10, burst: MAX_ENTITLEMENT_DOIS },
+      dois: { perSecond: 10, burst: MAX_DOIS_PER_REQUEST },
     });
     expect(load(integrator({ doisPerSecond: 1000 })).integrators[0]!.rateLimit!.dois!.burst).toBe(1000);
   });

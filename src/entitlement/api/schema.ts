@@ -1,12 +1,11 @@
 import { type Static, type TOptional, type TUnknown, Type as t } from '@sinclair/typebox';
+import { MAX_DOIS_PER_REQUEST } from '../../doi/index.ts';
 import { UpdateObject } from '../../update-record/index.ts';
 
 /**
  * The Entitlement API's shapes (docs/interface.md, "Entitlement API"), GetFTR's: the integrator's request and
  * our answer, and what a platform's own Entitlement API receives and answers. One schema each.
  */
-
-export const MAX_ENTITLEMENT_DOIS = 100;
 
 const bounded = (maxLength: number, description: string) => t.String({ minLength: 1, maxLength, description });
 
@@ -97,7 +96,7 @@ const DoiEntry = t.Union([
 export const EntitlementsRequest = t.Object(
   {
     org: t.Optional(Org),
-    dois: t.Array(DoiEntry, { minItems: 1, maxItems: MAX_ENTITLEMENT_DOIS }),
+    dois: t.Array(DoiEntry, { minItems: 1, maxItems: MAX_DOIS_PER_REQUEST }),
   },
   { additionalProperties: false },
 );

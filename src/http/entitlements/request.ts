@@ -1,13 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { NOT_PLAIN } from '../../doi/index.ts';
-import {
-  EntitlementsRequest,
-  type Entries,
-  MAX_ENTITLEMENT_DOIS,
-  Org,
-  releaseEntries,
-  takeEntries,
-} from '../../entitlement/index.ts';
+import { MAX_DOIS_PER_REQUEST, NOT_PLAIN } from '../../doi/index.ts';
+import { EntitlementsRequest, type Entries, Org, releaseEntries, takeEntries } from '../../entitlement/index.ts';
 import { describeSchemaFault, errorResponse, parseJson, scanEntitlementBody, utf8Text } from '../wire/index.ts';
 
 /**
@@ -35,7 +28,7 @@ interface ReadRequest {
  */
 export function readRequest(body: Uint8Array): ReadRequest | Response {
   const e = takeEntries();
-  const count = scanEntitlementBody(body, e.spanBuffer, MAX_ENTITLEMENT_DOIS, orgSpan, e.hashes);
+  const count = scanEntitlementBody(body, e.spanBuffer, MAX_DOIS_PER_REQUEST, orgSpan, e.hashes);
   if (count >= 0) {
     const org = orgSpan[0]! < 0 ? undefined : orgOf(body.subarray(orgSpan[0], orgSpan[1]));
     if (org !== INVALID_ORG) {

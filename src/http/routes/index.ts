@@ -23,7 +23,6 @@ export {
   ByPrefixResponse,
   ChangesResponse,
   ErrorBody,
-  MAX_DOIS_PER_REQUEST,
   PrefixListResponse,
   UpdatesRequest,
   UpdatesResponse,

@@ -1,6 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { JsonBytes } from '../../bytes/index.ts';
-import { copyPlainDoi, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
+import { copyPlainDoi, MAX_DOIS_PER_REQUEST, NOT_PLAIN, readDoiInput } from '../../doi/index.ts';
 import type { UpdatesIndex, UpdatesTable } from '../../store/index.ts';
 import {
   describeSchemaFault,
@@ -10,7 +10,7 @@ import {
   parseJson,
   scanPlainBody,
 } from '../wire/index.ts';
-import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from './updates-schema.ts';
+import { UpdatesRequest } from './updates-schema.ts';
 
 const checkRequest = TypeCompiler.Compile(UpdatesRequest);
 const SHAPE = '{"dois": ["10.xxxx/...", ...]}';

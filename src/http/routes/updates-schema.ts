@@ -1,9 +1,8 @@
 import { type Static, Type as t } from '@sinclair/typebox';
+import { MAX_DOIS_PER_REQUEST } from '../../doi/index.ts';
 import { UpdateObject } from '../../update-record/index.ts';
 
 /** The Updates API's request, response and error bodies (docs/interface.md, "Updates API"): one schema each. */
-
-export const MAX_DOIS_PER_REQUEST = 100;
 
 export const UpdatesRequest = t.Object(
   {

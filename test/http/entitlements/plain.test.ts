@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { DEFAULT_ENTITLEMENTS } from '../../../src/config/index.ts';
-import { plainDoiHash } from '../../../src/doi/index.ts';
-import { Entitlements, MAX_ENTITLEMENT_DOIS } from '../../../src/entitlement/index.ts';
+import { MAX_DOIS_PER_REQUEST, plainDoiHash } from '../../../src/doi/index.ts';
+import { Entitlements } from '../../../src/entitlement/index.ts';
 import type { App } from '../../../src/http/index.ts';
 import { scanEntitlementBody } from '../../../src/http/wire/plain-body.ts';
 import { Store } from '../../../src/store/index.ts';
@@ -29,10 +29,10 @@ const decoder = new TextDecoder();
 
 function scan(body: string): { dois: string[]; org: unknown } | undefined {
   const bytes = encoder.encode(body);
-  const spans = new Int32Array(2 * MAX_ENTITLEMENT_DOIS);
+  const spans = new Int32Array(2 * MAX_DOIS_PER_REQUEST);
   const org = new Int32Array(2);
-  const hashes = new Int32Array(MAX_ENTITLEMENT_DOIS);
-  const n = scanEntitlementBody(bytes, spans, MAX_ENTITLEMENT_DOIS, org, hashes);
+  const hashes = new Int32Array(MAX_DOIS_PER_REQUEST);
+  const n = scanEntitlementBody(bytes, spans, MAX_DOIS_PER_REQUEST, org, hashes);
   if (n < 0) return undefined;
   for (let i = 0; i < n; i++) expect(hashes[i]).toBe(plainDoiHash(bytes, spans[2 * i]!, spans[2 * i + 1]!));
   return {

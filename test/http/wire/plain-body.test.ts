@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { MAX_DOIS_PER_REQUEST } from '../../../src/doi/index.ts';
 import type { App } from '../../../src/http/index.ts';
-import { MAX_DOIS_PER_REQUEST, UpdatesRequest } from '../../../src/http/index.ts';
+import { UpdatesRequest } from '../../../src/http/index.ts';
 import { answerParsed, answerPlain } from '../../../src/http/routes/updates-route.ts';
 import { scanPlainBody } from '../../../src/http/wire/plain-body.ts';
 import { Store, UpdatesTable } from '../../../src/store/index.ts';
