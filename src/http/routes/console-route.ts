@@ -9,6 +9,7 @@ import {
 } from '../../console/index.ts';
 import { errorResponse } from '../wire/index.ts';
 import { basicPassword, bearerToken, keyDigest } from './api-keys.ts';
+import { htmlHeaders, splitUrl } from './status-route.ts';
 
 /**
  * GET and HEAD /console, /console/{env} and /console/{env}/files/{key} (docs/operations.md, "Operator console"):
@@ -19,11 +20,7 @@ import { basicPassword, bearerToken, keyDigest } from './api-keys.ts';
 export const CONSOLE_PREFIX = '/console';
 
 const HTML_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': CONSOLE_CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
+  ...htmlHeaders(CONSOLE_CSP),
   // the figures move at every file: a view is never kept, by the browser or a proxy
   'cache-control': 'no-store',
 };
@@ -61,7 +58,7 @@ export function handleConsole(request: Request, view: OperatorConsole, key: Cons
     return errorResponse(401, 'UNAUTHORIZED', 'the console asks for its key (server.adminKeyEnv)', {
       'www-authenticate': 'Basic realm="doi-holdings console", charset="UTF-8"',
     });
-  const page = render(pathOf(request.url), view);
+  const page = render(splitUrl(request.url).path, view);
   // HEAD too gets the body: Bun's server sends its length and drops it (through Elysia, a null body was length 0)
   return new Response(page.html, { status: page.status, headers: HTML_HEADERS });
 }
@@ -97,11 +94,4 @@ function render(path: string, view: OperatorConsole): { status: number; html: st
   return report
     ? { status: 200, html: renderFileReport(report) }
     : notFound(`The ${env} ledger holds no file ${fileKey}.`);
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('://') + 3);
-  const path = start === -1 ? '/' : url.slice(start);
-  const query = path.search(/[?#]/);
-  return query === -1 ? path : path.slice(0, query);
 }

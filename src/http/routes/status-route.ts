@@ -113,14 +113,18 @@ function errorAnswer(request: Request, e: ErrorAnswer, extra: Record<string, str
   return new Response(null, { status: e.status, headers: { ...JSON_HEADERS, ...headers, 'content-length': length } });
 }
 
-export const HTML_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': PAGE_CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-  vary: 'accept',
-};
+/** The headers of every HTML page this server renders (status pages, deposit reports, the console), with its CSP. */
+export function htmlHeaders(csp: string): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  };
+}
+
+export const HTML_HEADERS = { ...htmlHeaders(PAGE_CSP), vary: 'accept' };
 const JSON_PAGE_HEADERS = { ...JSON_HEADERS, 'x-content-type-options': 'nosniff', vary: 'accept' };
 
 /**
