@@ -72,7 +72,11 @@ export interface Overview {
   command: string;
 }
 
-export interface FileReport {
+/**
+ * A file's page in the console: its ledger entry and conflicts as the store keeps them. Not the store's FileReport
+ * (the publishers' deposit report), whose conflicts carry no size and whose times are already text.
+ */
+export interface FileView {
   env: EnvName;
   envs: EnvName[];
   version: string;
@@ -134,7 +138,7 @@ export class OperatorConsole {
   }
 
   /** A file's ledger entry with its same-name conflicts, or undefined when the ledger does not hold the key. */
-  fileReport(env: EnvName, key: string): FileReport | undefined {
+  fileView(env: EnvName, key: string): FileView | undefined {
     const store = this.sources.envs[env]?.store;
     const entry = store?.fileEntry(key);
     if (!store || !entry) return undefined;

@@ -2,7 +2,7 @@ export { AppliedDays, CHART_DAYS } from './applied-days.ts';
 export {
   type ConsoleEnv,
   type ConsoleSources,
-  type FileReport,
+  type FileView,
   LATEST_FILES,
   OperatorConsole,
   type Overview,
@@ -11,7 +11,7 @@ export { CONSOLE_CSP } from './console-style.ts';
 export {
   filePath,
   renderConsoleNotFound,
-  renderFileReport,
+  renderFileView,
   renderOverview,
   retryCommand,
   shellWord,

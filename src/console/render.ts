@@ -1,7 +1,7 @@
 import type { EnvName } from '../config/index.ts';
 import { type Html, HttpUrl, html, pageHead } from '../status-page/index.ts';
 import { conflictFault, type FileEntry } from '../store/index.ts';
-import type { FileReport, Overview, PlatformRow, SourceRow } from './console.ts';
+import type { FileView, Overview, PlatformRow, SourceRow } from './console.ts';
 import { CONSOLE_STYLE } from './console-style.ts';
 import { dayChart } from './day-chart.ts';
 
@@ -38,7 +38,7 @@ ${platformsSection(v)}`;
   return page(ENV_TITLES[v.env], v.env, v.envs, v.version, body);
 }
 
-export function renderFileReport(r: FileReport): string {
+export function renderFileView(r: FileView): string {
   const e = r.entry;
   const lines = e.rejectedLines ?? [];
   const t = e.timings;

@@ -4,7 +4,7 @@ import {
   CONSOLE_CSP,
   type OperatorConsole,
   renderConsoleNotFound,
-  renderFileReport,
+  renderFileView,
   renderOverview,
 } from '../../console/index.ts';
 import { errorResponse } from '../wire/index.ts';
@@ -90,8 +90,8 @@ function render(path: string, view: OperatorConsole): { status: number; html: st
   }
   if (kind !== 'files' || rest.length === 0) return notFound(`No console page is at ${path}.`);
   const fileKey = rest.join('/');
-  const report = view.fileReport(env, fileKey);
+  const report = view.fileView(env, fileKey);
   return report
-    ? { status: 200, html: renderFileReport(report) }
+    ? { status: 200, html: renderFileView(report) }
     : notFound(`The ${env} ledger holds no file ${fileKey}.`);
 }
