@@ -63,6 +63,7 @@ bench: deps
 	$(BUN) bench/entitlements.ts
 	$(BUN) bench/webhooks.ts
 	$(BUN) bench/status-page.ts
+	$(BUN) bench/address-limits.ts
 	$(BUN) bench/operations.ts
 	$(BUN) bench/deposit-reports.ts
 
