@@ -8,10 +8,10 @@ interface Node<K, V> {
 
 /**
  * A Map that keeps its use order, for every cache bounded by least recent use (the answer cache, the metadata
- * lookup's, the status page's readers). The order is a linked list of its own, not the Map's insertion order:
- * taking the oldest from the front of a Map that entries keep leaving (delete, then set again) slowed each insert
- * of a full cache to about 100 µs (an audit measured it), as the front filled with holes. Bounds are the user's:
- * `set` evicts nothing, `oldest` and `delete` are how a user makes room.
+ * lookup's, the status page's readers and pages). The order is a linked list of its own, not the Map's insertion
+ * order: taking the oldest from the front of a Map that entries keep leaving (delete, then set again) slowed each
+ * insert of a full cache to about 100 µs (an audit measured it), as the front filled with holes. Bounds are the
+ * user's: `set` evicts nothing, `oldest` and `delete` are how a user makes room.
  */
 export class LruMap<K, V> {
   private readonly nodes = new Map<K, Node<K, V>>();

@@ -70,7 +70,7 @@ export class AnswerCache<V> {
     if (ttlMs <= 0) return;
     const key = cacheKey(platform, doiKey, org);
     const bytes = ENTRY_OVERHEAD_BYTES + 2 * (key.length + doiKey.length) + this.sizeOf(value);
-    const old = this.entries.get(key);
+    const old = this.entries.peek(key);
     if (old) this.remove(old);
     if (bytes > this.maxBytes) return; // an answer larger than the whole cache is not kept
     this.entries.set(key, { key, value, expires: this.now() + ttlMs, doiKey, bytes });
