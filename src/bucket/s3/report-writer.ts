@@ -9,7 +9,8 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 5 * 60_000;
 
 /**
- * Writes each file's report back into its S3 bucket as `reports/<platform>/<name>.json` (`[buckets.*] reports`),
+ * Writes each file's report back into its S3 bucket as `reports/<platform>/<name>.json` (`[buckets.*] reports`;
+ * the name whole, `.jsonl.gz` and all),
  * where the publisher already looks. Ingestion hands a report over and goes on: the writes run one at a time behind
  * it, a failed one is logged (`s3.report_write_failed`) and tried again with backoff (1 s doubling to 5 minutes),
  * holding back the reports after it, as the bucket's outage would fail them too. A file's later report replaces
@@ -31,9 +32,12 @@ export class ReportWriter {
     private readonly retry = { firstMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS },
   ) {}
 
-  /** The object key of a file's report: `<prefix>reports/<platform>/<name without .jsonl.gz>.json`. */
+  /**
+   * The object key of a file's report: `<prefix>reports/<platform>/<name>.json`, the name whole (`x.jsonl.gz.json`),
+   * so two files never share a report (a quarantined `acme/x` beside `acme/x.jsonl.gz`).
+   */
   objectKey(fileKey: string): string {
-    return `${this.settings.prefix}${REPORTS_FOLDER}${fileKey.replace(/\.jsonl\.gz$/, '')}.json`;
+    return `${this.settings.prefix}${REPORTS_FOLDER}${fileKey}.json`;
   }
 
   /** Hands a report over: never waits, never throws. */

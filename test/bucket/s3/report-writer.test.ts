@@ -62,20 +62,22 @@ async function read(bucket: string, key: string): Promise<string> {
   return r.Body!.transformToString();
 }
 
-test('each report lands as reports/<platform>/<name>.json under the prefix; a later one replaces a waiting one', async () => {
+test('each report lands as reports/<platform>/<name>.json under the prefix, the name whole; a later one replaces a waiting one', async () => {
   const bucket = `reports-${++bucketNo}`;
   await s3.createBucket(bucket);
   const s = settings(bucket, 'deposits/');
   const w = new ReportWriter(s3ClientFor(s), s, recorder().log);
   writers.push(w);
   const key = 'acme/00000000-0000-4000-8000-000000000001.jsonl.gz';
-  expect(w.objectKey(key)).toBe('deposits/reports/acme/00000000-0000-4000-8000-000000000001.json');
+  expect(w.objectKey(key)).toBe('deposits/reports/acme/00000000-0000-4000-8000-000000000001.jsonl.gz.json');
+  // two files of a platform have two reports, whatever their names (a quarantined one may lack .jsonl.gz)
+  expect(w.objectKey('acme/x')).not.toBe(w.objectKey('acme/x.jsonl.gz'));
   w.write(key, '{"outcome":"quarantined"}');
   w.write(key, '{"outcome":"applied"}');
   w.write('beta/b.jsonl.gz', '{"key":"beta/b.jsonl.gz"}');
   await w.idle();
   expect(await read(bucket, w.objectKey(key))).toBe('{"outcome":"applied"}');
-  expect(await read(bucket, 'deposits/reports/beta/b.json')).toBe('{"key":"beta/b.jsonl.gz"}');
+  expect(await read(bucket, 'deposits/reports/beta/b.jsonl.gz.json')).toBe('{"key":"beta/b.jsonl.gz"}');
 });
 
 test('a failed write is logged and retried until it succeeds: the bucket missing, then made', async () => {
@@ -87,10 +89,10 @@ test('a failed write is logged and retried until it succeeds: the bucket missing
   const failed = r.next('s3.report_write_failed');
   w.write('acme/a.jsonl.gz', '{"n":1}'); // returns at once: ingestion never waits for the bucket
   await failed;
-  expect(r.events[0]!.fields).toMatchObject({ key: 'reports/acme/a.json', code: 'S3_NO_SUCH_BUCKET' });
+  expect(r.events[0]!.fields).toMatchObject({ key: 'reports/acme/a.jsonl.gz.json', code: 'S3_NO_SUCH_BUCKET' });
   await s3.createBucket(bucket);
   await w.idle();
-  expect(await read(bucket, 'reports/acme/a.json')).toBe('{"n":1}');
+  expect(await read(bucket, 'reports/acme/a.jsonl.gz.json')).toBe('{"n":1}');
 });
 
 test('the mirror leaves the reports out: they are not deposits', async () => {
