@@ -258,7 +258,7 @@ test('deposit reports: written back into the bucket beside the file, not ingeste
   const d = daemon(cfg);
   await waitForLog(d, 'daemon.started');
   const key = await upload(prodBucket, 'acme', [{ doi: '10.7777/rep.1', accessType: 'open' }, { doi: 'junk' }]);
-  const reportKey = `reports/${key.replace(/\.jsonl\.gz$/, '')}.json`;
+  const reportKey = `reports/${key}.json`;
   const written = await waitFor(
     async () => {
       try {

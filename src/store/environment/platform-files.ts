@@ -26,7 +26,8 @@ function indexKey(entry: FileEntry): IndexKey {
 /**
  * Writes a file's ledger entry and its place in its platform's order, in the caller's write transaction: the one
  * way the ledger is written. An entry that replaces one of another LastModified (a quarantined file deposited
- * again) moves its place.
+ * again) moves its place. Every entry written is a new outcome, so its report is due (`reportsDue`) in the same
+ * commit: a crash or a stop never loses a report the bucket has not got yet.
  */
 export function putFileEntry(dbs: StoreDbs, entry: FileEntry): void {
   const before = dbs.files.get(entry.key);
@@ -34,6 +35,7 @@ export function putFileEntry(dbs: StoreDbs, entry: FileEntry): void {
   if (before && before.lastModified !== entry.lastModified) dbs.filesByPlatform.removeSync(indexKey(before));
   dbs.filesByPlatform.putSync(now, true);
   dbs.files.putSync(entry.key, entry);
+  dbs.reportsDue.putSync(entry.key, true);
 }
 
 /**
