@@ -28,6 +28,7 @@ import {
   type FileReport,
   fileReport,
   META,
+  markPlatformFiles,
   openEnvironment,
   type PageFigures,
   type PlatformFilesPage,
@@ -100,6 +101,7 @@ export class Store {
     private readonly dbs: StoreDbs,
     /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
+    private readonly writable: boolean,
   ) {
     this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) =>
       this.onIndexReadFailed('prefixes', e),
@@ -117,7 +119,13 @@ export class Store {
       syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
       startChangeFeed(dbs, Date.now(), keepMs);
     }
-    return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs });
+    return new Store(
+      env,
+      path,
+      dbs,
+      { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs },
+      !opts.readOnly,
+    );
   }
 
   // --- the ledger ---
@@ -538,6 +546,12 @@ export class Store {
     this.closed = true;
     this.index?.close();
     this.changeFeed.close();
+    if (this.writable)
+      try {
+        markPlatformFiles(this.dbs); // the next open need not read the ledger through (platform-files.ts)
+      } catch {
+        // a full store or disk: the next open checks the index, as after a crash
+      }
     await this.dbs.root.close();
   }
 }

@@ -32,6 +32,11 @@ export const META = {
   servedRules: 'servedRules',
   /** live holdings of one platform */
   live: (platform: string) => `live:${platform}`,
+  /**
+   * the LMDB transaction id of this program's commit after which `filesByPlatform` was known to match the ledger
+   * (platform-files.ts): a writable open and close write it, so an open that finds it the last commit reads nothing
+   */
+  platformIndexAt: 'platformIndexAt',
   /** the range of every `live` key, and the platform of one */
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
