@@ -322,3 +322,23 @@ test('a report owed when the daemon was not running (a file decided by --ingest)
   );
   expect(written).toMatchObject({ env: 'production', key, outcome: 'applied' });
 });
+
+test('without reports on its bucket, a daemon keeps no reports owed: the marks --ingest left are dropped at start', async () => {
+  const cfg = replica('unowed');
+  const outside = join(dir.path, 'outside-unowed');
+  const key = writeDeposit(outside, 'acme', [{ doi: '10.7777/unowed.1' }]);
+  expect((await runCli(['--ingest', '--config', cfg, join(outside, key)], ENV)).code).toBe(0);
+  const owed = () => {
+    const store = Store.open(join(dir.path, 'unowed', 'db'), 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+    try {
+      return store.reportsDueCount();
+    } finally {
+      void store.close();
+    }
+  };
+  expect(owed()).toBe(1);
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  await d.stop();
+  expect(owed()).toBe(0);
+});
