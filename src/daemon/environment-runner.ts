@@ -23,7 +23,9 @@ export class EnvironmentRunner {
   ) {
     this.store = Store.open(config.store.dir, env, config.store);
     const reports =
-      bucket.kind === 's3' && bucket.reports ? new ReportWriter(s3ClientFor(bucket), bucket, log) : undefined;
+      bucket.kind === 's3' && bucket.reports
+        ? new ReportWriter(s3ClientFor(bucket), bucket, this.store, log)
+        : undefined;
     this.reports = reports;
     this.ingestor = new Ingestor({
       env,
@@ -32,14 +34,8 @@ export class EnvironmentRunner {
       platforms,
       settings: config.ingest,
       log,
-      // an applied or quarantined file's report, as the report API gives it; handed over, never awaited
-      ...(reports && {
-        onOutcome: (o) => {
-          if (o.status !== 'applied' && o.status !== 'quarantined') return;
-          const report = this.store.fileReport(o.entry.key);
-          if (report) reports.write(o.entry.key, JSON.stringify(report));
-        },
-      }),
+      // a decided file's report is due in the store (reportsDue): the writer is woken, never awaited
+      ...(reports && { onOutcome: () => reports.nudge() }),
     });
     this.watch = new FolderWatch({
       root: bucket.path,
@@ -63,6 +59,9 @@ export class EnvironmentRunner {
   }
 
   async start(): Promise<void> {
+    // reports due from before (a stop, a crash, the bucket down) are written now; without reports none are kept
+    if (this.reports) this.reports.nudge();
+    else await this.store.clearReportsDue();
     await this.watch.start();
     this.mirror?.start();
   }

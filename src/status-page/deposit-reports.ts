@@ -9,9 +9,9 @@ import { type PageContext, pageShell } from './render.ts';
 
 const SITE = 'Deposit reports';
 
-/** Where a page's links go: built by the route from the request's own address (links must be absolute URLs). */
+/** Where a page's links go: paths on this site, made by the route (HttpUrl.sitePath). A file without one is not linked. */
 export interface ReportLinks {
-  file(key: string): HttpUrl;
+  file(key: string): HttpUrl | undefined;
   next?: HttpUrl;
 }
 
@@ -22,10 +22,11 @@ export function renderDepositList(
   links: ReportLinks,
   ctx: PageContext,
 ): string {
-  const rows = reports.map(
-    (r) => html`<tr><td><a href="${links.file(r.key)}">${r.key}</a></td><td>${r.lastModified}</td>
-<td>${r.recordedAt}</td><td>${outcomeText(r)}</td><td>${counted(r, 'records')}</td><td>${counted(r, 'rejected')}</td></tr>`,
-  );
+  const rows = reports.map((r) => {
+    const link = links.file(r.key);
+    return html`<tr><td>${link ? html`<a href="${link}">${r.key}</a>` : r.key}</td><td>${r.lastModified}</td>
+<td>${r.recordedAt}</td><td>${outcomeText(r)}</td><td>${counted(r, 'records')}</td><td>${counted(r, 'rejected')}</td></tr>`;
+  });
   const body = html`<h1>${platform}: deposited files</h1>
 ${
   reports.length === 0

@@ -50,11 +50,12 @@ export class HttpUrl {
   /**
    * A path on this server (`/console/production/files/acme/x.jsonl.gz`), each segment percent-encoded: it names
    * this server's own pages, so it keeps the page's scheme and host. Undefined when a segment is `.` or `..`,
-   * which a browser would resolve away.
+   * which a browser would resolve away. `query`, when given and not empty, follows as `?` and its form encoding.
    */
-  static sitePath(segments: readonly string[]): HttpUrl | undefined {
+  static sitePath(segments: readonly string[], query?: URLSearchParams): HttpUrl | undefined {
     if (segments.some((s) => s === '.' || s === '..')) return undefined;
-    return new HttpUrl(`/${segments.map(encodeURIComponent).join('/')}`);
+    const search = query?.toString();
+    return new HttpUrl(`/${segments.map(encodeURIComponent).join('/')}${search ? `?${search}` : ''}`);
   }
 }
 

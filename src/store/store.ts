@@ -28,6 +28,7 @@ import {
   type FileReport,
   fileReport,
   META,
+  markPlatformFiles,
   openEnvironment,
   type PageFigures,
   type PlatformFilesPage,
@@ -100,6 +101,7 @@ export class Store {
     private readonly dbs: StoreDbs,
     /** how it was opened, for another thread or process that opens it too (changeFeedKeepMs: see change-feed.ts) */
     readonly opened: { dir: string; mapSizeBytes: number; changeFeedKeepMs: number },
+    private readonly writable: boolean,
   ) {
     this.changeFeed = new ChangeFeedView(dbs, { path, mapSizeBytes: opened.mapSizeBytes }, (e) =>
       this.onIndexReadFailed('prefixes', e),
@@ -117,7 +119,13 @@ export class Store {
       syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
       startChangeFeed(dbs, Date.now(), keepMs);
     }
-    return new Store(env, path, dbs, { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs });
+    return new Store(
+      env,
+      path,
+      dbs,
+      { dir, mapSizeBytes: opts.mapSizeBytes, changeFeedKeepMs: keepMs },
+      !opts.readOnly,
+    );
   }
 
   // --- the ledger ---
@@ -353,6 +361,39 @@ export class Store {
     return entry && fileReport(entry, this.env, this.conflictsOf(key));
   }
 
+  // --- reports due to the bucket (bucket/s3/report-writer.ts: its ReportSource) ---
+
+  /** The first file (in key order) whose report is due to its bucket: decided since its report was last written. */
+  nextReportDue(): string | undefined {
+    for (const key of this.dbs.reportsDue.getKeys({ limit: 1 })) return key;
+    return undefined;
+  }
+
+  reportsDueCount(): number {
+    return (this.dbs.reportsDue.getStats() as { entryCount: number }).entryCount;
+  }
+
+  /** A file's report as the bucket gets it (JSON text), read now; undefined when the ledger does not hold the file. */
+  reportText(key: string): string | undefined {
+    const report = this.fileReport(key);
+    return report && JSON.stringify(report);
+  }
+
+  /**
+   * `sent` was written to the bucket: the file's report is no longer due, unless it changed meanwhile (a new
+   * outcome, a conflict recorded), which stays due and is written again.
+   */
+  async reportWritten(key: string, sent: string): Promise<void> {
+    await this.write(() => {
+      if (this.reportText(key) === sent || !this.dbs.files.get(key)) this.dbs.reportsDue.removeSync(key);
+    });
+  }
+
+  /** Nothing is due (reports are off for this bucket): the marks are not kept for a writer that will not come. */
+  async clearReportsDue(): Promise<void> {
+    if (this.reportsDueCount() > 0) await this.write(() => void this.dbs.reportsDue.clearSync());
+  }
+
   *ledger(): Generator<FileEntry> {
     for (const { value } of this.dbs.files.getRange()) yield value;
   }
@@ -505,6 +546,12 @@ export class Store {
     this.closed = true;
     this.index?.close();
     this.changeFeed.close();
+    if (this.writable)
+      try {
+        markPlatformFiles(this.dbs); // the next open need not read the ledger through (platform-files.ts)
+      } catch {
+        // a full store or disk: the next open checks the index, as after a crash
+      }
     await this.dbs.root.close();
   }
 }

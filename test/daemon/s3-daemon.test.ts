@@ -3,7 +3,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { Store } from '../../src/store/index.ts';
-import { dump, gzLines, runCli, startDaemon, tempDir, uuid, waitFor, waitForLog } from '../support/fixtures.ts';
+import {
+  dump,
+  gzLines,
+  runCli,
+  startDaemon,
+  tempDir,
+  uuid,
+  waitFor,
+  waitForLog,
+  writeDeposit,
+} from '../support/fixtures.ts';
 import { S3_CREDENTIALS, type S3Server, startS3rver } from '../support/s3rver.ts';
 
 let s3: S3Server;
@@ -258,7 +268,7 @@ test('deposit reports: written back into the bucket beside the file, not ingeste
   const d = daemon(cfg);
   await waitForLog(d, 'daemon.started');
   const key = await upload(prodBucket, 'acme', [{ doi: '10.7777/rep.1', accessType: 'open' }, { doi: 'junk' }]);
-  const reportKey = `reports/${key.replace(/\.jsonl\.gz$/, '')}.json`;
+  const reportKey = `reports/${key}.json`;
   const written = await waitFor(
     async () => {
       try {
@@ -287,4 +297,48 @@ test('deposit reports: written back into the bucket beside the file, not ingeste
   await dumpUntil(cfg, 2);
   const failures = await runCli(['--failures', '--config', cfg], ENV);
   expect(failures.lines).toEqual([]);
+});
+
+test('a report owed when the daemon was not running (a file decided by --ingest) is written once it starts', async () => {
+  const cfg = replica('owed', { reports: true });
+  // a file from outside the bucket folder: the daemon's own scan never sees it, only the store knows it is owed
+  const outside = join(dir.path, 'outside');
+  const key = writeDeposit(outside, 'acme', [{ doi: '10.7777/owed.1' }]);
+  const r = await runCli(['--ingest', '--config', cfg, join(outside, key)], ENV);
+  expect(JSON.parse(r.lines[0]!).outcome).toBe('applied');
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  const written = await waitFor(
+    async () => {
+      try {
+        const o = await s3.client.send(new GetObjectCommand({ Bucket: prodBucket, Key: `reports/${key}.json` }));
+        return JSON.parse(await o.Body!.transformToString());
+      } catch {
+        return undefined;
+      }
+    },
+    `reports/${key}.json in the bucket`,
+    30_000,
+  );
+  expect(written).toMatchObject({ env: 'production', key, outcome: 'applied' });
+});
+
+test('without reports on its bucket, a daemon keeps no reports owed: the marks --ingest left are dropped at start', async () => {
+  const cfg = replica('unowed');
+  const outside = join(dir.path, 'outside-unowed');
+  const key = writeDeposit(outside, 'acme', [{ doi: '10.7777/unowed.1' }]);
+  expect((await runCli(['--ingest', '--config', cfg, join(outside, key)], ENV)).code).toBe(0);
+  const owed = () => {
+    const store = Store.open(join(dir.path, 'unowed', 'db'), 'production', { mapSizeBytes: 1 << 30, readOnly: true });
+    try {
+      return store.reportsDueCount();
+    } finally {
+      void store.close();
+    }
+  };
+  expect(owed()).toBe(1);
+  const d = daemon(cfg);
+  await waitForLog(d, 'daemon.started');
+  await d.stop();
+  expect(owed()).toBe(0);
 });

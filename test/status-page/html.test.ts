@@ -75,6 +75,9 @@ describe('HttpUrl', () => {
       '/console/production/files/acme/a%20b%3F%23%22%3C%3E.jsonl.gz',
     );
     expect(HttpUrl.sitePath(['console', 'x:y', '//evil.example'])?.href).toBe('/console/x%3Ay/%2F%2Fevil.example');
+    const query = new URLSearchParams({ format: 'html', after: 'a b&c' });
+    expect(HttpUrl.sitePath(['v2.2', 'deposits'], query)?.href).toBe('/v2.2/deposits?format=html&after=a+b%26c');
+    expect(HttpUrl.sitePath(['x'], new URLSearchParams())?.href).toBe('/x');
     for (const segments of [['console', '..', 'x'], ['.'], ['a', '..']])
       expect(HttpUrl.sitePath(segments)).toBeUndefined();
     expect(html`<a href="${HttpUrl.sitePath(['console', '"><b>'])}">x</a>`.text).toBe(

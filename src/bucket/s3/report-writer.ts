@@ -1,5 +1,5 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Logger } from '../../base/index.ts';
+import { FaultError, type Logger } from '../../base/index.ts';
 import type { S3BucketSettings } from '../../config/index.ts';
 import { describeS3Error } from './client.ts';
 
@@ -9,16 +9,30 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 5 * 60_000;
 
 /**
- * Writes each file's report back into its S3 bucket as `reports/<platform>/<name>.json` (`[buckets.*] reports`),
- * where the publisher already looks. Ingestion hands a report over and goes on: the writes run one at a time behind
- * it, a failed one is logged (`s3.report_write_failed`) and tried again with backoff (1 s doubling to 5 minutes),
- * holding back the reports after it, as the bucket's outage would fail them too. A file's later report replaces
- * a waiting one. What waits at close is not written (the ledger keeps every report; the next one of the same file
- * writes it whole).
+ * Where the reports come from: the store, which marks a file's report due in the transaction that decides the
+ * file (`reportsDue`), so what is due outlives a stop, a crash or a bucket down for days, and nothing is held in
+ * memory but the one report being sent.
+ */
+export interface ReportSource {
+  /** the first file whose report is due, if any */
+  nextReportDue(): string | undefined;
+  reportsDueCount(): number;
+  /** the file's report as written (JSON text), read now; undefined when the ledger does not hold it */
+  reportText(key: string): string | undefined;
+  /** `sent` is in the bucket: no longer due, unless the report changed meanwhile */
+  reportWritten(key: string, sent: string): Promise<void>;
+}
+
+/**
+ * Writes each file's report back into its S3 bucket as `reports/<platform>/<name>.json` (`[buckets.*] reports`;
+ * the name whole, `.jsonl.gz` and all), where the publisher already looks. Ingestion decides a file and goes on
+ * (`nudge`): the writes run one at a time behind it, each report read from the store as it is sent, so a file
+ * decided twice while waiting is written once, as it is now. A failed write is logged (`s3.report_write_failed`)
+ * and tried again with backoff (1 s doubling to 5 minutes), holding back the reports after it, as the bucket's
+ * outage would fail them too. What is still due at close stays due in the store, and is written after the
+ * next start.
  */
 export class ReportWriter {
-  /** reports waiting, by file key, in the order first handed over */
-  private readonly waiting = new Map<string, string>();
   private running: Promise<void> | undefined;
   private closed = false;
   private wake: (() => void) | undefined;
@@ -27,54 +41,60 @@ export class ReportWriter {
   constructor(
     private readonly client: S3Client,
     private readonly settings: S3BucketSettings,
+    private readonly source: ReportSource,
     private readonly log: Logger,
     private readonly retry = { firstMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS },
   ) {}
 
-  /** The object key of a file's report: `<prefix>reports/<platform>/<name without .jsonl.gz>.json`. */
+  /**
+   * The object key of a file's report: `<prefix>reports/<platform>/<name>.json`, the name whole (`x.jsonl.gz.json`),
+   * so two files never share a report (a quarantined `acme/x` beside `acme/x.jsonl.gz`).
+   */
   objectKey(fileKey: string): string {
-    return `${this.settings.prefix}${REPORTS_FOLDER}${fileKey.replace(/\.jsonl\.gz$/, '')}.json`;
+    return `${this.settings.prefix}${REPORTS_FOLDER}${fileKey}.json`;
   }
 
-  /** Hands a report over: never waits, never throws. */
-  write(fileKey: string, report: string): void {
+  /** Reports may be due (a file was decided, or the writer starts): writes them. Never waits, never throws. */
+  nudge(): void {
     if (this.closed) return;
-    this.waiting.delete(fileKey); // the later report, at the end of the line
-    this.waiting.set(fileKey, report);
     this.running ??= this.run().finally(() => {
       this.running = undefined;
     });
   }
 
-  /** Resolves once nothing waits (tests, and a close that wants the queue drained). */
+  /** Resolves once no report is due (tests). */
   idle(): Promise<void> {
-    return this.waiting.size === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (this.source.nextReportDue() === undefined) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    this.nudge();
+    return done;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.wake?.();
     await this.running;
-    if (this.waiting.size > 0)
-      this.log.log('warn', 's3.reports_not_written', { bucket: this.settings.bucket, count: this.waiting.size });
+    const count = this.source.reportsDueCount();
+    if (count > 0) this.log.log('warn', 's3.reports_not_written', { bucket: this.settings.bucket, count });
   }
 
   private async run(): Promise<void> {
     let delay = this.retry.firstMs;
     while (!this.closed) {
-      const next = this.waiting.entries().next();
-      if (next.done) break;
-      const [fileKey, body] = next.value;
+      const fileKey = this.source.nextReportDue();
+      if (fileKey === undefined) break;
       const Key = this.objectKey(fileKey);
       try {
-        await this.client.send(
-          new PutObjectCommand({ Bucket: this.settings.bucket, Key, Body: body, ContentType: 'application/json' }),
-        );
-        // a newer report that came during the write stays to be written
-        if (this.waiting.get(fileKey) === body) this.waiting.delete(fileKey);
+        const body = this.source.reportText(fileKey);
+        if (body !== undefined)
+          await this.client.send(
+            new PutObjectCommand({ Bucket: this.settings.bucket, Key, Body: body, ContentType: 'application/json' }),
+          );
+        await this.source.reportWritten(fileKey, body ?? '');
         delay = this.retry.firstMs;
       } catch (e) {
-        const f = describeS3Error(e, this.settings);
+        // the store's own fault (marking it written failed: it is written again) as it is, else the bucket's
+        const f = e instanceof FaultError ? e.fault : describeS3Error(e, this.settings);
         this.log.log('warn', 's3.report_write_failed', {
           key: Key,
           code: f.code,
@@ -92,6 +112,6 @@ export class ReportWriter {
         delay = Math.min(delay * 2, this.retry.maxMs);
       }
     }
-    if (this.waiting.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.source.nextReportDue() === undefined) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }

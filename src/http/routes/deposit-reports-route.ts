@@ -34,9 +34,10 @@ export function handleDepositReports(
     });
   const { path, query } = splitUrl(request.url);
   const format = formatOf(query, request.headers.get('accept'), 'json');
-  if (typeof format !== 'string') return errorResponse(format.fault.status, format.fault.error, format.fault.message);
+  // the key first: without a good one every answer is the 401 (docs/interface.md), a bad format's too
   const platform = keys.check(request, format === 'html');
   if (platform instanceof Response) return platform;
+  if (typeof format !== 'string') return errorResponse(format.fault.status, format.fault.error, format.fault.message);
   const parts = path.slice(envPrefix.length + DEPOSITS_PREFIX.length).split('/');
   let name: string;
   let file: string | undefined;
@@ -83,27 +84,21 @@ export function handleDepositReports(
   const next = page.next?.slice(platform.length + 1);
   const body = { platform, env: where.env, deposits: reports, ...(next !== undefined ? { next } : {}) };
   return reply(request, format, body, () => {
-    const base = new URL(request.url);
-    const nextUrl = new URL(base);
-    if (next !== undefined) nextUrl.searchParams.set('after', next);
+    // paths on this site, never built from the request's address: behind a TLS-terminating proxy that is
+    // http://<inside host>, and the client's Host would set it
+    const list = [...(ctx.staging ? ['staging'] : []), 'v2.2', 'platforms', platform, 'deposits'];
+    if (next !== undefined) params.set('after', next);
+    const nextPath = next === undefined ? undefined : HttpUrl.sitePath(list, params);
     return renderDepositList(
       platform,
       reports,
       {
-        file: (key) =>
-          HttpUrl.parse(
-            new URL(`deposits/${encodeURIComponent(key.slice(platform.length + 1))}`, fileBase(base)).href,
-          )!,
-        ...(next !== undefined ? { next: HttpUrl.parse(nextUrl.href)! } : {}),
+        file: (key) => HttpUrl.sitePath([...list, key.slice(platform.length + 1)]),
+        ...(nextPath ? { next: nextPath } : {}),
       },
       ctx,
     );
   });
-}
-
-/** The list's address with its last segment a folder, so that `deposits/<file>` resolves beside it. */
-function fileBase(list: URL): URL {
-  return new URL(list.pathname.replace(/\/deposits\/?$/, '/'), list);
 }
 
 /** Never cached by a shared cache: the reports are the platform's own. */

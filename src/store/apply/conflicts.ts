@@ -16,6 +16,7 @@ export function recordConflict(dbs: StoreDbs, f: FileIdentity, existing: FileEnt
     recordedAt: now().toISOString(),
   };
   dbs.conflicts.putSync(id, conflict);
+  dbs.reportsDue.putSync(f.key, true); // the file's report lists its conflicts: the bucket's copy is out of date
   return conflict;
 }
 

@@ -32,6 +32,11 @@ export const META = {
   servedRules: 'servedRules',
   /** live holdings of one platform */
   live: (platform: string) => `live:${platform}`,
+  /**
+   * the LMDB transaction id of this program's commit after which `filesByPlatform` was known to match the ledger
+   * (platform-files.ts): a writable open and close write it, so an open that finds it the last commit reads nothing
+   */
+  platformIndexAt: 'platformIndexAt',
   /** the range of every `live` key, and the platform of one */
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
@@ -56,6 +61,11 @@ export interface StoreDbs {
   files: Database<FileEntry, string>;
   /** key: [platform, lastModified, file key]; value: true (platform-files.ts: a platform's files, newest first) */
   filesByPlatform: Database<true, Key>;
+  /**
+   * key: file key; value: true. A file whose report is not yet written back to its bucket (platform-files.ts,
+   * putFileEntry marks it in the ledger entry's transaction; bucket/s3/report-writer.ts clears it once written)
+   */
+  reportsDue: Database<true, string>;
   /** key: `${fileKey}\u0000${hash}`; value: ConflictEntry */
   conflicts: Database<ConflictEntry, string>;
   /** key: apply sequence number; value: file key (history events refer to files by number) */
@@ -131,6 +141,7 @@ export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
     files: root.openDB({ name: 'files', encoding: 'msgpack' }),
     conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
     filesByPlatform: root.openDB({ name: 'filesByPlatform', encoding: 'msgpack' }),
+    reportsDue: root.openDB({ name: 'reportsDue', encoding: 'msgpack' }),
     fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
     importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
     changes: root.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),

@@ -29,6 +29,7 @@ export {
 export {
   type FileReport,
   fileReport,
+  markPlatformFiles,
   type PlatformFilesPage,
   platformFilesPage,
   platformOfEntry,

@@ -1,4 +1,4 @@
-import type { StoreDbs } from './environment.ts';
+import { META, type StoreDbs } from './environment.ts';
 import { type ConflictEntry, conflictFault, type FileEntry } from './ledger.ts';
 
 /**
@@ -26,7 +26,8 @@ function indexKey(entry: FileEntry): IndexKey {
 /**
  * Writes a file's ledger entry and its place in its platform's order, in the caller's write transaction: the one
  * way the ledger is written. An entry that replaces one of another LastModified (a quarantined file deposited
- * again) moves its place.
+ * again) moves its place. Every entry written is a new outcome, so its report is due (`reportsDue`) in the same
+ * commit: a crash or a stop never loses a report the bucket has not got yet.
  */
 export function putFileEntry(dbs: StoreDbs, entry: FileEntry): void {
   const before = dbs.files.get(entry.key);
@@ -34,19 +35,41 @@ export function putFileEntry(dbs: StoreDbs, entry: FileEntry): void {
   if (before && before.lastModified !== entry.lastModified) dbs.filesByPlatform.removeSync(indexKey(before));
   dbs.filesByPlatform.putSync(now, true);
   dbs.files.putSync(entry.key, entry);
+  dbs.reportsDue.putSync(entry.key, true);
 }
 
 /**
- * Every ledger entry has one place in the index, so their counts agree. When they do not (a store made before the
- * index, or written since by an older program after a rollback), a writable open builds it again: one pass over
- * the ledger in one transaction (12,000 files: 0.25 to 0.95 s, bench/deposit-reports.ts). The counts are two reads.
+ * Every ledger entry has its one place in the index: the counts agree and each entry's place is there. When not (a
+ * store made before the index, or written since by an older program after a rollback, which writes entries and
+ * not their places: a file recorded again with a new LastModified keeps the counts equal), a writable open builds
+ * it again, one pass over the ledger in one transaction (12,000 files: 0.25 to 0.95 s, bench/deposit-reports.ts).
+ * The check reads every entry (12,000: about as long as a scan, 150-400 ms), so it is skipped when the store's
+ * last commit is the mark this program leaves (`markPlatformFiles`, at a writable open and close): then no
+ * program wrote since. Any commit after it (an older program's, a crash before the close's mark) means a check.
  */
 export function syncPlatformFiles(dbs: StoreDbs): void {
-  if (entryCount(dbs.files) === entryCount(dbs.filesByPlatform)) return;
-  dbs.root.transactionSync(() => {
-    dbs.filesByPlatform.clearSync();
-    for (const { value } of dbs.files.getRange()) dbs.filesByPlatform.putSync(indexKey(value), true);
-  });
+  if (dbs.meta.get(META.platformIndexAt) !== lastTxnId(dbs) && !platformFilesMatch(dbs))
+    dbs.root.transactionSync(() => {
+      dbs.filesByPlatform.clearSync();
+      for (const { value } of dbs.files.getRange()) dbs.filesByPlatform.putSync(indexKey(value), true);
+    });
+  markPlatformFiles(dbs);
+}
+
+/** Marks the index as matching the ledger as of this commit: a newer program's every write keeps it so. */
+export function markPlatformFiles(dbs: StoreDbs): void {
+  // inside a write transaction the last committed one is the one before it
+  dbs.root.transactionSync(() => dbs.meta.putSync(META.platformIndexAt, lastTxnId(dbs) + 1));
+}
+
+function lastTxnId(dbs: StoreDbs): number {
+  return (dbs.root.getStats() as { lastTxnId: number }).lastTxnId;
+}
+
+function platformFilesMatch(dbs: StoreDbs): boolean {
+  if (entryCount(dbs.files) !== entryCount(dbs.filesByPlatform)) return false;
+  for (const { value } of dbs.files.getRange()) if (!dbs.filesByPlatform.doesExist(indexKey(value))) return false;
+  return true;
 }
 
 function entryCount(db: { getStats(): unknown }): number {

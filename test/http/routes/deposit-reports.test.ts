@@ -234,6 +234,12 @@ describe('the list: newest first, paged', () => {
     expect(await bad('cursor=1')).toBe('unknown query parameter "cursor"; this route takes after and limit');
     expect(await bad('format=xml')).toContain('format must be json or html');
   });
+
+  test('the key is checked first: without it a bad format is a 401 too, as docs/interface.md says', async () => {
+    const r = await get('/v2.2/platforms/acme/deposits?format=xml', null);
+    expect(r.status).toBe(401);
+    expect((await get('/v2.2/platforms/acme/deposits?format=xml', `${ACME_KEY}x`)).status).toBe(401);
+  });
 });
 
 describe('one file', () => {
@@ -258,12 +264,35 @@ describe('one file', () => {
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page).toContain('INVALID_DOI');
     const list = await (await get('/v2.2/platforms/acme/deposits?format=html&limit=2', ACME_KEY)).text();
-    expect(list).toContain(`<a href="${BASE}/v2.2/platforms/acme/deposits/${nameOf(acme[2]!)}">`);
+    expect(list).toContain(`<a href="/v2.2/platforms/acme/deposits/${nameOf(acme[2]!)}">`);
     expect(list).toContain(
-      `<a href="${BASE}/v2.2/platforms/acme/deposits?format=html&amp;limit=2&amp;after=${nameOf(quarantined)}">`,
+      `<a href="/v2.2/platforms/acme/deposits?format=html&amp;limit=2&amp;after=${nameOf(quarantined)}">`,
     );
     const big = await (await get(`/v2.2/platforms/acme/deposits/${nameOf(acme[2]!)}?format=html`, ACME_KEY)).text();
     expect(big).toContain('Rejected lines (the first 1000 of 1005)');
+  });
+
+  test("the links are this site's own paths: no Host (a proxy's inside name, a client's odd one) is trusted", async () => {
+    // behind a TLS-terminating proxy the request's own address is http://<inside host>; a client sets Host; an
+    // address with a user name is no HttpUrl at all (it once made the page a 500)
+    for (const origin of ['http://internal.example:8080', 'http://evil.example', 'http://user:pw@odd.example']) {
+      for (const prefix of ['', '/staging']) {
+        const r = await app.handle(
+          new Request(`${origin}${prefix}/v2.2/platforms/acme/deposits?format=html&limit=1`, {
+            headers: { 'x-api-key': ACME_KEY },
+          }),
+        );
+        expect(r.status).toBe(200);
+        const page = await r.text();
+        expect(page).not.toContain('.example');
+        const file = prefix === '' ? acme[2]! : acmeStaging;
+        expect(page).toContain(`<a href="${prefix}/v2.2/platforms/acme/deposits/${nameOf(file)}">`);
+        if (prefix === '')
+          expect(page).toContain(
+            `<a href="/v2.2/platforms/acme/deposits?format=html&amp;limit=1&amp;after=${nameOf(file)}">`,
+          );
+      }
+    }
   });
 
   test('a method other than GET or HEAD is 405', async () => {

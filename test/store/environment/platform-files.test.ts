@@ -82,4 +82,29 @@ describe("a platform's files, newest first", () => {
       await again.close();
     }
   });
+
+  test('an older program that records a file again with a new LastModified (the counts still equal) is caught too', async () => {
+    const { store, dir } = ctx;
+    const a1 = apply(store, 'acme', T0 + 1000);
+    const a2 = apply(store, 'acme', T0 + 2000);
+    const f = preparedFile([{ doi: '10.5555/q' }], { platform: 'acme', time: T0 + 5000 });
+    await store.quarantineFile({ ...f, hash: 'broken' }, fault('NOT_GZIP', 'not gzip'), { tries: 1 });
+    expect(keysOf(store, 'acme')).toEqual([f.key, a2, a1]);
+    const path = store.path;
+    await store.close();
+    // a rollback: the older program applies the fixed file, deposited again older than a1 (its entry, not its place)
+    const raw = open({ path: dataFileOf(path), noSubdir: true, maxDbs: 12 });
+    const files = raw.openDB({ name: 'files', encoding: 'msgpack' });
+    await files.put(f.key, { ...files.get(a1), key: f.key, lastModified: T0 + 500 });
+    await raw.close();
+    const again = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 26 });
+    try {
+      expect(keysOf(again, 'acme')).toEqual([a2, a1, f.key]);
+      // the cursor of the file moved follows it: nothing skipped, nothing twice
+      expect(keysOf(again, 'acme', 1, a1)).toEqual([f.key]);
+      expect(keysOf(again, 'acme', 5, f.key)).toEqual([]);
+    } finally {
+      await again.close();
+    }
+  });
 });
