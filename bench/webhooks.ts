@@ -61,6 +61,9 @@ const hooks = new Webhooks(store.changeFeed, {
   allowHttp: true,
   allowPrivateTargets: true,
   concurrency: 64,
+  // one integrator stands for the 1,000 subscriptions' many: its share is the whole pool
+  perIntegratorConcurrency: 64,
+  maxSubscriptionsPerIntegrator: 1_000_000,
   timeoutMs: 10_000,
   retryBaseMs: 100,
   retryMaxMs: 1_000,

@@ -14,6 +14,8 @@ import { type SendOutcome, send, type TargetRules } from './target.ts';
 
 export interface DeliverySettings extends TargetRules {
   concurrency: number;
+  /** in flight at once for one integrator: its slow receivers cannot take every slot from the others */
+  perIntegratorConcurrency: number;
   timeoutMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -26,8 +28,8 @@ export interface DeliverySettings extends TargetRules {
 export type DeliveryOutcome = 'delivered' | 'http_error' | 'timeout' | 'connection_failed' | 'refused' | 'redirect';
 
 /**
- * Sends each subscription's events in order, one in flight per subscription, at most `concurrency` in flight in
- * all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox, and its position moves, only in
+ * Sends each subscription's events in order, one in flight per subscription, at most `perIntegratorConcurrency`
+ * per integrator and `concurrency` in all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox, and its position moves, only in
  * the transaction that records the receiver's 2xx: a crash before it sends the event again (at least once, with
  * the same `webhook-id`). A failure is tried again after an exponential backoff with jitter; one failing for
  * `retryForMs` pauses its subscription with the reason. A slow receiver holds only its own subscription.
@@ -36,6 +38,8 @@ export class Deliveries {
   /** subscriptions that may have an event to send now */
   private readonly ready = new Set<string>();
   private readonly inFlight = new Set<string>();
+  /** deliveries in flight per integrator */
+  private readonly byIntegrator = new Map<string, number>();
   private readonly timers = new Map<string, Timer>();
   private readonly running = new Set<Promise<void>>();
   private closed = false;
@@ -61,8 +65,10 @@ export class Deliveries {
     if (this.closed) return;
     for (const id of this.ready) {
       if (this.inFlight.size >= this.settings.concurrency) return;
-      this.ready.delete(id);
       const s = this.subs.get(id);
+      // its integrator's share is taken: it stays ready, and the next end of one of theirs pumps again
+      if (s && (this.byIntegrator.get(s.integrator) ?? 0) >= this.settings.perIntegratorConcurrency) continue;
+      this.ready.delete(id);
       if (!s || s.paused || this.inFlight.has(id)) continue;
       const wait = s.failing ? s.failing.nextAt - this.now() : 0;
       if (wait > 0) {
@@ -72,6 +78,8 @@ export class Deliveries {
       const next = this.firstPending(id);
       if (next === undefined) continue;
       this.inFlight.add(id);
+      const who = s.integrator;
+      this.byIntegrator.set(who, (this.byIntegrator.get(who) ?? 0) + 1);
       const run = this.deliver(s, next)
         .then(
           () => {
@@ -80,11 +88,14 @@ export class Deliveries {
           // a store that cannot be written (a full disk): nothing recorded, the event stays first; tried again later
           (e: unknown) => {
             this.onError(e);
-            this.later(id, this.settings.retryMaxMs);
+            this.later(id, this.settings.retryBaseMs);
           },
         )
         .finally(() => {
           this.inFlight.delete(id);
+          const n = (this.byIntegrator.get(who) ?? 1) - 1;
+          if (n > 0) this.byIntegrator.set(who, n);
+          else this.byIntegrator.delete(who);
           this.running.delete(run);
           this.pump();
         });

@@ -18,6 +18,8 @@ import { urlProblem } from './target.ts';
 
 export interface WebhookOptions extends DeliverySettings {
   path: string;
+  /** subscriptions one integrator may hold: with perIntegratorConcurrency, what one integrator can take */
+  maxSubscriptionsPerIntegrator: number;
   mapSizeBytes: number;
   pollMs: number;
   now?: () => number;
@@ -37,7 +39,9 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** watch entries removed per transaction when a subscription is deleted */
 const SWEEP_CHUNK = 50_000;
 
-export type WebhookFault = Fault<'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL'>;
+export type WebhookFault = Fault<
+  'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL' | 'TOO_MANY_SUBSCRIPTIONS'
+>;
 
 /** What a subscription's owner is told of it (docs/interface.md, "Push alerts"). */
 export interface SubscriptionView {
@@ -129,6 +133,13 @@ export class Webhooks {
   // --- an integrator's subscriptions ---
 
   create(integrator: string, req: NewSubscription): { view: SubscriptionView; secret: string } | WebhookFault {
+    const max = this.options.maxSubscriptionsPerIntegrator;
+    const held = [...this.subs.values()].filter((s) => s.integrator === integrator).length;
+    if (held >= max)
+      return fault(
+        'TOO_MANY_SUBSCRIPTIONS',
+        `an integrator holds at most ${max} subscriptions; you hold ${held}: delete one, or watch more DOIs with one`,
+      );
     const problem = urlProblem(req.url, this.options);
     if (problem) return fault('TARGET_REFUSED', problem);
     const watch = req.watch ?? 'list';

@@ -102,6 +102,8 @@ describe('a valid config', () => {
         allowHttp: false,
         allowPrivateTargets: false,
         concurrency: 64,
+        perIntegratorConcurrency: 8,
+        maxSubscriptionsPerIntegrator: 100,
         timeoutMs: 10_000,
         retryBaseMs: 5_000,
         retryMaxMs: 3_600_000,

@@ -47,6 +47,8 @@ function open(extra: Partial<WebhookOptions> = {}): Webhooks {
     allowHttp: true,
     allowPrivateTargets: true,
     concurrency: 8,
+    perIntegratorConcurrency: 8,
+    maxSubscriptionsPerIntegrator: 100,
     timeoutMs: 2_000,
     retryBaseMs: 5,
     retryMaxMs: 20,
@@ -58,7 +60,7 @@ function open(extra: Partial<WebhookOptions> = {}): Webhooks {
 }
 
 /** A receiver verifying against the secret(s) a subscription is given (filled in after creation). */
-function hook(answer?: (n: number, r: Received) => number | Response) {
+function hook(answer?: (n: number, r: Received) => number | Response | Promise<Response>) {
   const secrets: string[] = [];
   const r = receiver({ secrets: () => secrets, answer });
   receivers.push(r);
@@ -190,6 +192,41 @@ describe('deliveries', () => {
     expect(types(r.received[0]!.body.updates)).toContain('retraction');
     expect(r.received[0]!.body.previous).toEqual([]);
     expect(r.received[0]!.verifiedWith).toEqual([0]);
+  });
+
+  test("one integrator's slow receivers hold only its share of the slots: another's deliveries go on", async () => {
+    const h = open({ concurrency: 3, perIntegratorConcurrency: 2 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // acme's receiver answers only once the gate opens: its deliveries are held, however long
+    const slow = hook(() => gate.then(() => new Response(null, { status: 204 })));
+    for (let i = 0; i < 3; i++) subscribe(h, slow, { watch: 'everything' });
+    const fast = hook();
+    const other = h.create('beta', { url: fast.url, watch: 'everything' });
+    if ('code' in other) throw new Error(other.message);
+    fast.secrets.push(other.secret);
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    await slow.until((x) => x.length === 2, "acme's share in flight");
+    await fast.until((x) => x.length === 1, "beta's delivery while acme's are held");
+    expect(slow.received).toHaveLength(2);
+    expect(fast.received[0]!.verifiedWith).toEqual([0]);
+    release();
+    await slow.until((x) => x.length === 3, "acme's third, once a slot of its own is free");
+  });
+
+  test('an integrator holds at most maxSubscriptionsPerIntegrator subscriptions', async () => {
+    const h = open({ maxSubscriptionsPerIntegrator: 2 });
+    const r = hook();
+    const first = subscribe(h, r, { watch: 'everything' });
+    subscribe(h, r, { watch: 'everything' });
+    const over = h.create('acme', { url: r.url, watch: 'everything' });
+    expect('code' in over && over.code).toBe('TOO_MANY_SUBSCRIPTIONS');
+    expect('code' in h.create('beta', { url: r.url, watch: 'everything' })).toBe(false);
+    expect(h.remove('acme', first)).toBe(true);
+    expect('code' in h.create('acme', { url: r.url, watch: 'everything' })).toBe(false);
   });
 
   test('failures are retried with the same webhook-id, and events stay in feed order', async () => {
@@ -407,6 +444,8 @@ describe('targets', () => {
         allowHttp: true,
         allowPrivateTargets: true,
         concurrency: 1,
+        perIntegratorConcurrency: 1,
+        maxSubscriptionsPerIntegrator: 1,
         timeoutMs: 1000,
         retryBaseMs: 100,
         retryMaxMs: 1_000,

@@ -37,6 +37,8 @@ function serve(withWebhooks = true, servedBy?: string): string {
         allowHttp: true,
         allowPrivateTargets: true,
         concurrency: 4,
+        perIntegratorConcurrency: 8,
+        maxSubscriptionsPerIntegrator: 100,
         timeoutMs: 2000,
         retryBaseMs: 5,
         retryMaxMs: 10,
