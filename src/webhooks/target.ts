@@ -12,6 +12,30 @@ import { isIP } from 'node:net';
 export interface TargetRules {
   allowHttp: boolean;
   allowPrivateTargets: boolean;
+  /** a name's addresses; the system resolver unless a test gives its own (one that never answers, or rebinds) */
+  resolve?: Resolver;
+}
+
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolve: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
+/**
+ * Why a target URL is refused, after resolving its name (at creation): the name's addresses are checked as a
+ * delivery checks them, so a name of a private or loopback address is refused up front, not at each delivery.
+ * A name that does not resolve within `timeoutMs` is refused too: every delivery to it would fail.
+ */
+export async function targetProblem(
+  text: string,
+  rules: TargetRules & { timeoutMs: number },
+): Promise<string | undefined> {
+  const problem = urlProblem(text, rules);
+  if (problem || rules.allowPrivateTargets) return problem;
+  const url = new URL(text);
+  if (isIP(hostOf(url))) return undefined; // checked by urlProblem
+  const resolved = await resolveTarget(url, rules, AbortSignal.timeout(rules.timeoutMs));
+  if ('timedOut' in resolved) return `url: ${hostOf(url)} did not resolve within ${rules.timeoutMs} ms`;
+  return 'refused' in resolved ? `url: ${resolved.refused}` : undefined;
 }
 
 /** Why a target URL is refused, in words an integrator can act on; undefined when it may be used. */
@@ -92,18 +116,23 @@ function refusedV6(address: string): string | undefined {
   return undefined;
 }
 
-/** The address a delivery connects to: resolved now, every answer checked; or why none may be used. */
+/**
+ * The address a delivery connects to: resolved now, every answer checked; or why none may be used. The lookup
+ * races `signal`, the attempt's time-out: a resolver that does not answer is no answer within the time-out.
+ */
 export async function resolveTarget(
   url: URL,
   rules: TargetRules,
-): Promise<{ address: string; family: number } | { refused: string }> {
+  signal: AbortSignal,
+): Promise<{ address: string; family: number } | { refused: string } | { timedOut: true }> {
   const host = hostOf(url);
   let answers: { address: string; family: number }[];
   if (isIP(host)) answers = [{ address: host, family: isIP(host) }];
   else {
     try {
-      answers = await lookup(host, { all: true, verbatim: true });
+      answers = await Promise.race([(rules.resolve ?? systemResolve)(host), aborted(signal)]);
     } catch (e) {
+      if (signal.aborted) return { timedOut: true };
       return { refused: `${host} does not resolve: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
     }
   }
@@ -116,6 +145,14 @@ export async function resolveTarget(
         return { refused: `${host} resolves to ${a.address}, a ${range} address, which deliveries never go to` };
     }
   return answers[0]!;
+}
+
+/** Rejects when `signal` aborts (never resolves). */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 /** What one delivery attempt came to. */
@@ -146,11 +183,13 @@ export async function send(
     ms: Math.round(performance.now() - startedAt),
   });
   const url = new URL(target);
-  const resolved = await resolveTarget(url, opts);
+  // made before the lookup: the name's resolution is inside the attempt's time-out, not before it
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const resolved = await resolveTarget(url, opts, signal);
+  if ('timedOut' in resolved) return done(0, `no answer within ${opts.timeoutMs} ms`);
   if ('refused' in resolved) return done(0, `refused: ${resolved.refused}`);
   const pinned = new URL(url);
   pinned.hostname = resolved.family === 6 ? `[${resolved.address}]` : resolved.address;
-  const signal = AbortSignal.timeout(opts.timeoutMs);
   try {
     const r = await fetch(pinned, {
       method: 'POST',

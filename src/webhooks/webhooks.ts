@@ -14,7 +14,7 @@ import {
   secondOf,
   type WebhookDbs,
 } from './subscriptions-db.ts';
-import { urlProblem } from './target.ts';
+import { targetProblem } from './target.ts';
 
 export interface WebhookOptions extends DeliverySettings {
   path: string;
@@ -132,7 +132,14 @@ export class Webhooks {
 
   // --- an integrator's subscriptions ---
 
-  create(integrator: string, req: NewSubscription): { view: SubscriptionView; secret: string } | WebhookFault {
+  /** A new subscription; its target's name is resolved and checked first (a private or loopback one is refused). */
+  async create(
+    integrator: string,
+    req: NewSubscription,
+  ): Promise<{ view: SubscriptionView; secret: string } | WebhookFault> {
+    const problem = await targetProblem(req.url, this.options);
+    if (problem) return fault('TARGET_REFUSED', problem);
+    // counted after the lookup's await, with nothing awaited until the subscription is in `subs`
     const max = this.options.maxSubscriptionsPerIntegrator;
     const held = [...this.subs.values()].filter((s) => s.integrator === integrator).length;
     if (held >= max)
@@ -140,8 +147,6 @@ export class Webhooks {
         'TOO_MANY_SUBSCRIPTIONS',
         `an integrator holds at most ${max} subscriptions; you hold ${held}: delete one, or watch more DOIs with one`,
       );
-    const problem = urlProblem(req.url, this.options);
-    if (problem) return fault('TARGET_REFUSED', problem);
     const watch = req.watch ?? 'list';
     if (watch === 'prefixes' && !req.prefixes?.length)
       return fault('BAD_REQUEST', 'prefixes: a subscription that watches hash prefixes needs at least one');

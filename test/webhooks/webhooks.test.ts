@@ -67,12 +67,12 @@ function hook(answer?: (n: number, r: Received) => number | Response | Promise<R
   return { ...r, secrets };
 }
 
-function subscribe(
+async function subscribe(
   h: Webhooks,
   r: { url: string; secrets: string[] },
   req: Partial<Parameters<Webhooks['create']>[1]> = {},
-): string {
-  const made = h.create('acme', { url: r.url, ...req });
+): Promise<string> {
+  const made = await h.create('acme', { url: r.url, ...req });
   if ('code' in made) throw new Error(made.message);
   expect(made.secret).toStartWith('whsec_');
   r.secrets.push(made.secret);
@@ -93,11 +93,11 @@ describe('deliveries', () => {
   test('an import delivers to the list, prefix and everything subscriptions that watch the work, signed', async () => {
     const h = open();
     const [list, other, prefix, everything] = [hook(), hook(), hook(), hook()];
-    const listId = subscribe(h, list, { dois: [`https://doi.org/${W1.toUpperCase()}`] });
-    subscribe(h, other, { dois: ['10.5555/never'] });
+    const listId = await subscribe(h, list, { dois: [`https://doi.org/${W1.toUpperCase()}`] });
+    await subscribe(h, other, { dois: ['10.5555/never'] });
     const w1Prefix = keyHash(doiKey(W1)).slice(0, 3);
-    subscribe(h, prefix, { watch: 'prefixes', prefixes: [w1Prefix.toUpperCase()] });
-    subscribe(h, everything, { watch: 'everything' });
+    await subscribe(h, prefix, { watch: 'prefixes', prefixes: [w1Prefix.toUpperCase()] });
+    await subscribe(h, everything, { watch: 'everything' });
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
     h.poll();
     await list.until((r) => r.length === 1, 'the watched work');
@@ -122,7 +122,7 @@ describe('deliveries', () => {
   test('a withdrawal sends an empty list with the previous one; a reinstatement the list again', async () => {
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [W1] });
+    await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the retraction');
@@ -142,8 +142,8 @@ describe('deliveries', () => {
   test('a Crossref record triggers the subscriptions of its update type only', async () => {
     const h = open();
     const [corrections, retractions] = [hook(), hook()];
-    subscribe(h, corrections, { watch: 'everything', types: ['correction'] });
-    subscribe(h, retractions, { dois: [W1], types: ['retraction'] });
+    await subscribe(h, corrections, { watch: 'everything', types: ['correction'] });
+    await subscribe(h, retractions, { dois: [W1], types: ['retraction'] });
     await importUpdatedBy(s.store, W1, [rwRelay('10.5555/corr.1', '991001', 'correction')]);
     await importCsvRows(s.store, [retraction(990002, W2)]);
     h.poll();
@@ -162,7 +162,7 @@ describe('deliveries', () => {
     const article = '10.1016/s0140-6736(20)31180-6';
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [article.toUpperCase()] });
+    await subscribe(h, r, { dois: [article.toUpperCase()] });
     const api = await startCrossrefApi({ works: realWorks() });
     try {
       const harvest = new CrossrefHarvest(
@@ -202,9 +202,9 @@ describe('deliveries', () => {
     });
     // acme's receiver answers only once the gate opens: its deliveries are held, however long
     const slow = hook(() => gate.then(() => new Response(null, { status: 204 })));
-    for (let i = 0; i < 3; i++) subscribe(h, slow, { watch: 'everything' });
+    for (let i = 0; i < 3; i++) await subscribe(h, slow, { watch: 'everything' });
     const fast = hook();
-    const other = h.create('beta', { url: fast.url, watch: 'everything' });
+    const other = await h.create('beta', { url: fast.url, watch: 'everything' });
     if ('code' in other) throw new Error(other.message);
     fast.secrets.push(other.secret);
     await importCsvRows(s.store, [retraction(990001, W1)]);
@@ -220,19 +220,19 @@ describe('deliveries', () => {
   test('an integrator holds at most maxSubscriptionsPerIntegrator subscriptions', async () => {
     const h = open({ maxSubscriptionsPerIntegrator: 2 });
     const r = hook();
-    const first = subscribe(h, r, { watch: 'everything' });
-    subscribe(h, r, { watch: 'everything' });
-    const over = h.create('acme', { url: r.url, watch: 'everything' });
+    const first = await subscribe(h, r, { watch: 'everything' });
+    await subscribe(h, r, { watch: 'everything' });
+    const over = await h.create('acme', { url: r.url, watch: 'everything' });
     expect('code' in over && over.code).toBe('TOO_MANY_SUBSCRIPTIONS');
-    expect('code' in h.create('beta', { url: r.url, watch: 'everything' })).toBe(false);
+    expect('code' in (await h.create('beta', { url: r.url, watch: 'everything' }))).toBe(false);
     expect(h.remove('acme', first)).toBe(true);
-    expect('code' in h.create('acme', { url: r.url, watch: 'everything' })).toBe(false);
+    expect('code' in (await h.create('acme', { url: r.url, watch: 'everything' }))).toBe(false);
   });
 
   test('failures are retried with the same webhook-id, and events stay in feed order', async () => {
     const h = open();
     const r = hook((n) => (n < 3 ? 500 : 200));
-    const id = subscribe(h, r, { watch: 'everything' });
+    const id = await subscribe(h, r, { watch: 'everything' });
     const works = ['10.5555/a', '10.5555/b', '10.5555/c'];
     for (let i = 0; i < works.length; i++) {
       await importCsvRows(
@@ -266,7 +266,7 @@ describe('deliveries', () => {
     });
     const h = open({ retryForMs: 30, onPaused: (x) => paused(x) });
     const r = hook(() => (down ? 503 : 204));
-    const id = subscribe(h, r, { dois: [W1] });
+    const id = await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     const sub = await pausedNow;
@@ -284,7 +284,7 @@ describe('deliveries', () => {
   test('a replay from an event sends it and the later ones again, with their webhook-ids', async () => {
     const h = open();
     const r = hook();
-    const id = subscribe(h, r, { watch: 'everything' });
+    const id = await subscribe(h, r, { watch: 'everything' });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
@@ -300,7 +300,7 @@ describe('deliveries', () => {
   test('a rotated secret signs beside the new one', async () => {
     const h = open();
     const r = hook();
-    const id = subscribe(h, r, { dois: [W1, W2] });
+    const id = await subscribe(h, r, { dois: [W1, W2] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the first');
@@ -319,7 +319,7 @@ describe('deliveries', () => {
   test('deliveries go on after a restart from where they were (the position is in the webhooks store)', async () => {
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [W1, W2] });
+    await subscribe(h, r, { dois: [W1, W2] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the first');
@@ -336,24 +336,40 @@ describe('deliveries', () => {
 describe('targets', () => {
   test('private and loopback addresses and plain http are refused unless the config allows them', async () => {
     const h = open({ allowPrivateTargets: false, allowHttp: false });
-    const refused = (url: string) => {
-      const r = h.create('acme', { url });
+    const refused = async (url: string) => {
+      const r = await h.create('acme', { url });
       return 'code' in r ? `${r.code}: ${r.message}` : 'taken';
     };
-    expect(refused('http://example.org/hook')).toBe('TARGET_REFUSED: url: the scheme must be https (got http)');
-    expect(refused('https://127.0.0.1/hook')).toContain('loopback');
-    expect(refused('https://169.254.169.254/latest')).toContain('link-local');
-    expect(refused('https://[::1]/hook')).toContain('loopback');
-    expect(refused('https://10.1.2.3/hook')).toContain('private');
-    expect(refused('ftp://example.org/')).toContain('https');
-    expect(refused('not a url')).toContain('not an absolute URL');
+    expect(await refused('http://example.org/hook')).toBe('TARGET_REFUSED: url: the scheme must be https (got http)');
+    expect(await refused('https://127.0.0.1/hook')).toContain('loopback');
+    expect(await refused('https://169.254.169.254/latest')).toContain('link-local');
+    expect(await refused('https://[::1]/hook')).toContain('loopback');
+    expect(await refused('https://10.1.2.3/hook')).toContain('private');
+    expect(await refused('ftp://example.org/')).toContain('https');
+    expect(await refused('not a url')).toContain('not an absolute URL');
   });
 
-  test('a name that resolves to loopback is refused at delivery, and nothing reaches the receiver', async () => {
+  test('a name that resolves to loopback is refused at creation (localhost), 400 TARGET_REFUSED', async () => {
     const h = open({ allowPrivateTargets: false, allowHttp: true });
     const r = hook();
-    const url = r.url.replace('127.0.0.1', 'localhost');
-    const made = h.create('acme', { url, dois: [W1] });
+    const made = await h.create('acme', { url: r.url.replace('127.0.0.1', 'localhost'), dois: [W1] });
+    expect('code' in made && `${made.code}: ${made.message}`).toMatch(
+      /^TARGET_REFUSED: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address/,
+    );
+    const nowhere = await h.create('acme', { url: 'https://nowhere.invalid/hook' });
+    expect('code' in nowhere && nowhere.message).toMatch(/^url: nowhere\.invalid (does not|did not) resolve/);
+  });
+
+  test('a name that resolves to loopback by the time of delivery is refused then, and nothing reaches the receiver', async () => {
+    const r = hook();
+    const resolved: string[] = [];
+    // public when the subscription is made, loopback once it delivers (DNS rebinding)
+    const resolve = async (host: string) => {
+      resolved.push(host);
+      return [{ address: resolved.length === 1 ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+    };
+    const h = open({ allowPrivateTargets: false, allowHttp: true, resolve });
+    const made = await h.create('acme', { url: r.url.replace('127.0.0.1', 'hooks.example'), dois: [W1] });
     if ('code' in made) throw new Error(made.message);
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
@@ -361,15 +377,28 @@ describe('targets', () => {
       const a = h.attempts('acme', made.view.id);
       return !('code' in a) && a.length > 0 && a;
     }, 'an attempt');
-    expect(attempts[0]!.error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+    expect(attempts[0]!.error).toStartWith('refused: hooks.example resolves to 127.0.0.1, a loopback address');
     expect(r.received).toEqual([]);
+  });
+
+  test("a name's lookup is inside the attempt's time-out: a resolver that never answers is a time-out", async () => {
+    const r = hook();
+    const h = open({ timeoutMs: 100, resolve: () => new Promise(() => undefined) });
+    const id = await subscribe(h, { url: r.url.replace('127.0.0.1', 'hangs.example'), secrets: [] }, { dois: [W1] });
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    const attempts = await waitFor(() => {
+      const a = h.attempts('acme', id);
+      return !('code' in a) && a.length > 0 && a;
+    }, 'an attempt');
+    expect([attempts[0]!.status, attempts[0]!.error]).toEqual([0, 'no answer within 100 ms']);
   });
 
   test('a redirect is not followed: the attempt fails and is retried', async () => {
     const h = open();
     const elsewhere = hook();
     const r = hook((n) => (n === 0 ? new Response(null, { status: 307, headers: { location: elsewhere.url } }) : 204));
-    const id = subscribe(h, r, { dois: [W1] });
+    const id = await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 2, 'the retry after the redirect');
@@ -404,7 +433,7 @@ describe('targets', () => {
     });
     try {
       const h = open({ ca: cert });
-      const made = h.create('acme', { url: `https://localhost:${server.port}/hook`, dois: [W1] });
+      const made = await h.create('acme', { url: `https://localhost:${server.port}/hook`, dois: [W1] });
       if ('code' in made) throw new Error(made.message);
       secret = made.secret;
       await importCsvRows(s.store, [retraction(990001, W1)]);
