@@ -3,6 +3,7 @@ import {
   ATTEMPTS_KEPT,
   type Attempt,
   type FeedEvent,
+  OUTBOX_FROM_FEED,
   pair,
   pairRange,
   type Subscription,
@@ -22,6 +23,16 @@ export interface DeliverySettings extends TargetRules {
   retryForMs: number;
   /** CA certificates (PEM) trusted beside the system's, for a test's own https receiver; never from the config */
   ca?: string;
+}
+
+/**
+ * `msg_<subscription>_<event>`, the same on every retry; a replay's `..._r<n>`, so that a receiver deduplicating
+ * by webhook-id takes the replay it asked for.
+ */
+export function webhookIdOf(subscription: string, event: number, entry: number): string {
+  return entry > OUTBOX_FROM_FEED
+    ? `msg_${subscription}_${event}_r${entry - OUTBOX_FROM_FEED}`
+    : `msg_${subscription}_${event}`;
 }
 
 /** What deliveries came to since the start, for /metrics. */
@@ -75,7 +86,7 @@ export class Deliveries {
         this.later(id, wait);
         continue;
       }
-      const next = this.firstPending(id);
+      const next = this.nextEntry(id);
       if (next === undefined) continue;
       this.inFlight.add(id);
       const who = s.integrator;
@@ -116,14 +127,19 @@ export class Deliveries {
 
   /** The first event a subscription still has to be sent. */
   firstPending(id: string): number | undefined {
-    for (const { key } of this.dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
-      return Number.parseInt(secondOf(key as string), 16);
+    return this.nextEntry(id)?.event;
+  }
+
+  /** The first outbox entry: its event and its value (OUTBOX_FROM_FEED, or a replay's number + 1). */
+  private nextEntry(id: string): { event: number; entry: number } | undefined {
+    for (const { key, value } of this.dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
+      return { event: Number.parseInt(secondOf(key as string), 16), entry: value as number };
     return undefined;
   }
 
-  private async deliver(s: Subscription, event: number): Promise<void> {
+  private async deliver(s: Subscription, { event, entry }: { event: number; entry: number }): Promise<void> {
     const e = this.dbs.events.get(event) as FeedEvent | undefined;
-    const webhookId = `msg_${s.id}_${event}`;
+    const webhookId = webhookIdOf(s.id, event, entry);
     let outcome: SendOutcome;
     if (!e) outcome = { ok: false, status: 0, error: `event ${event} is no longer kept`, ms: 0 };
     else {
@@ -134,7 +150,7 @@ export class Deliveries {
       outcome = await send(s.url, headers, body, this.settings);
     }
     this.count(outcome);
-    await this.record(s.id, event, webhookId, outcome, e === undefined);
+    await this.record(s.id, event, entry, webhookId, outcome, e === undefined);
   }
 
   private count(o: SendOutcome): void {
@@ -157,7 +173,14 @@ export class Deliveries {
    * lmdb-js commits the answers that arrive together as one synced commit (one commit per delivery capped them at
    * about 270 a second); the subscription's next delivery starts only once it is on disk.
    */
-  private async record(id: string, event: number, webhookId: string, o: SendOutcome, gone: boolean): Promise<void> {
+  private async record(
+    id: string,
+    event: number,
+    entry: number,
+    webhookId: string,
+    o: SendOutcome,
+    gone: boolean,
+  ): Promise<void> {
     const at = this.now();
     let paused: Subscription | undefined;
     await this.dbs.root.transaction(() => {
@@ -176,8 +199,10 @@ export class Deliveries {
       if (n + 1 > ATTEMPTS_KEPT) this.dbs.attempts.removeSync(pair(id, seqText(n + 1 - ATTEMPTS_KEPT)));
       this.dbs.meta.putSync(`attempts:${id}`, n + 1);
       if (o.ok || gone) {
-        // an event no longer kept cannot be sent: it is passed over, as its attempt says
-        this.dbs.outbox.removeSync(pair(id, seqText(event)));
+        // an event no longer kept cannot be sent: it is passed over, as its attempt says. A replay that queued it
+        // again while this one was in flight left another value: that entry stays, to be sent with its own id
+        if (this.dbs.outbox.get(pair(id, seqText(event))) === entry)
+          this.dbs.outbox.removeSync(pair(id, seqText(event)));
         s.delivered = Math.max(s.delivered, event);
         s.failing = null;
       } else {

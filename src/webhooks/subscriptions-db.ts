@@ -13,10 +13,10 @@ import { type Database, open, type RootDatabase } from 'lmdb';
  * | watch      | doiKey \0 subscription id        | 1 (one range read finds a changed work's watchers) |
  * | watchBySub | subscription id \0 doiKey        | 1 (a subscription's list, to delete or count it) |
  * | events     | event number (u32)               | FeedEvent |
- * | outbox     | subscription id \0 event (8 hex) | 1: events still to be delivered, in order |
+ * | outbox     | subscription id \0 event (8 hex) | 1, or 1 + n for its n-th replay: events still to be delivered, in order |
  * | attempts   | subscription id \0 attempt (8 hex) | Attempt (the last ATTEMPTS_KEPT per subscription) |
  * | last       | doiKey                           | the served list (JSON) as the feed last showed it: `previous` |
- * | meta       | `feedCursor`, `nextEvent`, `nextAttempt` | |
+ * | meta       | `feedCursor`, `nextEvent`, `deleting` (ids whose lists are still being swept), `attempts:<id>` and `replays:<id>` (a subscription's counts) | |
  */
 
 export interface Subscription {
@@ -60,6 +60,9 @@ export interface Attempt {
 }
 
 export const ATTEMPTS_KEPT = 100;
+
+/** An outbox entry's value for an event taken from the feed; its n-th replay's is 1 + n. */
+export const OUTBOX_FROM_FEED = 1;
 
 export interface WebhookDbs {
   root: RootDatabase;

@@ -7,11 +7,13 @@ import { newSecret } from './signing.ts';
 import {
   type Attempt,
   type FeedEvent,
+  OUTBOX_FROM_FEED,
   openWebhookDbs,
   pair,
   pairRange,
   type Subscription,
   secondOf,
+  seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
 import { targetProblem } from './target.ts';
@@ -293,15 +295,21 @@ export class Webhooks {
     ].map(({ value }) => value);
   }
 
-  /** Queues again every event from `fromEvent` on that the subscription watches; how many. */
+  /**
+   * Queues again every event from `fromEvent` on that the subscription watches; how many. Each call is the
+   * subscription's next replay n, its deliveries' webhook-ids `..._r<n>` (a receiver that saw the first ones takes
+   * them).
+   */
   replay(integrator: string, id: string, fromEvent: number): { queued: number } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
     let queued = 0;
     this.dbs.root.transactionSync(() => {
+      const n = ((this.dbs.meta.get(`replays:${id}`) as number | undefined) ?? 0) + 1;
+      this.dbs.meta.putSync(`replays:${id}`, n);
       for (const { key, value } of this.dbs.events.getRange({ start: fromEvent })) {
         if (!watches(this.dbs, s, value as FeedEvent)) continue;
-        this.dbs.outbox.putSync(pair(id, (key as number).toString(16).padStart(8, '0')), 1);
+        this.dbs.outbox.putSync(pair(id, seqText(key as number)), OUTBOX_FROM_FEED + n);
         queued++;
       }
     });
@@ -384,6 +392,7 @@ export class Webhooks {
           if (n < SWEEP_CHUNK) {
             this.dbs.meta.putSync('deleting', deleting.slice(1));
             this.dbs.meta.removeSync(`attempts:${id}`);
+            this.dbs.meta.removeSync(`replays:${id}`);
             done = true;
           }
         });

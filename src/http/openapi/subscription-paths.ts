@@ -170,7 +170,7 @@ export function subscriptionWebhooks(): Record<string, object> {
         summary: 'A watched work’s updates changed (retracted, corrected, withdrawn, reinstated)',
         description:
           'Signed as Standard Webhooks (https://www.standardwebhooks.com): verify with any of its libraries and your secret. ' +
-          'At least once, in change-feed order per subscription: `webhook-id` (msg_<subscription>_<event>) stays the same across retries, so deduplicate by it.',
+          'At least once, in change-feed order per subscription: `webhook-id` (msg_<subscription>_<event>) stays the same across retries, so deduplicate by it; a replay you asked for comes as msg_<subscription>_<event>_r<n>, new ids.',
         parameters: [
           header('webhook-id', 'the event’s id, the same on every retry'),
           header('webhook-timestamp', 'Unix seconds of this attempt'),

@@ -50,7 +50,7 @@ export const ReplayRequest = t.Object(
     fromEvent: t.Integer({
       minimum: 1,
       description:
-        'the event number (from a webhook-id, msg_<subscription>_<event>, or GET .../deliveries) to send again from',
+        'the event number (from a webhook-id, msg_<subscription>_<event>[_r<n>], or GET .../deliveries) to send again from; the replay’s deliveries get ids of their own, msg_<subscription>_<event>_r<n>',
     }),
   },
   { additionalProperties: false },
