@@ -11,7 +11,7 @@ import {
   seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
-import { type SendOutcome, send, type TargetRules } from './target.ts';
+import { type DeliveryOutcome, type SendOutcome, send, type TargetRules } from './target.ts';
 
 export interface DeliverySettings extends TargetRules {
   concurrency: number;
@@ -35,8 +35,7 @@ export function webhookIdOf(subscription: string, event: number, entry: number):
     : `msg_${subscription}_${event}`;
 }
 
-/** What deliveries came to since the start, for /metrics. */
-export type DeliveryOutcome = 'delivered' | 'http_error' | 'timeout' | 'connection_failed' | 'refused' | 'redirect';
+export type { DeliveryOutcome } from './target.ts';
 
 /**
  * Sends each subscription's events in order, one in flight per subscription, at most `perIntegratorConcurrency`
@@ -141,7 +140,7 @@ export class Deliveries {
     const e = this.dbs.events.get(event) as FeedEvent | undefined;
     const webhookId = webhookIdOf(s.id, event, entry);
     let outcome: SendOutcome;
-    if (!e) outcome = { ok: false, status: 0, error: `event ${event} is no longer kept`, ms: 0 };
+    if (!e) outcome = { kind: 'not_kept', ok: false, status: 0, error: `event ${event} is no longer kept`, ms: 0 };
     else {
       const body = `{"type":"updates.changed","doi":${JSON.stringify(e.doi)},"updates":${e.updates},"previous":${e.previous}}`;
       const at = this.now();
@@ -154,18 +153,7 @@ export class Deliveries {
   }
 
   private count(o: SendOutcome): void {
-    const kind: DeliveryOutcome = o.ok
-      ? 'delivered'
-      : o.error?.startsWith('refused')
-        ? 'refused'
-        : o.error?.startsWith('redirect')
-          ? 'redirect'
-          : o.error?.startsWith('no answer')
-            ? 'timeout'
-            : o.status === 0
-              ? 'connection_failed'
-              : 'http_error';
-    this.outcomes.set(kind, (this.outcomes.get(kind) ?? 0) + 1);
+    this.outcomes.set(o.kind, (this.outcomes.get(o.kind) ?? 0) + 1);
   }
 
   /**
@@ -193,6 +181,7 @@ export class Deliveries {
         at,
         status: o.status,
         ok: o.ok,
+        outcome: o.kind,
         ...(o.error === undefined ? {} : { error: o.error }),
         ms: o.ms,
       } satisfies Attempt);

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
+import type { DeliveryOutcome } from './target.ts';
 
 /**
  * The webhooks' own LMDB environment (docs/design.md, "Push alerts"): integrators' subscriptions, their watch lists,
@@ -55,6 +56,8 @@ export interface Attempt {
   at: number;
   status: number;
   ok: boolean;
+  /** what it came to, a stable code (the metric's label); absent from attempts recorded before it was kept */
+  outcome?: DeliveryOutcome;
   error?: string;
   ms: number;
 }

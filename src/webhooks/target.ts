@@ -155,8 +155,22 @@ function aborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/**
+ * What an attempt came to, as a stable code: the attempt record's `outcome` and the metric's label. `not_kept`: the
+ * event is no longer stored, so it was passed over unsent.
+ */
+export type DeliveryOutcome =
+  | 'delivered'
+  | 'http_error'
+  | 'timeout'
+  | 'connection_failed'
+  | 'refused'
+  | 'redirect'
+  | 'not_kept';
+
 /** What one delivery attempt came to. */
 export interface SendOutcome {
+  kind: DeliveryOutcome;
   ok: boolean;
   /** the HTTP status, or 0 when none came (refused, time-out, connection failure) */
   status: number;
@@ -176,8 +190,9 @@ export async function send(
   opts: TargetRules & { timeoutMs: number; ca?: string },
 ): Promise<SendOutcome> {
   const startedAt = performance.now();
-  const done = (status: number, error?: string): SendOutcome => ({
-    ok: status >= 200 && status < 300 && error === undefined,
+  const done = (kind: DeliveryOutcome, status: number, error?: string): SendOutcome => ({
+    kind,
+    ok: kind === 'delivered',
     status,
     error,
     ms: Math.round(performance.now() - startedAt),
@@ -186,8 +201,8 @@ export async function send(
   // made before the lookup: the name's resolution is inside the attempt's time-out, not before it
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const resolved = await resolveTarget(url, opts, signal);
-  if ('timedOut' in resolved) return done(0, `no answer within ${opts.timeoutMs} ms`);
-  if ('refused' in resolved) return done(0, `refused: ${resolved.refused}`);
+  if ('timedOut' in resolved) return done('timeout', 0, `no answer within ${opts.timeoutMs} ms`);
+  if ('refused' in resolved) return done('refused', 0, `refused: ${resolved.refused}`);
   const pinned = new URL(url);
   pinned.hostname = resolved.family === 6 ? `[${resolved.address}]` : resolved.address;
   try {
@@ -207,12 +222,14 @@ export async function send(
     } as RequestInit);
     await drain(r);
     if (r.status >= 300 && r.status < 400)
-      return done(r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
-    return done(r.status, r.status >= 200 && r.status < 300 ? undefined : `the receiver answered ${r.status}`);
+      return done('redirect', r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
+    if (r.status >= 200 && r.status < 300) return done('delivered', r.status);
+    return done('http_error', r.status, `the receiver answered ${r.status}`);
   } catch (e) {
     const name = (e as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return done(0, `no answer within ${opts.timeoutMs} ms`);
-    return done(0, `connection failed: ${(e as Error).message}`);
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return done('timeout', 0, `no answer within ${opts.timeoutMs} ms`);
+    return done('connection_failed', 0, `connection failed: ${(e as Error).message}`);
   }
 }
 

@@ -251,6 +251,9 @@ describe('deliveries', () => {
     const attempts = h.attempts('acme', id);
     if ('code' in attempts) throw new Error(attempts.message);
     expect(attempts.map((a) => a.ok)).toEqual([true, true, true, false, false, false]);
+    // the outcome is a stable code, the metric's label; the error is words
+    expect(attempts.map((a) => a.outcome)).toEqual([...Array(3).fill('delivered'), ...Array(3).fill('http_error')]);
+    expect(Object.fromEntries(h.deliveries.outcomes)).toEqual({ delivered: 3, http_error: 3 });
     expect(attempts.at(-1)!.error).toBe('the receiver answered 500');
     const view = h.show('acme', id);
     if ('code' in view) throw new Error(view.message);
@@ -402,6 +405,7 @@ describe('targets', () => {
       return !('code' in a) && a.length > 0 && a;
     }, 'an attempt');
     expect(attempts[0]!.error).toStartWith('refused: hooks.example resolves to 127.0.0.1, a loopback address');
+    expect(attempts[0]!.outcome).toBe('refused');
     expect(r.received).toEqual([]);
   });
 
@@ -415,7 +419,11 @@ describe('targets', () => {
       const a = h.attempts('acme', id);
       return !('code' in a) && a.length > 0 && a;
     }, 'an attempt');
-    expect([attempts[0]!.status, attempts[0]!.error]).toEqual([0, 'no answer within 100 ms']);
+    expect([attempts[0]!.status, attempts[0]!.outcome, attempts[0]!.error]).toEqual([
+      0,
+      'timeout',
+      'no answer within 100 ms',
+    ]);
   });
 
   test('a redirect is not followed: the attempt fails and is retried', async () => {
@@ -429,6 +437,7 @@ describe('targets', () => {
     const attempts = h.attempts('acme', id);
     if ('code' in attempts) throw new Error(attempts.message);
     expect(attempts.at(-1)!.error).toBe(`redirect to ${elsewhere.url} not followed`);
+    expect(attempts.at(-1)!.outcome).toBe('redirect');
     expect(elsewhere.received).toEqual([]);
   });
 

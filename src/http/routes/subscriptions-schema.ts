@@ -93,7 +93,15 @@ export const DeliveriesResponse = t.Object({
       at: When,
       status: t.Integer({ description: 'the receiver’s HTTP status; 0 when none came' }),
       ok: t.Boolean(),
-      error: t.Optional(t.String()),
+      outcome: t.Optional(
+        t.Union(
+          (['delivered', 'http_error', 'timeout', 'connection_failed', 'refused', 'redirect', 'not_kept'] as const).map(
+            (o) => t.Literal(o),
+          ),
+          { description: 'what the attempt came to, a stable code (the deliveries metric’s outcome label)' },
+        ),
+      ),
+      error: t.Optional(t.String({ description: 'why it failed, in words (not stable: match `outcome`)' })),
       ms: t.Integer(),
     }),
     { description: 'the last 100 attempts, newest first' },

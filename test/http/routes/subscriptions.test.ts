@@ -101,7 +101,7 @@ describe('/v2.2/subscriptions', () => {
         return d.body.deliveries.length > 0 && d;
       }, 'the attempt recorded');
       expect(deliveries.body.deliveries).toHaveLength(1);
-      expect(deliveries.body.deliveries[0]).toMatchObject({ event, ok: true, status: 204 });
+      expect(deliveries.body.deliveries[0]).toMatchObject({ event, ok: true, status: 204, outcome: 'delivered' });
       secrets.push(rotated.body.secret);
       expect((await call('POST', `${one}/replay`, { fromEvent: event })).body).toEqual({ queued: 1 });
       await hook.until((r) => r.length === 2, 'the replay');
