@@ -5,6 +5,7 @@ export type { Attempt, Subscription } from './subscriptions-db.ts';
 export { type Resolver, refusedRange, targetProblem, urlProblem } from './target.ts';
 export {
   MAX_DOIS_PER_CALL,
+  MAX_REPLAY_EVENTS,
   MAX_WATCHED,
   type NewSubscription,
   ROTATION_OVERLAP_MS,

@@ -24,6 +24,8 @@ export interface WebhookOptions extends DeliverySettings {
   maxSubscriptionsPerIntegrator: number;
   mapSizeBytes: number;
   pollMs: number;
+  /** events one replay call looks at (default MAX_REPLAY_EVENTS; tests make it small) */
+  replayEventsPerCall?: number;
   now?: () => number;
   random?: () => number;
   /** told when a subscription is paused by its failures (the daemon logs it) */
@@ -38,6 +40,11 @@ export const MAX_DOIS_PER_CALL = 10_000;
 export const MAX_WATCHED = 10_000_000;
 /** a rotated-out secret still signs this long, so a receiver can switch without losing a delivery */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/**
+ * Events one replay call looks at: a call is one synchronous transaction on the request's thread, so it is bounded
+ * (an unbounded one over a long feed would hold every request); the answer's `nextEvent` says where to call again.
+ */
+export const MAX_REPLAY_EVENTS = 100_000;
 /** watch entries removed per transaction when a subscription is deleted */
 const SWEEP_CHUNK = 50_000;
 
@@ -300,21 +307,28 @@ export class Webhooks {
    * subscription's next replay n, its deliveries' webhook-ids `..._r<n>` (a receiver that saw the first ones takes
    * them).
    */
-  replay(integrator: string, id: string, fromEvent: number): { queued: number } | WebhookFault {
+  replay(integrator: string, id: string, fromEvent: number): { queued: number; nextEvent?: number } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
+    const limit = this.options.replayEventsPerCall ?? MAX_REPLAY_EVENTS;
     let queued = 0;
+    let nextEvent: number | undefined;
     this.dbs.root.transactionSync(() => {
       const n = ((this.dbs.meta.get(`replays:${id}`) as number | undefined) ?? 0) + 1;
       this.dbs.meta.putSync(`replays:${id}`, n);
-      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent })) {
+      let seen = 0;
+      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent, limit: limit + 1 })) {
+        if (seen++ === limit) {
+          nextEvent = key as number; // the first not looked at: the integrator calls again from it
+          break;
+        }
         if (!watches(this.dbs, s, value as FeedEvent)) continue;
         this.dbs.outbox.putSync(pair(id, seqText(key as number)), OUTBOX_FROM_FEED + n);
         queued++;
       }
     });
     this.deliveries.wake([id]);
-    return { queued };
+    return nextEvent === undefined ? { queued } : { queued, nextEvent };
   }
 
   /** For /metrics: every subscription's pending events and how far its oldest is behind the feed (s). */

@@ -305,6 +305,28 @@ describe('deliveries', () => {
     expect(r.received[4]!.id).toBe(`${r.received[1]!.id}_r2`);
   });
 
+  test('a replay looks at a bounded number of events per call and says where to call again from', async () => {
+    const h = open({ replayEventsPerCall: 2 });
+    const r = hook();
+    const id = await subscribe(h, r, { dois: [W1, '10.5555/c'] });
+    const works = [W1, W2, '10.5555/c'];
+    for (let i = 0; i < works.length; i++) {
+      await importCsvRows(
+        s.store,
+        works.slice(0, i + 1).map((x, j) => retraction(990100 + j, x)),
+      );
+      h.poll();
+    }
+    await r.until((x) => x.length === 2, 'the two watched works');
+    await settled(h, id);
+    const first = Number(r.received[0]!.id.split('_').at(-1));
+    // events first and first + 1 looked at (the second not watched); the third is where the next call starts
+    expect(h.replay('acme', id, first)).toEqual({ queued: 1, nextEvent: first + 2 });
+    expect(h.replay('acme', id, first + 2)).toEqual({ queued: 1 });
+    await r.until((x) => x.length === 4, 'both replayed');
+    expect(r.received.slice(2).map((x) => x.id)).toEqual([`${r.received[0]!.id}_r1`, `${r.received[1]!.id}_r2`]);
+  });
+
   test('a replay of the event in flight is sent after it, not lost with its acknowledgment', async () => {
     const h = open();
     let release!: () => void;

@@ -108,7 +108,14 @@ export const DeliveriesResponse = t.Object({
   ),
 });
 
-export const ReplayResponse = t.Object({ queued: t.Integer() });
+export const ReplayResponse = t.Object({
+  queued: t.Integer({ description: 'events queued again by this call' }),
+  nextEvent: t.Optional(
+    t.Integer({
+      description: 'present when this call stopped at its bound (100,000 events looked at): call again from it',
+    }),
+  ),
+});
 
 /** What a receiver is POSTed (Standard Webhooks; not a route of ours). */
 export const DeliveryBody = t.Object({
