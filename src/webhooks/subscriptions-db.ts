@@ -80,7 +80,8 @@ export interface WebhookDbs {
 }
 
 export function openWebhookDbs(path: string, mapSizeBytes: number): WebhookDbs {
-  mkdirSync(path, { recursive: true });
+  // integrators' secrets are in it: the daemon's user alone reads the folder
+  mkdirSync(path, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(path, 'data.mdb'),
     noSubdir: true,

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { discardBounded } from '../base/index.ts';
 
 /**
  * Where a delivery may go (docs/interface.md, "Push alerts"): `https://` only, and never to a private, loopback,
@@ -105,14 +106,18 @@ function refusedV6(address: string): string | undefined {
   const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
   if (zeroTo(7) && g[7] === 1) return 'loopback';
   if (zeroTo(8)) return 'unspecified';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: the IPv4 address decides
-  if (zeroTo(5) && (g[5] === 0xffff || g[5] === 0)) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  const v4 = (hi: number, lo: number) => refusedV4([hi >> 8, hi & 255, lo >> 8]);
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible and IPv4-translated (::ffff:0:a.b.c.d): the IPv4 address decides
+  if (zeroTo(5) && (g[5] === 0xffff || g[5] === 0)) return v4(g[6]!, g[7]!);
+  if (zeroTo(4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!);
+  // 6to4 (2002:a.b.c.d::/48) is routed to the IPv4 address in its second and third groups
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
   if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';
   if ((g[0]! & 0xfe00) === 0xfc00) return 'unique-local (private)';
   if ((g[0]! & 0xff00) === 0xff00) return 'multicast';
   if (g[0] === 0xfd00 && g[1] === 0xec2) return 'metadata';
   // NAT64 (64:ff9b::a.b.c.d) reaches the IPv4 address in its tail
-  if (g[0] === 0x64 && g[1] === 0xff9b) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  if (g[0] === 0x64 && g[1] === 0xff9b) return v4(g[6]!, g[7]!);
   return undefined;
 }
 
@@ -220,7 +225,7 @@ export async function send(
       // the certificate is checked against the name, not the address connected to
       tls: url.protocol === 'https:' ? { serverName: hostOf(url), ...(opts.ca ? { ca: opts.ca } : {}) } : undefined,
     } as RequestInit);
-    await drain(r);
+    await discardBounded(r, MAX_RESPONSE_BYTES);
     if (r.status >= 300 && r.status < 400)
       return done('redirect', r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
     if (r.status >= 200 && r.status < 300) return done('delivered', r.status);
@@ -231,17 +236,4 @@ export async function send(
       return done('timeout', 0, `no answer within ${opts.timeoutMs} ms`);
     return done('connection_failed', 0, `connection failed: ${(e as Error).message}`);
   }
-}
-
-/** Reads and drops at most MAX_RESPONSE_BYTES of the answer, then lets the rest go. */
-async function drain(r: Response): Promise<void> {
-  if (!r.body) return;
-  const reader = r.body.getReader();
-  let read = 0;
-  while (read <= MAX_RESPONSE_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    read += value.byteLength;
-  }
-  await reader.cancel();
 }

@@ -216,21 +216,27 @@ export class Webhooks {
     const next: Subscription = {
       ...s,
       paused: paused ? (s.paused ?? { at: this.now(), reason: 'paused by its owner' }) : null,
-      // a resumed subscription gets the full retry period again
-      failing: !paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
+      // a subscription resumed from a pause gets the full retry period again; a resume of one not paused changes
+      // nothing (else calling it would stretch the retry period for ever)
+      failing: !paused && s.paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
     };
     this.save(next);
     if (!paused) this.deliveries.wake([id]);
     return this.view(next);
   }
 
-  /** A new secret; the old one signs beside it for ROTATION_OVERLAP_MS. */
+  /**
+   * A new secret; the one it replaces signs beside it for ROTATION_OVERLAP_MS. A second rotation within that time
+   * keeps the first old secret to its end too: the two most recent old ones, each until its own time.
+   */
   rotateSecret(integrator: string, id: string): { view: SubscriptionView; secret: string } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
     const secret = newSecret();
-    const until = this.now() + ROTATION_OVERLAP_MS;
-    this.save({ ...s, secrets: [{ secret }, { secret: s.secrets[0]!.secret, until }] });
+    const at = this.now();
+    const stillValid = s.secrets.slice(1).filter((x) => x.until !== undefined && x.until > at);
+    const old = [{ secret: s.secrets[0]!.secret, until: at + ROTATION_OVERLAP_MS }, ...stillValid].slice(0, 2);
+    this.save({ ...s, secrets: [{ secret }, ...old] });
     return { view: this.view(this.subs.get(id)!), secret };
   }
 

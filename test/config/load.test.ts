@@ -463,6 +463,13 @@ name = "acme"
 });
 
 describe('a bad config lists every fault by path', () => {
+  test('[webhooks] retry waits are bounded by the longest timer (2^31 - 1 ms): longer ones would fire at once', () => {
+    const over = write(`${MINIMAL}\n[webhooks]\nretryMaxMs = 2147483648\n`);
+    expect(problems(failure(() => loadConfig(over, {})))[0]).toStartWith('/webhooks/retryMaxMs');
+    const longest = write(`${MINIMAL}\n[webhooks]\nretryMaxMs = 2147483647\n`, 'e.toml');
+    expect(loadConfig(longest, {}).webhooks!.retryMaxMs).toBe(2 ** 31 - 1);
+  });
+
   test('several schema faults at once', () => {
     const path = write(`
 [server]

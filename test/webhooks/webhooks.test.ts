@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { lookup } from 'node:dns/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { silentLogger } from '../../src/base/index.ts';
@@ -365,6 +365,47 @@ describe('deliveries', () => {
     expect(r.received[1]!.signature.split(' ')).toHaveLength(2);
   });
 
+  test('a second rotation within 24 hours keeps the first old secret signing until its own end', async () => {
+    // rotated 2 hours and 1 hour ago; the delivery's timestamp is now (receivers refuse one 5 minutes off)
+    let offset = -2 * 3_600_000;
+    const h = open({ now: () => Date.now() + offset });
+    const r = hook();
+    const id = await subscribe(h, r, { dois: [W1] });
+    for (let i = 0; i < 2; i++) {
+      const rotated = h.rotateSecret('acme', id);
+      if ('code' in rotated) throw new Error(rotated.message);
+      r.secrets.push(rotated.secret);
+      offset += 3_600_000;
+    }
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    await r.until((x) => x.length === 1, 'the delivery');
+    expect(r.received[0]!.verifiedWith).toEqual([0, 1, 2]);
+    // 22 hours on, the first secret's 24 hours have ended: two sign (their timestamp too far off to verify here)
+    offset += 22 * 3_600_000;
+    await importCsvRows(s.store, [retraction(990002, W2)]);
+    h.poll();
+    await r.until((x) => x.length === 2, 'the withdrawal');
+    expect(r.received[1]!.signature.split(' ')).toHaveLength(2);
+  });
+
+  test('resuming a subscription that is not paused leaves its retry period as it was', async () => {
+    let clock = Date.now();
+    const h = open({ now: () => clock, retryBaseMs: 3_600_000, retryMaxMs: 3_600_000 });
+    const r = hook(() => 500);
+    const id = await subscribe(h, r, { dois: [W1] });
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    const failing = await waitFor(() => {
+      const v = h.show('acme', id);
+      return !('code' in v) && v.failing;
+    }, 'the failure recorded');
+    clock += 60_000;
+    const resumed = h.setPaused('acme', id, false);
+    if ('code' in resumed) throw new Error(resumed.message);
+    expect(resumed.failing).toEqual(failing);
+  });
+
   test('deliveries go on after a restart from where they were (the position is in the webhooks store)', async () => {
     const h = open();
     const r = hook();
@@ -514,8 +555,17 @@ describe('targets', () => {
       'ff02::1',
     ])
       expect(refusedRange(a), a).toBeDefined();
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1'])
+    // a private IPv4 address inside 6to4 (2002::/16) or IPv4-translated (::ffff:0:a.b.c.d) forms
+    for (const a of ['2002:7f00:1::1', '2002:a00:1::', '2002:a9fe:a9fe::1', '::ffff:0:10.0.0.1', '::ffff:0:7f00:1'])
+      expect(refusedRange(a), a).toBeDefined();
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1', '2002:808:808::1'])
       expect(refusedRange(a), a).toBeUndefined();
+  });
+
+  test("the subscriptions' folder is made readable by the daemon's user alone", async () => {
+    const path = join(dir.path, 'hooks');
+    open({ path });
+    expect(statSync(path).mode & 0o777).toBe(0o700);
   });
 
   test('backoff doubles from the base up to the cap, jittered over its upper half', async () => {
