@@ -69,7 +69,7 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
           },
           ...withBody,
           '400': error(
-            'A body that breaks the schema, a DOI that is not one, or a target URL refused (TARGET_REFUSED)',
+            'A body that breaks the schema, a DOI that is not one, a target URL refused (TARGET_REFUSED: its scheme, or its name or address private or loopback), or one subscription more than an integrator may hold (TOO_MANY_SUBSCRIPTIONS)',
           ),
         },
         { requestBody: body('SubscriptionRequest') },
@@ -142,7 +142,11 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
         'replayDeliveries',
         'Sends again every event from an event number on that the subscription watches',
         {
-          '200': { description: 'How many events were queued', content: json('ReplayResponse') },
+          '200': {
+            description:
+              'How many events were queued, and `nextEvent` when the call stopped at its bound (100,000 events looked at): call again from it',
+            content: json('ReplayResponse'),
+          },
           ...withBody,
           '404': notFound,
         },
