@@ -39,10 +39,11 @@ export type { DeliveryOutcome } from './target.ts';
 
 /**
  * Sends each subscription's events in order, one in flight per subscription, at most `perIntegratorConcurrency`
- * per integrator and `concurrency` in all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox, and its position moves, only in
- * the transaction that records the receiver's 2xx: a crash before it sends the event again (at least once, with
- * the same `webhook-id`). A failure is tried again after an exponential backoff with jitter; one failing for
- * `retryForMs` pauses its subscription with the reason. A slow receiver holds only its own subscription.
+ * per integrator and `concurrency` in all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox,
+ * and its position moves, only in the transaction that records the receiver's 2xx: a crash before it sends the
+ * event again (at least once, with the same `webhook-id`). A failure is tried again after an exponential backoff
+ * with jitter; one failing for `retryForMs` pauses its subscription with the reason. A slow receiver holds only its
+ * own subscription and one of its integrator's slots: another integrator's deliveries go on.
  */
 export class Deliveries {
   /** subscriptions that may have an event to send now */

@@ -14,10 +14,13 @@ import type { DeliveryOutcome } from './target.ts';
  * | watch      | doiKey \0 subscription id        | 1 (one range read finds a changed work's watchers) |
  * | watchBySub | subscription id \0 doiKey        | 1 (a subscription's list, to delete or count it) |
  * | events     | event number (u32)               | FeedEvent |
- * | outbox     | subscription id \0 event (8 hex) | 1, or 1 + n for its n-th replay: events still to be delivered, in order |
+ * | outbox     | subscription id \0 event (8 hex) | 1, or 1 + n (its n-th replay): events still to send, in order |
  * | attempts   | subscription id \0 attempt (8 hex) | Attempt (the last ATTEMPTS_KEPT per subscription) |
  * | last       | doiKey                           | the served list (JSON) as the feed last showed it: `previous` |
- * | meta       | `feedCursor`, `nextEvent`, `deleting` (ids whose lists are still being swept), `attempts:<id>` and `replays:<id>` (a subscription's counts) | |
+ * | meta       | `feedCursor`, `nextEvent`, `deleting`, `attempts:<id>`, `replays:<id>` | see below |
+ *
+ * `meta`: the change feed's cursor, the next event's number, the ids of deleted subscriptions whose lists are still
+ * being swept, and per subscription the count of its attempts and of its replays.
  */
 
 export interface Subscription {
