@@ -61,6 +61,9 @@ const hooks = new Webhooks(store.changeFeed, {
   allowHttp: true,
   allowPrivateTargets: true,
   concurrency: 64,
+  // one integrator stands for the 1,000 subscriptions' many: its share is the whole pool
+  perIntegratorConcurrency: 64,
+  maxSubscriptionsPerIntegrator: 1_000_000,
   timeoutMs: 10_000,
   retryBaseMs: 100,
   retryMaxMs: 1_000,
@@ -75,7 +78,7 @@ try {
   const rssBefore = rssAnonMiB();
   const t0 = performance.now();
   for (let s = 0; s < SUBS; s++) {
-    const made = hooks.create('bench', { url: `http://127.0.0.1:${port}/hook/${s}` });
+    const made = await hooks.create('bench', { url: `http://127.0.0.1:${port}/hook/${s}` });
     if ('code' in made) throw new Error(made.message);
     const dois: string[] = [];
     for (let j = 0; j < WATCHED_CHANGED; j++) dois.push(changed((s * WATCHED_CHANGED + j) % CHANGED));

@@ -91,9 +91,13 @@ export const FAULT_CODES = {
     'INTERNAL',
     /** over a rate limit: 429, with Retry-After */
     'RATE_LIMITED',
-    /** push alerts: a target URL deliveries may not go to; a watch list over its bound; not the delivering replica */
+    /**
+     * push alerts: a target URL deliveries may not go to; a watch list over its bound; an integrator's subscriptions
+     * over theirs; not the delivering replica
+     */
     'TARGET_REFUSED',
     'WATCH_LIST_FULL',
+    'TOO_MANY_SUBSCRIPTIONS',
     'WEBHOOKS_NOT_HERE',
   ],
 } as const;

@@ -1,4 +1,4 @@
-export { boundedText } from './bounded-text.ts';
+export { boundedText, discardBounded } from './bounded-text.ts';
 export { buildCommit, gitCommit, UNKNOWN_COMMIT } from './build-commit.ts';
 export {
   type Fault,

@@ -132,6 +132,8 @@ export function resolveConfig(
       allowHttp: file.webhooks?.allowHttp ?? false,
       allowPrivateTargets: file.webhooks?.allowPrivateTargets ?? false,
       concurrency: file.webhooks?.concurrency ?? 64,
+      perIntegratorConcurrency: file.webhooks?.perIntegratorConcurrency ?? 8,
+      maxSubscriptionsPerIntegrator: file.webhooks?.maxSubscriptionsPerIntegrator ?? 100,
       timeoutMs: file.webhooks?.timeoutMs ?? 10_000,
       retryBaseMs: file.webhooks?.retryBaseMs ?? 5_000,
       retryMaxMs: file.webhooks?.retryMaxMs ?? 3_600_000,

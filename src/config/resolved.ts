@@ -219,6 +219,8 @@ export interface WebhookSettings {
   allowHttp: boolean;
   allowPrivateTargets: boolean;
   concurrency: number;
+  perIntegratorConcurrency: number;
+  maxSubscriptionsPerIntegrator: number;
   timeoutMs: number;
   retryBaseMs: number;
   retryMaxMs: number;

@@ -286,11 +286,16 @@ export const ConfigFile = t.Object(
           allowPrivateTargets: t.Optional(t.Boolean()),
           /** deliveries in flight at once, across every subscription */
           concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 4096 })),
+          /** deliveries in flight at once for one integrator: its slow receivers leave the other slots to the others */
+          perIntegratorConcurrency: t.Optional(t.Integer({ minimum: 1, maximum: 4096 })),
+          /** subscriptions one integrator may hold; a creation over it is refused (400 TOO_MANY_SUBSCRIPTIONS) */
+          maxSubscriptionsPerIntegrator: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
           /** a delivery not answered whole by then failed */
           timeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 60_000 })),
           /** the first retry's wait; each next one doubles, with jitter, up to retryMaxMs */
-          retryBaseMs: t.Optional(t.Integer({ minimum: 1 })),
-          retryMaxMs: t.Optional(t.Integer({ minimum: 1 })),
+          /** at most 2^31 - 1 ms (24.8 days): a longer timer would overflow setTimeout and fire at once */
+          retryBaseMs: t.Optional(t.Integer({ minimum: 1, maximum: 2 ** 31 - 1 })),
+          retryMaxMs: t.Optional(t.Integer({ minimum: 1, maximum: 2 ** 31 - 1 })),
           /** a delivery failing for this long pauses its subscription (default 72: three days) */
           retryForHours: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 720 })),
           /** how often the change feed is looked at for new changes */

@@ -3,6 +3,7 @@ import {
   ATTEMPTS_KEPT,
   type Attempt,
   type FeedEvent,
+  OUTBOX_FROM_FEED,
   pair,
   pairRange,
   type Subscription,
@@ -10,10 +11,12 @@ import {
   seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
-import { type SendOutcome, send, type TargetRules } from './target.ts';
+import { type DeliveryOutcome, type SendOutcome, send, type TargetRules } from './target.ts';
 
 export interface DeliverySettings extends TargetRules {
   concurrency: number;
+  /** in flight at once for one integrator: its slow receivers cannot take every slot from the others */
+  perIntegratorConcurrency: number;
   timeoutMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -22,20 +25,32 @@ export interface DeliverySettings extends TargetRules {
   ca?: string;
 }
 
-/** What deliveries came to since the start, for /metrics. */
-export type DeliveryOutcome = 'delivered' | 'http_error' | 'timeout' | 'connection_failed' | 'refused' | 'redirect';
+/**
+ * `msg_<subscription>_<event>`, the same on every retry; a replay's `..._r<n>`, so that a receiver deduplicating
+ * by webhook-id takes the replay it asked for.
+ */
+export function webhookIdOf(subscription: string, event: number, entry: number): string {
+  return entry > OUTBOX_FROM_FEED
+    ? `msg_${subscription}_${event}_r${entry - OUTBOX_FROM_FEED}`
+    : `msg_${subscription}_${event}`;
+}
+
+export type { DeliveryOutcome } from './target.ts';
 
 /**
- * Sends each subscription's events in order, one in flight per subscription, at most `concurrency` in flight in
- * all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox, and its position moves, only in
- * the transaction that records the receiver's 2xx: a crash before it sends the event again (at least once, with
- * the same `webhook-id`). A failure is tried again after an exponential backoff with jitter; one failing for
- * `retryForMs` pauses its subscription with the reason. A slow receiver holds only its own subscription.
+ * Sends each subscription's events in order, one in flight per subscription, at most `perIntegratorConcurrency`
+ * per integrator and `concurrency` in all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox,
+ * and its position moves, only in the transaction that records the receiver's 2xx: a crash before it sends the
+ * event again (at least once, with the same `webhook-id`). A failure is tried again after an exponential backoff
+ * with jitter; one failing for `retryForMs` pauses its subscription with the reason. A slow receiver holds only its
+ * own subscription and one of its integrator's slots: another integrator's deliveries go on.
  */
 export class Deliveries {
   /** subscriptions that may have an event to send now */
   private readonly ready = new Set<string>();
   private readonly inFlight = new Set<string>();
+  /** deliveries in flight per integrator */
+  private readonly byIntegrator = new Map<string, number>();
   private readonly timers = new Map<string, Timer>();
   private readonly running = new Set<Promise<void>>();
   private closed = false;
@@ -61,17 +76,21 @@ export class Deliveries {
     if (this.closed) return;
     for (const id of this.ready) {
       if (this.inFlight.size >= this.settings.concurrency) return;
-      this.ready.delete(id);
       const s = this.subs.get(id);
+      // its integrator's share is taken: it stays ready, and the next end of one of theirs pumps again
+      if (s && (this.byIntegrator.get(s.integrator) ?? 0) >= this.settings.perIntegratorConcurrency) continue;
+      this.ready.delete(id);
       if (!s || s.paused || this.inFlight.has(id)) continue;
       const wait = s.failing ? s.failing.nextAt - this.now() : 0;
       if (wait > 0) {
         this.later(id, wait);
         continue;
       }
-      const next = this.firstPending(id);
+      const next = this.nextEntry(id);
       if (next === undefined) continue;
       this.inFlight.add(id);
+      const who = s.integrator;
+      this.byIntegrator.set(who, (this.byIntegrator.get(who) ?? 0) + 1);
       const run = this.deliver(s, next)
         .then(
           () => {
@@ -80,11 +99,14 @@ export class Deliveries {
           // a store that cannot be written (a full disk): nothing recorded, the event stays first; tried again later
           (e: unknown) => {
             this.onError(e);
-            this.later(id, this.settings.retryMaxMs);
+            this.later(id, this.settings.retryBaseMs);
           },
         )
         .finally(() => {
           this.inFlight.delete(id);
+          const n = (this.byIntegrator.get(who) ?? 1) - 1;
+          if (n > 0) this.byIntegrator.set(who, n);
+          else this.byIntegrator.delete(who);
           this.running.delete(run);
           this.pump();
         });
@@ -105,16 +127,21 @@ export class Deliveries {
 
   /** The first event a subscription still has to be sent. */
   firstPending(id: string): number | undefined {
-    for (const { key } of this.dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
-      return Number.parseInt(secondOf(key as string), 16);
+    return this.nextEntry(id)?.event;
+  }
+
+  /** The first outbox entry: its event and its value (OUTBOX_FROM_FEED, or a replay's number + 1). */
+  private nextEntry(id: string): { event: number; entry: number } | undefined {
+    for (const { key, value } of this.dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
+      return { event: Number.parseInt(secondOf(key as string), 16), entry: value as number };
     return undefined;
   }
 
-  private async deliver(s: Subscription, event: number): Promise<void> {
+  private async deliver(s: Subscription, { event, entry }: { event: number; entry: number }): Promise<void> {
     const e = this.dbs.events.get(event) as FeedEvent | undefined;
-    const webhookId = `msg_${s.id}_${event}`;
+    const webhookId = webhookIdOf(s.id, event, entry);
     let outcome: SendOutcome;
-    if (!e) outcome = { ok: false, status: 0, error: `event ${event} is no longer kept`, ms: 0 };
+    if (!e) outcome = { kind: 'not_kept', ok: false, status: 0, error: `event ${event} is no longer kept`, ms: 0 };
     else {
       const body = `{"type":"updates.changed","doi":${JSON.stringify(e.doi)},"updates":${e.updates},"previous":${e.previous}}`;
       const at = this.now();
@@ -123,22 +150,11 @@ export class Deliveries {
       outcome = await send(s.url, headers, body, this.settings);
     }
     this.count(outcome);
-    await this.record(s.id, event, webhookId, outcome, e === undefined);
+    await this.record(s.id, event, entry, webhookId, outcome, e === undefined);
   }
 
   private count(o: SendOutcome): void {
-    const kind: DeliveryOutcome = o.ok
-      ? 'delivered'
-      : o.error?.startsWith('refused')
-        ? 'refused'
-        : o.error?.startsWith('redirect')
-          ? 'redirect'
-          : o.error?.startsWith('no answer')
-            ? 'timeout'
-            : o.status === 0
-              ? 'connection_failed'
-              : 'http_error';
-    this.outcomes.set(kind, (this.outcomes.get(kind) ?? 0) + 1);
+    this.outcomes.set(o.kind, (this.outcomes.get(o.kind) ?? 0) + 1);
   }
 
   /**
@@ -146,7 +162,14 @@ export class Deliveries {
    * lmdb-js commits the answers that arrive together as one synced commit (one commit per delivery capped them at
    * about 270 a second); the subscription's next delivery starts only once it is on disk.
    */
-  private async record(id: string, event: number, webhookId: string, o: SendOutcome, gone: boolean): Promise<void> {
+  private async record(
+    id: string,
+    event: number,
+    entry: number,
+    webhookId: string,
+    o: SendOutcome,
+    gone: boolean,
+  ): Promise<void> {
     const at = this.now();
     let paused: Subscription | undefined;
     await this.dbs.root.transaction(() => {
@@ -159,14 +182,17 @@ export class Deliveries {
         at,
         status: o.status,
         ok: o.ok,
+        outcome: o.kind,
         ...(o.error === undefined ? {} : { error: o.error }),
         ms: o.ms,
       } satisfies Attempt);
       if (n + 1 > ATTEMPTS_KEPT) this.dbs.attempts.removeSync(pair(id, seqText(n + 1 - ATTEMPTS_KEPT)));
       this.dbs.meta.putSync(`attempts:${id}`, n + 1);
       if (o.ok || gone) {
-        // an event no longer kept cannot be sent: it is passed over, as its attempt says
-        this.dbs.outbox.removeSync(pair(id, seqText(event)));
+        // an event no longer kept cannot be sent: it is passed over, as its attempt says. A replay that queued it
+        // again while this one was in flight left another value: that entry stays, to be sent with its own id
+        if (this.dbs.outbox.get(pair(id, seqText(event))) === entry)
+          this.dbs.outbox.removeSync(pair(id, seqText(event)));
         s.delivered = Math.max(s.delivered, event);
         s.failing = null;
       } else {

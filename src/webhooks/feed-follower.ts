@@ -1,6 +1,14 @@
 import { doiKey } from '../doi/index.ts';
 import { decodeCursor, encodeCursor, type FeedCursor, keyHash } from '../store/index.ts';
-import { type FeedEvent, pair, pairRange, type Subscription, seqText, type WebhookDbs } from './subscriptions-db.ts';
+import {
+  type FeedEvent,
+  OUTBOX_FROM_FEED,
+  pair,
+  pairRange,
+  type Subscription,
+  seqText,
+  type WebhookDbs,
+} from './subscriptions-db.ts';
 
 /** The change feed as the webhooks read it: the store's ChangeFeedView gives exactly this. */
 export interface FeedSource {
@@ -78,7 +86,7 @@ export class FeedFollower {
         const wants = (s: Subscription | undefined) => s && (s.types === null || s.types.some((t) => types.has(t)));
         const hash = keyHash(key);
         const to = (s: Subscription) => {
-          dbs.outbox.putSync(pair(s.id, seqText(event)), 1);
+          dbs.outbox.putSync(pair(s.id, seqText(event)), OUTBOX_FROM_FEED);
           touched.add(s.id);
         };
         for (const { key: k } of dbs.watch.getRange(pairRange(key))) {

@@ -2,9 +2,10 @@ export type { DeliveryOutcome } from './deliveries.ts';
 export type { FeedSource } from './feed-follower.ts';
 export { signature, signedHeaders } from './signing.ts';
 export type { Attempt, Subscription } from './subscriptions-db.ts';
-export { refusedRange, urlProblem } from './target.ts';
+export { type Resolver, refusedRange, targetProblem, urlProblem } from './target.ts';
 export {
   MAX_DOIS_PER_CALL,
+  MAX_REPLAY_EVENTS,
   MAX_WATCHED,
   type NewSubscription,
   ROTATION_OVERLAP_MS,

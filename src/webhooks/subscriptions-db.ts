@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
+import type { DeliveryOutcome } from './target.ts';
 
 /**
  * The webhooks' own LMDB environment (docs/design.md, "Push alerts"): integrators' subscriptions, their watch lists,
@@ -13,10 +14,13 @@ import { type Database, open, type RootDatabase } from 'lmdb';
  * | watch      | doiKey \0 subscription id        | 1 (one range read finds a changed work's watchers) |
  * | watchBySub | subscription id \0 doiKey        | 1 (a subscription's list, to delete or count it) |
  * | events     | event number (u32)               | FeedEvent |
- * | outbox     | subscription id \0 event (8 hex) | 1: events still to be delivered, in order |
+ * | outbox     | subscription id \0 event (8 hex) | 1, or 1 + n (its n-th replay): events still to send, in order |
  * | attempts   | subscription id \0 attempt (8 hex) | Attempt (the last ATTEMPTS_KEPT per subscription) |
  * | last       | doiKey                           | the served list (JSON) as the feed last showed it: `previous` |
- * | meta       | `feedCursor`, `nextEvent`, `nextAttempt` | |
+ * | meta       | `feedCursor`, `nextEvent`, `deleting`, `attempts:<id>`, `replays:<id>` | see below |
+ *
+ * `meta`: the change feed's cursor, the next event's number, the ids of deleted subscriptions whose lists are still
+ * being swept, and per subscription the count of its attempts and of its replays.
  */
 
 export interface Subscription {
@@ -55,11 +59,16 @@ export interface Attempt {
   at: number;
   status: number;
   ok: boolean;
+  /** what it came to, a stable code (the metric's label); absent from attempts recorded before it was kept */
+  outcome?: DeliveryOutcome;
   error?: string;
   ms: number;
 }
 
 export const ATTEMPTS_KEPT = 100;
+
+/** An outbox entry's value for an event taken from the feed; its n-th replay's is 1 + n. */
+export const OUTBOX_FROM_FEED = 1;
 
 export interface WebhookDbs {
   root: RootDatabase;
@@ -74,7 +83,8 @@ export interface WebhookDbs {
 }
 
 export function openWebhookDbs(path: string, mapSizeBytes: number): WebhookDbs {
-  mkdirSync(path, { recursive: true });
+  // integrators' secrets are in it: the daemon's user alone reads the folder
+  mkdirSync(path, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(path, 'data.mdb'),
     noSubdir: true,

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { discardBounded } from '../base/index.ts';
 
 /**
  * Where a delivery may go (docs/interface.md, "Push alerts"): `https://` only, and never to a private, loopback,
@@ -12,6 +13,30 @@ import { isIP } from 'node:net';
 export interface TargetRules {
   allowHttp: boolean;
   allowPrivateTargets: boolean;
+  /** a name's addresses; the system resolver unless a test gives its own (one that never answers, or rebinds) */
+  resolve?: Resolver;
+}
+
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolve: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
+/**
+ * Why a target URL is refused, after resolving its name (at creation): the name's addresses are checked as a
+ * delivery checks them, so a name of a private or loopback address is refused up front, not at each delivery.
+ * A name that does not resolve within `timeoutMs` is refused too: every delivery to it would fail.
+ */
+export async function targetProblem(
+  text: string,
+  rules: TargetRules & { timeoutMs: number },
+): Promise<string | undefined> {
+  const problem = urlProblem(text, rules);
+  if (problem || rules.allowPrivateTargets) return problem;
+  const url = new URL(text);
+  if (isIP(hostOf(url))) return undefined; // checked by urlProblem
+  const resolved = await resolveTarget(url, rules, AbortSignal.timeout(rules.timeoutMs));
+  if ('timedOut' in resolved) return `url: ${hostOf(url)} did not resolve within ${rules.timeoutMs} ms`;
+  return 'refused' in resolved ? `url: ${resolved.refused}` : undefined;
 }
 
 /** Why a target URL is refused, in words an integrator can act on; undefined when it may be used. */
@@ -81,29 +106,38 @@ function refusedV6(address: string): string | undefined {
   const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
   if (zeroTo(7) && g[7] === 1) return 'loopback';
   if (zeroTo(8)) return 'unspecified';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: the IPv4 address decides
-  if (zeroTo(5) && (g[5] === 0xffff || g[5] === 0)) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  const v4 = (hi: number, lo: number) => refusedV4([hi >> 8, hi & 255, lo >> 8]);
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible and IPv4-translated (::ffff:0:a.b.c.d): the IPv4 address decides
+  if (zeroTo(5) && (g[5] === 0xffff || g[5] === 0)) return v4(g[6]!, g[7]!);
+  if (zeroTo(4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!);
+  // 6to4 (2002:a.b.c.d::/48) is routed to the IPv4 address in its second and third groups
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
   if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';
   if ((g[0]! & 0xfe00) === 0xfc00) return 'unique-local (private)';
   if ((g[0]! & 0xff00) === 0xff00) return 'multicast';
   if (g[0] === 0xfd00 && g[1] === 0xec2) return 'metadata';
   // NAT64 (64:ff9b::a.b.c.d) reaches the IPv4 address in its tail
-  if (g[0] === 0x64 && g[1] === 0xff9b) return refusedV4([g[6]! >> 8, g[6]! & 255, g[7]! >> 8]);
+  if (g[0] === 0x64 && g[1] === 0xff9b) return v4(g[6]!, g[7]!);
   return undefined;
 }
 
-/** The address a delivery connects to: resolved now, every answer checked; or why none may be used. */
+/**
+ * The address a delivery connects to: resolved now, every answer checked; or why none may be used. The lookup
+ * races `signal`, the attempt's time-out: a resolver that does not answer is no answer within the time-out.
+ */
 export async function resolveTarget(
   url: URL,
   rules: TargetRules,
-): Promise<{ address: string; family: number } | { refused: string }> {
+  signal: AbortSignal,
+): Promise<{ address: string; family: number } | { refused: string } | { timedOut: true }> {
   const host = hostOf(url);
   let answers: { address: string; family: number }[];
   if (isIP(host)) answers = [{ address: host, family: isIP(host) }];
   else {
     try {
-      answers = await lookup(host, { all: true, verbatim: true });
+      answers = await Promise.race([(rules.resolve ?? systemResolve)(host), aborted(signal)]);
     } catch (e) {
+      if (signal.aborted) return { timedOut: true };
       return { refused: `${host} does not resolve: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
     }
   }
@@ -118,8 +152,30 @@ export async function resolveTarget(
   return answers[0]!;
 }
 
+/** Rejects when `signal` aborts (never resolves). */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/**
+ * What an attempt came to, as a stable code: the attempt record's `outcome` and the metric's label. `not_kept`: the
+ * event is no longer stored, so it was passed over unsent.
+ */
+export type DeliveryOutcome =
+  | 'delivered'
+  | 'http_error'
+  | 'timeout'
+  | 'connection_failed'
+  | 'refused'
+  | 'redirect'
+  | 'not_kept';
+
 /** What one delivery attempt came to. */
 export interface SendOutcome {
+  kind: DeliveryOutcome;
   ok: boolean;
   /** the HTTP status, or 0 when none came (refused, time-out, connection failure) */
   status: number;
@@ -139,18 +195,21 @@ export async function send(
   opts: TargetRules & { timeoutMs: number; ca?: string },
 ): Promise<SendOutcome> {
   const startedAt = performance.now();
-  const done = (status: number, error?: string): SendOutcome => ({
-    ok: status >= 200 && status < 300 && error === undefined,
+  const done = (kind: DeliveryOutcome, status: number, error?: string): SendOutcome => ({
+    kind,
+    ok: kind === 'delivered',
     status,
     error,
     ms: Math.round(performance.now() - startedAt),
   });
   const url = new URL(target);
-  const resolved = await resolveTarget(url, opts);
-  if ('refused' in resolved) return done(0, `refused: ${resolved.refused}`);
+  // made before the lookup: the name's resolution is inside the attempt's time-out, not before it
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const resolved = await resolveTarget(url, opts, signal);
+  if ('timedOut' in resolved) return done('timeout', 0, `no answer within ${opts.timeoutMs} ms`);
+  if ('refused' in resolved) return done('refused', 0, `refused: ${resolved.refused}`);
   const pinned = new URL(url);
   pinned.hostname = resolved.family === 6 ? `[${resolved.address}]` : resolved.address;
-  const signal = AbortSignal.timeout(opts.timeoutMs);
   try {
     const r = await fetch(pinned, {
       method: 'POST',
@@ -166,26 +225,15 @@ export async function send(
       // the certificate is checked against the name, not the address connected to
       tls: url.protocol === 'https:' ? { serverName: hostOf(url), ...(opts.ca ? { ca: opts.ca } : {}) } : undefined,
     } as RequestInit);
-    await drain(r);
+    await discardBounded(r, MAX_RESPONSE_BYTES);
     if (r.status >= 300 && r.status < 400)
-      return done(r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
-    return done(r.status, r.status >= 200 && r.status < 300 ? undefined : `the receiver answered ${r.status}`);
+      return done('redirect', r.status, `redirect to ${r.headers.get('location') ?? '(no location)'} not followed`);
+    if (r.status >= 200 && r.status < 300) return done('delivered', r.status);
+    return done('http_error', r.status, `the receiver answered ${r.status}`);
   } catch (e) {
     const name = (e as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return done(0, `no answer within ${opts.timeoutMs} ms`);
-    return done(0, `connection failed: ${(e as Error).message}`);
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return done('timeout', 0, `no answer within ${opts.timeoutMs} ms`);
+    return done('connection_failed', 0, `connection failed: ${(e as Error).message}`);
   }
-}
-
-/** Reads and drops at most MAX_RESPONSE_BYTES of the answer, then lets the rest go. */
-async function drain(r: Response): Promise<void> {
-  if (!r.body) return;
-  const reader = r.body.getReader();
-  let read = 0;
-  while (read <= MAX_RESPONSE_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    read += value.byteLength;
-  }
-  await reader.cancel();
 }

@@ -7,19 +7,25 @@ import { newSecret } from './signing.ts';
 import {
   type Attempt,
   type FeedEvent,
+  OUTBOX_FROM_FEED,
   openWebhookDbs,
   pair,
   pairRange,
   type Subscription,
   secondOf,
+  seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
-import { urlProblem } from './target.ts';
+import { targetProblem } from './target.ts';
 
 export interface WebhookOptions extends DeliverySettings {
   path: string;
+  /** subscriptions one integrator may hold: with perIntegratorConcurrency, what one integrator can take */
+  maxSubscriptionsPerIntegrator: number;
   mapSizeBytes: number;
   pollMs: number;
+  /** events one replay call looks at (default MAX_REPLAY_EVENTS; tests make it small) */
+  replayEventsPerCall?: number;
   now?: () => number;
   random?: () => number;
   /** told when a subscription is paused by its failures (the daemon logs it) */
@@ -34,10 +40,17 @@ export const MAX_DOIS_PER_CALL = 10_000;
 export const MAX_WATCHED = 10_000_000;
 /** a rotated-out secret still signs this long, so a receiver can switch without losing a delivery */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/**
+ * Events one replay call looks at: a call is one synchronous transaction on the request's thread, so it is bounded
+ * (an unbounded one over a long feed would hold every request); the answer's `nextEvent` says where to call again.
+ */
+export const MAX_REPLAY_EVENTS = 100_000;
 /** watch entries removed per transaction when a subscription is deleted */
 const SWEEP_CHUNK = 50_000;
 
-export type WebhookFault = Fault<'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL'>;
+export type WebhookFault = Fault<
+  'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL' | 'TOO_MANY_SUBSCRIPTIONS'
+>;
 
 /** What a subscription's owner is told of it (docs/interface.md, "Push alerts"). */
 export interface SubscriptionView {
@@ -128,9 +141,21 @@ export class Webhooks {
 
   // --- an integrator's subscriptions ---
 
-  create(integrator: string, req: NewSubscription): { view: SubscriptionView; secret: string } | WebhookFault {
-    const problem = urlProblem(req.url, this.options);
+  /** A new subscription; its target's name is resolved and checked first (a private or loopback one is refused). */
+  async create(
+    integrator: string,
+    req: NewSubscription,
+  ): Promise<{ view: SubscriptionView; secret: string } | WebhookFault> {
+    const problem = await targetProblem(req.url, this.options);
     if (problem) return fault('TARGET_REFUSED', problem);
+    // counted after the lookup's await, with nothing awaited until the subscription is in `subs`
+    const max = this.options.maxSubscriptionsPerIntegrator;
+    const held = [...this.subs.values()].filter((s) => s.integrator === integrator).length;
+    if (held >= max)
+      return fault(
+        'TOO_MANY_SUBSCRIPTIONS',
+        `an integrator holds at most ${max} subscriptions; you hold ${held}: delete one, or watch more DOIs with one`,
+      );
     const watch = req.watch ?? 'list';
     if (watch === 'prefixes' && !req.prefixes?.length)
       return fault('BAD_REQUEST', 'prefixes: a subscription that watches hash prefixes needs at least one');
@@ -191,21 +216,27 @@ export class Webhooks {
     const next: Subscription = {
       ...s,
       paused: paused ? (s.paused ?? { at: this.now(), reason: 'paused by its owner' }) : null,
-      // a resumed subscription gets the full retry period again
-      failing: !paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
+      // a subscription resumed from a pause gets the full retry period again; a resume of one not paused changes
+      // nothing (else calling it would stretch the retry period for ever)
+      failing: !paused && s.paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
     };
     this.save(next);
     if (!paused) this.deliveries.wake([id]);
     return this.view(next);
   }
 
-  /** A new secret; the old one signs beside it for ROTATION_OVERLAP_MS. */
+  /**
+   * A new secret; the one it replaces signs beside it for ROTATION_OVERLAP_MS. A second rotation within that time
+   * keeps the first old secret to its end too: the two most recent old ones, each until its own time.
+   */
   rotateSecret(integrator: string, id: string): { view: SubscriptionView; secret: string } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
     const secret = newSecret();
-    const until = this.now() + ROTATION_OVERLAP_MS;
-    this.save({ ...s, secrets: [{ secret }, { secret: s.secrets[0]!.secret, until }] });
+    const at = this.now();
+    const stillValid = s.secrets.slice(1).filter((x) => x.until !== undefined && x.until > at);
+    const old = [{ secret: s.secrets[0]!.secret, until: at + ROTATION_OVERLAP_MS }, ...stillValid].slice(0, 2);
+    this.save({ ...s, secrets: [{ secret }, ...old] });
     return { view: this.view(this.subs.get(id)!), secret };
   }
 
@@ -277,20 +308,33 @@ export class Webhooks {
     ].map(({ value }) => value);
   }
 
-  /** Queues again every event from `fromEvent` on that the subscription watches; how many. */
-  replay(integrator: string, id: string, fromEvent: number): { queued: number } | WebhookFault {
+  /**
+   * Queues again every event from `fromEvent` on that the subscription watches; how many. Each call is the
+   * subscription's next replay n, its deliveries' webhook-ids `..._r<n>` (a receiver that saw the first ones takes
+   * them).
+   */
+  replay(integrator: string, id: string, fromEvent: number): { queued: number; nextEvent?: number } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
+    const limit = this.options.replayEventsPerCall ?? MAX_REPLAY_EVENTS;
     let queued = 0;
+    let nextEvent: number | undefined;
     this.dbs.root.transactionSync(() => {
-      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent })) {
+      const n = ((this.dbs.meta.get(`replays:${id}`) as number | undefined) ?? 0) + 1;
+      this.dbs.meta.putSync(`replays:${id}`, n);
+      let seen = 0;
+      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent, limit: limit + 1 })) {
+        if (seen++ === limit) {
+          nextEvent = key as number; // the first not looked at: the integrator calls again from it
+          break;
+        }
         if (!watches(this.dbs, s, value as FeedEvent)) continue;
-        this.dbs.outbox.putSync(pair(id, (key as number).toString(16).padStart(8, '0')), 1);
+        this.dbs.outbox.putSync(pair(id, seqText(key as number)), OUTBOX_FROM_FEED + n);
         queued++;
       }
     });
     this.deliveries.wake([id]);
-    return { queued };
+    return nextEvent === undefined ? { queued } : { queued, nextEvent };
   }
 
   /** For /metrics: every subscription's pending events and how far its oldest is behind the feed (s). */
@@ -368,6 +412,7 @@ export class Webhooks {
           if (n < SWEEP_CHUNK) {
             this.dbs.meta.putSync('deleting', deleting.slice(1));
             this.dbs.meta.removeSync(`attempts:${id}`);
+            this.dbs.meta.removeSync(`replays:${id}`);
             done = true;
           }
         });

@@ -102,6 +102,8 @@ describe('a valid config', () => {
         allowHttp: false,
         allowPrivateTargets: false,
         concurrency: 64,
+        perIntegratorConcurrency: 8,
+        maxSubscriptionsPerIntegrator: 100,
         timeoutMs: 10_000,
         retryBaseMs: 5_000,
         retryMaxMs: 3_600_000,
@@ -461,6 +463,13 @@ name = "acme"
 });
 
 describe('a bad config lists every fault by path', () => {
+  test('[webhooks] retry waits are bounded by the longest timer (2^31 - 1 ms): longer ones would fire at once', () => {
+    const over = write(`${MINIMAL}\n[webhooks]\nretryMaxMs = 2147483648\n`);
+    expect(problems(failure(() => loadConfig(over, {})))[0]).toStartWith('/webhooks/retryMaxMs');
+    const longest = write(`${MINIMAL}\n[webhooks]\nretryMaxMs = 2147483647\n`, 'e.toml');
+    expect(loadConfig(longest, {}).webhooks!.retryMaxMs).toBe(2 ** 31 - 1);
+  });
+
   test('several schema faults at once', () => {
     const path = write(`
 [server]

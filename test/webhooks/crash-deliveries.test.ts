@@ -91,10 +91,18 @@ test('a SIGKILL during deliveries loses nothing: every event delivered at least 
   daemon = startDaemon(configPath);
   base = await daemonUrl(daemon);
   await dropFile(daemon, 'rw-2.csv', csv(ROWS.slice(0, 80)));
+  // the import's log line can come before the webhooks' next poll of the feed: nothing pending is not enough, the
+  // feed's last change must have been delivered too
+  const feedDois = async () => {
+    const feed = await fetch(`${base}/v2.2/updates/changes`, { headers: { 'x-api-key': KEY } });
+    return ((await feed.json()) as { changes: { doi: string }[] }).changes.map((c) => doiKey(c.doi));
+  };
   const done = await waitFor(
     async () => {
       const v = await api(base, 'GET', `/${id}`);
-      return v.body.pending === 0 && v.body.deliveredThrough > 0 && v.body;
+      const seen = new Set(hook.received.map((r) => doiKey(r.body.doi)));
+      const all = (await feedDois()).every((d) => seen.has(d));
+      return all && v.body.pending === 0 && v.body.deliveredThrough > 0 && v.body;
     },
     'every event delivered',
     60_000,

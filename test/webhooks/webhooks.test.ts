@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { lookup } from 'node:dns/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { silentLogger } from '../../src/base/index.ts';
@@ -47,6 +47,8 @@ function open(extra: Partial<WebhookOptions> = {}): Webhooks {
     allowHttp: true,
     allowPrivateTargets: true,
     concurrency: 8,
+    perIntegratorConcurrency: 8,
+    maxSubscriptionsPerIntegrator: 100,
     timeoutMs: 2_000,
     retryBaseMs: 5,
     retryMaxMs: 20,
@@ -58,19 +60,19 @@ function open(extra: Partial<WebhookOptions> = {}): Webhooks {
 }
 
 /** A receiver verifying against the secret(s) a subscription is given (filled in after creation). */
-function hook(answer?: (n: number, r: Received) => number | Response) {
+function hook(answer?: (n: number, r: Received) => number | Response | Promise<Response>) {
   const secrets: string[] = [];
   const r = receiver({ secrets: () => secrets, answer });
   receivers.push(r);
   return { ...r, secrets };
 }
 
-function subscribe(
+async function subscribe(
   h: Webhooks,
   r: { url: string; secrets: string[] },
   req: Partial<Parameters<Webhooks['create']>[1]> = {},
-): string {
-  const made = h.create('acme', { url: r.url, ...req });
+): Promise<string> {
+  const made = await h.create('acme', { url: r.url, ...req });
   if ('code' in made) throw new Error(made.message);
   expect(made.secret).toStartWith('whsec_');
   r.secrets.push(made.secret);
@@ -91,11 +93,11 @@ describe('deliveries', () => {
   test('an import delivers to the list, prefix and everything subscriptions that watch the work, signed', async () => {
     const h = open();
     const [list, other, prefix, everything] = [hook(), hook(), hook(), hook()];
-    const listId = subscribe(h, list, { dois: [`https://doi.org/${W1.toUpperCase()}`] });
-    subscribe(h, other, { dois: ['10.5555/never'] });
+    const listId = await subscribe(h, list, { dois: [`https://doi.org/${W1.toUpperCase()}`] });
+    await subscribe(h, other, { dois: ['10.5555/never'] });
     const w1Prefix = keyHash(doiKey(W1)).slice(0, 3);
-    subscribe(h, prefix, { watch: 'prefixes', prefixes: [w1Prefix.toUpperCase()] });
-    subscribe(h, everything, { watch: 'everything' });
+    await subscribe(h, prefix, { watch: 'prefixes', prefixes: [w1Prefix.toUpperCase()] });
+    await subscribe(h, everything, { watch: 'everything' });
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
     h.poll();
     await list.until((r) => r.length === 1, 'the watched work');
@@ -120,7 +122,7 @@ describe('deliveries', () => {
   test('a withdrawal sends an empty list with the previous one; a reinstatement the list again', async () => {
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [W1] });
+    await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the retraction');
@@ -140,8 +142,8 @@ describe('deliveries', () => {
   test('a Crossref record triggers the subscriptions of its update type only', async () => {
     const h = open();
     const [corrections, retractions] = [hook(), hook()];
-    subscribe(h, corrections, { watch: 'everything', types: ['correction'] });
-    subscribe(h, retractions, { dois: [W1], types: ['retraction'] });
+    await subscribe(h, corrections, { watch: 'everything', types: ['correction'] });
+    await subscribe(h, retractions, { dois: [W1], types: ['retraction'] });
     await importUpdatedBy(s.store, W1, [rwRelay('10.5555/corr.1', '991001', 'correction')]);
     await importCsvRows(s.store, [retraction(990002, W2)]);
     h.poll();
@@ -160,7 +162,7 @@ describe('deliveries', () => {
     const article = '10.1016/s0140-6736(20)31180-6';
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [article.toUpperCase()] });
+    await subscribe(h, r, { dois: [article.toUpperCase()] });
     const api = await startCrossrefApi({ works: realWorks() });
     try {
       const harvest = new CrossrefHarvest(
@@ -192,10 +194,45 @@ describe('deliveries', () => {
     expect(r.received[0]!.verifiedWith).toEqual([0]);
   });
 
+  test("one integrator's slow receivers hold only its share of the slots: another's deliveries go on", async () => {
+    const h = open({ concurrency: 3, perIntegratorConcurrency: 2 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // acme's receiver answers only once the gate opens: its deliveries are held, however long
+    const slow = hook(() => gate.then(() => new Response(null, { status: 204 })));
+    for (let i = 0; i < 3; i++) await subscribe(h, slow, { watch: 'everything' });
+    const fast = hook();
+    const other = await h.create('beta', { url: fast.url, watch: 'everything' });
+    if ('code' in other) throw new Error(other.message);
+    fast.secrets.push(other.secret);
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    await slow.until((x) => x.length === 2, "acme's share in flight");
+    await fast.until((x) => x.length === 1, "beta's delivery while acme's are held");
+    expect(slow.received).toHaveLength(2);
+    expect(fast.received[0]!.verifiedWith).toEqual([0]);
+    release();
+    await slow.until((x) => x.length === 3, "acme's third, once a slot of its own is free");
+  });
+
+  test('an integrator holds at most maxSubscriptionsPerIntegrator subscriptions', async () => {
+    const h = open({ maxSubscriptionsPerIntegrator: 2 });
+    const r = hook();
+    const first = await subscribe(h, r, { watch: 'everything' });
+    await subscribe(h, r, { watch: 'everything' });
+    const over = await h.create('acme', { url: r.url, watch: 'everything' });
+    expect('code' in over && over.code).toBe('TOO_MANY_SUBSCRIPTIONS');
+    expect('code' in (await h.create('beta', { url: r.url, watch: 'everything' }))).toBe(false);
+    expect(h.remove('acme', first)).toBe(true);
+    expect('code' in (await h.create('acme', { url: r.url, watch: 'everything' }))).toBe(false);
+  });
+
   test('failures are retried with the same webhook-id, and events stay in feed order', async () => {
     const h = open();
     const r = hook((n) => (n < 3 ? 500 : 200));
-    const id = subscribe(h, r, { watch: 'everything' });
+    const id = await subscribe(h, r, { watch: 'everything' });
     const works = ['10.5555/a', '10.5555/b', '10.5555/c'];
     for (let i = 0; i < works.length; i++) {
       await importCsvRows(
@@ -214,6 +251,9 @@ describe('deliveries', () => {
     const attempts = h.attempts('acme', id);
     if ('code' in attempts) throw new Error(attempts.message);
     expect(attempts.map((a) => a.ok)).toEqual([true, true, true, false, false, false]);
+    // the outcome is a stable code, the metric's label; the error is words
+    expect(attempts.map((a) => a.outcome)).toEqual([...Array(3).fill('delivered'), ...Array(3).fill('http_error')]);
+    expect(Object.fromEntries(h.deliveries.outcomes)).toEqual({ delivered: 3, http_error: 3 });
     expect(attempts.at(-1)!.error).toBe('the receiver answered 500');
     const view = h.show('acme', id);
     if ('code' in view) throw new Error(view.message);
@@ -229,7 +269,7 @@ describe('deliveries', () => {
     });
     const h = open({ retryForMs: 30, onPaused: (x) => paused(x) });
     const r = hook(() => (down ? 503 : 204));
-    const id = subscribe(h, r, { dois: [W1] });
+    const id = await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     const sub = await pausedNow;
@@ -244,10 +284,10 @@ describe('deliveries', () => {
     expect(new Set(r.received.map((x) => x.id)).size).toBe(1);
   });
 
-  test('a replay from an event sends it and the later ones again, with their webhook-ids', async () => {
+  test('a replay from an event sends it and the later ones again, each with a webhook-id of its own', async () => {
     const h = open();
     const r = hook();
-    const id = subscribe(h, r, { watch: 'everything' });
+    const id = await subscribe(h, r, { watch: 'everything' });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
@@ -257,13 +297,59 @@ describe('deliveries', () => {
     await settled(h, id);
     expect(h.replay('acme', id, first)).toEqual({ queued: 2 });
     await r.until((x) => x.length === 4, 'the replay');
-    expect(r.received.slice(2).map((x) => x.id)).toEqual(r.received.slice(0, 2).map((x) => x.id));
+    // a receiver deduplicating by webhook-id (as the docs ask) takes the replay: msg_<sub>_<event>_r1
+    expect(r.received.slice(2).map((x) => x.id)).toEqual(r.received.slice(0, 2).map((x) => `${x.id}_r1`));
+    await settled(h, id);
+    expect(h.replay('acme', id, first + 1)).toEqual({ queued: 1 });
+    await r.until((x) => x.length === 5, 'the second replay');
+    expect(r.received[4]!.id).toBe(`${r.received[1]!.id}_r2`);
+  });
+
+  test('a replay looks at a bounded number of events per call and says where to call again from', async () => {
+    const h = open({ replayEventsPerCall: 2 });
+    const r = hook();
+    const id = await subscribe(h, r, { dois: [W1, '10.5555/c'] });
+    const works = [W1, W2, '10.5555/c'];
+    for (let i = 0; i < works.length; i++) {
+      await importCsvRows(
+        s.store,
+        works.slice(0, i + 1).map((x, j) => retraction(990100 + j, x)),
+      );
+      h.poll();
+    }
+    await r.until((x) => x.length === 2, 'the two watched works');
+    await settled(h, id);
+    const first = Number(r.received[0]!.id.split('_').at(-1));
+    // events first and first + 1 looked at (the second not watched); the third is where the next call starts
+    expect(h.replay('acme', id, first)).toEqual({ queued: 1, nextEvent: first + 2 });
+    expect(h.replay('acme', id, first + 2)).toEqual({ queued: 1 });
+    await r.until((x) => x.length === 4, 'both replayed');
+    expect(r.received.slice(2).map((x) => x.id)).toEqual([`${r.received[0]!.id}_r1`, `${r.received[1]!.id}_r2`]);
+  });
+
+  test('a replay of the event in flight is sent after it, not lost with its acknowledgment', async () => {
+    const h = open();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const r = hook((n) => (n === 0 ? gate.then(() => new Response(null, { status: 204 })) : 204));
+    const id = await subscribe(h, r, { dois: [W1] });
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    await r.until((x) => x.length === 1, 'the first, held');
+    const event = Number(r.received[0]!.id.split('_').at(-1));
+    expect(h.replay('acme', id, event)).toEqual({ queued: 1 });
+    release();
+    await r.until((x) => x.length === 2, 'the replay');
+    expect(r.received[1]!.id).toBe(`${r.received[0]!.id}_r1`);
+    await settled(h, id);
   });
 
   test('a rotated secret signs beside the new one', async () => {
     const h = open();
     const r = hook();
-    const id = subscribe(h, r, { dois: [W1, W2] });
+    const id = await subscribe(h, r, { dois: [W1, W2] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the first');
@@ -279,10 +365,51 @@ describe('deliveries', () => {
     expect(r.received[1]!.signature.split(' ')).toHaveLength(2);
   });
 
+  test('a second rotation within 24 hours keeps the first old secret signing until its own end', async () => {
+    // rotated 2 hours and 1 hour ago; the delivery's timestamp is now (receivers refuse one 5 minutes off)
+    let offset = -2 * 3_600_000;
+    const h = open({ now: () => Date.now() + offset });
+    const r = hook();
+    const id = await subscribe(h, r, { dois: [W1] });
+    for (let i = 0; i < 2; i++) {
+      const rotated = h.rotateSecret('acme', id);
+      if ('code' in rotated) throw new Error(rotated.message);
+      r.secrets.push(rotated.secret);
+      offset += 3_600_000;
+    }
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    await r.until((x) => x.length === 1, 'the delivery');
+    expect(r.received[0]!.verifiedWith).toEqual([0, 1, 2]);
+    // 22 hours on, the first secret's 24 hours have ended: two sign (their timestamp too far off to verify here)
+    offset += 22 * 3_600_000;
+    await importCsvRows(s.store, [retraction(990002, W2)]);
+    h.poll();
+    await r.until((x) => x.length === 2, 'the withdrawal');
+    expect(r.received[1]!.signature.split(' ')).toHaveLength(2);
+  });
+
+  test('resuming a subscription that is not paused leaves its retry period as it was', async () => {
+    let clock = Date.now();
+    const h = open({ now: () => clock, retryBaseMs: 3_600_000, retryMaxMs: 3_600_000 });
+    const r = hook(() => 500);
+    const id = await subscribe(h, r, { dois: [W1] });
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    const failing = await waitFor(() => {
+      const v = h.show('acme', id);
+      return !('code' in v) && v.failing;
+    }, 'the failure recorded');
+    clock += 60_000;
+    const resumed = h.setPaused('acme', id, false);
+    if ('code' in resumed) throw new Error(resumed.message);
+    expect(resumed.failing).toEqual(failing);
+  });
+
   test('deliveries go on after a restart from where they were (the position is in the webhooks store)', async () => {
     const h = open();
     const r = hook();
-    subscribe(h, r, { dois: [W1, W2] });
+    await subscribe(h, r, { dois: [W1, W2] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 1, 'the first');
@@ -299,24 +426,40 @@ describe('deliveries', () => {
 describe('targets', () => {
   test('private and loopback addresses and plain http are refused unless the config allows them', async () => {
     const h = open({ allowPrivateTargets: false, allowHttp: false });
-    const refused = (url: string) => {
-      const r = h.create('acme', { url });
+    const refused = async (url: string) => {
+      const r = await h.create('acme', { url });
       return 'code' in r ? `${r.code}: ${r.message}` : 'taken';
     };
-    expect(refused('http://example.org/hook')).toBe('TARGET_REFUSED: url: the scheme must be https (got http)');
-    expect(refused('https://127.0.0.1/hook')).toContain('loopback');
-    expect(refused('https://169.254.169.254/latest')).toContain('link-local');
-    expect(refused('https://[::1]/hook')).toContain('loopback');
-    expect(refused('https://10.1.2.3/hook')).toContain('private');
-    expect(refused('ftp://example.org/')).toContain('https');
-    expect(refused('not a url')).toContain('not an absolute URL');
+    expect(await refused('http://example.org/hook')).toBe('TARGET_REFUSED: url: the scheme must be https (got http)');
+    expect(await refused('https://127.0.0.1/hook')).toContain('loopback');
+    expect(await refused('https://169.254.169.254/latest')).toContain('link-local');
+    expect(await refused('https://[::1]/hook')).toContain('loopback');
+    expect(await refused('https://10.1.2.3/hook')).toContain('private');
+    expect(await refused('ftp://example.org/')).toContain('https');
+    expect(await refused('not a url')).toContain('not an absolute URL');
   });
 
-  test('a name that resolves to loopback is refused at delivery, and nothing reaches the receiver', async () => {
+  test('a name that resolves to loopback is refused at creation (localhost), 400 TARGET_REFUSED', async () => {
     const h = open({ allowPrivateTargets: false, allowHttp: true });
     const r = hook();
-    const url = r.url.replace('127.0.0.1', 'localhost');
-    const made = h.create('acme', { url, dois: [W1] });
+    const made = await h.create('acme', { url: r.url.replace('127.0.0.1', 'localhost'), dois: [W1] });
+    expect('code' in made && `${made.code}: ${made.message}`).toMatch(
+      /^TARGET_REFUSED: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address/,
+    );
+    const nowhere = await h.create('acme', { url: 'https://nowhere.invalid/hook' });
+    expect('code' in nowhere && nowhere.message).toMatch(/^url: nowhere\.invalid (does not|did not) resolve/);
+  });
+
+  test('a name that resolves to loopback by the time of delivery is refused then, and nothing reaches the receiver', async () => {
+    const r = hook();
+    const resolved: string[] = [];
+    // public when the subscription is made, loopback once it delivers (DNS rebinding)
+    const resolve = async (host: string) => {
+      resolved.push(host);
+      return [{ address: resolved.length === 1 ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+    };
+    const h = open({ allowPrivateTargets: false, allowHttp: true, resolve });
+    const made = await h.create('acme', { url: r.url.replace('127.0.0.1', 'hooks.example'), dois: [W1] });
     if ('code' in made) throw new Error(made.message);
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
@@ -324,21 +467,40 @@ describe('targets', () => {
       const a = h.attempts('acme', made.view.id);
       return !('code' in a) && a.length > 0 && a;
     }, 'an attempt');
-    expect(attempts[0]!.error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+    expect(attempts[0]!.error).toStartWith('refused: hooks.example resolves to 127.0.0.1, a loopback address');
+    expect(attempts[0]!.outcome).toBe('refused');
     expect(r.received).toEqual([]);
+  });
+
+  test("a name's lookup is inside the attempt's time-out: a resolver that never answers is a time-out", async () => {
+    const r = hook();
+    const h = open({ timeoutMs: 100, resolve: () => new Promise(() => undefined) });
+    const id = await subscribe(h, { url: r.url.replace('127.0.0.1', 'hangs.example'), secrets: [] }, { dois: [W1] });
+    await importCsvRows(s.store, [retraction(990001, W1)]);
+    h.poll();
+    const attempts = await waitFor(() => {
+      const a = h.attempts('acme', id);
+      return !('code' in a) && a.length > 0 && a;
+    }, 'an attempt');
+    expect([attempts[0]!.status, attempts[0]!.outcome, attempts[0]!.error]).toEqual([
+      0,
+      'timeout',
+      'no answer within 100 ms',
+    ]);
   });
 
   test('a redirect is not followed: the attempt fails and is retried', async () => {
     const h = open();
     const elsewhere = hook();
     const r = hook((n) => (n === 0 ? new Response(null, { status: 307, headers: { location: elsewhere.url } }) : 204));
-    const id = subscribe(h, r, { dois: [W1] });
+    const id = await subscribe(h, r, { dois: [W1] });
     await importCsvRows(s.store, [retraction(990001, W1)]);
     h.poll();
     await r.until((x) => x.length === 2, 'the retry after the redirect');
     const attempts = h.attempts('acme', id);
     if ('code' in attempts) throw new Error(attempts.message);
     expect(attempts.at(-1)!.error).toBe(`redirect to ${elsewhere.url} not followed`);
+    expect(attempts.at(-1)!.outcome).toBe('redirect');
     expect(elsewhere.received).toEqual([]);
   });
 
@@ -367,7 +529,7 @@ describe('targets', () => {
     });
     try {
       const h = open({ ca: cert });
-      const made = h.create('acme', { url: `https://localhost:${server.port}/hook`, dois: [W1] });
+      const made = await h.create('acme', { url: `https://localhost:${server.port}/hook`, dois: [W1] });
       if ('code' in made) throw new Error(made.message);
       secret = made.secret;
       await importCsvRows(s.store, [retraction(990001, W1)]);
@@ -393,8 +555,17 @@ describe('targets', () => {
       'ff02::1',
     ])
       expect(refusedRange(a), a).toBeDefined();
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1'])
+    // a private IPv4 address inside 6to4 (2002::/16) or IPv4-translated (::ffff:0:a.b.c.d) forms
+    for (const a of ['2002:7f00:1::1', '2002:a00:1::', '2002:a9fe:a9fe::1', '::ffff:0:10.0.0.1', '::ffff:0:7f00:1'])
+      expect(refusedRange(a), a).toBeDefined();
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1', '2002:808:808::1'])
       expect(refusedRange(a), a).toBeUndefined();
+  });
+
+  test("the subscriptions' folder is made readable by the daemon's user alone", async () => {
+    const path = join(dir.path, 'hooks');
+    open({ path });
+    expect(statSync(path).mode & 0o777).toBe(0o700);
   });
 
   test('backoff doubles from the base up to the cap, jittered over its upper half', async () => {
@@ -407,6 +578,8 @@ describe('targets', () => {
         allowHttp: true,
         allowPrivateTargets: true,
         concurrency: 1,
+        perIntegratorConcurrency: 1,
+        maxSubscriptionsPerIntegrator: 1,
         timeoutMs: 1000,
         retryBaseMs: 100,
         retryMaxMs: 1_000,

@@ -69,7 +69,7 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
           },
           ...withBody,
           '400': error(
-            'A body that breaks the schema, a DOI that is not one, or a target URL refused (TARGET_REFUSED)',
+            'A body that breaks the schema, a DOI that is not one, a target URL refused (TARGET_REFUSED: its scheme, or its name or address private or loopback), or one subscription more than an integrator may hold (TOO_MANY_SUBSCRIPTIONS)',
           ),
         },
         { requestBody: body('SubscriptionRequest') },
@@ -142,7 +142,11 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
         'replayDeliveries',
         'Sends again every event from an event number on that the subscription watches',
         {
-          '200': { description: 'How many events were queued', content: json('ReplayResponse') },
+          '200': {
+            description:
+              'How many events were queued, and `nextEvent` when the call stopped at its bound (100,000 events looked at): call again from it',
+            content: json('ReplayResponse'),
+          },
           ...withBody,
           '404': notFound,
         },
@@ -170,7 +174,7 @@ export function subscriptionWebhooks(): Record<string, object> {
         summary: 'A watched work’s updates changed (retracted, corrected, withdrawn, reinstated)',
         description:
           'Signed as Standard Webhooks (https://www.standardwebhooks.com): verify with any of its libraries and your secret. ' +
-          'At least once, in change-feed order per subscription: `webhook-id` (msg_<subscription>_<event>) stays the same across retries, so deduplicate by it.',
+          'At least once, in change-feed order per subscription: `webhook-id` (msg_<subscription>_<event>) stays the same across retries, so deduplicate by it; a replay you asked for comes as msg_<subscription>_<event>_r<n>, new ids.',
         parameters: [
           header('webhook-id', 'the event’s id, the same on every retry'),
           header('webhook-timestamp', 'Unix seconds of this attempt'),

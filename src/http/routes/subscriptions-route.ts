@@ -111,7 +111,7 @@ export async function handleSubscriptions(
         DOIS_BODY_BYTES,
       );
       if (req instanceof Response) return req;
-      const made = webhooks.create(who, req);
+      const made = await webhooks.create(who, req);
       return 'code' in made ? faulted(made) : reply({ ...made.view, secret: made.secret }, 201);
     }
     case 'GET one':

@@ -50,7 +50,7 @@ export const ReplayRequest = t.Object(
     fromEvent: t.Integer({
       minimum: 1,
       description:
-        'the event number (from a webhook-id, msg_<subscription>_<event>, or GET .../deliveries) to send again from',
+        'the event number (from a webhook-id, msg_<subscription>_<event>[_r<n>], or GET .../deliveries) to send again from; the replay’s deliveries get ids of their own, msg_<subscription>_<event>_r<n>',
     }),
   },
   { additionalProperties: false },
@@ -93,14 +93,29 @@ export const DeliveriesResponse = t.Object({
       at: When,
       status: t.Integer({ description: 'the receiver’s HTTP status; 0 when none came' }),
       ok: t.Boolean(),
-      error: t.Optional(t.String()),
+      outcome: t.Optional(
+        t.Union(
+          (['delivered', 'http_error', 'timeout', 'connection_failed', 'refused', 'redirect', 'not_kept'] as const).map(
+            (o) => t.Literal(o),
+          ),
+          { description: 'what the attempt came to, a stable code (the deliveries metric’s outcome label)' },
+        ),
+      ),
+      error: t.Optional(t.String({ description: 'why it failed, in words (not stable: match `outcome`)' })),
       ms: t.Integer(),
     }),
     { description: 'the last 100 attempts, newest first' },
   ),
 });
 
-export const ReplayResponse = t.Object({ queued: t.Integer() });
+export const ReplayResponse = t.Object({
+  queued: t.Integer({ description: 'events queued again by this call' }),
+  nextEvent: t.Optional(
+    t.Integer({
+      description: 'present when this call stopped at its bound (100,000 events looked at): call again from it',
+    }),
+  ),
+});
 
 /** What a receiver is POSTed (Standard Webhooks; not a route of ours). */
 export const DeliveryBody = t.Object({

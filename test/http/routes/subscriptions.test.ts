@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startServer } from '../../../src/http/index.ts';
-import { Webhooks } from '../../../src/webhooks/index.ts';
+import { type WebhookOptions, Webhooks } from '../../../src/webhooks/index.ts';
 import { tempDir, waitFor } from '../../support/fixtures.ts';
 import { storePerTest } from '../../support/temp-store.ts';
 import { importCsvRows } from '../../support/update-imports.ts';
@@ -28,7 +28,7 @@ afterEach(async () => {
   dir.remove();
 });
 
-function serve(withWebhooks = true, servedBy?: string): string {
+function serve(withWebhooks = true, servedBy?: string, options: Partial<WebhookOptions> = {}): string {
   hooks = withWebhooks
     ? new Webhooks(s.store.changeFeed, {
         path: dir.path,
@@ -37,10 +37,13 @@ function serve(withWebhooks = true, servedBy?: string): string {
         allowHttp: true,
         allowPrivateTargets: true,
         concurrency: 4,
+        perIntegratorConcurrency: 8,
+        maxSubscriptionsPerIntegrator: 100,
         timeoutMs: 2000,
         retryBaseMs: 5,
         retryMaxMs: 10,
         retryForMs: 86_400_000,
+        ...options,
       })
     : undefined;
   hooks?.start();
@@ -99,7 +102,7 @@ describe('/v2.2/subscriptions', () => {
         return d.body.deliveries.length > 0 && d;
       }, 'the attempt recorded');
       expect(deliveries.body.deliveries).toHaveLength(1);
-      expect(deliveries.body.deliveries[0]).toMatchObject({ event, ok: true, status: 204 });
+      expect(deliveries.body.deliveries[0]).toMatchObject({ event, ok: true, status: 204, outcome: 'delivered' });
       secrets.push(rotated.body.secret);
       expect((await call('POST', `${one}/replay`, { fromEvent: event })).body).toEqual({ queued: 1 });
       await hook.until((r) => r.length === 2, 'the replay');
@@ -145,6 +148,16 @@ describe('/v2.2/subscriptions', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => `10.5555/many.${i}`);
     const made = await call('POST', base, { url: 'http://127.0.0.1/x', dois: many });
     expect([made.status, made.body.watching]).toEqual([201, 10_000]);
+  });
+
+  test('a target named localhost and one subscription over the bound are 400s with stable codes', async () => {
+    const base = serve(true, undefined, { allowPrivateTargets: false, maxSubscriptionsPerIntegrator: 1 });
+    const local = await call('POST', base, { url: 'http://localhost:9/x', watch: 'everything' });
+    expect([local.status, local.body.error]).toEqual([400, 'TARGET_REFUSED']);
+    expect(local.body.message).toContain('a loopback address');
+    expect((await call('POST', base, { url: 'http://93.184.216.34/x', watch: 'everything' })).status).toBe(201);
+    const over = await call('POST', base, { url: 'http://93.184.216.34/y', watch: 'everything' });
+    expect([over.status, over.body.error]).toEqual([400, 'TOO_MANY_SUBSCRIPTIONS']);
   });
 
   test('an integrator sees and changes only its own subscriptions', async () => {
