@@ -166,7 +166,9 @@ test('counted while a sorted pass stands half done (its chunks written, its coun
       .catch((e: Error) => e);
     expect(stopped).toBeInstanceOf(Error);
     await store.close();
-    await asOlderProgramLeftIt(store);
+    // an older program's pass: it kept no access moves, and the counters' stamp may still agree (a rollback after
+    // they were counted); ours: the counters are missing
+    if (!olderPass) await asOlderProgramLeftIt(store);
     if (olderPass) {
       // a pass an older program began keeps no access deltas
       const dbs = openEnvironment(store.path, { mapSizeBytes: MAP });
