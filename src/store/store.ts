@@ -124,7 +124,8 @@ export class Store {
     if (!opts.readOnly) {
       syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
       const counted = syncLiveByAccess(dbs); // the same, for the access counters
-      if (counted) opts.log?.log('info', 'store.access_counted', { env, ...counted });
+      // a new store counts nothing worth a line
+      if (counted && counted.holdings > 0) opts.log?.log('info', 'store.access_counted', { env, ...counted });
       startChangeFeed(dbs, Date.now(), keepMs);
     }
     return new Store(

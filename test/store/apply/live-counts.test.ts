@@ -99,6 +99,13 @@ test('a store without the counters (an older program made it) is counted once by
   expect(readOnly.liveCountsByAccess()).toBeUndefined(); // a read-only open counts nothing
   await readOnly.close();
   const logged: unknown[][] = [];
+  const fresh = Store.open(`${dir.path}/fresh`, 'production', {
+    mapSizeBytes: MAP,
+    log: { log: (...a) => logged.push(a) },
+  });
+  stores.push(fresh);
+  expect(fresh.liveCountsByAccess()).toEqual({});
+  expect(logged).toEqual([]); // a new store: nothing to count, no line
   store = open({ log: { log: (...a) => logged.push(a) } });
   expect(store.liveCountsByAccess()).toEqual(expected!);
   accessCountersHeld(store);
