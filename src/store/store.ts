@@ -122,10 +122,11 @@ export class Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
     if (!opts.readOnly) {
-      syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
-      const counted = syncLiveByAccess(dbs); // the same, for the access counters
+      // the access counters of a store from before them, or written by an older program since (live-counts.ts)
+      const counted = syncLiveByAccess(dbs);
       // a new store counts nothing worth a line
       if (counted && counted.holdings > 0) opts.log?.log('info', 'store.access_counted', { env, ...counted });
+      syncPlatformFiles(dbs); // the same for the platform index; last, its mark is this open's last commit
       startChangeFeed(dbs, Date.now(), keepMs);
     }
     return new Store(
