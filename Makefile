@@ -66,6 +66,7 @@ bench: deps
 	$(BUN) bench/address-limits.ts
 	$(BUN) bench/operations.ts
 	$(BUN) bench/deposit-reports.ts
+	$(BUN) bench/access-count.ts
 
 # Issue 48's figures at scale, in one run (not part of `make bench` nor `make test`): SCALE_MILLIONS million deposit
 # records (default 20; fractions such as 0.5 for a quick run), generated once into .bench/scale-<N>M/; the first load,

@@ -1,14 +1,14 @@
 import type { EnvName } from '../config/index.ts';
 import type { Entitlements } from '../entitlement/index.ts';
 import type { IngestStats } from '../ingest/index.ts';
-import type { ConflictEntry, FileEntry, Store } from '../store/index.ts';
+import { ACCESS_COLUMNS, type AccessCounts, type ConflictEntry, type FileEntry, type Store } from '../store/index.ts';
 import type { SourceStatus } from '../updates/index.ts';
 import { AppliedDays } from './applied-days.ts';
 import { type Failures, FailuresView } from './failures-view.ts';
 
 /**
  * The operator console's figures (docs/operations.md, "Operator console"), read at each view from what the parts
- * already keep: the store's live counters and ledger, the ingestor's counts, the platforms' call figures and
+ * already keep: the store's live counters (per platform, and per platform and access type) and ledger, the ingestor's counts, the platforms' call figures and
  * latency histograms, their breakers, the entitlement index, the followed update sources. No view reads every
  * holding, nor (but once a minute, or when a file was decided) the whole ledger.
  */
@@ -61,7 +61,15 @@ export interface Overview {
   envs: EnvName[];
   version: string;
   now: number;
-  holdings: { total: number; byPlatform: [string, number][] };
+  /**
+   * live holdings per platform, and per platform and access type with their totals (undefined while the store's
+   * access counters are not counted: a store an older program wrote since the daemon started)
+   */
+  holdings: {
+    total: number;
+    byPlatform: [string, number][];
+    byAccess: { byPlatform: Record<string, AccessCounts>; total: AccessCounts } | undefined;
+  };
   days: { day: string; files: number }[];
   latest: FileEntry[];
   failures: Failures;
@@ -125,7 +133,7 @@ export class OperatorConsole {
       envs: this.envNames,
       version: this.sources.version,
       now,
-      holdings: { total: byPlatform.reduce((n, [, c]) => n + c, 0), byPlatform },
+      holdings: { total: byPlatform.reduce((n, [, c]) => n + c, 0), byPlatform, byAccess: byAccessOf(store) },
       days: this.days.get(env)!.days(now),
       latest,
       failures: this.failures.get(env)!.read(now),
@@ -198,4 +206,13 @@ export class OperatorConsole {
     }
     return rows;
   }
+}
+
+/** The store's access counters with their totals over platforms. */
+function byAccessOf(store: Store): { byPlatform: Record<string, AccessCounts>; total: AccessCounts } | undefined {
+  const byPlatform = store.liveCountsByAccess();
+  if (!byPlatform) return undefined;
+  const total = Object.fromEntries(ACCESS_COLUMNS.map((a) => [a, 0])) as AccessCounts;
+  for (const counts of Object.values(byPlatform)) for (const a of ACCESS_COLUMNS) total[a] += counts[a];
+  return { byPlatform, total };
 }

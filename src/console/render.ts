@@ -1,6 +1,6 @@
 import type { EnvName } from '../config/index.ts';
 import { type Html, HttpUrl, html, pageHead } from '../status-page/index.ts';
-import { conflictFault, type FileEntry } from '../store/index.ts';
+import { ACCESS_COLUMNS, type AccessCounts, conflictFault, type FileEntry } from '../store/index.ts';
 import type { FileView, Overview, PlatformRow, SourceRow } from './console.ts';
 import { CONSOLE_STYLE } from './console-style.ts';
 import { dayChart } from './day-chart.ts';
@@ -124,19 +124,24 @@ ${body}
 
 function holdingsSection(v: Overview): Html {
   const rows = v.holdings.byPlatform;
-  const caption = html`Per platform, from the store's counters. Per access type: <code>${v.command} --stats --env ${v.env}</code>`;
+  const byAccess = v.holdings.byAccess;
+  const caption = byAccess
+    ? "Per platform and access type, from the store's counters."
+    : html`Per platform, from the store's counters; per access type once the daemon counts them again at its next start (files an older program applied since), or now: <code>${v.command} --stats --env ${v.env}</code>`;
+  const accessCells = (counts: AccessCounts | undefined) =>
+    byAccess ? ACCESS_COLUMNS.map((a) => numCell(count(counts?.[a] ?? 0))) : [];
   return section(
     'holdings',
     'Live holdings',
     rows.length > 0
       ? table(
           'holdings',
-          ['Platform', num('Holdings')],
-          rows.map(([p, n]) => row([cell(p), numCell(count(n))])),
+          ['Platform', num('Holdings'), ...(byAccess ? ACCESS_COLUMNS.map(num) : [])],
+          rows.map(([p, n]) => row([cell(p), numCell(count(n)), ...accessCells(byAccess?.byPlatform[p])])),
           {
             caption,
             wide: false,
-            foot: html`<tr><th scope="row">All platforms</th>${numCell(count(v.holdings.total))}</tr>`,
+            foot: html`<tr><th scope="row">All platforms</th>${numCell(count(v.holdings.total))}${accessCells(byAccess?.total)}</tr>`,
           },
         )
       : none('No holdings yet.'),

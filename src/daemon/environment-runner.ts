@@ -21,7 +21,7 @@ export class EnvironmentRunner {
     platforms: ReadonlySet<string>,
     log: Logger,
   ) {
-    this.store = Store.open(config.store.dir, env, config.store);
+    this.store = Store.open(config.store.dir, env, { ...config.store, log });
     const reports =
       bucket.kind === 's3' && bucket.reports
         ? new ReportWriter(s3ClientFor(bucket), bucket, this.store, log)

@@ -1,5 +1,5 @@
 export type { ApplyStatus, FileStatus, OvertakenRecords, PreparedFile } from './apply/index.ts';
-export { type AppliedFile, doiKeysOf, storedChanges } from './apply/index.ts';
+export { ACCESS_COLUMNS, type AccessCounts, type AppliedFile, doiKeysOf, storedChanges } from './apply/index.ts';
 export type { ConflictEntry, FileEntry, FileIdentity, FileReport, PlatformFilesPage } from './environment/index.ts';
 export {
   backupRefused,

@@ -1,17 +1,23 @@
 import { basename, join } from 'node:path';
-import { type Fault, FaultError, type FileFaultCode, fault } from '../base/index.ts';
+import { type Fault, FaultError, type FileFaultCode, fault, type Logger } from '../base/index.ts';
 import { ByteWriter } from '../bytes/index.ts';
 import { DEFAULT_INGEST, type EnvName } from '../config/index.ts';
 import type { ApplyStatus, FileStatus, PreparedFile } from './apply/index.ts';
 import {
+  type AccessCounts,
   type AppliedFile,
   type AppliedListener,
   AppliedListeners,
+  accessDelta,
+  addLiveCounts,
   applyFilesRecords,
   conflictsOf,
   type FileInPass,
+  liveCounts,
+  liveCountsByAccess,
   recordConflict,
   recordsInPlace,
+  syncLiveByAccess,
 } from './apply/index.ts';
 import type { SpaceUsage } from './environment/index.ts';
 import {
@@ -111,12 +117,16 @@ export class Store {
   static open(
     dir: string,
     env: EnvName,
-    opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number },
+    opts: { mapSizeBytes: number; readOnly?: boolean; changeFeedKeepMs?: number; log?: Logger },
   ): Store {
     const [path, keepMs] = [join(dir, env), opts.changeFeedKeepMs ?? DEFAULT_KEEP_MS];
     const dbs = openEnvironment(path, opts);
     if (!opts.readOnly) {
-      syncPlatformFiles(dbs); // a store made before the platform index, or written by an older program since
+      // the access counters of a store from before them, or written by an older program since (live-counts.ts)
+      const counted = syncLiveByAccess(dbs);
+      // a new store counts nothing worth a line
+      if (counted && counted.holdings > 0) opts.log?.log('info', 'store.access_counted', { env, ...counted });
+      syncPlatformFiles(dbs); // the same for the platform index; last, its mark is this open's last commit
       startChangeFeed(dbs, Date.now(), keepMs);
     }
     return new Store(
@@ -280,24 +290,29 @@ export class Store {
     // a sorted pass holds the holdings until it ends (its chunks and sequence numbers are its own)
     if (this.dbs.meta.get(META.sortedPass) !== undefined)
       throw new Error(`a sorted pass is applying a backlog to ${this.path}: files apply after it ends`);
+    const seqBefore = (this.dbs.meta.get(META.nextSeq) as number | undefined) ?? 1;
     const placed = files.map((f) => this.placeFile(f, now));
     const pass = placed.filter((p): p is FileInPass => !('status' in p));
     const t0 = performance.now();
     applyFilesRecords(this.dbs.holdings, pass, this.out);
     const ms = performance.now() - t0;
     const records = pass.reduce((n, p) => n + p.records.count, 0);
-    return placed.map((p, i): ApplyStatus => {
+    const statuses = placed.map((p, i): ApplyStatus => {
       if ('status' in p) return p;
       const [f, { fileSeq: seq, counts }] = [files[i]!, p];
       if (this.applied.active) told.push({ seq, platform: f.platform, records: p.records });
-      const live = counts.added - counts.removed;
-      const counter = META.live(f.platform);
-      if (live !== 0) this.dbs.meta.putSync(counter, ((this.dbs.meta.get(counter) as number | undefined) ?? 0) + live);
       const share = records === 0 ? ms / pass.length : (ms * p.records.count) / records;
       const entry = appliedEntry(f, seq, counts, Math.round(share * 10) / 10, now().toISOString());
       putFileEntry(this.dbs, entry);
       return { status: 'applied', entry };
     });
+    const moves = placed.flatMap((p, i) =>
+      'status' in p
+        ? []
+        : [{ platform: files[i]!.platform, live: p.counts.added - p.counts.removed, access: p.access }],
+    );
+    addLiveCounts(this.dbs, moves, seqBefore);
+    return statuses;
   }
 
   /** A file's decision and place in the apply order: its status when it is not applied now, else its records to apply and its sequence number. */
@@ -320,7 +335,7 @@ export class Store {
     fileSeqs.putSync(seq, f.key);
     const { records, overtaken } = inPlace;
     const counts = overtaken > 0 ? { ...emptyCounts(f.parsed), overtaken } : emptyCounts(f.parsed);
-    return { records, time: f.lastModified, fileSeq: seq, counts };
+    return { records, time: f.lastModified, fileSeq: seq, counts, access: accessDelta() };
   }
 
   fileEntry(key: string): FileEntry | undefined {
@@ -434,11 +449,18 @@ export class Store {
     for (const { key, value } of holdingEntries(this.dbs.holdings, filter)) yield { ...splitHoldingKey(key), value };
   }
 
+  /** Live holdings per platform: the store's counters (live-counts.ts), no scan. */
   liveCounts(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const { key, value } of this.dbs.meta.getRange(META.liveRange))
-      out[META.platformOfLive(key as string)] = value as number;
-    return out;
+    return liveCounts(this.dbs);
+  }
+
+  /**
+   * Live holdings per platform and access type: the store's counters, no scan. Undefined when they do not agree
+   * with the holdings yet (a read-only open of a store no writable open of this program has counted, or one an
+   * older program wrote since): the next writable open counts them.
+   */
+  liveCountsByAccess(): Record<string, AccessCounts> | undefined {
+    return liveCountsByAccess(this.dbs);
   }
 
   // --- update information ---

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { CONSOLE_CSP } from '../../src/console/index.ts';
+import { CONSOLE_CSP, renderOverview } from '../../src/console/index.ts';
 import { createConsoleApp, startServer } from '../../src/http/index.ts';
 import { KEY, makeApp } from '../http/http-support.ts';
 import { preparedFile } from '../support/prepared-file.ts';
+import { countedFromHoldings } from '../support/random-deposits.ts';
 import {
   type ConsoleFixture,
   consoleFixture,
@@ -135,15 +136,44 @@ describe('the overview', () => {
     expect(unknown.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
   });
 
-  test('live holdings per platform, from the counters', async () => {
+  test('live holdings per platform and access type, from the counters, as a full count of the holdings gives them', async () => {
     const { text } = await page(admin, '/console');
     const table = section(text, 'holdings');
+    const heads = [...table.matchAll(/<th scope="col"[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+    expect(heads).toEqual(['Platform', 'Holdings', 'paid', 'open', 'free', 'permFree', 'none']);
+    expect(rows(table)).toEqual([
+      ['acme', '3', '2', '1', '0', '0', '0'],
+      ['beta', '1', '0', '0', '1', '0', '0'],
+      ['paid', '1', '1', '0', '0', '0', '0'],
+      ['All platforms', '5', '3', '1', '1', '0', '0'],
+    ]);
+    const counted = countedFromHoldings(f.production);
+    for (const [platform, n, ...byAccess] of rows(table).slice(0, -1)) {
+      const c = counted[platform!]!;
+      expect([n, ...byAccess].map(Number)).toEqual([
+        Object.values(c).reduce((a, b) => a + b),
+        c.paid,
+        c.open,
+        c.free,
+        c.permFree,
+        c.none,
+      ]);
+    }
+    expect(table).not.toContain('--stats');
+  });
+
+  test('while the access counters are not counted (an older program applied files since the start), per platform only, and where to count them', () => {
+    const v = fixtureConsole(f).overview('production')!;
+    const table = section(renderOverview({ ...v, holdings: { ...v.holdings, byAccess: undefined } }), 'holdings');
     expect(rows(table)).toEqual([
       ['acme', '3'],
       ['beta', '1'],
       ['paid', '1'],
       ['All platforms', '5'],
     ]);
+    expect(textOf(table)).toContain(
+      '<code>doi-holdings --config /etc/doi-holdings/doi-holdings.toml --stats --env production</code>',
+    );
   });
 
   test('files applied per day: 30 bars, each titled with its day and count, today last', async () => {
@@ -293,5 +323,5 @@ test('a file applied after a view is counted at the next, from the files applied
   const after = await page(admin, '/console/staging');
   expect(today(after.text)).toBe('2');
   expect(rows(section(after.text, 'latest'))[0]?.[0]).toBe(file.key);
-  expect(rows(section(after.text, 'holdings'))).toContainEqual(['beta', '1']);
+  expect(rows(section(after.text, 'holdings'))).toContainEqual(['beta', '1', '0', '0', '1', '0', '0']);
 });

@@ -32,8 +32,8 @@ afterEach(async () => {
 
 const feedUrl = () => `http://127.0.0.1:${feeds.port}/rw.csv`;
 
-/** A test config with `server` lines added and a Retraction Watch URL followed. */
-function config(serverLines: string): string {
+/** A test config with `server` lines added and a Retraction Watch URL followed; `notGzip`: a file to quarantine too. */
+function config(serverLines: string, notGzip = false): string {
   const cfg = writeConfig(
     dir.path,
     `\n[updates]\nurls = [{ url = "${feedUrl()}", format = "retraction-watch-csv", everyMinutes = 60 }]\n`,
@@ -44,6 +44,7 @@ function config(serverLines: string): string {
   );
   writeFileSync(cfg.path, text);
   writeDeposit(cfg.bucket, 'acme', [{ doi: '10.5555/console-1', accessType: 'open' }]);
+  if (notGzip) writeDeposit(cfg.bucket, 'acme', [], { bytes: Buffer.from('not gzip') });
   return cfg.path;
 }
 
@@ -60,7 +61,8 @@ async function started(path: string, env: Record<string, string> = {}): Promise<
 }
 
 test("adminListen: the console on the operator's listener, with the daemon's update sources; not on the public one", async () => {
-  const d = await started(config('adminListen = "127.0.0.1:0"'));
+  const d = await started(config('adminListen = "127.0.0.1:0"', true));
+  await waitFor(() => logged.some((l) => l.event === 'file.quarantined'), 'the file that is not gzip quarantined');
   expect(d.adminUrl).toBeDefined();
   expect(d.adminUrl).not.toBe(d.url);
   expect(logged.find((l) => l.event === 'daemon.console_listening')).toMatchObject({
@@ -71,15 +73,28 @@ test("adminListen: the console on the operator's listener, with the daemon's upd
   expect(r.status).toBe(200);
   const text = await r.text();
   expect(text).toContain('doi-holdings test-version');
-  expect(text).toMatch(/<td>acme<\/td><td class="n">1<\/td>/);
+  // holdings, then per access type: paid, open, free, permFree, none
+  expect(text).toContain(
+    '<td>acme</td><td class="n">1</td><td class="n">0</td><td class="n">1</td><td class="n">0</td><td class="n">0</td><td class="n">0</td>',
+  );
   const sources = text.slice(text.indexOf('<h2 id="sources">'), text.indexOf('<h2 id="platforms">'));
   expect(sources).toContain(`<code>${feedUrl()}</code>`);
   expect(sources).toContain('<span class="good">ok</span>');
   // rows of its last import, and a next run an hour after the first
   expect(sources).toMatch(/<td class="n">3,000<\/td><td><time datetime="[^"]+">/);
-  expect(text).toContain(`--config ${d.config.source}`);
+  expect(text).toContain(`--config ${d.config.source} --retry acme/`); // the quarantined file's retry command
   for (const path of ['/console', '/console/production']) expect((await fetch(`${d.url}${path}`)).status).toBe(404);
   expect((await fetch(`${d.adminUrl}/metrics`)).status).toBe(404);
+  // the same counters in /metrics: doi_holdings_live as it was, the access types in a family of their own
+  const metrics = (await (await fetch(`${d.url}/metrics`)).text()).split('\n');
+  expect(metrics.filter((l) => l.startsWith('doi_holdings_live{'))).toEqual([
+    'doi_holdings_live{env="production",platform="acme"} 1',
+  ]);
+  expect(metrics.filter((l) => l.startsWith('doi_holdings_live_by_access{'))).toEqual(
+    ['paid', 'open', 'free', 'permFree', 'none'].map(
+      (a) => `doi_holdings_live_by_access{env="production",platform="acme",access="${a}"} ${a === 'open' ? 1 : 0}`,
+    ),
+  );
 });
 
 test('adminKeyEnv without adminListen: the console on the public listener, to requests with the key only', async () => {

@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { Store } from '../../src/store/index.ts';
 import { seeded, tempDir } from '../support/fixtures.ts';
-import { outcomes, randomFiles, stateOf, toldOf } from '../support/random-deposits.ts';
+import { accessCountersHeld, outcomes, randomFiles, stateOf, toldOf } from '../support/random-deposits.ts';
 
 /**
  * A backlog applies in one pass (docs/design.md, "A backlog in one pass"): several files in one transaction, their
  * records merged and written in key order. What it leaves must be what applying the files one at a time leaves:
- * every holding with its history, every ledger entry and count, the live counters and what listeners are told.
+ * every holding with its history, every ledger entry and count, the live counters (per access type too) and what
+ * listeners are told.
  */
 
 let dir: ReturnType<typeof tempDir>;
@@ -38,6 +39,7 @@ test('files applied in one pass leave what applying them one at a time leaves', 
     for (let i = 0; i < files.length; ) {
       const n = 1 + Math.floor(rand() * 15);
       b.push(...outcomes(onePass.applyFilesSync(files.slice(i, i + n))));
+      accessCountersHeld(onePass); // the counters a pass moved, held to a full count after every pass
       i += n;
     }
     expect(b).toEqual(a);

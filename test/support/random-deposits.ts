@@ -1,3 +1,4 @@
+import { expect } from 'bun:test';
 import type { ApplyStatus, FileStatus, PreparedFile, Store } from '../../src/store/index.ts';
 import { seeded } from './fixtures.ts';
 import { preparedFile } from './prepared-file.ts';
@@ -51,7 +52,42 @@ export function stateOf(store: Store) {
     recordedAt: undefined,
     timings: { ...e.timings, applyMs: undefined },
   }));
-  return { holdings: [...store.holdingHistories()], ledger, live: store.liveCounts(), seq: store.appliedSeq().seq };
+  return {
+    holdings: [...store.holdingHistories()],
+    ledger,
+    live: store.liveCounts(),
+    byAccess: store.liveCountsByAccess(),
+    seq: store.appliedSeq().seq,
+  };
+}
+
+/**
+ * The general path the store's access counters are held to: every live holding read and counted by platform and
+ * access type. Platforms whose counters read 0 (every holding removed) count as none.
+ */
+export function countedFromHoldings(store: Store): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const h of store.liveHoldings()) {
+    const byAccess = (out[h.platform] ??= { paid: 0, open: 0, free: 0, permFree: 0, none: 0 });
+    byAccess[h.state.accessType ?? 'none']!++;
+  }
+  return out;
+}
+
+/** The store's access counters, as the full count gives them; and per platform, their sum is the live counter. */
+export function accessCountersHeld(store: Store): void {
+  const counters = store.liveCountsByAccess();
+  if (!counters) throw new Error('the access counters do not agree with the holdings (liveCountsByAccess: undefined)');
+  const nonZero: Record<string, Record<string, number>> = Object.fromEntries(
+    Object.entries(counters).filter(([, c]) => Object.values(c).some((n) => n !== 0)),
+  );
+  expect(nonZero).toEqual(countedFromHoldings(store));
+  const sums = Object.fromEntries(
+    Object.entries(counters).map(([p, c]) => [p, Object.values(c).reduce((a, b) => a + b)]),
+  );
+  const live = store.liveCounts();
+  for (const p of new Set([...Object.keys(sums), ...Object.keys(live)]))
+    expect([p, sums[p] ?? 0]).toEqual([p, live[p] ?? 0]);
 }
 
 /** What an applied-files listener is told: per file, its sequence number, platform and records. */

@@ -21,6 +21,21 @@ export function registerStoreMetrics(registry: Registry, sources: readonly Metri
       ),
     ),
   );
+  // a family of its own: an `access` label on doi_holdings_live would change that family's series
+  family(
+    'doi_holdings_live_by_access',
+    'gauge',
+    'Live holdings per environment, platform and access type (none: deposited without one).',
+    ['env', 'platform', 'access'],
+    () =>
+      sources.flatMap(({ env, store }) =>
+        Object.entries(store.liveCountsByAccess() ?? {}).flatMap(([platform, byAccess]) =>
+          Object.entries(byAccess).map(
+            ([access, n]) => [{ env, platform, access }, n] as [Record<string, string>, number],
+          ),
+        ),
+      ),
+  );
   family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', ['env'], () =>
     sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]),
   );

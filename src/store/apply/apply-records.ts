@@ -11,12 +11,16 @@ import {
 } from '../holdings/index.ts';
 import { KeyMerge } from './key-merge.ts';
 
-/** One file's records as they apply: its LastModified and apply sequence number stamp its events; its counts. */
+/**
+ * One file's records as they apply: its LastModified and apply sequence number stamp its events; its counts, and
+ * beside them (the ledger's FileCounts keep their shape) the live holdings it moved per access code (live-counts.ts).
+ */
 export interface FileInPass {
   records: EncodedRecords;
   time: number;
   fileSeq: number;
   counts: FileCounts;
+  access: Int32Array;
 }
 
 /**
@@ -65,18 +69,19 @@ function applyRecord(
  * What one record makes of a holding's value `old` (bytes [0, oldEnd); undefined: no value yet): true with the
  * new value in `out`, or false when nothing is to be written. A record equal to the stored state writes nothing;
  * a removal leaves a tombstone with the history; every change appends an event stamped with the file's
- * LastModified (never the wall clock) and apply sequence number. Counts the record in the file's counts. The
- * records come encoded (encoded-records.ts), so this only reads, compares and writes; the value layout is
+ * LastModified (never the wall clock) and apply sequence number. Counts the record in the file's counts, and the
+ * live holdings it moves in `access` (by access code: a state's first byte, holding-codec.ts). The records come
+ * encoded (encoded-records.ts), so this only reads, compares and writes; the value layout is
  * holding-codec's. The one rule of a record, for passes (above) and sorted passes (sorted-pass/) alike.
  */
 export function nextValue(
   old: Uint8Array | undefined,
   oldEnd: number,
   rec: RecordView,
-  f: { time: number; fileSeq: number; counts: RecordCounts },
+  f: { time: number; fileSeq: number; counts: RecordCounts; access: Int32Array },
   out: ByteWriter,
 ): boolean {
-  const { counts, time, fileSeq } = f;
+  const { counts, time, fileSeq, access } = f;
   const layout = old ? layoutOf(old) : undefined;
   if (!rec.upsert) {
     if (!old || !layout!.live) {
@@ -85,6 +90,7 @@ export function nextValue(
     }
     writeTombstone(out, old, layout!, oldEnd, time, fileSeq);
     counts.removed++;
+    access[old[layout!.stateStart]!]!--;
     return true;
   }
   let kind: 'added' | 'updated' | 're-added';
@@ -95,7 +101,10 @@ export function nextValue(
     return false;
   } else kind = 'updated';
   writeLive(out, rec.bytes, rec.stateStart, rec.stateLen, time, old, layout, oldEnd, kind, fileSeq, rec.key);
-  if (kind === 'updated') counts.updated++;
-  else counts.added++;
+  if (kind === 'updated') {
+    counts.updated++;
+    access[old![layout!.stateStart]!]!--; // and counted again under its new code, the same one or not
+  } else counts.added++;
+  access[rec.bytes[rec.stateStart]!]!++;
   return true;
 }

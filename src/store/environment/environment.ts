@@ -40,6 +40,12 @@ export const META = {
   /** the range of every `live` key, and the platform of one */
   liveRange: { start: 'live:', end: 'live;' },
   platformOfLive: (key: string) => key.slice('live:'.length),
+  /** live holdings of one platform per access code, an array indexed by ACCESS_CODES (apply/live-counts.ts) */
+  liveByAccess: (platform: string) => `liveByAccess:${platform}`,
+  liveByAccessRange: { start: 'liveByAccess:', end: 'liveByAccess;' },
+  platformOfLiveByAccess: (key: string) => key.slice('liveByAccess:'.length),
+  /** the `nextSeq` the `liveByAccess` counters agree with; another (an older program applied files) or none: counted again */
+  liveByAccessAt: 'liveByAccessAt',
   /** a sorted pass that began and has not ended (sorted-pass/apply-pass.ts, PassRecord), and its files (PassFile[]) */
   sortedPass: 'sortedPass',
   sortedPassFiles: 'sortedPassFiles',

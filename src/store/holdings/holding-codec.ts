@@ -232,6 +232,14 @@ export function layoutOf(value: Uint8Array): ValueLayout {
   return { live: isLive(value), stateStart, stateEnd, eventsStart: stateEnd + 6 };
 }
 
+/** A stored value's access code, or -1 for a tombstone: read in place, nothing made (the access counters' count). */
+export function liveAccessCode(value: Uint8Array): number {
+  if (!isLive(value)) return -1;
+  let at = 1;
+  while (value[at]! & 0x80) at++; // the state's varint length, then the state: its access code first
+  return value[at + 1]!;
+}
+
 /** The access code of a stored value's state (0 for a tombstone or no access type). */
 function accessCodeOfValue(value: Uint8Array, layout: ValueLayout): number {
   return layout.live ? value[layout.stateStart]! : 0;

@@ -1,5 +1,6 @@
 export { doiKeysOfRecords, type EncodedRecords, encodeRecords, RecordCursor } from './encoded-records.ts';
 export {
+  ACCESS_CODES,
   changedParts,
   decodeHolding,
   decodeLive,
@@ -12,6 +13,7 @@ export {
   isLive,
   type LiveHolding,
   layoutOf,
+  liveAccessCode,
   sameState,
   writeLive,
   writeTombstone,

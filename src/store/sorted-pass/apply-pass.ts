@@ -3,9 +3,18 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ByteWriter } from '../../bytes/index.ts';
 import type { FileStatus } from '../apply/index.ts';
-import { KeyMerge, nextValue, noteApplied, type RecordCounts } from '../apply/index.ts';
+import {
+  accessDelta,
+  addLiveCounts,
+  KeyMerge,
+  type LiveMove,
+  nextValue,
+  noteApplied,
+  type RecordCounts,
+} from '../apply/index.ts';
 import type { FileEntry } from '../environment/index.ts';
 import { META, putFileEntry, type StoreDbs, writeTransaction } from '../environment/index.ts';
+import { ACCESS_CODES } from '../holdings/index.ts';
 import { joinsPass, type PassFile, type SortedPassBuilder } from './pass-files.ts';
 import { ChunkCursor, RunCursor, writeRunRecord } from './run-file.ts';
 
@@ -16,6 +25,8 @@ const running = new Set<string>();
 
 /** the counts a pass keeps per file, in this order, as it goes */
 const COUNTED = ['added', 'updated', 'removed', 'unchanged', 'noopRemovals'] as const;
+/** and beside them, its live holdings moved per access code */
+const ACCESS_CODE_COUNT = ACCESS_CODES.length;
 
 /** META.sortedPass: a sorted pass that began and has not ended. Its files are in META.sortedPassFiles. */
 export interface PassRecord {
@@ -35,6 +46,11 @@ export interface PassRecord {
   done?: Uint8Array;
   /** COUNTED per file, in file order */
   counts: number[];
+  /**
+   * the live holdings moved per access code (ACCESS_CODES.length per file, in file order): kept beside `counts`,
+   * whose names are the ledger's. None in a pass an older program began (apply-pass takes it as zeros so far)
+   */
+  access?: number[];
   /** ms spent applying so far (the files' applyMs are their shares of it) */
   ms: number;
 }
@@ -101,6 +117,7 @@ export async function beginPass(dbs: StoreDbs, b: SortedPassBuilder): Promise<Pa
       records: b.records,
       applied: 0,
       counts: new Array(b.files.length * COUNTED.length).fill(0),
+      access: new Array(b.files.length * ACCESS_CODE_COUNT).fill(0),
       ms: 0,
     };
     dbs.meta.putSync(META.sortedPassFiles, b.files);
@@ -122,11 +139,15 @@ export async function adoptPass(dbs: StoreDbs): Promise<PassRecord | undefined> 
   });
 }
 
-/** In a chunk's or the end's transaction: the pass is still this process's, as far as this process took it. */
-function stillHeld(dbs: StoreDbs, record: PassRecord): void {
+/**
+ * In a chunk's or the end's transaction: the pass is still this process's, as far as this process took it. Its
+ * access deltas so far as stored (a writable open that counted the access counters meanwhile set them: live-counts.ts).
+ */
+function stillHeld(dbs: StoreDbs, record: PassRecord): number[] {
   const p = dbs.meta.get(META.sortedPass) as PassRecord | undefined;
   if (p?.id !== record.id || p.holder !== THIS_PROCESS || p.applied !== record.applied)
     throw new Error(`sorted pass ${record.id}: another process took it over (${p?.holder ?? 'ended'}); this one stops`);
+  return p.access ?? new Array((p.counts.length / COUNTED.length) * ACCESS_CODE_COUNT).fill(0);
 }
 
 /**
@@ -192,9 +213,9 @@ function varintBytes(v: number): number {
 
 /** One chunk, in the caller's transaction: its keys written, the pass's progress with them. Returns the progress. */
 function applyChunk(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[], chunk: ByteWriter): PassRecord {
-  stillHeld(dbs, record);
+  const access = stillHeld(dbs, record);
   const { holdings } = dbs;
-  const counts = new Map<number, RecordCounts>();
+  const counts = new Map<number, FileTally>();
   const out = new ByteWriter();
   const c = new ChunkCursor(chunk.buf, chunk.pos);
   const put = { append: record.append };
@@ -206,8 +227,7 @@ function applyChunk(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[
     let oldEnd = old ? (holdings as unknown as { lastSize: number }).lastSize : 0;
     let changed = false;
     for (;;) {
-      const fileCounts = counts.get(c.file) ?? countsOf(counts, c.file);
-      const f = { time: files[c.file]!.entry.lastModified, fileSeq: record.firstSeq + c.file, counts: fileCounts };
+      const f = counts.get(c.file) ?? tallyOf(counts, c.file, files[c.file]!, record.firstSeq);
       if (nextValue(old, oldEnd, c, f, out)) changed = true;
       applied++;
       has = c.next();
@@ -226,21 +246,34 @@ function applyChunk(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[
     applied: record.applied + applied,
     done: Buffer.from(last),
     counts: [...record.counts],
+    access: [...access],
   };
-  for (const [file, k] of counts) COUNTED.forEach((name, j) => (next.counts[file * COUNTED.length + j]! += k[name]));
+  for (const [file, k] of counts) {
+    COUNTED.forEach((name, j) => (next.counts[file * COUNTED.length + j]! += k.counts[name]));
+    k.access.forEach((n, c) => (next.access![file * ACCESS_CODE_COUNT + c]! += n));
+  }
   dbs.meta.putSync(META.sortedPass, next);
   return next;
 }
 
-function countsOf(counts: Map<number, RecordCounts>, file: number): RecordCounts {
-  const k = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0 };
-  counts.set(file, k);
-  return k;
+/** One file's part of a chunk, as nextValue takes it: its events' stamps, its counts and access deltas. */
+interface FileTally {
+  time: number;
+  fileSeq: number;
+  counts: RecordCounts;
+  access: Int32Array;
+}
+
+function tallyOf(tallies: Map<number, FileTally>, file: number, f: PassFile, firstSeq: number): FileTally {
+  const counts = { added: 0, updated: 0, removed: 0, unchanged: 0, noopRemovals: 0 };
+  const t = { time: f.entry.lastModified, fileSeq: firstSeq + file, counts, access: accessDelta() };
+  tallies.set(file, t);
+  return t;
 }
 
 /** The pass's last transaction: each file's sequence number, ledger entry and live counts, as applying them one by one leaves them. */
 function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]): FileStatus[] {
-  stillHeld(dbs, record);
+  const access = stillHeld(dbs, record);
   const { meta } = dbs;
   const next = (meta.get(META.nextSeq) as number | undefined) ?? 1;
   if (next !== record.firstSeq)
@@ -248,7 +281,7 @@ function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]):
       `sorted pass ${record.id}: files were applied beside it (apply sequence ${next}, the pass began at ${record.firstSeq})`,
     );
   const recordedAt = new Date().toISOString();
-  const live = new Map<string, number>();
+  const moves: LiveMove[] = [];
   const statuses = files.map((f, i): FileStatus => {
     const seq = record.firstSeq + i;
     const counts = { ...f.entry.counts! };
@@ -264,14 +297,12 @@ function endPass(dbs: StoreDbs, record: PassRecord, files: readonly PassFile[]):
     dbs.fileSeqs.putSync(seq, entry.key);
     noteApplied(dbs, { platform: entry.platform!, key: entry.key, lastModified: entry.lastModified });
     putFileEntry(dbs, entry);
-    live.set(entry.platform!, (live.get(entry.platform!) ?? 0) + counts.added - counts.removed);
+    const fileAccess = access.slice(i * ACCESS_CODE_COUNT, (i + 1) * ACCESS_CODE_COUNT);
+    moves.push({ platform: entry.platform!, live: counts.added - counts.removed, access: fileAccess });
     return { status: 'applied', entry };
   });
-  for (const [platform, n] of live) {
-    const counter = META.live(platform);
-    if (n !== 0) meta.putSync(counter, ((meta.get(counter) as number | undefined) ?? 0) + n);
-  }
   meta.putSync(META.nextSeq, record.firstSeq + files.length);
+  addLiveCounts(dbs, moves, record.firstSeq);
   meta.removeSync(META.sortedPass);
   meta.removeSync(META.sortedPassFiles);
   return statuses;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PreparedFile, Store } from '../../../src/store/index.ts';
 import { seeded, tempDir } from '../../support/fixtures.ts';
-import { outcomes, randomFiles, stateOf } from '../../support/random-deposits.ts';
+import { accessCountersHeld, outcomes, randomFiles, stateOf } from '../../support/random-deposits.ts';
 
 /**
  * A backlog applied as one sorted pass (docs/design.md, "A backlog in one sorted pass"): the files' records merged
@@ -58,6 +58,7 @@ test('a sorted pass over an empty store leaves what applying the files one at a 
     const statuses = await store.applySortedPass(builder, { chunkRecords: 1 + seed * 13 });
     expect(outcomes(statuses!)).toEqual(alone.statuses);
     expect(stateOf(store)).toEqual(stateOf(alone.store));
+    accessCountersHeld(store);
     expect(store.standingPass()).toBe('none');
     expect(readdirSync(join(store.path, 'sorted-pass'))).toEqual([]); // the runs are gone
     const events = stateOf(store).holdings.flatMap((h) => h.events.map((e) => e.kind));
@@ -81,6 +82,7 @@ test('over a populated store: keys read and written in order; applied files, a c
   got.push(...outcomes((await store.applySortedPass(builder, { chunkRecords: 17 }))!));
   expect(got).toEqual(expected);
   expect(stateOf(store)).toEqual(stateOf(alone));
+  accessCountersHeld(store);
 });
 
 test('while a pass stands, files do not apply beside it; a pass whose file another writer decided meanwhile does not begin', async () => {
@@ -133,6 +135,7 @@ test('a pass stopped after a chunk (a daemon closing) is resumed from it by the 
   const statuses = await store.resumeSortedPass({ chunkRecords: 20 });
   expect(outcomes(statuses)).toEqual(alone.statuses);
   expect(stateOf(store)).toEqual(stateOf(alone.store));
+  accessCountersHeld(store);
   expect(store.standingPass()).toBe('none');
 });
 
@@ -150,6 +153,7 @@ test('a process killed (SIGKILL) in the middle of a sorted pass: the next writer
   const statuses = await store.resumeSortedPass({ chunkRecords: 25 });
   expect(outcomes(statuses)).toEqual(alone.statuses);
   expect(stateOf(store)).toEqual(stateOf(alone.store));
+  accessCountersHeld(store);
 });
 
 test('runs left by a process that died before its pass began are removed by the next pass; a live process spilling keeps its own', async () => {
