@@ -14,6 +14,7 @@ import {
   registerLimitMetrics,
   registerStoreMetrics,
   registerWebhookMetrics,
+  scrape,
 } from './metrics/index.ts';
 import { openApiDocument } from './openapi/index.ts';
 import {
@@ -328,7 +329,7 @@ export function createApp(deps: HttpDeps) {
     .get(
       '/metrics',
       served('GET', '/metrics', async () => {
-        const text = await registry.metrics();
+        const text = await scrape(registry);
         return new Response(text, { headers: { 'content-type': registry.contentType } });
       }),
     );

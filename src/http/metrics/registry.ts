@@ -27,6 +27,28 @@ export function processRegistry(): Registry {
   return registry;
 }
 
+/** which scrape is under way: `scrape` counts them, and oncePerScrape's values belong to one */
+let scrapeNumber = 0;
+
+/** The text of /metrics: every family read now. Values read through oncePerScrape are read anew for it. */
+export function scrape(registry: Registry): Promise<string> {
+  scrapeNumber++;
+  return registry.metrics();
+}
+
+/**
+ * `read` made once per scrape, however many families ask. Families read from one value agree with each other (the
+ * change feed's commit and lineage), and a costly read (each subscription's pending events) is paid once, not
+ * once a family.
+ */
+export function oncePerScrape<T>(read: () => T): () => T {
+  let value: { v: T; scrape: number } | undefined;
+  return () => {
+    if (value?.scrape !== scrapeNumber) value = { v: read(), scrape: scrapeNumber };
+    return value.v;
+  };
+}
+
 /** What a family's `read` is given at each scrape: `put` sets a gauge's sample, or adds to a counter's from 0. */
 type ScrapeRead<L extends string> = (put: (labels: Labels<L>, value: number) => void) => void;
 

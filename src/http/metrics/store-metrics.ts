@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { EnvName } from '../../config/index.ts';
 import type { IngestStats } from '../../ingest/index.ts';
 import type { Store } from '../../store/index.ts';
-import { familyOf } from './registry.ts';
+import { familyOf, oncePerScrape } from './registry.ts';
 
 /** Prometheus text exposition (format 0.0.4) of the stores and the ingestors, read from them at each scrape. */
 
@@ -39,7 +39,8 @@ export function registerStoreMetrics(registry: Registry, sources: readonly Metri
   family('doi_holdings_works_with_updates', 'gauge', 'Works with at least one update.', ['env'], () =>
     sources.map(({ env, store }) => [{ env }, store.updatesIndex.size]),
   );
-  const heads = () => sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() }));
+  // read once a scrape: the three families below describe one and the same head
+  const heads = oncePerScrape(() => sources.map(({ env, store }) => ({ env, head: store.changeFeed.head() })));
   // replicas whose commit count and lineage agree hand out interchangeable cursors (docs/design.md, "Change feed").
   // The lineage is a value, not a label: a label that changes per commit would make a new time series per commit.
   family('doi_holdings_change_feed_commit', 'gauge', 'Commits that changed the change feed.', ['env'], () =>

@@ -1,9 +1,11 @@
 import type { Registry } from 'prom-client';
 import type { Webhooks } from '../../webhooks/index.ts';
-import { counter, gauge } from './registry.ts';
+import { counter, gauge, oncePerScrape } from './registry.ts';
 
 /** Push alerts' figures (docs/operations.md, "Push alerts"), read at each scrape on the delivering replica. */
 export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): void {
+  // each subscription's pending events are counted once a scrape, for the four families that show them
+  const figures = oncePerScrape(() => webhooks.figures());
   counter(
     registry,
     'doi_holdings_webhook_deliveries_total',
@@ -19,7 +21,7 @@ export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): 
     'How long the oldest event a subscription still has to be sent has waited since it was taken from the change feed (0: none waits).',
     ['subscription', 'integrator'],
     (set) => {
-      for (const f of webhooks.figures()) set({ subscription: f.id, integrator: f.integrator }, f.lagSeconds);
+      for (const f of figures()) set({ subscription: f.id, integrator: f.integrator }, f.lagSeconds);
     },
   );
   gauge(
@@ -28,7 +30,7 @@ export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): 
     'Events a subscription still has to be sent.',
     ['subscription', 'integrator'],
     (set) => {
-      for (const f of webhooks.figures()) set({ subscription: f.id, integrator: f.integrator }, f.pending);
+      for (const f of figures()) set({ subscription: f.id, integrator: f.integrator }, f.pending);
     },
   );
   gauge(
@@ -37,10 +39,10 @@ export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): 
     'Subscriptions, by whether they are paused (by their owner, or by a delivery failing for the whole retry period).',
     ['paused'],
     (set) => {
-      const figures = webhooks.figures();
-      const paused = figures.filter((f) => f.paused).length;
+      const all = figures();
+      const paused = all.filter((f) => f.paused).length;
       set({ paused: 'true' }, paused);
-      set({ paused: 'false' }, figures.length - paused);
+      set({ paused: 'false' }, all.length - paused);
     },
   );
   // per subscription, so that the lag alert leaves out the paused ones (their lag is known and said)
@@ -50,7 +52,7 @@ export function registerWebhookMetrics(registry: Registry, webhooks: Webhooks): 
     'Whether a subscription is paused (1), by its owner or by a delivery failing for the whole retry period.',
     ['subscription', 'integrator'],
     (set) => {
-      for (const f of webhooks.figures()) set({ subscription: f.id, integrator: f.integrator }, f.paused ? 1 : 0);
+      for (const f of figures()) set({ subscription: f.id, integrator: f.integrator }, f.paused ? 1 : 0);
     },
   );
   gauge(registry, 'doi_holdings_webhook_deliveries_in_flight', 'Deliveries under way now.', [], (set) =>
