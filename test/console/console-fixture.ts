@@ -1,7 +1,8 @@
-import { DEFAULT_ENTITLEMENTS, type PlatformSettings } from '../../src/config/index.ts';
+import { DEFAULT_ENTITLEMENTS } from '../../src/config/index.ts';
 import { OperatorConsole } from '../../src/console/index.ts';
 import { Entitlements } from '../../src/entitlement/index.ts';
 import { type FileEntry, Store } from '../../src/store/index.ts';
+import { platformSettings } from '../http/http-support.ts';
 import { tempDir } from '../support/fixtures.ts';
 import { PlatformServer } from '../support/platform-server.ts';
 import { preparedFile } from '../support/prepared-file.ts';
@@ -35,16 +36,7 @@ export interface ConsoleFixture {
   close(): Promise<void>;
 }
 
-function settings(name: string, over: Partial<PlatformSettings> = {}): PlatformSettings {
-  return {
-    name,
-    entitlementTimeoutMs: 1000,
-    entitlementConcurrency: 8,
-    entitlementBatch: 20,
-    entitlementCacheSeconds: 0,
-    ...over,
-  };
-}
+const settings = platformSettings;
 
 export async function consoleFixture(): Promise<ConsoleFixture> {
   const dir = tempDir('doi-holdings-console-');

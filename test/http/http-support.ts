@@ -41,13 +41,19 @@ export async function importCrossref(stores: readonly Store[], json: unknown): P
  * test stores' platforms must be configured, or their holdings answer as absent.
  */
 export function platformsWithoutApi(...names: string[]): PlatformSettings[] {
-  return names.map((name) => ({
+  return names.map((name) => platformSettings(name));
+}
+
+/** A platform's settings as the tests use them (1 s time-out, 8 calls, batches of 20, no cache), changed by `over`. */
+export function platformSettings(name: string, over: Partial<PlatformSettings> = {}): PlatformSettings {
+  return {
     name,
     entitlementTimeoutMs: 1000,
     entitlementConcurrency: 8,
     entitlementBatch: 20,
     entitlementCacheSeconds: 0,
-  }));
+    ...over,
+  };
 }
 
 /** Entitlements of the test stores' platforms, `acme` and `beta`, neither with an Entitlement API. */

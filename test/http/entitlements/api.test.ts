@@ -7,7 +7,7 @@ import { Store } from '../../../src/store/index.ts';
 import { tempDir, waitFor } from '../../support/fixtures.ts';
 import { PlatformServer, refusedUrl, resettingServer } from '../../support/platform-server.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
-import { errorOf, importSample, KEY, KEY_NO_UPDATES, makeApp, post } from '../http-support.ts';
+import { errorOf, importSample, KEY, KEY_NO_UPDATES, makeApp, platformSettings, post } from '../http-support.ts';
 
 const SECRET = 'a-shared-secret-of-the-platform-0123456789';
 const ORG = { ipv4: '192.0.2.10' };
@@ -22,16 +22,7 @@ let platform: PlatformServer;
 let second: PlatformServer;
 let clock: number;
 
-function settings(name: string, over: Partial<PlatformSettings> = {}): PlatformSettings {
-  return {
-    name,
-    entitlementTimeoutMs: 1000,
-    entitlementConcurrency: 8,
-    entitlementBatch: 20,
-    entitlementCacheSeconds: 0,
-    ...over,
-  };
-}
+const settings = platformSettings;
 
 /** The platforms: `paid` and `second` have Entitlement APIs (the loopback servers), the others none. */
 function platforms(over: Record<string, Partial<PlatformSettings>> = {}): PlatformSettings[] {
