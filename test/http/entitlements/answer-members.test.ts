@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DEFAULT_ENTITLEMENTS, type PlatformSettings } from '../../../src/config/index.ts';
 import { Entitlements, EntitlementsResponse } from '../../../src/entitlement/index.ts';
 import type { App } from '../../../src/http/index.ts';
-import { Store } from '../../../src/store/index.ts';
-import { tempDir } from '../../support/fixtures.ts';
+import type { Store } from '../../../src/store/index.ts';
 import { PlatformServer } from '../../support/platform-server.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
+import { storePerTest } from '../../support/temp-store.ts';
 import { KEY_NO_UPDATES, makeApp, post } from '../http-support.ts';
 
 /**
@@ -30,8 +30,9 @@ const LICENSES = [
   { type: 'publisher-tdm', url: 'https://alpha.example/tdm', startDate: '2024-02-29' },
 ];
 
-let dir: ReturnType<typeof tempDir>;
+/** this test's store (storePerTest opens and removes it) */
 let store: Store;
+const temp = storePerTest();
 let alpha: PlatformServer;
 
 function platforms(cacheSeconds = 0): PlatformSettings[] {
@@ -71,8 +72,7 @@ afterAll(async () => {
   await alpha.stop();
 });
 beforeEach(() => {
-  dir = tempDir();
-  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+  store = temp.store;
   alpha.calls.length = 0;
   alpha.mode = { kind: 'answer', entitled: () => 'yes' };
   store.applyFilesSync([
@@ -84,10 +84,6 @@ beforeEach(() => {
       { platform: 'alpha' },
     ),
   ]);
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
 });
 
 describe("a platform's av and licenses", () => {

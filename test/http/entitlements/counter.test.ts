@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DEFAULT_ENTITLEMENTS, type PlatformSettings } from '../../../src/config/index.ts';
 import { Entitlements, EntitlementsResponse } from '../../../src/entitlement/index.ts';
 import type { App } from '../../../src/http/index.ts';
-import { Store } from '../../../src/store/index.ts';
-import { tempDir } from '../../support/fixtures.ts';
+import type { Store } from '../../../src/store/index.ts';
 import { PlatformServer } from '../../support/platform-server.ts';
 import { preparedFile } from '../../support/prepared-file.ts';
+import { storePerTest } from '../../support/temp-store.ts';
 import { INTEGRATORS, KEY_NO_UPDATES, makeApp, post } from '../http-support.ts';
 
 /**
@@ -24,8 +24,9 @@ const NORMAL = KEY_NO_UPDATES;
 const checkResponse = TypeCompiler.Compile(EntitlementsResponse);
 type Obj = Record<string, unknown> & { source?: string };
 
-let dir: ReturnType<typeof tempDir>;
+/** this test's store (storePerTest opens and removes it) */
 let store: Store;
+const temp = storePerTest();
 let alpha: PlatformServer;
 
 function platforms(alphaOver: Partial<PlatformSettings> = {}): PlatformSettings[] {
@@ -70,8 +71,7 @@ afterAll(async () => {
   await alpha.stop();
 });
 beforeEach(() => {
-  dir = tempDir();
-  store = Store.open(dir.path, 'production', { mapSizeBytes: 1 << 30 });
+  store = temp.store;
   alpha.calls.length = 0;
   alpha.mode = {
     kind: 'answer',
@@ -101,10 +101,6 @@ beforeEach(() => {
       { platform: 'zeta' },
     ),
   ]);
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
 });
 
 describe('a counter integrator', () => {
