@@ -1,6 +1,15 @@
 export { boundedText, discardBounded } from './bounded-text.ts';
 export { buildCommit, gitCommit, UNKNOWN_COMMIT } from './build-commit.ts';
 export {
+  type ChildLog,
+  childSide,
+  idleSchedulingWorks,
+  type LowPriorityChild,
+  type Priority,
+  priorityArgv,
+  startLowPriority,
+} from './child-process.ts';
+export {
   type Fault,
   FaultError,
   type FileFaultCode,

@@ -145,7 +145,7 @@ export interface CrossrefHarvestSettings {
   staleAfterMs: number;
   /** the nice value of the daemon's harvest process (--harvest runs at the priority it was started with) */
   nice: number;
-  /** the daemon's harvest process runs under Linux's SCHED_IDLE policy (child-process.ts priorityArgv) */
+  /** the daemon's harvest process runs under Linux's SCHED_IDLE policy (base/child-process.ts priorityArgv) */
   idle: boolean;
 }
 

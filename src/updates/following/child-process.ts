@@ -1,5 +1,5 @@
-import type { Level, Logger } from '../../base/index.ts';
-import { type Fault, fault, selfCommand } from '../../base/index.ts';
+import type { Logger, LowPriorityChild, Priority } from '../../base/index.ts';
+import { type Fault, fault, selfCommand, startLowPriority } from '../../base/index.ts';
 import type { CrossrefHarvestSettings, EnvName } from '../../config/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { UpdateFormat } from '../../update-record/index.ts';
@@ -23,94 +23,40 @@ type JobResult<J extends ImportJob> = J extends { kind: 'harvest' } ? WindowFigu
 
 /** Parent to child: the job once the child is listening, or a stop. */
 export type ToImportChild = { kind: 'job'; job: ImportJob } | { kind: 'stop' };
-/** Child to parent: ready for the job, its log lines (logged by the parent's logger), then the job's result. */
-export type FromImportChild =
-  | { kind: 'ready' }
-  | { kind: 'log'; level: Level; event: string; fields?: Record<string, unknown> }
-  | { kind: 'done'; result: unknown };
+/** Child to parent: ready for the job, then the job's result (its log lines go beside: childSide). */
+export type FromImportChild = { kind: 'ready' } | { kind: 'done'; result: unknown };
 
 export function openingOf(stores: readonly Store[]): StoreOpening[] {
   return stores.map((s) => ({ env: s.env, ...s.opened }));
 }
 
-/** How much CPU an import process yields: its nice value, and whether it runs under Linux's SCHED_IDLE policy. */
-type Priority = { nice: number; idle?: boolean };
-
 /**
- * The commands an import process is started under for its priority: `chrt --idle 0` (util-linux) when `idle`, then
- * `nice -n <nice>`. A SCHED_IDLE task gets the smallest share of the CPU, and the kernel preempts it at once for a
- * waking one: during a harvest the Updates API kept 0.73-0.94 of its rate at nice 19, 0.82-0.93 with SCHED_IDLE
- * too (bench/harvest.ts). Every thread the child starts inherits both. Where chrt cannot start a program under
- * SCHED_IDLE (missing, or the policy refused) the child runs at its nice value only, and `idleUnavailable` says so.
- */
-export function priorityArgv(
-  p: Priority,
-  canIdle: () => boolean = idleSchedulingWorks,
-): { argv: string[]; idleUnavailable?: true } {
-  const idle = p.idle === true && canIdle();
-  const argv = [...(idle ? ['chrt', '--idle', '0'] : []), ...(p.nice > 0 ? ['nice', '-n', String(p.nice)] : [])];
-  return p.idle === true && !idle ? { argv, idleUnavailable: true } : { argv };
-}
-
-let idleProbe: boolean | undefined;
-/** Whether `chrt --idle 0` starts a program here: tried once a process, so a chrt that fails cannot fail every import. */
-export function idleSchedulingWorks(): boolean {
-  if (idleProbe === undefined) {
-    try {
-      idleProbe =
-        Bun.which('chrt') !== null &&
-        Bun.spawnSync(['chrt', '--idle', '0', 'true'], { stdio: ['ignore', 'ignore', 'ignore'] }).exitCode === 0;
-    } catch {
-      idleProbe = false;
-    }
-  }
-  return idleProbe;
-}
-
-/** said once a process: the fallback does not change between imports */
-let idleWarned = false;
-
-/**
- * Runs one import job in a process of its own: this program again, at a lower priority (priorityArgv), so that
+ * Runs one import job in a process of its own: this program again, at a lower priority (startLowPriority), so that
  * reading a source and its commit (a transaction of seconds for a Retraction Watch snapshot or a harvest window)
- * never hold the thread that answers requests, and under load the requests get the CPU first. A process, not a
- * worker thread: a thread's lower priority would pass to the threads it starts, and Bun's HTTP client thread and
- * lmdb-js's write thread are shared by the whole process. Resolves with the job's result, or with the Fault that
- * `failed` makes of why the process gave none; an aborted `signal` sends the child a stop.
+ * never hold the thread that answers requests. Resolves with the job's result, or with the Fault that `failed`
+ * makes of why the process gave none; an aborted `signal` sends the child a stop.
  */
 export function inImportProcess<J extends ImportJob>(
   job: J,
   log: Logger,
   opts: Priority & { signal?: AbortSignal; failed: (message: string) => Fault; name: string },
-  command = selfCommand(),
+  command?: string[],
 ): Promise<JobResult<J>> {
-  let child: ReturnType<typeof Bun.spawn>;
+  let child: LowPriorityChild<ToImportChild>;
   let result: JobResult<J> | undefined;
-  let open = true; // the channel, until the result came or the child exited
-  const send = (m: ToImportChild) => {
-    if (open) child.send(m);
-  };
-  const priority = priorityArgv(opts);
-  if (priority.idleUnavailable && !idleWarned) {
-    idleWarned = true;
-    log.log('warn', 'import.idle_unavailable', {
-      process: opts.name,
-      message: `chrt --idle 0 (util-linux) cannot start a program here (not on the PATH, or the policy refused): the ${opts.name} runs at nice ${opts.nice} only, not under SCHED_IDLE`,
-    });
-  }
-  const argv = [...priority.argv, ...command, IMPORT_CHILD_ARG];
   try {
-    child = Bun.spawn(argv, {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      ipc(m: FromImportChild) {
-        if (m.kind === 'ready' && !opts.signal?.aborted) send({ kind: 'job', job });
-        else if (m.kind === 'ready') {
-          open = false; // stopped before it began: the child ends without a job
-          child.disconnect();
-        } else if (m.kind === 'log') log.log(m.level, m.event, m.fields);
-        else {
+    child = startLowPriority<ToImportChild, FromImportChild>({
+      arg: IMPORT_CHILD_ARG,
+      priority: opts,
+      name: opts.name,
+      log,
+      command,
+      onMessage(m) {
+        if (m.kind === 'ready' && !opts.signal?.aborted) child.send({ kind: 'job', job });
+        else if (m.kind === 'ready')
+          child.disconnect(); // stopped before it began: the child ends without a job
+        else if (m.kind === 'done') {
           result = m.result as JobResult<J>;
-          open = false;
           child.disconnect(); // the child exits once it sees the channel close
         }
       },
@@ -118,20 +64,19 @@ export function inImportProcess<J extends ImportJob>(
   } catch (e) {
     return Promise.resolve(
       opts.failed(
-        `the ${opts.name} could not start (${argv.join(' ')}): ${e instanceof Error ? e.message : String(e)}`,
+        `the ${opts.name} could not start (${[...(command ?? selfCommand()), IMPORT_CHILD_ARG].join(' ')}): ${e instanceof Error ? e.message : String(e)}`,
       ) as JobResult<J>,
     );
   }
-  const stop = () => send({ kind: 'stop' });
+  const stop = () => child.send({ kind: 'stop' });
   opts.signal?.addEventListener('abort', stop, { once: true });
   if (opts.signal?.aborted) stop();
-  return child.exited.then((code) => {
-    open = false;
+  return child.exited.then(({ code, signal }) => {
     opts.signal?.removeEventListener('abort', stop);
     return (
       result ??
       (opts.failed(
-        `the ${opts.name} (${argv.join(' ')}) ended (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ''}) before it finished its job`,
+        `the ${opts.name} (${child.argv.join(' ')}) ended (exit ${code}${signal ? `, ${signal}` : ''}) before it finished its job`,
       ) as JobResult<J>)
     );
   });

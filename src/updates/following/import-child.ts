@@ -1,5 +1,4 @@
-import type { Logger } from '../../base/index.ts';
-import { type Fault, fault } from '../../base/index.ts';
+import { childSide, type Fault, fault } from '../../base/index.ts';
 import { Store } from '../../store/index.ts';
 import { CrossrefHarvest } from '../harvest/index.ts';
 import { importSource } from '../import/index.ts';
@@ -13,21 +12,7 @@ import type { FromImportChild, ImportJob, ToImportChild } from './child-process.
  * applied, its scratch rows removed; a stop during the commit lets the commit finish). Returns the exit code.
  */
 export async function runImportChild(): Promise<number> {
-  const send = (m: FromImportChild) => {
-    try {
-      process.send?.(m);
-    } catch {
-      // the daemon is gone: nobody to tell
-    }
-  };
-  const log: Logger = {
-    log: (level, event, fields) => send({ kind: 'log', level, event, ...(fields ? { fields } : {}) }),
-  };
-  const stopping = new AbortController();
-  const stop = () => stopping.abort();
-  const closed = new Promise<void>((resolve) => process.once('disconnect', () => (stop(), resolve())));
-  process.once('SIGTERM', stop).once('SIGINT', stop);
-  process.on('SIGHUP', () => undefined); // a reload is the daemon's, not this job's
+  const { send, log, stopping, stop, closed } = childSide<FromImportChild>();
   const job = await new Promise<ImportJob | undefined>((resolve) => {
     process.on('message', (m: ToImportChild) => (m.kind === 'job' ? resolve(m.job) : stop()));
     void closed.then(() => resolve(undefined));
@@ -41,12 +26,12 @@ export async function runImportChild(): Promise<number> {
     result =
       job.kind === 'harvest'
         ? await new CrossrefHarvest(job.settings, stores, log, { version: job.version }).run({
-            signal: stopping.signal,
+            signal: stopping,
           })
         : await importSource(stores, job.source, {
             format: job.format,
             conditional: job.conditional,
-            signal: stopping.signal,
+            signal: stopping,
           });
   } catch (e) {
     const f: Fault = fault(

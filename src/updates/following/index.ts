@@ -1,4 +1,4 @@
-export { IMPORT_CHILD_ARG, idleSchedulingWorks, importInProcess, priorityArgv } from './child-process.ts';
+export { IMPORT_CHILD_ARG, importInProcess } from './child-process.ts';
 export { FollowedSources, type SourceStatus } from './followed-sources.ts';
 export { harvestInProcess } from './harvest-process.ts';
 export { runImportChild } from './import-child.ts';

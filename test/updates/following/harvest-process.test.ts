@@ -2,16 +2,11 @@ import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import type { Fault } from '../../../src/base/fault.ts';
+import { idleSchedulingWorks, priorityArgv } from '../../../src/base/index.ts';
 import type { Level, Logger } from '../../../src/base/log.ts';
 import type { CrossrefHarvestSettings } from '../../../src/config/index.ts';
 import { Store, servedUpdates } from '../../../src/store/index.ts';
-import {
-  harvestInProcess,
-  idleSchedulingWorks,
-  loadState,
-  priorityArgv,
-  type WindowFigures,
-} from '../../../src/updates/index.ts';
+import { harvestInProcess, loadState, type WindowFigures } from '../../../src/updates/index.ts';
 import { type CrossrefApi, realWorks, startCrossrefApi, syntheticWorks } from '../../support/crossref-api.ts';
 import { tempDir, waitFor } from '../../support/fixtures.ts';
 
