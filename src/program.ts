@@ -17,6 +17,7 @@ import { Daemon } from './daemon/daemon.ts';
 import type { StartSignals } from './daemon/start-signals.ts';
 import { Store } from './store/index.ts';
 import { IMPORT_CHILD_ARG, runImportChild } from './updates/index.ts';
+import { DELIVERY_CHILD_ARG, runDeliveryChild } from './webhooks/index.ts';
 
 /** Wires the parts: parse arguments, load config, run one command or the daemon. */
 async function main(argv: string[], env: Record<string, string | undefined>, signals: StartSignals): Promise<number> {
@@ -24,6 +25,11 @@ async function main(argv: string[], env: Record<string, string | undefined>, sig
   if (argv[0] === IMPORT_CHILD_ARG && process.send) {
     await signals.release();
     return runImportChild();
+  }
+  // the push alerts' delivery process: its job comes from the daemon too
+  if (argv[0] === DELIVERY_CHILD_ARG && process.send) {
+    await signals.release();
+    return runDeliveryChild();
   }
   const inv = parseArgs(argv);
   // under systemd the journal reads each line's level from its prefix (`journalctl -p warning`)

@@ -24,7 +24,7 @@ import { ConfigFile } from './schema.ts';
 import { readSecretsFile } from './secrets-file.ts';
 
 /**
- * The harvest's default priority: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it
+ * The harvest's default priority, and the push alerts' delivery process's: the lowest there is. A harvest is background work, and on 2 cores at nice 10 it
  * still took 24-31% of the Updates API's rate while it ran; at 19 6-27%, 16% on average; at 19 under SCHED_IDLE
  * 7-18%, 12% on average (bench/harvest.ts, 3 runs each, in turns).
  */
@@ -140,6 +140,8 @@ export function resolveConfig(
       retryForMs: Math.round((file.webhooks?.retryForHours ?? 72) * 3_600_000),
       pollMs: file.webhooks?.pollMs ?? 500,
       mapSizeBytes: Math.round((file.webhooks?.mapSizeGiB ?? 64) * 1024 ** 3),
+      nice: file.webhooks?.nice ?? HARVEST_NICE,
+      idle: file.webhooks?.idle ?? HARVEST_IDLE,
     },
     buckets,
     platforms: file.platforms.map((p) => ({

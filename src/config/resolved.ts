@@ -227,6 +227,9 @@ export interface WebhookSettings {
   retryForMs: number;
   pollMs: number;
   mapSizeBytes: number;
+  /** of the delivery process (webhooks/delivery-process.ts), as a harvest's */
+  nice: number;
+  idle: boolean;
 }
 
 export const DEFAULT_INGEST: IngestSettings = {

@@ -141,8 +141,11 @@ export class Daemon {
     const settings = this.config.webhooks;
     const store = this.envs.get('production')?.store;
     if (!settings?.enabled || !store) return;
-    const webhooks = new Webhooks(store.changeFeed, {
-      ...settings,
+    const { nice, idle, ...options } = settings;
+    // the feed is followed and the deliveries sent in a process of lower priority: the APIs' requests come first
+    const delivery = { store: { ...store.opened, env: store.env }, nice, idle, log: this.log };
+    const webhooks = new Webhooks(delivery, {
+      ...options,
       onError: (e) => this.log.log('error', 'webhooks.failed', { error: String((e as Error)?.stack ?? e) }),
       onPaused: (s) =>
         this.log.log('warn', 'webhooks.paused', {

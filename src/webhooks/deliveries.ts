@@ -3,11 +3,10 @@ import {
   ATTEMPTS_KEPT,
   type Attempt,
   type FeedEvent,
+  firstOutboxEntry,
   OUTBOX_FROM_FEED,
   pair,
-  pairRange,
   type Subscription,
-  secondOf,
   seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
@@ -38,12 +37,26 @@ export function webhookIdOf(subscription: string, event: number, entry: number):
 export type { DeliveryOutcome } from './target.ts';
 
 /**
+ * The wait before a failed delivery's next attempt: base × 2^(attempt−1), at most retryMaxMs, drawn from its upper
+ * half by `random` (0 to 1) so that receivers back up apart.
+ */
+export function backoffMs(
+  attempts: number,
+  settings: Pick<DeliverySettings, 'retryBaseMs' | 'retryMaxMs'>,
+  random: number,
+): number {
+  const full = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.min(attempts - 1, 40));
+  return Math.round(full / 2 + (random * full) / 2);
+}
+
+/**
  * Sends each subscription's events in order, one in flight per subscription, at most `perIntegratorConcurrency`
  * per integrator and `concurrency` in all (docs/design.md, "Push alerts"). An event leaves a subscription's outbox,
  * and its position moves, only in the transaction that records the receiver's 2xx: a crash before it sends the
  * event again (at least once, with the same `webhook-id`). A failure is tried again after an exponential backoff
  * with jitter; one failing for `retryForMs` pauses its subscription with the reason. A slow receiver holds only its
- * own subscription and one of its integrator's slots: another integrator's deliveries go on.
+ * own subscription and one of its integrator's slots: another integrator's deliveries go on. A subscription is read
+ * from the store each time it is looked at: its owner changes it from the daemon's process (a pause, a new secret).
  */
 export class Deliveries {
   /** subscriptions that may have an event to send now */
@@ -59,7 +72,6 @@ export class Deliveries {
   constructor(
     private readonly dbs: WebhookDbs,
     private readonly settings: DeliverySettings,
-    private readonly subs: Map<string, Subscription>,
     private readonly now: () => number,
     private readonly random: () => number = Math.random,
     private readonly onPaused: (s: Subscription) => void = () => undefined,
@@ -76,7 +88,7 @@ export class Deliveries {
     if (this.closed) return;
     for (const id of this.ready) {
       if (this.inFlight.size >= this.settings.concurrency) return;
-      const s = this.subs.get(id);
+      const s = this.dbs.subs.get(id);
       // its integrator's share is taken: it stays ready, and the next end of one of theirs pumps again
       if (s && (this.byIntegrator.get(s.integrator) ?? 0) >= this.settings.perIntegratorConcurrency) continue;
       this.ready.delete(id);
@@ -86,7 +98,7 @@ export class Deliveries {
         this.later(id, wait);
         continue;
       }
-      const next = this.nextEntry(id);
+      const next = firstOutboxEntry(this.dbs, id);
       if (next === undefined) continue;
       this.inFlight.add(id);
       const who = s.integrator;
@@ -123,18 +135,6 @@ export class Deliveries {
         this.wake([id]);
       }, ms),
     );
-  }
-
-  /** The first event a subscription still has to be sent. */
-  firstPending(id: string): number | undefined {
-    return this.nextEntry(id)?.event;
-  }
-
-  /** The first outbox entry: its event and its value (OUTBOX_FROM_FEED, or a replay's number + 1). */
-  private nextEntry(id: string): { event: number; entry: number } | undefined {
-    for (const { key, value } of this.dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
-      return { event: Number.parseInt(secondOf(key as string), 16), entry: value as number };
-    return undefined;
   }
 
   private async deliver(s: Subscription, { event, entry }: { event: number; entry: number }): Promise<void> {
@@ -199,7 +199,7 @@ export class Deliveries {
         const f = s.failing?.event === event ? s.failing : { event, since: at, attempts: 0, nextAt: at, lastError: '' };
         f.attempts++;
         f.lastError = o.error ?? `status ${o.status}`;
-        f.nextAt = at + this.backoff(f.attempts);
+        f.nextAt = at + backoffMs(f.attempts, this.settings, this.random());
         s.failing = f;
         if (at - f.since >= this.settings.retryForMs) {
           s.paused = {
@@ -210,15 +210,8 @@ export class Deliveries {
         }
       }
       this.dbs.subs.putSync(id, s);
-      this.subs.set(id, s);
     });
     if (paused) this.onPaused(paused);
-  }
-
-  /** base × 2^(attempt−1), at most retryMaxMs, drawn from its upper half so that receivers back up apart. */
-  backoff(attempts: number): number {
-    const full = Math.min(this.settings.retryMaxMs, this.settings.retryBaseMs * 2 ** Math.min(attempts - 1, 40));
-    return Math.round(full / 2 + (this.random() * full) / 2);
   }
 
   /** Stops starting deliveries and waits for those in flight (each ends within its time-out). */

@@ -1,6 +1,7 @@
 import { doiKey } from '../doi/index.ts';
 import { decodeCursor, encodeCursor, type FeedCursor, keyHash } from '../store/index.ts';
 import {
+  allSubscriptions,
   type FeedEvent,
   OUTBOX_FROM_FEED,
   pair,
@@ -25,13 +26,13 @@ const PAGE = 1000;
  * Follows the change feed into the webhooks' events and outboxes (docs/design.md, "Push alerts"). Each page of the
  * feed is one transaction of the webhooks environment: its events, each with the list the feed showed before
  * (`previous`, from `last`), the outbox entries of every subscription that watches the work, and the feed cursor
- * after it. A crash loses the page in flight and nothing else; the next start reads it again from the cursor.
+ * after it. A crash loses the page in flight and nothing else; the next start reads it again from the cursor. The
+ * subscriptions are read inside that transaction: one created before it is committed gets the page's events.
  */
 export class FeedFollower {
   constructor(
     private readonly dbs: WebhookDbs,
     private readonly feed: FeedSource,
-    private readonly subs: () => Iterable<Subscription>,
     private readonly now: () => number,
   ) {}
 
@@ -63,11 +64,11 @@ export class FeedFollower {
   private take(items: string[], next: FeedCursor, learning: boolean, touched: Set<string>): void {
     const { dbs } = this;
     const at = this.now();
-    const subs = [...this.subs()];
-    const byPrefix = subs.filter((s) => s.watch === 'prefixes');
-    const everything = subs.filter((s) => s.watch === 'everything');
-    const live = new Map(subs.map((s) => [s.id, s]));
     dbs.root.transactionSync(() => {
+      const subs = allSubscriptions(dbs);
+      const byPrefix = subs.filter((s) => s.watch === 'prefixes');
+      const everything = subs.filter((s) => s.watch === 'everything');
+      const live = new Map(subs.map((s) => [s.id, s]));
       let seq = (dbs.meta.get('nextEvent') as number | undefined) ?? 1;
       for (const item of items) {
         const { doi, updates } = JSON.parse(item) as { doi: string; updates: { updateType: string }[] };

@@ -1,4 +1,5 @@
-export type { DeliveryOutcome } from './deliveries.ts';
+export { backoffMs, type DeliveryOutcome } from './deliveries.ts';
+export { DELIVERY_CHILD_ARG, type DeliveryProcessSpec, runDeliveryChild } from './delivery-process.ts';
 export type { FeedSource } from './feed-follower.ts';
 export { signature, signedHeaders } from './signing.ts';
 export type { Attempt, Subscription } from './subscriptions-db.ts';

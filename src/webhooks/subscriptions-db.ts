@@ -17,10 +17,15 @@ import type { DeliveryOutcome } from './target.ts';
  * | outbox     | subscription id \0 event (8 hex) | 1, or 1 + n (its n-th replay): events still to send, in order |
  * | attempts   | subscription id \0 attempt (8 hex) | Attempt (the last ATTEMPTS_KEPT per subscription) |
  * | last       | doiKey                           | the served list (JSON) as the feed last showed it: `previous` |
- * | meta       | `feedCursor`, `nextEvent`, `deleting`, `attempts:<id>`, `replays:<id>` | see below |
+ * | meta       | `feedCursor`, `nextEvent`, `deleting`, `deliverer`, `attempts:<id>`, `replays:<id>` | see below |
  *
  * `meta`: the change feed's cursor, the next event's number, the ids of deleted subscriptions whose lists are still
- * being swept, and per subscription the count of its attempts and of its replays.
+ * being swept, the delivery process that delivers (its pid), and per subscription the count of its attempts and of
+ * its replays.
+ *
+ * Two processes use it at once: the daemon answers the subscription routes from it, and its delivery process
+ * follows the feed and delivers (delivery-process.ts). Neither keeps a copy of a subscription: each reads the row
+ * when it needs it, and every change to one is a read and a write in one transaction.
  */
 
 export interface Subscription {
@@ -112,3 +117,15 @@ export const pair = (a: string, b: string): string => `${a}\u0000${b}`;
 export const pairRange = (a: string) => ({ start: `${a}\u0000`, end: `${a}\u0001` });
 export const seqText = (n: number): string => n.toString(16).padStart(8, '0');
 export const secondOf = (key: string): string => key.slice(key.indexOf('\u0000') + 1);
+
+/** Every subscription, as stored now. */
+export function allSubscriptions(dbs: WebhookDbs): Subscription[] {
+  return [...dbs.subs.getRange()].map(({ value }) => value);
+}
+
+/** A subscription's first outbox entry: its event and its value (OUTBOX_FROM_FEED, or a replay's number + 1). */
+export function firstOutboxEntry(dbs: WebhookDbs, id: string): { event: number; entry: number } | undefined {
+  for (const { key, value } of dbs.outbox.getRange({ ...pairRange(id), limit: 1 }))
+    return { event: Number.parseInt(secondOf(key as string), 16), entry: value as number };
+  return undefined;
+}

@@ -1,37 +1,32 @@
 import { randomBytes } from 'node:crypto';
 import { type Fault, fault } from '../base/index.ts';
 import { readDoiInput } from '../doi/index.ts';
-import { Deliveries, type DeliverySettings } from './deliveries.ts';
-import { FeedFollower, type FeedSource, watches } from './feed-follower.ts';
+import { Deliverer, type DelivererSettings, type DeliveryRunner } from './deliverer.ts';
+import { DeliveryProcess, type DeliveryProcessSpec } from './delivery-process.ts';
+import { type FeedSource, watches } from './feed-follower.ts';
 import { newSecret } from './signing.ts';
 import {
   type Attempt,
+  allSubscriptions,
   type FeedEvent,
+  firstOutboxEntry,
   OUTBOX_FROM_FEED,
   openWebhookDbs,
   pair,
   pairRange,
   type Subscription,
-  secondOf,
   seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
 import { targetProblem } from './target.ts';
 
-export interface WebhookOptions extends DeliverySettings {
+export interface WebhookOptions extends DelivererSettings {
   path: string;
   /** subscriptions one integrator may hold: with perIntegratorConcurrency, what one integrator can take */
   maxSubscriptionsPerIntegrator: number;
   mapSizeBytes: number;
-  pollMs: number;
   /** events one replay call looks at (default MAX_REPLAY_EVENTS; tests make it small) */
   replayEventsPerCall?: number;
-  now?: () => number;
-  random?: () => number;
-  /** told when a subscription is paused by its failures (the daemon logs it) */
-  onPaused?: (s: Subscription) => void;
-  /** told when following the feed or recording a delivery failed (a store that cannot be written): logged, retried */
-  onError?: (e: unknown) => void;
 }
 
 /** DOIs in one call that adds or removes watched DOIs */
@@ -45,8 +40,6 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
  * (an unbounded one over a long feed would hold every request); the answer's `nextEvent` says where to call again.
  */
 export const MAX_REPLAY_EVENTS = 100_000;
-/** watch entries removed per transaction when a subscription is deleted */
-const SWEEP_CHUNK = 50_000;
 
 export type WebhookFault = Fault<
   'BAD_REQUEST' | 'NOT_FOUND' | 'TARGET_REFUSED' | 'WATCH_LIST_FULL' | 'TOO_MANY_SUBSCRIPTIONS'
@@ -79,63 +72,45 @@ export interface NewSubscription {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * Push alerts (docs/design.md, "Push alerts"): subscriptions kept in their own LMDB environment, the change feed
- * followed into events, and their delivery. Only the replica with `[webhooks] enabled` makes one.
+ * Push alerts (docs/design.md, "Push alerts"): integrators' subscriptions, kept in their own LMDB environment, and
+ * what follows the change feed into events and delivers them (`deliveries`): the daemon's delivery process
+ * (DeliveryProcessSpec), or a Deliverer in this process on a FeedSource (tests). Only the replica with `[webhooks]
+ * enabled` makes one.
  */
 export class Webhooks {
   private readonly dbs: WebhookDbs;
-  private readonly subs = new Map<string, Subscription>();
-  private readonly follower: FeedFollower;
-  readonly deliveries: Deliveries;
+  readonly deliveries: DeliveryRunner;
   private readonly now: () => number;
-  private timer: Timer | undefined;
-  private sweeping: Promise<void> = Promise.resolve();
 
   constructor(
-    feed: FeedSource,
+    delivery: FeedSource | DeliveryProcessSpec,
     private readonly options: WebhookOptions,
   ) {
     this.now = options.now ?? Date.now;
     this.dbs = openWebhookDbs(options.path, options.mapSizeBytes);
-    for (const { value } of this.dbs.subs.getRange()) this.subs.set(value.id, value);
-    this.follower = new FeedFollower(this.dbs, feed, () => this.subs.values(), this.now);
-    this.deliveries = new Deliveries(
-      this.dbs,
-      options,
-      this.subs,
-      this.now,
-      options.random,
-      options.onPaused,
-      options.onError,
-    );
+    if ('changesAfter' in delivery) this.deliveries = new Deliverer(this.dbs, delivery, options);
+    else {
+      const { now: _now, random: _random, onPaused, onError, resolve: _resolve, ...settings } = options;
+      this.deliveries = new DeliveryProcess(
+        delivery,
+        { path: options.path, mapSizeBytes: options.mapSizeBytes, settings },
+        { onPaused, onError },
+      );
+    }
   }
 
-  /** Follows the feed every pollMs and delivers; a deletion a stop interrupted goes on. */
+  /** Follows the feed every pollMs and delivers. */
   start(): void {
-    this.sweepDeleted();
-    this.deliveries.wake(this.subs.keys());
-    const tick = () => {
-      try {
-        this.poll();
-      } catch (e) {
-        // the page in flight was not committed: the next tick reads it again from the saved cursor
-        this.options.onError?.(e);
-      } finally {
-        this.timer = setTimeout(tick, this.options.pollMs);
-      }
-    };
-    tick();
+    this.deliveries.start();
   }
 
   /** Takes the feed's new changes now and wakes their subscriptions (tests call it to not wait for the timer). */
   poll(): void {
-    this.deliveries.wake(this.follower.poll());
+    this.deliveries.poll();
   }
 
   async close(): Promise<void> {
-    clearTimeout(this.timer);
     await this.deliveries.close();
-    await this.sweeping;
     await this.dbs.root.close();
   }
 
@@ -150,7 +125,7 @@ export class Webhooks {
     if (problem) return fault('TARGET_REFUSED', problem);
     // counted after the lookup's await, with nothing awaited until the subscription is in `subs`
     const max = this.options.maxSubscriptionsPerIntegrator;
-    const held = [...this.subs.values()].filter((s) => s.integrator === integrator).length;
+    const held = this.ownedBy(integrator).length;
     if (held >= max)
       return fault(
         'TOO_MANY_SUBSCRIPTIONS',
@@ -190,18 +165,21 @@ export class Webhooks {
       this.dbs.subs.putSync(s.id, s);
       this.addKeys(s, keys);
     });
-    this.subs.set(s.id, s);
     return { view: this.view(s), secret };
   }
 
   list(integrator: string): SubscriptionView[] {
-    return [...this.subs.values()].filter((s) => s.integrator === integrator).map((s) => this.view(s));
+    return this.ownedBy(integrator).map((s) => this.view(s));
+  }
+
+  private ownedBy(integrator: string): Subscription[] {
+    return allSubscriptions(this.dbs).filter((s) => s.integrator === integrator);
   }
 
   /** The subscription, when it is this integrator's (another's is as unknown as a missing one). */
   private own(integrator: string, id: string): Subscription | WebhookFault {
-    const s = this.subs.get(id);
-    return s && s.integrator === integrator ? s : fault('NOT_FOUND', `no subscription ${JSON.stringify(id)} of yours`);
+    const s = this.dbs.subs.get(id);
+    return s && s.integrator === integrator ? s : this.gone(id);
   }
 
   show(integrator: string, id: string): SubscriptionView | WebhookFault {
@@ -211,16 +189,16 @@ export class Webhooks {
 
   /** Pauses (no delivery until resumed; events still gather) or resumes (a failing event is tried at once). */
   setPaused(integrator: string, id: string, paused: boolean): SubscriptionView | WebhookFault {
-    const s = this.own(integrator, id);
-    if ('code' in s) return s;
-    const next: Subscription = {
+    const found = this.own(integrator, id);
+    if ('code' in found) return found;
+    const next = this.update(id, (s) => ({
       ...s,
       paused: paused ? (s.paused ?? { at: this.now(), reason: 'paused by its owner' }) : null,
       // a subscription resumed from a pause gets the full retry period again; a resume of one not paused changes
       // nothing (else calling it would stretch the retry period for ever)
       failing: !paused && s.paused && s.failing ? { ...s.failing, since: this.now(), nextAt: this.now() } : s.failing,
-    };
-    this.save(next);
+    }));
+    if (!next) return this.gone(id);
     if (!paused) this.deliveries.wake([id]);
     return this.view(next);
   }
@@ -230,14 +208,16 @@ export class Webhooks {
    * keeps the first old secret to its end too: the two most recent old ones, each until its own time.
    */
   rotateSecret(integrator: string, id: string): { view: SubscriptionView; secret: string } | WebhookFault {
-    const s = this.own(integrator, id);
-    if ('code' in s) return s;
+    const found = this.own(integrator, id);
+    if ('code' in found) return found;
     const secret = newSecret();
     const at = this.now();
-    const stillValid = s.secrets.slice(1).filter((x) => x.until !== undefined && x.until > at);
-    const old = [{ secret: s.secrets[0]!.secret, until: at + ROTATION_OVERLAP_MS }, ...stillValid].slice(0, 2);
-    this.save({ ...s, secrets: [{ secret }, ...old] });
-    return { view: this.view(this.subs.get(id)!), secret };
+    const next = this.update(id, (s) => {
+      const stillValid = s.secrets.slice(1).filter((x) => x.until !== undefined && x.until > at);
+      const old = [{ secret: s.secrets[0]!.secret, until: at + ROTATION_OVERLAP_MS }, ...stillValid].slice(0, 2);
+      return { ...s, secrets: [{ secret }, ...old] };
+    });
+    return next ? { view: this.view(next), secret } : this.gone(id);
   }
 
   remove(integrator: string, id: string): true | WebhookFault {
@@ -248,8 +228,7 @@ export class Webhooks {
       const deleting = (this.dbs.meta.get('deleting') as string[] | undefined) ?? [];
       this.dbs.meta.putSync('deleting', [...deleting, id]);
     });
-    this.subs.delete(id);
-    this.sweepDeleted();
+    this.deliveries.sweep();
     return true;
   }
 
@@ -271,8 +250,15 @@ export class Webhooks {
     if (!Array.isArray(keys)) return keys;
     let changed = 0;
     let full = false;
+    let gone = false;
+    let watching = 0;
     this.dbs.root.transactionSync(() => {
-      const fresh = this.dbs.subs.get(id)!;
+      const fresh = this.dbs.subs.get(id);
+      if (!fresh) {
+        gone = true; // deleted since it was read above
+        return;
+      }
+      watching = fresh.watchCount;
       if (add) {
         const adding = [...new Set(keys)].filter((k) => !this.dbs.watchBySub.doesExist(pair(id, k)));
         if (fresh.watchCount + adding.length > MAX_WATCHED) {
@@ -289,14 +275,15 @@ export class Webhooks {
             changed++;
           }
       this.dbs.subs.putSync(id, fresh);
-      this.subs.set(id, fresh);
+      watching = fresh.watchCount;
     });
     if (full)
       return fault(
         'WATCH_LIST_FULL',
-        `a subscription watches at most ${MAX_WATCHED.toLocaleString('en')} DOIs; it watches ${s.watchCount.toLocaleString('en')}`,
+        `a subscription watches at most ${MAX_WATCHED.toLocaleString('en')} DOIs; it watches ${watching.toLocaleString('en')}`,
       );
-    return { watching: this.subs.get(id)!.watchCount, changed };
+    if (gone) return this.gone(id);
+    return { watching, changed };
   }
 
   /** The last attempts, newest first. */
@@ -340,8 +327,8 @@ export class Webhooks {
   /** For /metrics: every subscription's pending events and how far its oldest is behind the feed (s). */
   figures(): { id: string; integrator: string; paused: boolean; pending: number; lagSeconds: number }[] {
     const now = this.now();
-    return [...this.subs.values()].map((s) => {
-      const first = this.deliveries.firstPending(s.id);
+    return allSubscriptions(this.dbs).map((s) => {
+      const first = firstOutboxEntry(this.dbs, s.id)?.event;
       const at = first === undefined ? undefined : this.dbs.events.get(first)?.at;
       return {
         id: s.id,
@@ -357,9 +344,22 @@ export class Webhooks {
     return this.dbs.outbox.getKeysCount(pairRange(id));
   }
 
-  private save(s: Subscription): void {
-    this.dbs.subs.putSync(s.id, s);
-    this.subs.set(s.id, s);
+  /**
+   * Changes a subscription, read and written in one transaction: the delivery process writes the same row (what was
+   * delivered, what fails). Undefined when it was deleted meanwhile.
+   */
+  private update(id: string, change: (s: Subscription) => Subscription): Subscription | undefined {
+    return this.dbs.root.transactionSync(() => {
+      const s = this.dbs.subs.get(id);
+      if (!s) return undefined;
+      const next = change(s);
+      this.dbs.subs.putSync(id, next);
+      return next;
+    });
+  }
+
+  private gone(id: string): WebhookFault {
+    return fault('NOT_FOUND', `no subscription ${JSON.stringify(id)} of yours`);
   }
 
   /** DOI keys of `dois` (at most MAX_DOIS_PER_CALL), or the first that is not a DOI. */
@@ -391,34 +391,6 @@ export class Webhooks {
     s.watchCount += added;
     this.dbs.subs.putSync(s.id, s);
     return added;
-  }
-
-  /** Removes deleted subscriptions' watch lists, outboxes and attempts, a chunk per transaction. */
-  private sweepDeleted(): void {
-    this.sweeping = this.sweeping.then(async () => {
-      for (;;) {
-        const deleting = (this.dbs.meta.get('deleting') as string[] | undefined) ?? [];
-        const id = deleting[0];
-        if (id === undefined) return;
-        let done = false;
-        this.dbs.root.transactionSync(() => {
-          let n = 0;
-          for (const db of [this.dbs.watchBySub, this.dbs.outbox, this.dbs.attempts] as const)
-            for (const { key } of db.getRange({ ...pairRange(id), limit: SWEEP_CHUNK - n })) {
-              db.removeSync(key as string);
-              if (db === this.dbs.watchBySub) this.dbs.watch.removeSync(pair(secondOf(key as string), id));
-              n++;
-            }
-          if (n < SWEEP_CHUNK) {
-            this.dbs.meta.putSync('deleting', deleting.slice(1));
-            this.dbs.meta.removeSync(`attempts:${id}`);
-            this.dbs.meta.removeSync(`replays:${id}`);
-            done = true;
-          }
-        });
-        if (!done) await new Promise((r) => setImmediate(r));
-      }
-    });
   }
 
   private view(s: Subscription): SubscriptionView {

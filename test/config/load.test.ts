@@ -110,6 +110,8 @@ describe('a valid config', () => {
         retryForMs: 72 * 3_600_000,
         pollMs: 500,
         mapSizeBytes: 64 * 1024 ** 3,
+        nice: 19,
+        idle: true,
       },
     });
     expect(c.ingest).toEqual(DEFAULT_INGEST);
