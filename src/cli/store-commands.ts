@@ -3,8 +3,8 @@ import { type Fault, FaultError } from '../base/index.ts';
 import type { Config, EnvName } from '../config/index.ts';
 import { ACCESS_TYPES } from '../deposit/index.ts';
 import { backupRefused, Store, storeFileIn, writeBackupFolder } from '../store/index.ts';
-import { loadState, PASSES } from '../updates/harvest/index.ts';
-import { loadUrlState } from '../updates/index.ts';
+import { type HarvestState, loadState, PASSES } from '../updates/harvest/index.ts';
+import { loadUrlState, type UrlSourceState } from '../updates/index.ts';
 import { EXIT_OK, EXIT_USAGE, type Output } from './output.ts';
 import { Progress } from './progress.ts';
 import { fieldRows, type Listing, renderTable } from './table.ts';
@@ -45,8 +45,8 @@ export function statsCommand(
     ledger,
     lastAppliedSeq: seq,
     unfinishedUpdateImportRows: store.importScratchRows(),
-    harvests: harvestStats(store, harvestNames),
-    urls: urlStats(store, urls),
+    harvests: sourcesStats(store, 'harvest', harvestNames, (name) => harvestStats(loadState(store, name))),
+    urls: sourcesStats(store, 'url', urls, (url) => urlStats(loadUrlState(store, url))),
     store: store.pageFigures(),
   };
   if (!listing.tables) {
@@ -64,67 +64,64 @@ export function statsCommand(
 }
 
 /**
- * What the store keeps of each harvest. Its progress lives in the store it ran from (the daemon's: production), so
- * another environment's line names only the harvests it holds a state of; production names every configured one.
+ * What the store keeps of each configured update source of a kind (a harvest by name, a URL), by what `stats` makes
+ * of its state. Its progress lives in the store it ran from (the daemon's: production), so another environment's
+ * line names only the sources it holds a state of; production names every configured one.
  */
-function harvestStats(store: Store, names: readonly string[]): Record<string, unknown> {
+function sourcesStats(
+  store: Store,
+  kind: 'harvest' | 'url',
+  ids: readonly string[],
+  stats: (id: string) => object,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of names) {
-    if (!namesSource(store, 'harvest', name)) continue;
-    const h = loadState(store, name);
-    const last = h.last && {
-      from: h.last.from ?? null,
-      until: h.last.until,
-      full: h.last.full,
-      works: h.last.works,
-      rows: h.last.rows,
-      used: h.last.used,
-      skipped: h.last.skipped,
-      pages: h.last.pages,
-    };
-    const w = h.window;
-    out[name] = {
-      lastSuccessAt: iso(h.lastSuccessAt),
-      lastFailureAt: iso(h.lastFailureAt),
-      lastFullAt: iso(h.lastFullAt ?? 0),
-      lastError: h.lastError ?? null,
-      reached: h.reached ?? null,
-      last: last ?? null,
-      window: w
-        ? {
-            from: w.from ?? null,
-            until: w.until,
-            full: w.full,
-            pass: PASSES[w.pass]?.name ?? null,
-            pages: w.pages,
-            works: w.works,
-            startedAt: iso(w.startedAt),
-          }
-        : null,
-    };
-  }
+  for (const id of ids)
+    if (store.env === 'production' || store.sourceState(kind, id) !== undefined) out[id] = stats(id);
   return out;
 }
 
-/** What the store keeps of each update URL: as for the harvests, in the store the daemon follows them from. */
-function urlStats(store: Store, urls: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const url of urls) {
-    if (!namesSource(store, 'url', url)) continue;
-    const u = loadUrlState(store, url);
-    out[url] = {
-      lastSuccessAt: iso(u.lastSuccessAt),
-      lastFailureAt: iso(u.lastFailureAt),
-      lastError: u.lastError ?? null,
-      last: u.last ? { at: iso(u.last.at), rows: u.last.rows, used: u.last.used, works: u.last.works } : null,
-    };
-  }
-  return out;
+/** A harvest's line: its last success and failure, its last window's figures, the window under way. */
+function harvestStats(h: HarvestState): object {
+  const last = h.last && {
+    from: h.last.from ?? null,
+    until: h.last.until,
+    full: h.last.full,
+    works: h.last.works,
+    rows: h.last.rows,
+    used: h.last.used,
+    skipped: h.last.skipped,
+    pages: h.last.pages,
+  };
+  const w = h.window;
+  return {
+    lastSuccessAt: iso(h.lastSuccessAt),
+    lastFailureAt: iso(h.lastFailureAt),
+    lastFullAt: iso(h.lastFullAt ?? 0),
+    lastError: h.lastError ?? null,
+    reached: h.reached ?? null,
+    last: last ?? null,
+    window: w
+      ? {
+          from: w.from ?? null,
+          until: w.until,
+          full: w.full,
+          pass: PASSES[w.pass]?.name ?? null,
+          pages: w.pages,
+          works: w.works,
+          startedAt: iso(w.startedAt),
+        }
+      : null,
+  };
 }
 
-/** Whether an environment's line names a configured source: production's names every one, another only one it holds a state of. */
-function namesSource(store: Store, kind: 'harvest' | 'url', id: string): boolean {
-  return store.env === 'production' || store.sourceState(kind, id) !== undefined;
+/** An update URL's line: its last success and failure, its last import's figures. */
+function urlStats(u: UrlSourceState): object {
+  return {
+    lastSuccessAt: iso(u.lastSuccessAt),
+    lastFailureAt: iso(u.lastFailureAt),
+    lastError: u.lastError ?? null,
+    last: u.last ? { at: iso(u.last.at), rows: u.last.rows, used: u.last.used, works: u.last.works } : null,
+  };
 }
 
 /** Why an environment's store cannot be opened to be copied (none made yet, say), or undefined when it can. */

@@ -35,43 +35,60 @@ export const probeSchemas = {
   ),
 };
 
-export function probePaths(): Record<string, object> {
-  const json = (schema: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
-  // a probe's one 4xx: Bun's HTTP parser refuses headers over 16 KiB before any route (docs/reliability.md)
-  const tooLarge = { '431': { description: 'Request headers over 16 KiB; the connection is closed' } };
-  const probe = (operationId: string, summary: string, description: string, responses: Record<string, object>) => ({
-    get: { operationId, summary, description, security: [], responses: sortedByStatus({ ...responses, ...tooLarge }) },
-  });
-  return {
-    '/livez': probe(
-      'getLiveness',
-      'Liveness: the process answers',
-      'No key. Nothing else is checked: restart the process only when this does not answer.',
-      {
-        '200': { description: 'The process answers', content: json('Live') },
-      },
-    ),
-    '/readyz': probe(
-      'getReadiness',
-      'Readiness: whether to send requests to this replica',
-      'No key. Ready while the answers are right: every store open and no stop begun. A warming entitlement index and ingestion that is behind or stuck are ready (the answers are right for what the replica holds). On SIGTERM it answers 503 at once, for a drain before the port closes.',
-      {
-        '200': { description: 'Ready', content: json('Readiness') },
-        '503': { description: 'Not ready: `failed` names why', content: json('Readiness') },
-      },
-    ),
-    '/healthz': probe(
-      'getHealth',
-      'Health: ingest figures, update sources, and whether anything needs an operator',
-      'No key. 503 while shutting down, when ingestion is stuck (files waiting, none finished for 10 minutes) or a store is full; `warning` (still 200) when an update source is stale.',
-      {
-        '200': { description: 'Healthy, maybe with warnings', content: json('Health') },
-        '503': { description: 'Unhealthy: `failed` names each failed check', content: json('Health') },
-      },
-    ),
-  };
+/** A probe's GET: its 200 and its 503 (a probe that can fail) describe the same body. */
+interface Probe {
+  operationId: string;
+  summary: string;
+  description: string;
+  /** the schema of both replies */
+  schema: keyof typeof probeSchemas;
+  /** what a 200 means */
+  ok: string;
+  /** what a 503 means; absent: the probe never answers it */
+  unavailable?: string;
 }
 
-function sortedByStatus(responses: Record<string, object>): Record<string, object> {
-  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+export function probePaths(): Record<string, object> {
+  const json = (schema: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
+  const probe = ({ operationId, summary, description, schema, ok, unavailable }: Probe) => ({
+    get: {
+      operationId,
+      summary,
+      description,
+      security: [],
+      responses: {
+        '200': { description: ok, content: json(schema) },
+        // a probe's one 4xx: Bun's HTTP parser refuses headers over 16 KiB before any route (docs/reliability.md)
+        '431': { description: 'Request headers over 16 KiB; the connection is closed' },
+        ...(unavailable === undefined ? {} : { '503': { description: unavailable, content: json(schema) } }),
+      },
+    },
+  });
+  return {
+    '/livez': probe({
+      operationId: 'getLiveness',
+      summary: 'Liveness: the process answers',
+      description: 'No key. Nothing else is checked: restart the process only when this does not answer.',
+      schema: 'Live',
+      ok: 'The process answers',
+    }),
+    '/readyz': probe({
+      operationId: 'getReadiness',
+      summary: 'Readiness: whether to send requests to this replica',
+      description:
+        'No key. Ready while the answers are right: every store open and no stop begun. A warming entitlement index and ingestion that is behind or stuck are ready (the answers are right for what the replica holds). On SIGTERM it answers 503 at once, for a drain before the port closes.',
+      schema: 'Readiness',
+      ok: 'Ready',
+      unavailable: 'Not ready: `failed` names why',
+    }),
+    '/healthz': probe({
+      operationId: 'getHealth',
+      summary: 'Health: ingest figures, update sources, and whether anything needs an operator',
+      description:
+        'No key. 503 while shutting down, when ingestion is stuck (files waiting, none finished for 10 minutes) or a store is full; `warning` (still 200) when an update source is stale.',
+      schema: 'Health',
+      ok: 'Healthy, maybe with warnings',
+      unavailable: 'Unhealthy: `failed` names each failed check',
+    }),
+  };
 }

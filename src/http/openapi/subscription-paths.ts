@@ -53,6 +53,18 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
     ...extra,
     responses: { ...responses, ...common },
   });
+  // adding to the watch list and removing from it take the same body and answer alike
+  const watchListEdit = (operationId: string, summary: string) =>
+    op(
+      operationId,
+      summary,
+      {
+        '200': { description: 'The list’s size after the call', content: json('WatchResponse') },
+        ...withBody,
+        '404': notFound,
+      },
+      { requestBody: body('DoisRequest') },
+    );
   return {
     '/v2.2/subscriptions': {
       get: op('listSubscriptions', 'Your push-alert subscriptions', {
@@ -86,26 +98,11 @@ export function subscriptionPaths(errors: Record<string, object>): Record<string
       }),
     },
     '/v2.2/subscriptions/{id}/dois': {
-      put: op(
+      put: watchListEdit(
         'watchDois',
         'Adds up to 10,000 DOIs to the watch list (any accepted DOI form; letter case ignored)',
-        {
-          '200': { description: 'The list’s size after the call', content: json('WatchResponse') },
-          ...withBody,
-          '404': notFound,
-        },
-        { requestBody: body('DoisRequest') },
       ),
-      delete: op(
-        'unwatchDois',
-        'Removes up to 10,000 DOIs from the watch list',
-        {
-          '200': { description: 'The list’s size after the call', content: json('WatchResponse') },
-          ...withBody,
-          '404': notFound,
-        },
-        { requestBody: body('DoisRequest') },
-      ),
+      delete: watchListEdit('unwatchDois', 'Removes up to 10,000 DOIs from the watch list'),
     },
     ...Object.fromEntries(
       (

@@ -9,6 +9,7 @@ import {
   JSON_HEADERS,
   noneMatch,
   notConfigured,
+  pageLimit,
   parseJson,
   readJsonBytes,
 } from '../wire/index.ts';
@@ -37,14 +38,8 @@ export function handleChanges(request: Request, keys: ApiKeys, store: Store | un
   if (denied) return denied;
   const query = queryOf(request.url);
   if (typeof query === 'string') return errorResponse(400, 'BAD_REQUEST', query);
-  const limitText = query.limit;
-  const limit = limitText === undefined ? MAX_CHANGES_PER_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= MAX_CHANGES_PER_PAGE))
-    return errorResponse(
-      400,
-      'BAD_REQUEST',
-      `limit must be a whole number from 1 to ${MAX_CHANGES_PER_PAGE} (got ${JSON.stringify(limitText)})`,
-    );
+  const limit = pageLimit(query.limit, MAX_CHANGES_PER_PAGE, MAX_CHANGES_PER_PAGE);
+  if (limit instanceof Response) return limit;
   const afterText = query.after;
   // an empty poll (the client has every change) is answered without reading the feed
   if (afterText !== undefined && store?.changeFeed.isTip(afterText))

@@ -1,7 +1,7 @@
 import type { EnvName } from '../../config/index.ts';
 import { HttpUrl, renderDepositList, renderDepositReport } from '../../status-page/index.ts';
 import type { FileReport, Store } from '../../store/index.ts';
-import { errorResponse, JSON_HEADERS, notConfigured } from '../wire/index.ts';
+import { errorResponse, JSON_HEADERS, notConfigured, pageLimit } from '../wire/index.ts';
 import type { ReportKeys } from './api-keys.ts';
 import { formatOf, HTML_HEADERS, splitUrl } from './status-route.ts';
 
@@ -62,14 +62,8 @@ export function handleDepositReports(
   for (const key of params.keys())
     if (key !== 'after' && key !== 'limit' && key !== 'format')
       return errorResponse(400, 'BAD_REQUEST', `unknown query parameter "${key}"; this route takes after and limit`);
-  const limitText = params.get('limit');
-  const limit = limitText === null ? DEFAULT_DEPOSITS_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= MAX_DEPOSITS_PAGE))
-    return errorResponse(
-      400,
-      'BAD_REQUEST',
-      `limit must be a whole number from 1 to ${MAX_DEPOSITS_PAGE} (got ${JSON.stringify(limitText)})`,
-    );
+  const limit = pageLimit(params.get('limit') ?? undefined, DEFAULT_DEPOSITS_PAGE, MAX_DEPOSITS_PAGE);
+  if (limit instanceof Response) return limit;
   const after = params.get('after') ?? undefined;
   const page = where.store.platformFiles(platform, limit, after === undefined ? undefined : `${platform}/${after}`);
   if (!page)

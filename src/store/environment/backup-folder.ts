@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, resolve } from 'node:path';
 import { type Fault, FaultError, fault } from '../../base/index.ts';
 import { removeQuietly, syncMadeFolders, syncPath } from './durable-fs.ts';
-import { lockFileOf } from './environment.ts';
+import { lockFileOf } from './lmdb-file.ts';
 
 /**
  * A backup's folder, whole or not at all (--backup DIR): filled as `DIR.partial` beside DIR and renamed to DIR once

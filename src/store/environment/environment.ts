@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Database, type Key, open, type RootDatabase } from 'lmdb';
+import type { Database, Key, RootDatabase } from 'lmdb';
 import { FaultError, fault } from '../../base/index.ts';
 import type { ConflictEntry, FileEntry } from './ledger.ts';
+import { dataFileOf, type LmdbFileOptions, openLmdbFile, openTables, type Tables, table } from './lmdb-file.ts';
 
 /**
  * One LMDB environment per deployment environment (production, staging), and the layout of its sub-databases
@@ -55,105 +55,68 @@ export const META = {
   sourceState: (kind: SourceKind, id: string) => `${SOURCE_STATE_PREFIX[kind]}:${id}`,
 } as const;
 
-export interface StoreDbs {
-  /** the environment's store folder (messages name it) */
-  path: string;
-  root: RootDatabase;
+/**
+ * The sub-databases of a store, in the order a new one makes them: `meta` last (a read-only open takes a store
+ * without it for one still being made).
+ */
+const STORE_TABLES = {
   /** key: utf8(doiKey) 0x00 utf8(platform); value: holding-codec bytes */
-  holdings: Database<Uint8Array, Uint8Array>;
+  holdings: table<Uint8Array, Uint8Array>({ keyEncoding: 'binary', encoding: 'binary' }),
   /** key: doiKey; value: UpdatesEntry (msgpack) */
-  updates: Database<any, string>;
+  updates: table<any>({ encoding: 'msgpack' }),
   /** key: file key; value: FileEntry */
-  files: Database<FileEntry, string>;
+  files: table<FileEntry>({ encoding: 'msgpack' }),
+  /** key: `${fileKey}\u0000${hash}`; value: ConflictEntry */
+  conflicts: table<ConflictEntry>({ encoding: 'msgpack' }),
   /** key: [platform, lastModified, file key]; value: true (platform-files.ts: a platform's files, newest first) */
-  filesByPlatform: Database<true, Key>;
+  filesByPlatform: table<true, Key>({ encoding: 'msgpack' }),
   /**
    * key: file key; value: true. A file whose report is not yet written back to its bucket (platform-files.ts,
    * putFileEntry marks it in the ledger entry's transaction; bucket/s3/report-writer.ts clears it once written)
    */
-  reportsDue: Database<true, string>;
-  /** key: `${fileKey}\u0000${hash}`; value: ConflictEntry */
-  conflicts: Database<ConflictEntry, string>;
+  reportsDue: table<true>({ encoding: 'msgpack' }),
   /** key: apply sequence number; value: file key (history events refer to files by number) */
-  fileSeqs: Database<string, number>;
-  /** the change feed: key: change sequence number; value: ChangeRow (change-feed.ts), one per work, its latest change */
-  changes: Database<any, number>;
-  /** the feed's history: key: the number of a commit that changed the feed; value: LineageEntry (change-feed.ts) */
-  changeLineage: Database<any, number>;
+  fileSeqs: table<string, number>({ keyEncoding: 'uint32', encoding: 'string' }),
   /** rows of update imports in progress (feed-import.ts); key: utf8(importId) 0x00 utf8(doiKey) 0x00 u32 row */
-  importScratch: Database<any, Uint8Array>;
+  importScratch: table<any, Uint8Array>({ keyEncoding: 'binary', encoding: 'msgpack' }),
+  /** the change feed: key: change sequence number; value: ChangeRow (change-feed.ts), one per work, its latest change */
+  changes: table<any, number>({ keyEncoding: 'uint32', encoding: 'msgpack' }),
+  /** the feed's history: key: the number of a commit that changed the feed; value: LineageEntry (change-feed.ts) */
+  changeLineage: table<any, number>({ keyEncoding: 'uint32', encoding: 'msgpack' }),
   /** META keys */
-  meta: Database<any, string>;
-}
+  meta: table<any>({ encoding: 'msgpack' }),
+};
+
+export type StoreDbs = {
+  /** the environment's store folder (messages name it) */
+  path: string;
+  root: RootDatabase;
+} & Tables<typeof STORE_TABLES>;
 
 /** Moves `updatesGen` (in the caller's write transaction): every process's read index loads the update rows again. */
 export function bumpUpdatesGen(dbs: StoreDbs): void {
   dbs.meta.putSync(META.updatesGen, ((dbs.meta.get(META.updatesGen) as number | undefined) ?? 0) + 1);
 }
 
-/** Every sub-database the environment opened: every StoreDbs member but its path and root (--stats counts their pages). */
+/** Every sub-database the environment opened (--stats counts their pages). */
 export function subDatabases(dbs: StoreDbs): Database<unknown, Key>[] {
-  return Object.entries(dbs)
-    .filter(([name, d]) => name !== 'root' && name !== 'path' && d !== undefined) // read-only, a table an older store lacks is not opened
-    .map(([, d]) => d as Database<unknown, Key>);
+  return (Object.keys(STORE_TABLES) as (keyof typeof STORE_TABLES)[])
+    .map((name) => dbs[name] as Database<unknown, Key> | undefined)
+    .filter((d) => d !== undefined); // read-only, a table an older store lacks is not opened
 }
 
-/** The LMDB file of an environment's folder (`noSubdir`: the lock file sits beside it as data.mdb-lock). */
-export function dataFileOf(envPath: string): string {
-  return join(envPath, 'data.mdb');
-}
-
-/** The lock file LMDB makes beside the data file on any open, a read-only one too (its reader table). */
-export function lockFileOf(envPath: string): string {
-  return `${dataFileOf(envPath)}-lock`;
-}
-
-interface OpenOptions {
-  mapSizeBytes: number;
-  readOnly?: boolean;
-}
-
-export function openEnvironment(path: string, opts: OpenOptions): StoreDbs {
+export function openEnvironment(path: string, opts: LmdbFileOptions): StoreDbs {
   if (!opts.readOnly) mkdirSync(path, { recursive: true });
   // checked before lmdb-js opens it, which makes the folder even to read: a read where a typo points makes nothing
   else if (!existsSync(dataFileOf(path))) throw notMade(path);
   let root: RootDatabase;
   try {
-    root = open({
-      path: dataFileOf(path),
-      noSubdir: true,
-      maxDbs: 12,
-      mapSize: opts.mapSizeBytes,
-      // No writemap: measured here with this layout (bench/ingest.ts, same run), files applied one at a time
-      // went 145k -> 180k records/s (initial load) and 78k -> 95k (churn) without it, as commits got cheaper;
-      // queued batches were level. Sync commits either way (docs/design.md, "Durability").
-      useWritemap: false,
-      // Every write is a transaction (write-failure.ts). With lmdb-js's event-turn batching, each failed commit
-      // also rejected a promise of its own that nobody holds (an unhandled rejection, measured with lmdb-js 3.5.6
-      // on a full tmpfs); transactions are grouped per turn either way.
-      eventTurnBatching: false,
-      compression: false,
-      readOnly: opts.readOnly,
-    });
+    root = openLmdbFile(path, opts);
   } catch (e) {
     if (opts.readOnly && !existsSync(dataFileOf(path))) throw notMade(path); // gone since the check
     throw new FaultError(fault('STORE_OPEN_FAILED', `cannot open the store at ${path}: ${(e as Error).message}`));
   }
-  const dbs: StoreDbs = {
-    path,
-    root,
-    holdings: root.openDB({ name: 'holdings', keyEncoding: 'binary', encoding: 'binary' }),
-    updates: root.openDB({ name: 'updates', encoding: 'msgpack' }),
-    files: root.openDB({ name: 'files', encoding: 'msgpack' }),
-    conflicts: root.openDB({ name: 'conflicts', encoding: 'msgpack' }),
-    filesByPlatform: root.openDB({ name: 'filesByPlatform', encoding: 'msgpack' }),
-    reportsDue: root.openDB({ name: 'reportsDue', encoding: 'msgpack' }),
-    fileSeqs: root.openDB({ name: 'fileSeqs', keyEncoding: 'uint32', encoding: 'string' }),
-    importScratch: root.openDB({ name: 'importScratch', keyEncoding: 'binary', encoding: 'msgpack' }),
-    changes: root.openDB({ name: 'changes', keyEncoding: 'uint32', encoding: 'msgpack' }),
-    changeLineage: root.openDB({ name: 'changeLineage', keyEncoding: 'uint32', encoding: 'msgpack' }),
-    meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
-  };
+  const dbs: StoreDbs = { path, root, ...openTables(root, STORE_TABLES) };
   // read-only, a table not there is not opened: its store is being made by another process (the tables come after
   // the file; `meta` last), or is not a store of this program
   if (opts.readOnly && !dbs.meta) {

@@ -2,7 +2,6 @@ export { backupRefused, writeBackupFolder } from './backup-folder.ts';
 export { syncMadeFolders } from './durable-fs.ts';
 export {
   bumpUpdatesGen,
-  dataFileOf,
   META,
   openEnvironment,
   SCHEMA_VERSION,
@@ -26,6 +25,15 @@ export {
   seenBefore,
   UNREAD_HASH,
 } from './ledger.ts';
+export {
+  dataFileOf,
+  type LmdbFileOptions,
+  openLmdbFile,
+  openTables,
+  type Table,
+  type Tables,
+  table,
+} from './lmdb-file.ts';
 export {
   type FileReport,
   fileReport,

@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path';
 import { FaultError, fault } from '../../base/index.ts';
 import type { EnvName } from '../../config/index.ts';
 import { removeQuietly, syncPath } from './durable-fs.ts';
-import { dataFileOf, type StoreDbs, subDatabases } from './environment.ts';
+import { type StoreDbs, subDatabases } from './environment.ts';
+import { dataFileOf } from './lmdb-file.ts';
 
 /** The LMDB file as a file: its page figures, and consistent compacted copies of it in backup folders (--stats, --backup). */
 

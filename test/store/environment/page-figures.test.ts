@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { dataFileOf, openEnvironment, type StoreDbs } from '../../../src/store/environment/environment.ts';
+import { openEnvironment, type StoreDbs } from '../../../src/store/environment/environment.ts';
+import { dataFileOf } from '../../../src/store/environment/lmdb-file.ts';
 import { putFileEntry } from '../../../src/store/environment/platform-files.ts';
 import { copyStore, pageFigures } from '../../../src/store/environment/store-file.ts';
 import { tempDir } from '../../support/fixtures.ts';
