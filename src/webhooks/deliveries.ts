@@ -5,6 +5,7 @@ import {
   type FeedEvent,
   firstOutboxEntry,
   OUTBOX_FROM_FEED,
+  outboxKey,
   pair,
   type Subscription,
   seqText,
@@ -191,8 +192,7 @@ export class Deliveries {
       if (o.ok || gone) {
         // an event no longer kept cannot be sent: it is passed over, as its attempt says. A replay that queued it
         // again while this one was in flight left another value: that entry stays, to be sent with its own id
-        if (this.dbs.outbox.get(pair(id, seqText(event))) === entry)
-          this.dbs.outbox.removeSync(pair(id, seqText(event)));
+        if (this.dbs.outbox.get(outboxKey(id, event)) === entry) this.dbs.outbox.removeSync(outboxKey(id, event));
         s.delivered = Math.max(s.delivered, event);
         s.failing = null;
       } else {

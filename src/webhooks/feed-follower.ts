@@ -4,10 +4,10 @@ import {
   allSubscriptions,
   type FeedEvent,
   OUTBOX_FROM_FEED,
+  outboxKey,
   pair,
   pairRange,
   type Subscription,
-  seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
 
@@ -80,22 +80,19 @@ export class FeedFollower {
         else dbs.last.putSync(key, now);
         if (learning) continue;
         const event = seq++;
-        dbs.events.putSync(event, { doi, updates: now, previous, at } satisfies FeedEvent);
-        const types = new Set(
-          [...updates, ...(JSON.parse(previous) as { updateType: string }[])].map((u) => u.updateType),
-        );
-        const wants = (s: Subscription | undefined) => s && (s.types === null || s.types.some((t) => types.has(t)));
+        const e: FeedEvent = { doi, updates: now, previous, at };
+        dbs.events.putSync(event, e);
+        const types = typesOf(e);
         const hash = keyHash(key);
-        const to = (s: Subscription) => {
-          dbs.outbox.putSync(pair(s.id, seqText(event)), OUTBOX_FROM_FEED);
+        const to = (s: Subscription | undefined) => {
+          if (!s || !wantsTypes(s, types)) return;
+          dbs.outbox.putSync(outboxKey(s.id, event), OUTBOX_FROM_FEED);
           touched.add(s.id);
         };
-        for (const { key: k } of dbs.watch.getRange(pairRange(key))) {
-          const s = live.get((k as string).slice(key.length + 1));
-          if (wants(s)) to(s!);
-        }
-        for (const s of byPrefix) if (wants(s) && s.prefixes.some((p) => hash.startsWith(p))) to(s);
-        for (const s of everything) if (wants(s)) to(s);
+        // a list's watchers in one range read, not a look-up per subscription
+        for (const { key: k } of dbs.watch.getRange(pairRange(key))) to(live.get((k as string).slice(key.length + 1)));
+        for (const s of byPrefix) if (underPrefixes(s, hash)) to(s);
+        for (const s of everything) to(s);
       }
       dbs.meta.putSync('nextEvent', seq);
       dbs.meta.putSync('feedCursor', encodeCursor(next));
@@ -103,19 +100,50 @@ export class FeedFollower {
   }
 }
 
-/** Whether a subscription watches a work (a replay asks again of each event). */
-export function watches(dbs: WebhookDbs, s: Subscription, event: FeedEvent): boolean {
-  const key = doiKey(event.doi);
-  if (s.types !== null) {
-    const types = new Set(
-      [...JSON.parse(event.updates), ...JSON.parse(event.previous)].map((u: { updateType: string }) => u.updateType),
-    );
-    if (!s.types.some((t) => types.has(t))) return false;
-  }
+/** The update types an event is about: those of its list now and of the one before. */
+function typesOf(e: FeedEvent): Set<string> {
+  const lists = [...JSON.parse(e.updates), ...JSON.parse(e.previous)] as { updateType: string }[];
+  return new Set(lists.map((u) => u.updateType));
+}
+
+const wantsTypes = (s: Subscription, types: Set<string>) => s.types === null || s.types.some((t) => types.has(t));
+const underPrefixes = (s: Subscription, hash: string) => s.prefixes.some((p) => hash.startsWith(p));
+
+/** Whether a subscription watches an event's work (the follower's rule, one subscription at a time). */
+function watches(dbs: WebhookDbs, s: Subscription, e: FeedEvent): boolean {
+  if (!wantsTypes(s, typesOf(e))) return false;
+  const key = doiKey(e.doi);
   if (s.watch === 'everything') return true;
-  if (s.watch === 'prefixes') {
-    const hash = keyHash(key);
-    return s.prefixes.some((p) => hash.startsWith(p));
-  }
+  if (s.watch === 'prefixes') return underPrefixes(s, keyHash(key));
   return dbs.watchBySub.doesExist(pair(s.id, key));
+}
+
+/**
+ * Queues again, as the subscription's next replay n, every event from `fromEvent` on that it watches, looking at
+ * `limit` events at most (one synchronous transaction: bounded, as it runs on a request's thread); how many, and
+ * the first event not looked at when the limit stopped it.
+ */
+export function requeue(
+  dbs: WebhookDbs,
+  s: Subscription,
+  fromEvent: number,
+  limit: number,
+): { queued: number; nextEvent?: number } {
+  let queued = 0;
+  let nextEvent: number | undefined;
+  dbs.root.transactionSync(() => {
+    const n = ((dbs.meta.get(`replays:${s.id}`) as number | undefined) ?? 0) + 1;
+    dbs.meta.putSync(`replays:${s.id}`, n);
+    let seen = 0;
+    for (const { key, value } of dbs.events.getRange({ start: fromEvent, limit: limit + 1 })) {
+      if (seen++ === limit) {
+        nextEvent = key as number;
+        break;
+      }
+      if (!watches(dbs, s, value)) continue;
+      dbs.outbox.putSync(outboxKey(s.id, key as number), OUTBOX_FROM_FEED + n);
+      queued++;
+    }
+  });
+  return nextEvent === undefined ? { queued } : { queued, nextEvent };
 }

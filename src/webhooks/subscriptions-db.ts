@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
+import { openLmdbFile, openTables, type Tables, table } from '../store/index.ts';
 import type { DeliveryOutcome } from './target.ts';
 
 /**
@@ -75,40 +75,25 @@ export const ATTEMPTS_KEPT = 100;
 /** An outbox entry's value for an event taken from the feed; its n-th replay's is 1 + n. */
 export const OUTBOX_FROM_FEED = 1;
 
-export interface WebhookDbs {
-  root: RootDatabase;
-  subs: Database<Subscription, string>;
-  watch: Database<number, string>;
-  watchBySub: Database<number, string>;
-  events: Database<FeedEvent, number>;
-  outbox: Database<number, string>;
-  attempts: Database<Attempt, string>;
-  last: Database<string, string>;
-  meta: Database<unknown, string>;
-}
+/** The environment's tables, each declared once: its name, encodings and types (the table in the comment above). */
+const WEBHOOK_TABLES = {
+  subs: table<Subscription>({ encoding: 'msgpack' }),
+  watch: table<number>({ encoding: 'ordered-binary' }),
+  watchBySub: table<number>({ encoding: 'ordered-binary' }),
+  events: table<FeedEvent, number>({ keyEncoding: 'uint32', encoding: 'msgpack' }),
+  outbox: table<number>({ encoding: 'ordered-binary' }),
+  attempts: table<Attempt>({ encoding: 'msgpack' }),
+  last: table<string>({ encoding: 'string' }),
+  meta: table<unknown>({ encoding: 'msgpack' }),
+};
+
+export type WebhookDbs = { root: RootDatabase } & Tables<typeof WEBHOOK_TABLES>;
 
 export function openWebhookDbs(path: string, mapSizeBytes: number): WebhookDbs {
   // integrators' secrets are in it: the daemon's user alone reads the folder
   mkdirSync(path, { recursive: true, mode: 0o700 });
-  const root = open({
-    path: join(path, 'data.mdb'),
-    noSubdir: true,
-    maxDbs: 12,
-    mapSize: mapSizeBytes,
-    eventTurnBatching: false,
-    compression: false,
-  });
-  return {
-    root,
-    subs: root.openDB({ name: 'subs', encoding: 'msgpack' }),
-    watch: root.openDB({ name: 'watch', encoding: 'ordered-binary' }),
-    watchBySub: root.openDB({ name: 'watchBySub', encoding: 'ordered-binary' }),
-    events: root.openDB({ name: 'events', keyEncoding: 'uint32', encoding: 'msgpack' }),
-    outbox: root.openDB({ name: 'outbox', encoding: 'ordered-binary' }),
-    attempts: root.openDB({ name: 'attempts', encoding: 'msgpack' }),
-    last: root.openDB({ name: 'last', encoding: 'string' }),
-    meta: root.openDB({ name: 'meta', encoding: 'msgpack' }),
-  };
+  const root = openLmdbFile(path, { mapSizeBytes });
+  return { root, ...openTables(root, WEBHOOK_TABLES) };
 }
 
 /** `a \0 b`: \0 sorts below every byte of a DOI key or id, so one `a`'s keys are one range. */
@@ -116,6 +101,8 @@ export const pair = (a: string, b: string): string => `${a}\u0000${b}`;
 /** the range of keys `a \0 ...` */
 export const pairRange = (a: string) => ({ start: `${a}\u0000`, end: `${a}\u0001` });
 export const seqText = (n: number): string => n.toString(16).padStart(8, '0');
+/** a subscription's outbox entry for an event: in event order within the subscription's range */
+export const outboxKey = (id: string, event: number): string => pair(id, seqText(event));
 export const secondOf = (key: string): string => key.slice(key.indexOf('\u0000') + 1);
 
 /** Every subscription, as stored now. */

@@ -3,19 +3,16 @@ import { type Fault, fault } from '../base/index.ts';
 import { readDoiInput } from '../doi/index.ts';
 import { Deliverer, type DelivererSettings, type DeliveryRunner } from './deliverer.ts';
 import { DeliveryProcess, type DeliveryProcessSpec } from './delivery-process.ts';
-import { type FeedSource, watches } from './feed-follower.ts';
+import { type FeedSource, requeue } from './feed-follower.ts';
 import { newSecret } from './signing.ts';
 import {
   type Attempt,
   allSubscriptions,
-  type FeedEvent,
   firstOutboxEntry,
-  OUTBOX_FROM_FEED,
   openWebhookDbs,
   pair,
   pairRange,
   type Subscription,
-  seqText,
   type WebhookDbs,
 } from './subscriptions-db.ts';
 import { targetProblem } from './target.ts';
@@ -303,25 +300,9 @@ export class Webhooks {
   replay(integrator: string, id: string, fromEvent: number): { queued: number; nextEvent?: number } | WebhookFault {
     const s = this.own(integrator, id);
     if ('code' in s) return s;
-    const limit = this.options.replayEventsPerCall ?? MAX_REPLAY_EVENTS;
-    let queued = 0;
-    let nextEvent: number | undefined;
-    this.dbs.root.transactionSync(() => {
-      const n = ((this.dbs.meta.get(`replays:${id}`) as number | undefined) ?? 0) + 1;
-      this.dbs.meta.putSync(`replays:${id}`, n);
-      let seen = 0;
-      for (const { key, value } of this.dbs.events.getRange({ start: fromEvent, limit: limit + 1 })) {
-        if (seen++ === limit) {
-          nextEvent = key as number; // the first not looked at: the integrator calls again from it
-          break;
-        }
-        if (!watches(this.dbs, s, value as FeedEvent)) continue;
-        this.dbs.outbox.putSync(pair(id, seqText(key as number)), OUTBOX_FROM_FEED + n);
-        queued++;
-      }
-    });
+    const queued = requeue(this.dbs, s, fromEvent, this.options.replayEventsPerCall ?? MAX_REPLAY_EVENTS);
     this.deliveries.wake([id]);
-    return nextEvent === undefined ? { queued } : { queued, nextEvent };
+    return queued;
   }
 
   /** For /metrics: every subscription's pending events and how far its oldest is behind the feed (s). */
