@@ -140,6 +140,7 @@ export function resolveConfig(
       retryForMs: Math.round((file.webhooks?.retryForHours ?? 72) * 3_600_000),
       pollMs: file.webhooks?.pollMs ?? 500,
       mapSizeBytes: Math.round((file.webhooks?.mapSizeGiB ?? 64) * 1024 ** 3),
+      keepEventsMs: Math.round((file.webhooks?.keepEventsDays ?? 30) * 86_400_000),
       nice: file.webhooks?.nice ?? HARVEST_NICE,
       idle: file.webhooks?.idle ?? HARVEST_IDLE,
     },

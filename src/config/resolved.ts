@@ -227,6 +227,7 @@ export interface WebhookSettings {
   retryForMs: number;
   pollMs: number;
   mapSizeBytes: number;
+  keepEventsMs: number;
   /** of the delivery process (webhooks/delivery-process.ts), as a harvest's */
   nice: number;
   idle: boolean;

@@ -261,6 +261,8 @@ export const ConfigFile = TomlTable({
       /** how often the change feed is looked at for new changes */
       pollMs: t.Optional(t.Integer({ minimum: 10, maximum: 60_000 })),
       mapSizeGiB: t.Optional(MapSizeGiB),
+      /** events are kept this long (default 30) once no subscription has them still to send; a replay reaches them */
+      keepEventsDays: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 36_500 })),
       /** the nice value of the process the daemon delivers in (default 19): under load, answering requests comes first */
       nice: t.Optional(t.Integer({ minimum: 0, maximum: 19 })),
       /** that process runs under Linux's SCHED_IDLE policy: the smallest CPU share, yielded at once (default true) */

@@ -1,9 +1,21 @@
 import { Deliveries, type DeliveryOutcome, type DeliverySettings } from './deliveries.ts';
 import { FeedFollower, type FeedSource } from './feed-follower.ts';
-import { allSubscriptions, pair, pairRange, type Subscription, secondOf, type WebhookDbs } from './subscriptions-db.ts';
+import {
+  allSubscriptions,
+  firstOutboxEntry,
+  pair,
+  pairRange,
+  type Subscription,
+  secondOf,
+  type WebhookDbs,
+} from './subscriptions-db.ts';
 
 /** watch entries removed per transaction when a subscription is deleted */
 const SWEEP_CHUNK = 50_000;
+/** events removed per transaction when old ones are pruned */
+const PRUNE_CHUNK = 10_000;
+/** how often old events are looked for (and at each start) */
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** What the subscription routes ask of whatever follows the feed and delivers: in this process or another. */
 export interface DeliveryRunner {
@@ -27,6 +39,8 @@ export interface DeliveryRunner {
 
 export interface DelivererSettings extends DeliverySettings {
   pollMs: number;
+  /** events older than this are removed once no subscription has them still to send (a replay cannot reach them) */
+  keepEventsMs: number;
   now?: () => number;
   random?: () => number;
   /** told when a subscription is paused by its failures (the daemon logs it) */
@@ -43,6 +57,7 @@ export class Deliverer implements DeliveryRunner {
   private readonly follower: FeedFollower;
   private readonly deliveries: Deliveries;
   private timer: Timer | undefined;
+  private pruneTimer: Timer | undefined;
   private sweeping: Promise<void> = Promise.resolve();
   private closed = false;
   private started!: () => void;
@@ -74,6 +89,11 @@ export class Deliverer implements DeliveryRunner {
       }
     };
     tick();
+    const prune = () => {
+      this.prune();
+      this.pruneTimer = setTimeout(prune, PRUNE_EVERY_MS);
+    };
+    prune();
     this.started();
   }
 
@@ -96,8 +116,42 @@ export class Deliverer implements DeliveryRunner {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.pruneTimer);
     await this.deliveries.close();
     await this.sweeping;
+  }
+
+  /**
+   * Removes the events older than keepEventsMs from the first on, up to the first one a subscription still has to
+   * send (paused ones too: nothing queued is lost), a chunk per transaction; on the work of `sweeping`, so that a
+   * stop waits for it. Returns how many it removed (tests).
+   */
+  prune(): Promise<number> {
+    const { dbs } = this;
+    let removed = 0;
+    const pruning = this.sweeping.then(async () => {
+      const oldest = (this.settings.now ?? Date.now)() - this.settings.keepEventsMs;
+      for (;;) {
+        let more = false;
+        dbs.root.transactionSync(() => {
+          // read in the transaction: an event queued since is not removed
+          const firsts = allSubscriptions(dbs).map((s) => firstOutboxEntry(dbs, s.id)?.event ?? Infinity);
+          const keepFrom = Math.min(...firsts);
+          let n = 0;
+          for (const { key, value } of dbs.events.getRange({ limit: PRUNE_CHUNK })) {
+            if ((key as number) >= keepFrom || value.at >= oldest) return;
+            dbs.events.removeSync(key as number);
+            n++;
+          }
+          removed += n;
+          more = n === PRUNE_CHUNK;
+        });
+        if (!more || this.closed) return; // a stop waits for one chunk at most
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+    this.sweeping = pruning;
+    return pruning.then(() => removed);
   }
 
   /** Removes deleted subscriptions' watch lists, outboxes and attempts, a chunk per transaction. */

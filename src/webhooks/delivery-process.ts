@@ -22,7 +22,7 @@ export interface DeliveryJob {
   mapSizeBytes: number;
   store: { dir: string; env: EnvName; mapSizeBytes: number; changeFeedKeepMs: number };
   /** everything of the settings but the functions (they cannot cross to another process) */
-  settings: Omit<DeliverySettings, 'resolve'> & { pollMs: number };
+  settings: Omit<DeliverySettings, 'resolve'> & { pollMs: number; keepEventsMs: number };
 }
 
 /** How the daemon starts its delivery process. */
@@ -187,11 +187,15 @@ export class DeliveryProcess implements DeliveryRunner {
 export async function runDeliveryChild(): Promise<number> {
   const { send, stopping, closed } = childSide<FromDeliveryChild>();
   let deliverer: Deliverer | undefined;
+  let dbs: WebhookDbs | undefined;
   const job = await new Promise<DeliveryJob | undefined>((resolve) => {
     process.on('message', (m: ToDeliveryChild) => {
-      if (m.kind === 'start') resolve(m.job);
-      else if (deliverer === undefined) return;
-      else if (m.kind === 'poll') deliverer.poll();
+      if (m.kind === 'start') return resolve(m.job);
+      if (!deliverer || !dbs) return;
+      // the daemon committed what it tells of, but this turn's read transaction may predate that (lmdb-js renews
+      // it once a turn, and many messages can come in one): it would show a resumed subscription still paused
+      dbs.root.resetReadTxn();
+      if (m.kind === 'poll') deliverer.poll();
       else if (m.kind === 'wake') deliverer.wake(m.ids);
       else deliverer.sweep();
     });
@@ -199,10 +203,11 @@ export async function runDeliveryChild(): Promise<number> {
     send({ kind: 'ready' });
   });
   if (!job || stopping.aborted) return 1;
-  const dbs = openWebhookDbs(job.path, job.mapSizeBytes);
-  await takeOver(dbs);
+  const opened = openWebhookDbs(job.path, job.mapSizeBytes);
+  dbs = opened;
+  await takeOver(opened);
   const store = Store.open(job.store.dir, job.store.env, { ...job.store, readOnly: true });
-  deliverer = new Deliverer(dbs, store.changeFeed, {
+  deliverer = new Deliverer(opened, store.changeFeed, {
     ...job.settings,
     onPaused: (subscription) => send({ kind: 'paused', subscription }),
     onError: (e) => send({ kind: 'error', error: String((e as Error)?.stack ?? e) }),
@@ -221,11 +226,11 @@ export async function runDeliveryChild(): Promise<number> {
   await deliverer.close();
   clearInterval(figures);
   deliverer = undefined;
-  dbs.root.transactionSync(() => {
-    if (dbs.meta.get('deliverer') === process.pid) dbs.meta.removeSync('deliverer'); // not a newer one's
+  opened.root.transactionSync(() => {
+    if (opened.meta.get('deliverer') === process.pid) opened.meta.removeSync('deliverer'); // not a newer one's
   });
   await store.close();
-  await dbs.root.close();
+  await opened.root.close();
   return 0;
 }
 

@@ -110,6 +110,7 @@ describe('a valid config', () => {
         retryForMs: 72 * 3_600_000,
         pollMs: 500,
         mapSizeBytes: 64 * 1024 ** 3,
+        keepEventsMs: 30 * 86_400_000,
         nice: 19,
         idle: true,
       },

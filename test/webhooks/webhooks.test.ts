@@ -39,20 +39,26 @@ const W2 = '10.5555/other.2';
 const retraction = (id: number, work: string) =>
   `${id},${work},10.5555/notice.${id},9/1/2020 0:00,Retraction,+Falsification/Fabrication of Data;,`;
 
+/** The settings the tests run with, but the folder. */
+const OPTIONS = {
+  mapSizeBytes: 1 << 28,
+  pollMs: 60_000, // the tests call poll() after each import
+  allowHttp: true,
+  allowPrivateTargets: true,
+  concurrency: 8,
+  perIntegratorConcurrency: 8,
+  maxSubscriptionsPerIntegrator: 100,
+  timeoutMs: 2_000,
+  retryBaseMs: 5,
+  retryMaxMs: 20,
+  retryForMs: 3 * 86_400_000,
+  keepEventsMs: 30 * 86_400_000,
+};
+
 function open(extra: Partial<WebhookOptions> = {}): Webhooks {
   hooks = new Webhooks(s.store.changeFeed, {
+    ...OPTIONS,
     path: dir.path,
-    mapSizeBytes: 1 << 28,
-    pollMs: 60_000, // the tests call poll() after each import
-    allowHttp: true,
-    allowPrivateTargets: true,
-    concurrency: 8,
-    perIntegratorConcurrency: 8,
-    maxSubscriptionsPerIntegrator: 100,
-    timeoutMs: 2_000,
-    retryBaseMs: 5,
-    retryMaxMs: 20,
-    retryForMs: 3 * 86_400_000,
     ...extra,
   });
   hooks.start();
@@ -421,6 +427,65 @@ describe('deliveries', () => {
     expect(doiKey(r.received[1]!.body.doi)).toBe(doiKey(W2));
     expect(r.received[1]!.verifiedWith).toEqual([0]);
   });
+
+  test('events older than keepEventsMs are pruned at a start, but never one a subscription has still to send', async () => {
+    let clock = Date.now();
+    const keep = { keepEventsMs: 60_000, now: () => clock };
+    const h = open(keep);
+    const [sent, paused] = [hook(), hook()];
+    const sentId = await subscribe(h, sent, { watch: 'everything' });
+    const pausedId = await subscribe(h, paused, { watch: 'everything' });
+    h.setPaused('acme', pausedId, true);
+    await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
+    h.poll();
+    await sent.until((x) => x.length === 2, 'both events');
+    await settled(h, sentId);
+    const first = Number(sent.received[0]!.id.split('_').at(-1));
+    await h.close();
+    clock += 120_000; // both events are older than kept now; the paused subscription still has them to send
+    const pruning = open(keep);
+    await pruning.deliveries.running;
+    await pruning.close(); // its start pruned what it may (a stop waits for the chunk in hand)
+    const again = open(keep);
+    expect(again.replay('acme', sentId, first)).toEqual({ queued: 2 }); // kept: still queued for the paused one
+    await settled(again, sentId);
+    again.setPaused('acme', pausedId, false);
+    await paused.until((x) => x.length === 2, 'the paused one, resumed');
+    await settled(again, pausedId);
+    await again.close();
+    const third = open(keep);
+    await third.deliveries.running;
+    // nothing queued any more: the start prunes both (a stop waits for its chunk in hand)
+    await third.close();
+    const fourth = open(keep);
+    expect(fourth.replay('acme', sentId, first)).toEqual({ queued: 0 });
+    expect(fourth.show('acme', pausedId)).toMatchObject({ pending: 0, deliveredThrough: first + 1 });
+  });
+});
+
+describe('in a delivery process (as the daemon runs them)', () => {
+  test('subscriptions paused and resumed in a row each get their events, signed; outcomes come back', async () => {
+    const h = new Webhooks(
+      { store: { ...s.store.opened, env: s.store.env }, nice: 0, idle: false },
+      { ...OPTIONS, path: dir.path, pollMs: 20 },
+    );
+    hooks = h;
+    h.start();
+    await h.deliveries.running;
+    const r = hook();
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await subscribe(h, r, { watch: 'everything' }));
+    for (const id of ids) h.setPaused('acme', id, true);
+    await importCsvRows(s.store, [retraction(990001, W1), retraction(990002, W2)]);
+    await waitFor(() => ids.every((id) => (h.show('acme', id) as { pending: number }).pending === 2), 'events queued');
+    expect(r.received).toEqual([]);
+    // each resume is its own commit and message; many arrive in one turn of the delivery process
+    for (const id of ids) h.setPaused('acme', id, false);
+    await r.until((x) => x.length === 60, 'two events for each subscription');
+    expect(r.received.every((x) => x.verifiedWith.length === 1)).toBe(true);
+    expect(new Set(r.received.map((x) => x.id)).size).toBe(60);
+    await waitFor(() => h.deliveries.outcomes.get('delivered') === 60, 'the outcomes told back');
+  }, 30_000);
 });
 
 describe('targets', () => {

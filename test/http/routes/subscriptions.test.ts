@@ -43,6 +43,7 @@ function serve(withWebhooks = true, servedBy?: string, options: Partial<WebhookO
         retryBaseMs: 5,
         retryMaxMs: 10,
         retryForMs: 86_400_000,
+        keepEventsMs: 30 * 86_400_000,
         ...options,
       })
     : undefined;
