@@ -118,6 +118,9 @@ function refusedV6(address: string): string | undefined {
   if (g[0] === 0xfd00 && g[1] === 0xec2) return 'metadata';
   // NAT64 (64:ff9b::a.b.c.d) reaches the IPv4 address in its tail
   if (g[0] === 0x64 && g[1] === 0xff9b) return v4(g[6]!, g[7]!);
+  // Teredo (2001:0::/32) carries its server's IPv4 address in the second and third groups and its client's, every
+  // bit inverted, in the last two: it is routed to both
+  if (g[0] === 0x2001 && g[1] === 0) return v4(g[2]!, g[3]!) ?? v4(g[6]! ^ 0xffff, g[7]! ^ 0xffff);
   return undefined;
 }
 

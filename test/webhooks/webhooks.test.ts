@@ -623,6 +623,10 @@ describe('targets', () => {
     // a private IPv4 address inside 6to4 (2002::/16) or IPv4-translated (::ffff:0:a.b.c.d) forms
     for (const a of ['2002:7f00:1::1', '2002:a00:1::', '2002:a9fe:a9fe::1', '::ffff:0:10.0.0.1', '::ffff:0:7f00:1'])
       expect(refusedRange(a), a).toBeDefined();
+    // Teredo (2001:0::/32): a loopback client (127.0.0.1 inverted) or a private server (10.0.0.1)
+    for (const a of ['2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:0:a00:1::f7f7:f7f7'])
+      expect(refusedRange(a), a).toBeDefined();
+    expect(refusedRange('2001:0:4136:e378:8000:63bf:f7f7:f7f7')).toBeUndefined(); // 65.54.227.120 and 8.8.8.8
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1', '2002:808:808::1'])
       expect(refusedRange(a), a).toBeUndefined();
   });
