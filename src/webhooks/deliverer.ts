@@ -81,6 +81,7 @@ export class Deliverer implements DeliveryRunner {
     const tick = () => {
       try {
         this.poll();
+        this.deliveries.catchUp(allSubscriptions(this.dbs).filter((s) => !s.paused));
       } catch (e) {
         // the page in flight was not committed: the next tick reads it again from the saved cursor
         this.settings.onError?.(e);
