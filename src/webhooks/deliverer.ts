@@ -123,14 +123,20 @@ export class Deliverer implements DeliveryRunner {
   }
 
   /**
-   * Removes the events older than keepEventsMs from the first on, up to the first one a subscription still has to
-   * send (paused ones too: nothing queued is lost), a chunk per transaction; on the work of `sweeping`, so that a
-   * stop waits for it. Returns how many it removed (tests).
+   * Runs `job` after the cleaning before it (a stop waits for them all). One that fails (a store that cannot be
+   * written) is told to onError; the next runs still, and the next start or hour tries again.
    */
-  prune(): Promise<number> {
+  private clean(job: () => Promise<void>): void {
+    this.sweeping = this.sweeping.then(job).catch((e: unknown) => this.settings.onError?.(e));
+  }
+
+  /**
+   * Removes the events older than keepEventsMs from the first on, up to the first one a subscription still has to
+   * send (paused ones too: nothing queued is lost), a chunk per transaction.
+   */
+  private prune(): void {
     const { dbs } = this;
-    let removed = 0;
-    const pruning = this.sweeping.then(async () => {
+    this.clean(async () => {
       const oldest = (this.settings.now ?? Date.now)() - this.settings.keepEventsMs;
       for (;;) {
         let more = false;
@@ -140,25 +146,22 @@ export class Deliverer implements DeliveryRunner {
           const keepFrom = Math.min(...firsts);
           let n = 0;
           for (const { key, value } of dbs.events.getRange({ limit: PRUNE_CHUNK })) {
-            if ((key as number) >= keepFrom || value.at >= oldest) return;
+            if ((key as number) >= keepFrom || value.at >= oldest) break;
             dbs.events.removeSync(key as number);
             n++;
           }
-          removed += n;
           more = n === PRUNE_CHUNK;
         });
         if (!more || this.closed) return; // a stop waits for one chunk at most
         await new Promise((r) => setImmediate(r));
       }
     });
-    this.sweeping = pruning;
-    return pruning.then(() => removed);
   }
 
   /** Removes deleted subscriptions' watch lists, outboxes and attempts, a chunk per transaction. */
   sweep(): void {
     const { dbs } = this;
-    this.sweeping = this.sweeping.then(async () => {
+    this.clean(async () => {
       while (!this.closed) {
         const deleting = (dbs.meta.get('deleting') as string[] | undefined) ?? [];
         const id = deleting[0];
