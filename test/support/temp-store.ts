@@ -1,4 +1,6 @@
 import { afterEach, beforeEach } from 'bun:test';
+import { join } from 'node:path';
+import type { Logger } from '../../src/base/index.ts';
 import { Store } from '../../src/store/index.ts';
 import { tempDir } from './fixtures.ts';
 
@@ -31,6 +33,49 @@ export function storePerTest(mapSizeBytes = 1 << 30): { readonly store: Store; r
     get dir() {
       if (!dir) throw outside();
       return dir;
+    },
+  };
+}
+
+/**
+ * Real stores (LMDB on disk) opened in one new temporary folder for each test of the file that calls this at its
+ * top level: `open` opens one there (the production environment unless `env` says, or in a folder of `dir`), and
+ * every store opened is closed after the test, the folder removed; `restart` does the same at once and gives the test
+ * a new empty folder (a test that tries several cases from nothing).
+ */
+export function storesPerTest(mapSizeBytes = 1 << 28): {
+  readonly dir: TempDir;
+  open(opts?: { env?: 'production' | 'staging'; under?: string; readOnly?: boolean; log?: Logger }): Store;
+  restart(): Promise<void>;
+} {
+  let dir: TempDir | undefined;
+  const stores: Store[] = [];
+  const closeAll = async () => {
+    for (const s of stores.splice(0)) await s.close();
+    dir?.remove();
+    dir = undefined;
+  };
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(closeAll);
+  const here = () => {
+    if (!dir) throw new Error('storesPerTest: its folder is there inside a test or a hook only');
+    return dir;
+  };
+  return {
+    get dir() {
+      return here();
+    },
+    open({ env = 'production', under, ...opts } = {}) {
+      const path = under === undefined ? here().path : join(here().path, under);
+      const s = Store.open(path, env, { mapSizeBytes, ...opts });
+      stores.push(s);
+      return s;
+    },
+    async restart() {
+      await closeAll();
+      dir = tempDir();
     },
   };
 }

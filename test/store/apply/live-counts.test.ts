@@ -1,10 +1,12 @@
-import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
+import type { Logger } from '../../../src/base/index.ts';
 import { syncLiveByAccess } from '../../../src/store/apply/live-counts.ts';
 import { META, openEnvironment, type StoreDbs } from '../../../src/store/environment/environment.ts';
-import { Store } from '../../../src/store/index.ts';
-import { seeded, tempDir } from '../../support/fixtures.ts';
+import type { Store } from '../../../src/store/index.ts';
+import { seeded } from '../../support/fixtures.ts';
 import { preparedFile as file } from '../../support/prepared-file.ts';
 import { accessCountersHeld, countedFromHoldings, randomFiles } from '../../support/random-deposits.ts';
+import { storesPerTest } from '../../support/temp-store.ts';
 
 /**
  * Live holdings per platform and access type are counters the store moves with the holdings (apply/live-counts.ts,
@@ -12,23 +14,9 @@ import { accessCountersHeld, countedFromHoldings, randomFiles } from '../../supp
  * counted once by its next writable open. Held to a full count of the holdings throughout.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let stores: Store[];
 const MAP = 1 << 28;
-const open = (opts: { readOnly?: boolean; log?: { log: (...a: unknown[]) => void } } = {}) => {
-  const s = Store.open(dir.path, 'production', { mapSizeBytes: MAP, ...opts });
-  stores.push(s);
-  return s;
-};
-
-beforeEach(() => {
-  dir = tempDir();
-  stores = [];
-});
-afterEach(async () => {
-  for (const s of stores) await s.close();
-  dir.remove();
-});
+const stores = storesPerTest(MAP);
+const open = (opts: { readOnly?: boolean; log?: Logger } = {}) => stores.open(opts);
 
 /**
  * The store's META as an older program left it (written through another handle, as another process would): no
@@ -99,11 +87,7 @@ test('a store without the counters (an older program made it) is counted once by
   expect(readOnly.liveCountsByAccess()).toBeUndefined(); // a read-only open counts nothing
   await readOnly.close();
   const logged: unknown[][] = [];
-  const fresh = Store.open(`${dir.path}/fresh`, 'production', {
-    mapSizeBytes: MAP,
-    log: { log: (...a) => logged.push(a) },
-  });
-  stores.push(fresh);
+  const fresh = stores.open({ under: 'fresh', log: { log: (...a) => logged.push(a) } });
   expect(fresh.liveCountsByAccess()).toEqual({});
   expect(logged).toEqual([]); // a new store: nothing to count, no line
   store = open({ log: { log: (...a) => logged.push(a) } });
@@ -154,9 +138,7 @@ test('a holding written between the count and its write (another process) is cou
 
 test('counted while a sorted pass stands half done (its chunks written, its counts not yet): the pass ends with the counters held', async () => {
   for (const olderPass of [false, true]) {
-    for (const s of stores.splice(0)) await s.close();
-    dir.remove();
-    dir = tempDir();
+    await stores.restart();
     let store = open();
     for (const f of randomFiles(41, 10)) store.applyFilesSync([f]);
     const builder = store.sortedPassBuilder();

@@ -1,9 +1,10 @@
-import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type PreparedFile, Store } from '../../../src/store/index.ts';
-import { seeded, tempDir } from '../../support/fixtures.ts';
+import type { PreparedFile, Store } from '../../../src/store/index.ts';
+import { seeded } from '../../support/fixtures.ts';
 import { accessCountersHeld, outcomes, randomFiles, stateOf } from '../../support/random-deposits.ts';
+import { storesPerTest } from '../../support/temp-store.ts';
 
 /**
  * A backlog applied as one sorted pass (docs/design.md, "A backlog in one sorted pass"): the files' records merged
@@ -12,19 +13,8 @@ import { accessCountersHeld, outcomes, randomFiles, stateOf } from '../../suppor
  * empty store (append mode) and a populated one, and again after a crash between chunks.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let stores: Store[];
-
-const open = (env: string) => Store.open(dir.path, env as 'production', { mapSizeBytes: 1 << 28 });
-
-beforeEach(() => {
-  dir = tempDir();
-  stores = [];
-});
-afterEach(async () => {
-  for (const s of stores) await s.close();
-  dir.remove();
-});
+const stores = storesPerTest();
+const open = (env: 'production' | 'staging') => stores.open({ env });
 
 /** Builds a sorted pass of `files` in groups of random sizes (each group one run). */
 function buildPass(store: Store, files: readonly PreparedFile[], seed: number) {
@@ -41,18 +31,14 @@ function buildPass(store: Store, files: readonly PreparedFile[], seed: number) {
 
 function oneAtATime(seed: number, count: number): { store: Store; statuses: string[] } {
   const store = open('staging');
-  stores.push(store);
   return { store, statuses: randomFiles(seed, count).flatMap((f) => outcomes(store.applyFilesSync([f]))) };
 }
 
 test('a sorted pass over an empty store leaves what applying the files one at a time leaves', async () => {
   for (const seed of [1, 2, 3]) {
-    for (const s of stores.splice(0)) await s.close();
-    dir.remove();
-    dir = tempDir();
+    await stores.restart();
     const alone = oneAtATime(seed, 40);
     const store = open('production');
-    stores.push(store);
     const { builder, left } = buildPass(store, randomFiles(seed, 40), seed + 50);
     expect(left).toEqual([]);
     const statuses = await store.applySortedPass(builder, { chunkRecords: 1 + seed * 13 });
@@ -71,7 +57,6 @@ test('over a populated store: keys read and written in order; applied files, a c
   const conflicting = { ...randomFiles(5, 1)[0]!, key: files[3]!.key };
   const alone = open('staging');
   const store = open('production');
-  stores.push(alone, store);
   const expected = [...files.slice(0, 10), conflicting, files[5]!, ...files.slice(10)].flatMap((f) =>
     outcomes(alone.applyFilesSync([f])),
   );
@@ -87,7 +72,6 @@ test('over a populated store: keys read and written in order; applied files, a c
 
 test('while a pass stands, files do not apply beside it; a pass whose file another writer decided meanwhile does not begin', async () => {
   const store = open('production');
-  stores.push(store);
   const files = randomFiles(6, 12);
   const { builder } = buildPass(store, files.slice(0, 6), 1);
   let tried: unknown;
@@ -124,12 +108,11 @@ test('a pass stopped after a chunk (a daemon closing) is resumed from it by the 
   expect((stopped as Error).message).toMatch(/stopped after 6\d of \d+ records/); // three chunks of at least 20, to the end of a key
   // a copy would hold a pass without its runs
   const refused = await store
-    .backupTo(join(dir.path, 'backup'))
+    .backupTo(join(stores.dir.path, 'backup'))
     .catch((e: { fault?: { code: string } }) => e.fault?.code);
   expect(refused).toBe('BACKUP_FAILED');
   await store.close();
   store = open('production');
-  stores.push(store);
   expect(store.standingPass()).toBe('abandoned');
   expect(store.appliedSeq().seq).toBe(0); // nothing of the pass counts as applied until it ends
   const statuses = await store.resumeSortedPass({ chunkRecords: 20 });
@@ -142,13 +125,20 @@ test('a pass stopped after a chunk (a daemon closing) is resumed from it by the 
 test('a process killed (SIGKILL) in the middle of a sorted pass: the next writer ends it, as if never killed', async () => {
   const alone = oneAtATime(12, 40);
   const child = Bun.spawn(
-    [process.execPath, join(import.meta.dir, '../../support/sorted-pass-child.ts'), dir.path, '12', '40', '25', '4'],
+    [
+      process.execPath,
+      join(import.meta.dir, '../../support/sorted-pass-child.ts'),
+      stores.dir.path,
+      '12',
+      '40',
+      '25',
+      '4',
+    ],
     { stdout: 'pipe', stderr: 'pipe' },
   );
   expect(await child.exited).not.toBe(0);
   expect(child.signalCode).toBe('SIGKILL');
   const store = open('production');
-  stores.push(store);
   expect(store.standingPass()).toBe('abandoned');
   const statuses = await store.resumeSortedPass({ chunkRecords: 25 });
   expect(outcomes(statuses)).toEqual(alone.statuses);
@@ -158,7 +148,6 @@ test('a process killed (SIGKILL) in the middle of a sorted pass: the next writer
 
 test('runs left by a process that died before its pass began are removed by the next pass; a live process spilling keeps its own', async () => {
   const store = open('production');
-  stores.push(store);
   const folder = join(store.path, 'sorted-pass');
   const dead = join(folder, 'mj0-999999999-dead01'); // no such pid
   const mine = join(folder, `mj0-${process.pid}-mine01`); // this process, no builder of it now
