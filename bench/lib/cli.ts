@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FileCounts as StoreFileCounts } from '../../src/store/environment/index.ts';
+import type { FileCounts as StoreFileCounts } from '../../src/store/ledger/index.ts';
 import { REPO } from './ingest-data.ts';
 
 /**

@@ -3,7 +3,7 @@ import { type FileHandle, lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Fault, fault } from '../base/index.ts';
 import { statOf } from '../bucket/file-stat.ts';
-import { UNREAD_HASH } from '../store/environment/index.ts';
+import { UNREAD_HASH } from '../store/ledger/index.ts';
 
 /** One bucket file as read from the local folder (or S3 mirror): bytes, identity and LastModified. */
 export interface BucketFile {

@@ -1,20 +1,16 @@
 export type { ApplyStatus, FileStatus, OvertakenRecords, PreparedFile } from './apply/index.ts';
 export { ACCESS_COLUMNS, type AccessCounts, type AppliedFile, doiKeysOf, storedChanges } from './apply/index.ts';
-export type { ConflictEntry, FileEntry, FileIdentity, FileReport, PlatformFilesPage } from './environment/index.ts';
+export type { FileReport, PlatformFilesPage } from './environment/index.ts';
 export {
   backupRefused,
-  conflictFault,
-  decideFile,
   openLmdbFile,
   openTables,
   type StoreWriteCode,
-  seenBefore,
   storeFileIn,
   storeWriteFault,
   type Table,
   type Tables,
   table,
-  UNREAD_HASH,
   writeBackupFolder,
 } from './environment/index.ts';
 export type { HoldingChange, HoldingEvent, HoldingState, HoldingView, LiveHolding } from './holdings/index.ts';
@@ -25,6 +21,8 @@ export {
   encodeRecords,
   StoredHolding,
 } from './holdings/index.ts';
+export type { ConflictEntry, FileEntry, FileIdentity } from './ledger/index.ts';
+export { conflictFault, decideFile, seenBefore, UNREAD_HASH } from './ledger/index.ts';
 export { readThenClose, type WarmRead } from './read-models/index.ts';
 export type { SortedPassBuilder } from './sorted-pass/index.ts';
 export { type SortedPassOptions, Store } from './store.ts';

@@ -21,16 +21,8 @@ import {
 } from './apply/index.ts';
 import type { SpaceUsage } from './environment/index.ts';
 import {
-  appliedEntry,
-  type ConflictEntry,
   copyStore,
   dataFileOf,
-  decidedVersion,
-  decideFile,
-  emptyCounts,
-  type FileDecision,
-  type FileEntry,
-  type FileIdentity,
   type FileReport,
   fileReport,
   META,
@@ -41,7 +33,6 @@ import {
   pageFigures,
   platformFilesPage,
   putFileEntry,
-  quarantineEntry,
   type SourceKind,
   type StoreDbs,
   spaceUsage,
@@ -59,6 +50,17 @@ import {
   StoredHolding,
   splitHoldingKey,
 } from './holdings/index.ts';
+import {
+  appliedEntry,
+  type ConflictEntry,
+  decidedVersion,
+  decideFile,
+  emptyCounts,
+  type FileDecision,
+  type FileEntry,
+  type FileIdentity,
+  quarantineEntry,
+} from './ledger/index.ts';
 import {
   adoptPass,
   beginPass,

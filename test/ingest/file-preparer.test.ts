@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { PreparerPool, WorkerPreparer } from '../../src/ingest/file-preparer.ts';
-import { tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
+import { BUN, REPO, tempDir, waitFor, writeDeposit } from '../support/fixtures.ts';
 
 /** The prepare worker: files come back read, parsed and encoded; a worker that dies does not stall ingestion. */
 
@@ -81,4 +81,21 @@ test('a pool of workers: files asked side by side come back each with its own re
   } finally {
     pool.close();
   }
+});
+
+test("the worker's modules load no native library (a worker ended while it loads one can bring the process down)", () => {
+  // seen: a daemon stopped right after its start exited 134 (a NAPI fatal error in lmdb-js's loader), its parse
+  // worker ended while that worker still loaded lmdb-js. The parse worker needs no LMDB; the store's face loads it.
+  const nativeLibraries = (module: string): number => {
+    const script = `await import(${JSON.stringify(module)});
+      const maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8');
+      console.log(maps.split('\\n').filter((l) => l.endsWith('.node')).length);
+      process.exit(0);`;
+    const run = Bun.spawnSync([BUN, '--eval', script], { cwd: REPO });
+    if (run.exitCode !== 0) throw new Error(`importing ${module} failed: ${run.stderr.toString()}`);
+    return Number(run.stdout.toString().trim());
+  };
+  expect(nativeLibraries(join(REPO, 'src/ingest/prepare-worker.ts'))).toBe(0);
+  // the measure itself sees a native library when one is loaded
+  expect(nativeLibraries(join(REPO, 'src/store/index.ts'))).toBeGreaterThan(0);
 });

@@ -177,23 +177,26 @@ export function startDaemon(
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const decoder = new TextDecoder();
-  void (async () => {
-    for await (const chunk of proc.stderr) log += decoder.decode(chunk);
-  })();
-  void (async () => {
-    for await (const chunk of proc.stdout) log += decoder.decode(chunk);
-  })();
+  const read = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) log += decoder.decode(chunk, { stream: true });
+  };
+  const readers = Promise.all([read(proc.stderr), read(proc.stdout)]);
+  // the process can end before its last lines are read from the pipes: an exit is told once they are
+  const exited = proc.exited.then(async (code) => {
+    await readers;
+    return code;
+  });
   return {
     async stop() {
       proc.kill('SIGTERM');
-      return proc.exited;
+      return exited;
     },
     log: () => log,
     signal: (name) => proc.kill(name),
     pid: proc.pid,
-    /** the exit code once the process ends by itself */
-    exited: proc.exited,
+    /** the exit code once the process ends by itself, its output read to the end */
+    exited,
   };
 }
 

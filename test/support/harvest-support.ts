@@ -27,8 +27,10 @@ export function servingConfig(dir: string): TestConfig {
 
 /** The parsed JSON log lines of a daemon (stderr, one object per line). */
 export function logLines(d: { log(): string }): Record<string, unknown>[] {
-  return d
-    .log()
+  // a line still being read has no newline yet: only whole lines are parsed
+  const log = d.log();
+  return log
+    .slice(0, log.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -1,6 +1,5 @@
 import type { Database } from 'lmdb';
 import type { ByteWriter } from '../../bytes/index.ts';
-import type { FileCounts } from '../environment/index.ts';
 import {
   type EncodedRecords,
   layoutOf,
@@ -9,6 +8,7 @@ import {
   writeLive,
   writeTombstone,
 } from '../holdings/index.ts';
+import type { FileCounts } from '../ledger/index.ts';
 import { KeyMerge } from './key-merge.ts';
 
 /**

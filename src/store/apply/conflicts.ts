@@ -1,4 +1,5 @@
-import type { ConflictEntry, FileEntry, FileIdentity, StoreDbs } from '../environment/index.ts';
+import type { StoreDbs } from '../environment/index.ts';
+import type { ConflictEntry, FileEntry, FileIdentity } from '../ledger/index.ts';
 
 /** Same-key conflicts (ledger.ts, decideFile's `conflict`): kept for the operator, once per content. Ids are `key NUL hash`. */
 

@@ -1,7 +1,7 @@
 import type { Fault, FileFaultCode } from '../../base/index.ts';
 import type { ParsedDeposit } from '../../deposit/index.ts';
-import type { ConflictEntry, FileEntry, FileIdentity } from '../environment/index.ts';
 import type { EncodedRecords } from '../holdings/index.ts';
+import type { ConflictEntry, FileEntry, FileIdentity } from '../ledger/index.ts';
 
 /** What the store takes to apply, and what it did with each file (store.ts). */
 

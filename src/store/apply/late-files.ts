@@ -1,8 +1,8 @@
 import { ByteWriter } from '../../bytes/index.ts';
 import { applyOrder } from '../../deposit/index.ts';
-import type { FileEntry } from '../environment/index.ts';
 import { META, type StoreDbs } from '../environment/index.ts';
 import { type EncodedRecords, encodeRecords, RecordCursor, splitHoldingKey } from '../holdings/index.ts';
+import type { FileEntry } from '../ledger/index.ts';
 import type { OvertakenRecords, PreparedFile } from './file-status.ts';
 
 /**

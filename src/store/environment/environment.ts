@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { FaultError, fault } from '../../base/index.ts';
-import type { ConflictEntry, FileEntry } from './ledger.ts';
+import type { ConflictEntry, FileEntry } from '../ledger/index.ts';
 import { dataFileOf, type LmdbFileOptions, openLmdbFile, openTables, type Tables, table } from './lmdb-file.ts';
 
 /**

@@ -9,23 +9,6 @@ export {
   type StoreDbs,
 } from './environment.ts';
 export {
-  appliedEntry,
-  type ConflictEntry,
-  conflictFault,
-  decidedVersion,
-  decideFile,
-  emptyCounts,
-  type FileCounts,
-  type FileDecision,
-  type FileEntry,
-  type FileIdentity,
-  type FileOutcome,
-  MAX_REPORTED_LINES,
-  quarantineEntry,
-  seenBefore,
-  UNREAD_HASH,
-} from './ledger.ts';
-export {
   dataFileOf,
   type LmdbFileOptions,
   openLmdbFile,

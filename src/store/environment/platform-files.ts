@@ -1,5 +1,5 @@
+import { type ConflictEntry, conflictFault, type FileEntry } from '../ledger/index.ts';
 import { META, type StoreDbs } from './environment.ts';
-import { type ConflictEntry, conflictFault, type FileEntry } from './ledger.ts';
 
 /**
  * The ledger in each platform's order, newest first (the deposit reports: docs/interface.md, "Deposit reports"):

@@ -12,9 +12,9 @@ import {
   noteApplied,
   type RecordCounts,
 } from '../apply/index.ts';
-import type { FileEntry } from '../environment/index.ts';
 import { META, putFileEntry, type StoreDbs, writeTransaction } from '../environment/index.ts';
 import { ACCESS_CODES } from '../holdings/index.ts';
+import type { FileEntry } from '../ledger/index.ts';
 import { joinsPass, type PassFile, type SortedPassBuilder } from './pass-files.ts';
 import { ChunkCursor, RunCursor, writeRunRecord } from './run-file.ts';
 

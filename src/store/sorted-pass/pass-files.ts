@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { PreparedFile } from '../apply/index.ts';
 import { isLate, KeyMerge } from '../apply/index.ts';
 import type { StoreDbs } from '../environment/index.ts';
-import { appliedEntry, decideFile, emptyCounts, type FileEntry, syncMadeFolders } from '../environment/index.ts';
+import { syncMadeFolders } from '../environment/index.ts';
 import { encodeRecords, RecordCursor } from '../holdings/index.ts';
+import { appliedEntry, decideFile, emptyCounts, type FileEntry } from '../ledger/index.ts';
 import { RunWriter } from './run-file.ts';
 
 /** A file in a sorted pass: its ledger entry as it will be written (seq, counts, applyMs and recordedAt filled at the end). */

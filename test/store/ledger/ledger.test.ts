@@ -1,10 +1,16 @@
 import { describe, expect, test } from 'bun:test';
 import { fault } from '../../../src/base/fault.ts';
-import type { FileDecision } from '../../../src/store/environment/index.ts';
-import { quarantineEntry } from '../../../src/store/environment/ledger.ts';
-import { conflictFault, decideFile, type FileEntry, seenBefore, UNREAD_HASH } from '../../../src/store/index.ts';
+import {
+  conflictFault,
+  decideFile,
+  type FileDecision,
+  type FileEntry,
+  quarantineEntry,
+  seenBefore,
+  UNREAD_HASH,
+} from '../../../src/store/ledger/index.ts';
 
-/** The one rule for a deposit file (src/store/environment/ledger.ts): what the ledger holds for its key decides what becomes of it. */
+/** The one rule for a deposit file (src/store/ledger/ledger.ts): what the ledger holds for its key decides what becomes of it. */
 
 const H = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
