@@ -27,6 +27,8 @@
  *      daemon's harvest), the fake, system time, idle; and the daemon's requests per second of its own CPU.
  * The machine has 2 cores, which wrk, the daemon, the fake and the harvest share. Figures are printed, never asserted.
  *   bun bench/harvest.ts
+ *   bun bench/harvest.ts --in-process    parts 2 and 1 only (about 30 s): for comparing builds in turns, where the
+ *                                        full harvest's rate varies by about a quarter between runs of one build
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -301,15 +303,17 @@ async function main(): Promise<void> {
   console.log(`copying the 1M store and importing the ${fmt(RW_ROWS)}-row Retraction Watch CSV into it ...`);
   const a = copyStore(source, join(WORK, 'a'));
   const rw = await rwImport(a.config);
-  const b = copyStore(a.dir, join(WORK, 'b'));
+  const inProcessOnly = process.argv.includes('--in-process');
+  // copy B, for the daemon of part 3, is taken before any harvest: it holds the store as the RW import left it
+  const b = inProcessOnly ? undefined : copyStore(a.dir, join(WORK, 'b'));
   console.log(
     `harvesting ${fmt(WORKS)} works from the fake (its own process, pid ${fake.pid}) into that store, in this process, twice (full, then incremental) ...`,
   );
   const first = await harvestHere(a.dir, fake);
   await changeWorks(fake);
   const runs = [first, await harvestHere(a.dir, fake)];
-  console.log(`the daemon: the Updates API alone and during a harvest, ${ROUNDS} rounds ...`);
-  const { rounds, probe } = await apiUnderHarvest(b, fake, join(data, 'bucket'), manifest.a.slice(0, 30));
+  if (b) console.log(`the daemon: the Updates API alone and during a harvest, ${ROUNDS} rounds ...`);
+  const underHarvest = b && (await apiUnderHarvest(b, fake, join(data, 'bucket'), manifest.a.slice(0, 30)));
   await fake.stop();
 
   const rateOf = (h: Harvested) => h.result.rows / (h.ms / 1000);
@@ -356,6 +360,8 @@ async function main(): Promise<void> {
     `   the harvest beside it: full ${fmt(rateOf(runs[0]!) / rwRate, 2)} x, incremental ${fmt(rateOf(runs[1]!) / rwRate, 2)} x the RW import's rows/s`,
   );
 
+  if (!underHarvest) return;
+  const { rounds, probe } = underHarvest;
   const hits = probe.documents.filter((d) => d.updates.length > 0).length;
   console.log(
     `\n3. Updates API (the daemon on another copy, 100-DOI bodies, probe: ${probe.documents.filter((d) => d.statusCode === 200).length} of 100 answered 200, ${hits} with updates), wrk -t2 -c50, ${ROUNDS} rounds of:`,
