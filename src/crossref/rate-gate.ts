@@ -1,8 +1,8 @@
 /**
  * Keeps calls within what the server advertises: `x-rate-limit-limit` calls per `x-rate-limit-interval`
  * (e.g. `50` per `1s`), and at most `x-concurrency-limit` at once. Until a reply has told us, one call at a
- * time and no spacing. Starts are spaced evenly (interval / limit), so no window of one interval ever holds
- * more than the limit. A 429 stops every start until its `Retry-After` has passed (`pauseFor`).
+ * time and no spacing. Starts are spaced evenly (interval / limit, from the last real start), so no window of one
+ * interval ever holds more than the limit. A 429 stops every start until its `Retry-After` has passed (`pauseFor`).
  *
  * The harvest waits as long as it takes; the metadata lookup waits only until its request's deadline (`enter`
  * with a deadline gives `undefined` then), and caps the advertised concurrency with its own setting.
@@ -43,7 +43,12 @@ export class RateGate {
       return undefined;
     }
     this.lastStartAt = startAt;
-    if (startAt > now) await Bun.sleep(startAt - now);
+    if (startAt > now) {
+      await Bun.sleep(startAt - now);
+      // a busy thread wakes late: the next start is spaced from this one's real start, not its planned one, unless
+      // another call has planned its start after this one meanwhile
+      if (this.lastStartAt === startAt) this.lastStartAt = Math.max(startAt, performance.now());
+    }
     let released = false;
     return () => {
       if (released) return;
