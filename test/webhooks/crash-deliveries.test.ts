@@ -50,9 +50,11 @@ beforeEach(() => {
   dir = tempDir('webhooks-crash');
   drop = join(dir.path, 'drop');
   mkdirSync(drop);
+  // the delivery process at the daemon's priority: under SCHED_IDLE (the default) a machine whose CPU other
+  // processes keep busy gives it none, and these tests are about what a kill loses, not about priority
   configPath = writeConfig(
     dir.path,
-    `[updates]\ndropDir = "${drop}"\n\n[webhooks]\nenabled = true\npath = "webhooks"\nallowHttp = true\nallowPrivateTargets = true\npollMs = 20\nretryBaseMs = 10\nretryMaxMs = 50\ntimeoutMs = 5000\n`,
+    `[updates]\ndropDir = "${drop}"\n\n[webhooks]\nenabled = true\npath = "webhooks"\nallowHttp = true\nallowPrivateTargets = true\npollMs = 20\nretryBaseMs = 10\nretryMaxMs = 50\ntimeoutMs = 5000\nnice = 0\nidle = false\n`,
   ).path;
 });
 afterEach(async () => {
