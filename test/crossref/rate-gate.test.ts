@@ -57,7 +57,7 @@ describe('RateGate spacing', () => {
     const lateStart = performance.now();
     (await gate.enter())();
     // spaced from the planned start, the third would follow the late second after some 60 ms: six calls could then
-    // reach the server inside one second
-    expect(performance.now() - lateStart).toBeGreaterThanOrEqual(spacing - 5);
+    // reach the server inside one second. The margin is for this thread being held between the two readings.
+    expect(performance.now() - lateStart).toBeGreaterThanOrEqual(spacing - 50);
   });
 });
