@@ -77,11 +77,18 @@ export class Deliverer implements DeliveryRunner {
 
   start(): void {
     this.sweep();
-    this.deliveries.wake(allSubscriptions(this.dbs).map((s) => s.id));
     const tick = () => {
       try {
+        // every subscription not paused is looked at again on each tick (the first, at start, too), before the feed
+        // is read, whose failure must not hold what the outboxes already have: a wake can go astray. In the bench,
+        // after 1,000 resumes in a row, the delivery process had passed over 850-890 of them (a read that still saw
+        // them paused, though it follows the daemon's commit and message)
+        this.deliveries.wake(
+          allSubscriptions(this.dbs)
+            .filter((s) => !s.paused)
+            .map((s) => s.id),
+        );
         this.poll();
-        this.deliveries.catchUp(allSubscriptions(this.dbs).filter((s) => !s.paused));
       } catch (e) {
         // the page in flight was not committed: the next tick reads it again from the saved cursor
         this.settings.onError?.(e);

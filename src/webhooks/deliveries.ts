@@ -127,23 +127,6 @@ export class Deliveries {
     }
   }
 
-  /**
-   * Looks again at every subscription given (those not paused) that has an event to send and that nothing is about
-   * to look at (not ready, in flight or waiting for its retry). A wake can go astray: in the bench, after 1,000
-   * resumes in a row, the delivery process had passed over 850-890 of them (a read that still saw them paused, though
-   * it follows the daemon's commit and message); the next poll makes it good. Returns how many it found.
-   */
-  catchUp(subs: readonly Subscription[]): number {
-    let found = 0;
-    for (const { id } of subs)
-      if (!this.ready.has(id) && !this.inFlight.has(id) && !this.timers.has(id) && firstOutboxEntry(this.dbs, id)) {
-        this.ready.add(id);
-        found++;
-      }
-    if (found > 0) this.pump();
-    return found;
-  }
-
   private later(id: string, ms: number): void {
     if (this.timers.has(id)) return;
     this.timers.set(
