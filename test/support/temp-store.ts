@@ -8,31 +8,26 @@ type TempDir = ReturnType<typeof tempDir>;
 
 /**
  * A real production store (LMDB on disk, never in memory) in a new temporary folder for each test of the file
- * that calls this at its top level, closed and removed after the test. Read `store` and `dir` inside tests and
- * hooks: each test has its own.
+ * that calls this at its top level, closed and removed after the test (storesPerTest, one store). Read `store` and
+ * `dir` inside tests and hooks: each test has its own.
  */
 export function storePerTest(mapSizeBytes = 1 << 30): { readonly store: Store; readonly dir: TempDir } {
-  let dir: TempDir | undefined;
+  const stores = storesPerTest(mapSizeBytes);
   let store: Store | undefined;
+  // registered after storesPerTest's hooks: its folder is there before this opens the store in it
   beforeEach(() => {
-    dir = tempDir();
-    store = Store.open(dir.path, 'production', { mapSizeBytes });
+    store = stores.open();
   });
-  afterEach(async () => {
-    await store?.close();
-    dir?.remove();
+  afterEach(() => {
     store = undefined;
-    dir = undefined;
   });
-  const outside = () => new Error('storePerTest: its store is there inside a test or a hook only');
   return {
     get store() {
-      if (!store) throw outside();
+      if (!store) throw new Error('storePerTest: its store is there inside a test or a hook only');
       return store;
     },
     get dir() {
-      if (!dir) throw outside();
-      return dir;
+      return stores.dir;
     },
   };
 }
